@@ -1,0 +1,93 @@
+"""The interface every engine implements, and the pieces of work it is handed.
+
+An engine screens tiles of the pair triangle: for each valid pair it computes the KSA statistic,
+keeps the pairs above the screening threshold for their DF (the survivors, with their tables),
+and reduces the per-SNP summary over the pairs that did *not* survive. The pipeline runs the exact
+test on survivors (shared code, all engines) and folds them into the summary. Only survivors and
+per-SNP partial summaries cross from an engine to the pipeline, which is what lets a GPU engine
+keep everything of size p^2 on the device.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from gboost.study import Study
+
+
+@dataclass(frozen=True)
+class Tile:
+    """SNPs [i0, i1) x [j0, j1) of the triangle; on a diagonal tile (i0 == j0) only i < j."""
+
+    index: int
+    i0: int
+    i1: int
+    j0: int
+    j1: int
+
+    @property
+    def diagonal(self) -> bool:
+        return self.i0 == self.j0
+
+    @property
+    def n_pairs(self) -> int:
+        ni, nj = self.i1 - self.i0, self.j1 - self.j0
+        return ni * (ni - 1) // 2 if self.diagonal else ni * nj
+
+
+@dataclass
+class SummaryPartial:
+    """Per-SNP summary over one tile's non-surviving valid pairs, for SNPs [start, start + len)."""
+
+    start: int
+    n_sig: np.ndarray  # int64
+    n_tot: np.ndarray  # int64
+    best: np.ndarray  # float64, -inf where no pair
+    best_partner: np.ndarray  # int64, -1 where no pair
+
+
+@dataclass
+class TileResult:
+    tile: Tile
+    surv_i: np.ndarray  # int64 global SNP index (SNP1, i < j)
+    surv_j: np.ndarray
+    surv_ksa: np.ndarray  # float64
+    surv_tables: np.ndarray  # int64 (m, 3, 3, 2)
+    n_valid: int
+    rows: SummaryPartial
+    cols: SummaryPartial
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Chi-square thresholds indexed by DF (1, 2, 4): screen from --epi1, summary from --epi2."""
+
+    screen: np.ndarray
+    summary: np.ndarray
+
+
+class Engine(ABC):
+    """Screens tiles. Engines are created by :func:`gboost.engines.make_engine`."""
+
+    name: str = "abstract"
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Human-readable device, e.g. 'CPU (numba, 8 threads)' or 'NVIDIA H100 80GB HBM3'."""
+
+    @abstractmethod
+    def prepare(self, study: Study, thresholds: Thresholds) -> None:
+        """Move/convert the study's planes once; called before the first tile."""
+
+    @abstractmethod
+    def tile_snps(self) -> int:
+        """Tile edge (SNPs) this engine wants for the prepared study."""
+
+    @abstractmethod
+    def run_tile(self, tile: Tile) -> TileResult:
+        """Screen one tile."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Free device memory / threads."""

@@ -1,0 +1,167 @@
+"""The data model shared by readers, QC, encoder, engines, writers and the GUI.
+
+Genotypes travel between readers and the encoder as ``int8`` blocks of shape
+``(snps_in_block, samples)``: the number of copies of allele A1 (0, 1, 2; PLINK's A1 is the first
+allele column of the ``.bim``) and ``-1`` for a missing call. The statistics do not depend on
+which allele is counted (relabelling a SNP's genotype types permutes its table's rows), but the
+marginal table's orientation and MAF do, so we follow PLINK's A1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Protocol
+
+import numpy as np
+
+MISSING = np.int8(-1)
+
+# PLINK treats these chromosome codes as non-autosomal (human default): X, Y, XY, MT and their
+# numeric codes 23-26. Epistasis scans skip them (SPEC §2).
+NON_AUTOSOMAL = {"X", "Y", "XY", "MT", "M", "23", "24", "25", "26", "0"}
+
+
+@dataclass
+class VariantTable:
+    """One row per SNP, as in a ``.bim``; all arrays have the same length."""
+
+    chrom: np.ndarray  # str codes as written in the file ("1", "22", "X")
+    snp: np.ndarray  # str IDs
+    cm: np.ndarray  # float64 genetic position
+    bp: np.ndarray  # int64 base-pair position
+    a1: np.ndarray  # str
+    a2: np.ndarray  # str
+
+    def __len__(self) -> int:
+        return len(self.snp)
+
+    def take(self, index: np.ndarray) -> "VariantTable":
+        return VariantTable(*(getattr(self, f)[index] for f in ("chrom", "snp", "cm", "bp", "a1", "a2")))
+
+
+@dataclass
+class SampleTable:
+    """One row per sample, as in a ``.fam``."""
+
+    fid: np.ndarray
+    iid: np.ndarray
+    sex: np.ndarray  # int8: 1 male, 2 female, 0 unknown
+    status: np.ndarray  # int8: 1 control, 2 case, 0 missing (already decoded from the raw column)
+
+    def __len__(self) -> int:
+        return len(self.iid)
+
+    def take(self, index: np.ndarray) -> "SampleTable":
+        return SampleTable(self.fid[index], self.iid[index], self.sex[index], self.status[index])
+
+
+class GenotypeSource(Protocol):
+    """What every reader returns: metadata now, genotypes streamed in SNP blocks."""
+
+    path: str  # the file genotypes come from (for messages and run.json)
+    variants: VariantTable
+    samples: SampleTable
+
+    def iter_blocks(self, sample_index: np.ndarray, block_snps: int) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(first_snp, int8 array (snps, len(sample_index)))`` over all SNPs in order."""
+        ...
+
+    def input_files(self) -> list[str]:
+        """Every file read, for checksums in run.json."""
+        ...
+
+
+@dataclass
+class QCReport:
+    """What the loading step removed, in PLINK's terms; shown in the log, run.json and the GUI."""
+
+    samples_in: int = 0
+    samples_missing_pheno: int = 0
+    samples_mind: int = 0
+    snps_in: int = 0
+    snps_chr_filter: int = 0  # --chr / --extract / --exclude
+    snps_non_autosomal: int = 0
+    snps_geno: int = 0
+    snps_hwe: int = 0
+    snps_maf: int = 0
+    snps_monomorphic: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["messages"] = list(self.messages)
+        return d
+
+
+@dataclass
+class QCOptions:
+    """PLINK's QC flags, PLINK's meanings; ``None`` = filter off (PLINK 1.9's default)."""
+
+    maf: float | None = None  # --maf: drop SNPs with minor allele frequency < maf
+    geno: float | None = None  # --geno: drop SNPs with missing-call rate > geno
+    mind: float | None = None  # --mind: drop samples with missing-call rate > mind
+    hwe: float | None = None  # --hwe: drop SNPs with HWE exact-test p < hwe (controls)
+    extract: str | None = None  # --extract FILE: keep only SNP IDs listed
+    exclude: str | None = None  # --exclude FILE: drop SNP IDs listed
+    chrom: list[str] | None = None  # --chr: keep only these chromosomes
+
+
+@dataclass
+class Study:
+    """A study ready to scan: kept SNPs and samples, encoded.
+
+    Samples are stored in plane order (controls first, then cases, each in file order), so
+    ``samples`` row i is bit i of the planes' sample axis (after the class padding).
+    """
+
+    variants: VariantTable
+    samples: SampleTable
+    layout: "ClassLayout"
+    planes: np.ndarray  # (p, 3, W) uint64, CPU layout (gboost.encode)
+    counts: np.ndarray  # (p, 3, 2) int64: called genotypes per type and class (0 control, 1 case)
+    qc: QCReport
+    source_files: list[str] = field(default_factory=list)
+
+    @property
+    def n_snps(self) -> int:
+        return len(self.variants)
+
+    @property
+    def n_samples(self) -> int:
+        return self.layout.n_ctrl + self.layout.n_case
+
+    @property
+    def has_missing(self) -> np.ndarray:
+        """Per SNP: True when any kept sample has a missing call."""
+        return self.counts.sum(axis=(1, 2)) < self.n_samples
+
+    @property
+    def missing_rate(self) -> float:
+        total = self.n_snps * self.n_samples
+        return 0.0 if total == 0 else 1.0 - float(self.counts.sum()) / total
+
+
+from gboost.encode import ClassLayout  # noqa: E402  (placed last: encode has no deps on study)
+
+
+def study_from_genotypes(geno: np.ndarray, is_case: np.ndarray, variants: VariantTable | None = None,
+                         samples: SampleTable | None = None) -> Study:
+    """Build a :class:`Study` from an in-memory genotype matrix ``(p, n)`` (0/1/2, -1 missing).
+
+    No QC is applied: for tests, simulations and Python users who filtered already.
+    """
+    from gboost.encode import encode_block, genotype_counts, sample_order
+
+    geno = np.asarray(geno, dtype=np.int8)
+    is_case = np.asarray(is_case, dtype=bool)
+    p, n = geno.shape
+    if variants is None:
+        variants = VariantTable(np.full(p, "1", dtype=object), np.array([f"snp{k + 1}" for k in range(p)], dtype=object),
+                                np.zeros(p), np.arange(1, p + 1, dtype=np.int64),
+                                np.full(p, "A", dtype=object), np.full(p, "B", dtype=object))
+    if samples is None:
+        ids = np.array([f"s{k + 1}" for k in range(n)], dtype=object)
+        samples = SampleTable(ids, ids.copy(), np.zeros(n, np.int8), np.where(is_case, 2, 1).astype(np.int8))
+    order = sample_order(is_case)
+    g, c = geno[:, order], is_case[order]
+    return Study(variants, samples.take(order), ClassLayout.from_status(c), encode_block(g, c),
+                 genotype_counts(g, c), QCReport(samples_in=n, snps_in=p))
