@@ -209,7 +209,7 @@ def _fold_survivors(summary: Summary, pairs: Pairs, thr: Thresholds) -> None:
     if len(pairs) == 0:
         return
     value = np.maximum(pairs.stat, thr.screen[pairs.df])
-    sig = (value >= thr.summary[pairs.df]).astype(np.int64)
+    sig = (pairs.stat >= thr.summary[pairs.df]).astype(np.int64)
     for a, b in ((pairs.i, pairs.j), (pairs.j, pairs.i)):
         for k in range(len(a)):  # survivors are few; clarity over vectorisation
             summary.merge(int(a[k]), sig[k:k + 1], np.zeros(1, np.int64), value[k:k + 1], b[k:k + 1])

@@ -120,6 +120,14 @@ class Study:
     counts: np.ndarray  # (p, 3, 2) int64: called genotypes per type and class (0 control, 1 case)
     qc: QCReport
     source_files: list[str] = field(default_factory=list)
+    # Longest SNP ID in the input file before any filter: PLINK sizes its SNP columns from it.
+    input_max_id_len: int | None = None
+
+    @property
+    def snp_id_width(self) -> int:
+        if self.input_max_id_len is not None:
+            return self.input_max_id_len
+        return max((len(str(x)) for x in self.variants.snp), default=0)
 
     @property
     def n_snps(self) -> int:

@@ -1,0 +1,159 @@
+"""The ``gboost`` command: the same pipeline as the GUI, headless.
+
+Bad input never produces a traceback: :class:`gboost.errors.InputError` becomes one line on
+stderr naming the file and the problem, and exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import gboost
+from gboost.errors import InputError, ScanCancelled
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("input (one of)")
+    g.add_argument("--bfile", metavar="PREFIX", help="PLINK binary fileset PREFIX.bed/.bim/.fam")
+    g.add_argument("--file", metavar="PREFIX", help="PLINK text fileset PREFIX.ped/.map")
+    g.add_argument("--ped", metavar="FILE", help="PLINK .ped (with --map)")
+    g.add_argument("--map", metavar="FILE", dest="map_file", help="PLINK .map (with --ped)")
+    g.add_argument("--boost-matrix", metavar="FILE", help="BOOST/GBOOST text matrix: label 0/1 then genotypes 0/1/2")
+    g.add_argument("--pheno", metavar="FILE", help="phenotype file (FID IID value), overrides the .fam's column 6")
+
+
+def _add_qc_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("QC (PLINK's flags and meanings; all off by default, as in PLINK 1.9)")
+    g.add_argument("--maf", type=float, help="drop SNPs with minor allele frequency below this")
+    g.add_argument("--geno", type=float, help="drop SNPs with missing-call rate above this")
+    g.add_argument("--mind", type=float, help="drop samples with missing-call rate above this")
+    g.add_argument("--hwe", type=float, help="drop SNPs with HWE exact test p below this (controls)")
+    g.add_argument("--extract", metavar="FILE", help="keep only the SNP IDs listed in FILE")
+    g.add_argument("--exclude", metavar="FILE", help="drop the SNP IDs listed in FILE")
+    g.add_argument("--chr", dest="chrom", metavar="CHR", help="keep only these chromosomes, e.g. 1-4,22")
+
+
+def _parse_chr(spec: str | None) -> list[str] | None:
+    if not spec:
+        return None
+    out: list[str] = []
+    for part in spec.replace(" ", ",").split(","):
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            if not (a.isdigit() and b.isdigit()) or int(a) > int(b):
+                raise InputError(None, f"--chr: bad range {part!r}")
+            out.extend(str(c) for c in range(int(a), int(b) + 1))
+        else:
+            out.append(part)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gboost", description="Exhaustive SNP x SNP epistasis scans (BOOST) on GPUs and CPUs.")
+    parser.add_argument("--version", action="version", version=f"gboost {gboost.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    scan = sub.add_parser("scan", help="test every SNP pair of a study (PLINK --fast-epistasis boost)")
+    _add_input_args(scan)
+    _add_qc_args(scan)
+    g = scan.add_argument_group("scan")
+    g.add_argument("--out", required=True, metavar="DIR", help="output directory (pairs.tsv, pairs.epi.cc, ...)")
+    g.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier run in DIR")
+    g.add_argument("--epi1", type=float, default=5e-6, help="screening/reporting p threshold (default 5e-6, PLINK's for boost)")
+    g.add_argument("--epi2", type=float, default=0.01, help="p threshold counted in the .summary's N_SIG (default 0.01)")
+    g.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="engine (auto: GPU when CuPy sees one)")
+    g.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
+    g.add_argument("--gpus", help="GPU ids to use, e.g. 0,1 (default: all)")
+    g.add_argument("--tile", type=int, help="tile edge in SNPs (default: chosen by the engine)")
+    g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
+    g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
+
+    sim = sub.add_parser("simulate", help="write a simulated case-control study with planted interactions")
+    try:
+        from gboost import cli_simulate
+
+        cli_simulate.add_arguments(sim)
+    except ImportError:  # pragma: no cover - only while the simulator is absent from a checkout
+        pass
+    return parser
+
+
+def _log(args, msg: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(msg, file=sys.stderr)
+
+
+def cmd_scan(args) -> int:
+    from gboost.inputs import open_input
+    from gboost.io.results import write_outputs
+    from gboost.load import load_study
+    from gboost.progress import TextProgress
+    from gboost.scan import ScanParams, run_scan
+    from gboost.study import QCOptions
+    from pathlib import Path
+
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.overwrite:
+        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
+    ped = args.ped or (args.file + ".ped" if args.file else None)
+    map_file = args.map_file or (args.file + ".map" if args.file else None)
+    try:
+        params = ScanParams(epi1=args.epi1, epi2=args.epi2, device=args.device, threads=args.threads,
+                            tile=args.tile, gpus=[int(x) for x in args.gpus.split(",")] if args.gpus else None,
+                            allelic=args.allelic)
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
+    if args.threads is not None and args.threads < 1:
+        raise InputError(None, "--threads must be at least 1")
+    source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno)
+    qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
+                   exclude=args.exclude, chrom=_parse_chr(args.chrom))
+    study = load_study(source, qc, log=(lambda m: _log(args, m)))
+    _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
+               f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs")
+    from gboost.engines import make_engine
+
+    try:
+        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+    except RuntimeError as exc:
+        raise InputError(None, str(exc)) from None
+    _log(args, f"engine: {engine.describe()}")
+    bar = TextProgress(n_samples=study.n_samples) if not args.quiet else None
+    result = run_scan(study, params, engine=engine, progress=bar)
+    write_outputs(result, out, overwrite=args.overwrite)
+    _log(args, f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); "
+               f"{len(result.screened)} pairs passed the screen; {len(result.reported)} with P <= {params.epi1:g}")
+    _log(args, f"outputs in {out}/ ({result.timings['total']:.2f} s)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "scan":
+            return cmd_scan(args)
+        if args.command == "simulate":
+            from gboost import cli_simulate
+
+            return cli_simulate.run(args)
+    except InputError as exc:
+        print(f"gboost: error: {exc}", file=sys.stderr)
+        return 2
+    except ScanCancelled:
+        print("gboost: cancelled; nothing written", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("\ngboost: interrupted; nothing written", file=sys.stderr)
+        return 130
+    except OSError as exc:  # disk full, permission denied: name the file, no traceback
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"gboost: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

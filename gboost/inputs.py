@@ -1,0 +1,37 @@
+"""One entry point from "what the user pointed at" to a GenotypeSource (CLI, GUI, cluster)."""
+from __future__ import annotations
+
+import os
+
+from gboost.errors import InputError
+from gboost.study import GenotypeSource
+
+
+def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: str | None = None,
+               boost_matrix: str | None = None, pheno: str | None = None) -> GenotypeSource:
+    """Open exactly one of: a PLINK binary fileset prefix, a .ped/.map pair, a BOOST matrix."""
+    given = [x for x in (bfile, ped or map_file, boost_matrix) if x]
+    if len(given) != 1:
+        raise InputError(None, "give exactly one input: --bfile PREFIX, --ped FILE --map FILE, or --boost-matrix FILE")
+    if bfile:
+        from gboost.io.plink_bed import open_bfile
+
+        prefix = bfile[:-4] if bfile.endswith((".bed", ".bim", ".fam")) else bfile
+        return open_bfile(prefix, pheno=pheno)
+    if ped or map_file:
+        if not (ped and map_file):
+            # PLINK's --file PREFIX convention: the other file shares the prefix.
+            base = os.path.splitext(ped or map_file)[0]
+            ped, map_file = ped or base + ".ped", map_file or base + ".map"
+        from gboost.io.ped import open_ped
+
+        src = open_ped(ped, map_file)
+    else:
+        from gboost.io.boost_matrix import open_boost_matrix
+
+        src = open_boost_matrix(boost_matrix)
+    if pheno:
+        from gboost.io.pheno import apply_pheno
+
+        apply_pheno(src, pheno)
+    return src

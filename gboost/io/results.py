@@ -1,0 +1,205 @@
+"""Writers for the outputs of SPEC §5, all written atomically.
+
+``pairs.epi.cc`` and ``pairs.epi.cc.summary`` reproduce PLINK 1.9's files byte for byte: the same
+rows, column widths and number formats (6 significant digits for STAT, 4 for P, PROP and
+BEST_CHISQ; SNP columns as wide as PLINK makes them from the longest SNP ID of the input).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import gboost
+from gboost.errors import InputError
+from gboost.stats.marginal import minor_allele_frequency
+
+_CHROM_CODES = {"X": "23", "Y": "24", "XY": "25", "MT": "26", "M": "26"}
+
+
+def plink_chrom(code: str) -> str:
+    """Chromosome as PLINK 1.9 prints it: numeric, 'chr' prefix dropped, X/Y/XY/MT as 23-26."""
+    c = str(code)
+    if c.lower().startswith("chr"):
+        c = c[3:]
+    c = _CHROM_CODES.get(c.upper(), c)
+    return c.lstrip("0") or "0" if c.isdigit() else c
+
+
+def plink_snp_width(max_id_len: int) -> int:
+    """Width PLINK 1.9 gives SNP ID columns: 4 for IDs of up to 4 characters, else length + 2.
+
+    Measured with plink1.9 1.90b6.26 on IDs of 3..17 characters (docs/plink_boost_notes.md).
+    """
+    return 4 if max_id_len <= 4 else max_id_len + 2
+
+
+def _g(x: float, digits: int) -> str:
+    """PLINK's %g-style numbers; non-finite values as PLINK writes them."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "NA"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}g}"
+
+
+def format_epi_cc(result) -> str:
+    s = result.study
+    w = plink_snp_width(s.snp_id_width)
+    chrom = [plink_chrom(c) for c in s.variants.chrom]
+    snp = s.variants.snp
+    pr = result.screened
+    lines = [f"{'CHR1':>4} {'SNP1':>{w}} {'CHR2':>4} {'SNP2':>{w}} {'STAT':>12} {'DF':>4} {'P':>12} \n"]
+    for a, b, st, df, p in zip(pr.i, pr.j, pr.stat, pr.df, pr.p):
+        if df <= 0:
+            continue
+        lines.append(f"{chrom[a]:>4} {snp[a]:>{w}} {chrom[b]:>4} {snp[b]:>{w}} {_g(st, 6):>12} {int(df):>4} {_g(p, 4):>12} \n")
+    return "".join(lines)
+
+
+def format_summary(result) -> str:
+    s = result.study
+    w = plink_snp_width(s.snp_id_width)
+    chrom = [plink_chrom(c) for c in s.variants.chrom]
+    snp = s.variants.snp
+    sm = result.summary
+    lines = [f"{'CHR':>4} {'SNP':>{w}} {'N_SIG':>12} {'N_TOT':>12} {'PROP':>12} {'BEST_CHISQ':>12} "
+             f"{'BEST_CHR':>4} {'BEST_SNP':>{w}} \n"]
+    for k in range(s.n_snps):
+        n_tot = int(sm.n_tot[k])
+        prop = sm.n_sig[k] / n_tot if n_tot else 0.0
+        b = int(sm.best_partner[k])
+        if b >= 0:
+            best = f"{_g(sm.best[k], 4):>12} {chrom[b]:>4} {snp[b]:>{w}}"
+        else:
+            best = f"{'NA':>12} {'NA':>4} {'NA':>{w}}"
+        lines.append(f"{chrom[k]:>4} {snp[k]:>{w}} {int(sm.n_sig[k]):>12} {n_tot:>12} {_g(prop, 4):>12} {best} \n")
+    return "".join(lines)
+
+
+def format_pairs_tsv(result) -> str:
+    v = result.study.variants
+    pr = result.reported
+    lines = ["CHR1\tSNP1\tBP1\tCHR2\tSNP2\tBP2\tKSA\tSTAT\tDF\tP\n"]
+    for a, b, k, st, df, p in zip(pr.i, pr.j, pr.ksa, pr.stat, pr.df, pr.p):
+        lines.append(f"{v.chrom[a]}\t{v.snp[a]}\t{v.bp[a]}\t{v.chrom[b]}\t{v.snp[b]}\t{v.bp[b]}\t"
+                     f"{k:.8g}\t{st:.8g}\t{int(df)}\t{p:.6g}\n")
+    return "".join(lines)
+
+
+def format_marginal_tsv(result) -> str:
+    s = result.study
+    v = s.variants
+    maf = minor_allele_frequency(s.counts)
+    lines = ["CHR\tSNP\tBP\tA1\tA2\tMAF\tSTAT\tP\n"]
+    for k in range(s.n_snps):
+        lines.append(f"{v.chrom[k]}\t{v.snp[k]}\t{v.bp[k]}\t{v.a1[k]}\t{v.a2[k]}\t{_g(maf[k], 6)}\t"
+                     f"{_g(result.marginal_stat[k], 8)}\t{_g(result.marginal_p[k], 6)}\n")
+    return "".join(lines)
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_record(result, extra: dict | None = None) -> dict:
+    """Provenance for run.json: what ran, on what, with which inputs and parameters, and counts."""
+    s = result.study
+    params = {k: v for k, v in result.params.__dict__.items()}
+    return {
+        "gboost_version": gboost.__version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "engine": result.engine,
+        "device": result.device,
+        "parameters": params,
+        "thresholds": {
+            "screen_chisq_by_df": {str(d): float(result.thresholds.screen[d]) for d in (1, 2, 4)},
+            "summary_chisq_by_df": {str(d): float(result.thresholds.summary[d]) for d in (1, 2, 4)},
+        },
+        "inputs": {os.path.abspath(f): _sha256(f) for f in s.source_files if os.path.isfile(f)},
+        "counts": {
+            "snps": s.n_snps,
+            "samples": s.n_samples,
+            "cases": s.layout.n_case,
+            "controls": s.layout.n_ctrl,
+            "pairs": s.n_snps * (s.n_snps - 1) // 2,
+            "valid_tests": int(result.n_valid),
+            "screened_survivors": int(len(result.screened)),
+            "reported_pairs": int(len(result.reported)),
+            "not_converged": int((~result.screened.converged & (result.screened.df > 0)).sum()),
+        },
+        "bonferroni_0.05": result.bonferroni,
+        "qc": s.qc.as_dict(),
+        "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
+        **(extra or {}),
+    }
+
+
+OUTPUT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json")
+
+
+def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
+    return {
+        "pairs.tsv": format_pairs_tsv(result),
+        "pairs.epi.cc": format_epi_cc(result),
+        "pairs.epi.cc.summary": format_summary(result),
+        "marginal.tsv": format_marginal_tsv(result),
+        "run.json": json.dumps(run_record(result, extra), indent=2, default=_json_default) + "\n",
+    }
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None) -> Path:
+    """Write every output of SPEC §5 into ``out_dir``, all or nothing.
+
+    Files are rendered in memory, written into a staging directory beside ``out_dir`` and the
+    directory is swapped in by rename, so a crash or a full disk never leaves half-written files
+    and a previous run's outputs stay intact until the new ones are complete.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
+    texts = render_outputs(result, extra)
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    try:
+        for name, text in texts.items():
+            with open(staging / name, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        old = None
+        if out.exists():
+            old = parent / f".{out.name}.old-{os.getpid()}"
+            os.replace(out, old)
+        os.replace(staging, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out

@@ -1,0 +1,45 @@
+"""A text progress bar for terminals (the GUI draws its own from the same Progress events)."""
+from __future__ import annotations
+
+import sys
+import time
+
+from gboost.scan import Progress
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "--:--"
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+class TextProgress:
+    """Redraws one line on a TTY at most every ``interval`` s; silent when not a terminal."""
+
+    def __init__(self, stream=None, width: int = 30, interval: float = 0.2, n_samples: int = 0):
+        self.stream = stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.width = width
+        self.interval = interval
+        self.n_samples = n_samples
+        self._last = 0.0
+
+    def __call__(self, ev: Progress) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = ev.tiles_done == ev.tiles_total
+        if not final and now - self._last < self.interval:
+            return
+        self._last = now
+        filled = int(self.width * ev.fraction)
+        bar = "#" * filled + "." * (self.width - filled)
+        rate = ev.pairs_per_s
+        self.stream.write(f"\r[{bar}] {100 * ev.fraction:5.1f}%  {rate:.3g} pairs/s  "
+                          f"{rate * self.n_samples:.3g} pair*samples/s  ETA {format_duration(ev.eta)} ")
+        if final:
+            self.stream.write("\n")
+        self.stream.flush()
