@@ -1,0 +1,83 @@
+"""Encoder and counter: GBOOST Fig. S3, layouts, and every cell against brute force."""
+import numpy as np
+import pytest
+
+from gboost.encode import (ClassLayout, decode_planes, encode_block, from_gpu_layout, genotype_counts,
+                           sample_order, to_gpu_layout)
+from gboost.stats.table import pair_table, pair_table_bruteforce
+from tests.conftest import random_genotypes
+
+# GBOOST supplement, Fig. S3: 2 SNPs x 16 samples (8 controls, 8 cases). The controls of X1 are
+# [0 2 1 1 2 2 0 0]; X2 is chosen to give the figure's tables.
+FIG_S3_X1 = [0, 2, 1, 1, 2, 2, 0, 0] + [0, 0, 0, 1, 2, 2, 1, 1]
+FIG_S3_X2 = [0, 0, 1, 1, 0, 1, 1, 2] + [0, 0, 1, 1, 0, 0, 2, 2]
+FIG_S3_CTRL = [[1, 1, 1], [0, 2, 0], [2, 1, 0]]
+FIG_S3_CASE = [[2, 1, 0], [0, 1, 2], [2, 0, 0]]
+
+
+def _bits(word: int, n: int) -> str:
+    return "".join("1" if (int(word) >> s) & 1 else "0" for s in range(n))
+
+
+def test_fig_s3_planes_and_tables():
+    g = np.array([FIG_S3_X1, FIG_S3_X2], dtype=np.int8)
+    is_case = np.r_[np.zeros(8, bool), np.ones(8, bool)]
+    planes = encode_block(g, is_case)
+    assert planes.shape == (2, 3, 2)  # one word of controls, one of cases
+    # The figure's bit strings for the controls of X1 (first sample leftmost).
+    assert _bits(planes[0, 0, 0], 8) == "10000011"
+    assert _bits(planes[0, 1, 0], 8) == "00110000"
+    assert _bits(planes[0, 2, 0], 8) == "01001100"
+    # Padding bits stay zero.
+    assert int(planes[0, 0, 0]) >> 8 == 0
+    counts = genotype_counts(g, is_case)
+    t = np.zeros((3, 3, 2), np.int64)
+    for missing_flags in (np.array([False, False]), np.array([True, True])):  # subtraction and direct paths
+        pair_table(planes, counts, missing_flags, 1, 0, 1, t)
+        assert t[:, :, 0].tolist() == FIG_S3_CTRL
+        assert t[:, :, 1].tolist() == FIG_S3_CASE
+
+
+def test_words_never_mix_classes():
+    is_case = np.r_[np.zeros(65, bool), np.ones(3, bool)]
+    layout = ClassLayout.from_status(is_case)
+    assert (layout.w_ctrl, layout.w_case, layout.n_words) == (2, 1, 3)
+    g = np.full((1, 68), 2, np.int8)
+    planes = encode_block(g, is_case)
+    assert bin(int(planes[0, 2, 1])).count("1") == 1  # 65th control alone in word 1
+    assert int(planes[0, 2, 2]) == 0b111  # the 3 cases in their own word
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 130, 257])
+def test_roundtrip_and_gpu_layout(rng, n):
+    g, is_case = random_genotypes(rng, 7, n, missing=0.1) if n > 1 else (np.array([[1]] * 7, np.int8), np.array([True]))
+    order = sample_order(is_case)
+    planes = encode_block(g[:, order], is_case[order])
+    back, back_case = decode_planes(planes, ClassLayout.from_status(is_case))
+    assert np.array_equal(back, g[:, order])
+    assert np.array_equal(back_case, is_case[order])
+    gpu = to_gpu_layout(planes)
+    assert gpu.shape == (3, planes.shape[2], 7) and gpu.flags.c_contiguous
+    # Type-major, SNP fastest: consecutive SNPs are consecutive words.
+    assert gpu.strides[2] == 8
+    assert gpu[1, 0, 3] == planes[3, 1, 0]
+    assert np.array_equal(from_gpu_layout(gpu), planes)
+
+
+@pytest.mark.parametrize("n,case_frac", [(100, 0.5), (129, 0.05), (64, 0.5), (333, 0.9)])
+def test_every_cell_equals_bruteforce(rng, n, case_frac):
+    g, is_case = random_genotypes(rng, 12, n, missing=0.05, case_frac=case_frac, monomorphic=2)
+    g[0] = np.where(g[0] < 0, 0, g[0])  # a SNP without missing calls (subtraction path)
+    g[1] = np.where(g[1] < 0, 1, g[1])
+    order = sample_order(is_case)
+    g, is_case = g[:, order], is_case[order]
+    planes = encode_block(g, is_case)
+    counts = genotype_counts(g, is_case)
+    has_missing = counts.sum(axis=(1, 2)) < n
+    assert not has_missing[0] and not has_missing[1] and has_missing[2:].any()
+    w_ctrl = ClassLayout.from_status(is_case).w_ctrl
+    t = np.zeros((3, 3, 2), np.int64)
+    for i in range(12):
+        for j in range(12):
+            pair_table(planes, counts, has_missing, w_ctrl, i, j, t)
+            np.testing.assert_array_equal(t, pair_table_bruteforce(g[i], g[j], is_case), err_msg=f"pair {i},{j}")
