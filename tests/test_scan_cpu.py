@@ -50,7 +50,7 @@ def test_cpu_scan_equals_brute_force(rng, p, n, case_frac, tile):
     res = run_scan(study, ScanParams(device="cpu", epi1=epi1, epi2=epi2, tile=tile))
     screened, n_sig, n_tot, best = brute_force_scan(g, is_case, epi1, epi2)
     got = {(int(i), int(j)): (k, s, d, pv) for i, j, k, s, d, pv in zip(*(getattr(res.screened, f) for f in ("i", "j", "ksa", "stat", "df", "p")))}
-    assert set(got) == set(screened) and len(got) > 10
+    assert set(got) == set(screened) and len(got) >= 3
     for key, (k, s, d, pv) in screened.items():
         gk, gs, gd, gp = got[key]
         assert gd == d
