@@ -16,7 +16,7 @@ from gboost.engines.base import Engine, Thresholds, Tile
 from gboost.errors import ScanCancelled
 from gboost.stats.exact import exact_tests
 from gboost.stats.marginal import marginal_tests
-from gboost.stats.pvalues import thresholds_by_df
+from gboost.stats.pvalues import screen_and_summary_thresholds
 from gboost.study import Study
 
 
@@ -65,8 +65,8 @@ class Summary:
 
     n_sig: np.ndarray
     n_tot: np.ndarray
-    best: np.ndarray  # -inf where the SNP has no valid pair
-    best_partner: np.ndarray  # -1 where none
+    best: np.ndarray  # best summary value z over the SNP's valid partners (-inf: none yet)
+    best_partner: np.ndarray  # -1 where none (PLINK prints 0 and the first SNP when z <= 0)
 
     @classmethod
     def empty(cls, p: int) -> "Summary":
@@ -76,11 +76,25 @@ class Summary:
         sl = slice(start, start + len(n_sig))
         self.n_sig[sl] += n_sig
         self.n_tot[sl] += n_tot
-        cur, cur_p = self.best[sl], self.best_partner[sl]
-        # Larger value wins; ties go to the smaller partner index, so tile order never matters.
-        take = (best > cur) | ((best == cur) & (best_partner >= 0) & ((cur_p < 0) | (best_partner < cur_p)))
-        cur[take] = best[take]
-        cur_p[take] = best_partner[take]
+        snp = np.arange(start, start + len(n_sig))
+        take = better_partner(best, best_partner, self.best[sl], self.best_partner[sl], snp)
+        self.best[sl][take] = best[take]
+        self.best_partner[sl][take] = best_partner[take]
+
+
+def better_partner(v, b, cur_v, cur_b, m):
+    """PLINK 1.9's choice of BEST_SNP, made order-independent (works on scalars or arrays).
+
+    PLINK takes the best partner after m (earliest on ties), then lets the best partner before m
+    replace it only when strictly greater. Equivalently the largest key (value, b > m, -b) wins:
+    on equal values a later partner beats an earlier one, and among later (or among earlier)
+    partners the smallest index wins. ``cur_b < 0`` means no candidate yet.
+    """
+    v, b, cur_v, cur_b, m = (np.asarray(x) for x in (v, b, cur_v, cur_b, m))
+    valid = b >= 0
+    after, cur_after = b > m, cur_b > m
+    tie_wins = (after & ~cur_after) | ((after == cur_after) & (b < cur_b))
+    return valid & ((cur_b < 0) | (v > cur_v) | ((v == cur_v) & tie_wins))
 
 
 @dataclass
@@ -151,7 +165,7 @@ def run_scan(study: Study, params: ScanParams | None = None, *, engine: Engine |
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     engine = engine or make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
-    thr = Thresholds(thresholds_by_df(params.epi1), thresholds_by_df(params.epi2))
+    thr = Thresholds(*screen_and_summary_thresholds(params.epi1, params.epi2))
     engine.prepare(study, thr)
     timings["prepare"] = time.perf_counter() - t0
 
@@ -205,11 +219,14 @@ def _exact(parts_i, parts_j, parts_ksa, parts_tab) -> Pairs:
 
 
 def _fold_survivors(summary: Summary, pairs: Pairs, thr: Thresholds) -> None:
-    """Credit each survivor to both of its SNPs with max(exact STAT, screen threshold)."""
-    if len(pairs) == 0:
+    """Credit each screened pair to both SNPs with PLINK's value z = max(exact STAT, screen
+    threshold), counted in N_SIG when z >= the summary threshold for its DF."""
+    valid = pairs.df > 0
+    if not valid.any():
         return
-    value = np.maximum(pairs.stat, thr.screen[pairs.df])
-    sig = (pairs.stat >= thr.summary[pairs.df]).astype(np.int64)
-    for a, b in ((pairs.i, pairs.j), (pairs.j, pairs.i)):
+    df = pairs.df[valid]
+    value = np.maximum(pairs.stat[valid], thr.screen[df])
+    sig = (value >= thr.summary[df]).astype(np.int64)
+    for a, b in ((pairs.i[valid], pairs.j[valid]), (pairs.j[valid], pairs.i[valid])):
         for k in range(len(a)):  # survivors are few; clarity over vectorisation
             summary.merge(int(a[k]), sig[k:k + 1], np.zeros(1, np.int64), value[k:k + 1], b[k:k + 1])

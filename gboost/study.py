@@ -92,6 +92,17 @@ class QCReport:
         return d
 
 
+def plink_snp_width(ids) -> int:
+    """PLINK 1.9's SNP column width: start at 4; an ID longer than the width so far sets it to
+    the ID's length + 2 (so IDs 'abcde', 'abcdef' give 7, not 8). Order matters: file order."""
+    w = 4
+    for x in ids:
+        n = len(str(x))
+        if n > w:
+            w = n + 2
+    return w
+
+
 @dataclass
 class QCOptions:
     """PLINK's QC flags, PLINK's meanings; ``None`` = filter off (PLINK 1.9's default)."""
@@ -120,14 +131,15 @@ class Study:
     counts: np.ndarray  # (p, 3, 2) int64: called genotypes per type and class (0 control, 1 case)
     qc: QCReport
     source_files: list[str] = field(default_factory=list)
-    # Longest SNP ID in the input file before any filter: PLINK sizes its SNP columns from it.
-    input_max_id_len: int | None = None
+    # Width PLINK gives SNP columns, from the IDs of the input file in file order (including SNPs
+    # later removed by QC, excluding --extract/--exclude/--chr drops): see plink_snp_width.
+    snp_col_width: int | None = None
 
     @property
     def snp_id_width(self) -> int:
-        if self.input_max_id_len is not None:
-            return self.input_max_id_len
-        return max((len(str(x)) for x in self.variants.snp), default=0)
+        if self.snp_col_width is not None:
+            return self.snp_col_width
+        return plink_snp_width(self.variants.snp)
 
     @property
     def n_snps(self) -> int:

@@ -5,7 +5,7 @@ import pytest
 from gboost.errors import ScanCancelled
 from gboost.scan import ScanParams, plan_tiles, run_scan
 from gboost.stats.boost import ipf_stat, ksa_stat, plink_df
-from gboost.stats.pvalues import chi2_sf, thresholds_by_df
+from gboost.stats.pvalues import chi2_sf, screen_and_summary_thresholds
 from gboost.stats.table import pair_table_bruteforce
 from gboost.study import study_from_genotypes
 from tests.conftest import random_genotypes
@@ -14,7 +14,7 @@ from tests.conftest import random_genotypes
 def brute_force_scan(g, is_case, epi1, epi2):
     """Every pair from genotype codes: table, DF, KSA, exact test, and PLINK's summary rules."""
     p = g.shape[0]
-    thr1, thr2 = thresholds_by_df(epi1), thresholds_by_df(epi2)
+    thr1, thr2 = screen_and_summary_thresholds(epi1, epi2)
     screened = {}
     n_sig = np.zeros(p, int)
     n_tot = np.zeros(p, int)
@@ -36,7 +36,11 @@ def brute_force_scan(g, is_case, epi1, epi2):
                 value, sig = ksa, ksa >= thr2[df]
             for a, b in ((i, j), (j, i)):
                 n_sig[a] += sig
-                if value > best[a][0] or (value == best[a][0] and b < best[a][1]):
+                # PLINK: best partner after a first (earliest on ties), then one before a
+                # replaces it only if strictly greater.
+                key = (value, b > a, -b)
+                cur_v, cur_b = best[a]
+                if cur_b < 0 or key > (cur_v, cur_b > a, -cur_b):
                     best[a] = (value, b)
     return screened, n_sig, n_tot, best
 

@@ -106,9 +106,18 @@ def _tables_of(planes, counts, has_missing, w_ctrl, ii, jj):
 
 
 @nb.njit(cache=True)
-def _better(v, partner, best_v, best_partner):
-    """Order-independent choice of the best partner: larger value, then smaller index."""
-    return v > best_v or (v == best_v and partner < best_partner)
+def _better(v, partner, best_v, best_partner, m):
+    """PLINK's BEST_SNP rule as a total order (see gboost.scan.better_partner): larger value; on
+    ties a partner after m beats one before m; then the smaller index."""
+    if best_partner < 0 or v > best_v:
+        return True
+    if v < best_v:
+        return False
+    after = partner > m
+    cur_after = best_partner > m
+    if after != cur_after:
+        return after
+    return partner < best_partner
 
 
 @nb.njit(cache=True)
@@ -129,10 +138,10 @@ def _summarise_tile(ksa, df, survived, thr2, i0, j0, rn_sig, rn_tot, rbest, rbes
             if v >= thr2[d]:
                 rn_sig[r] += 1
                 cn_sig[c] += 1
-            if _better(v, j0 + c, rbest[r], rbest_p[r]):
+            if _better(v, j0 + c, rbest[r], rbest_p[r], i0 + r):
                 rbest[r] = v
                 rbest_p[r] = j0 + c
-            if _better(v, i0 + r, cbest[c], cbest_p[c]):
+            if _better(v, i0 + r, cbest[c], cbest_p[c], j0 + c):
                 cbest[c] = v
                 cbest_p[c] = i0 + r
     return n_valid

@@ -12,6 +12,7 @@ import math
 import os
 import platform
 import shutil
+import struct
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 import gboost
 from gboost.errors import InputError
 from gboost.stats.marginal import minor_allele_frequency
+from gboost.stats.pvalues import chi2_sf
 
 _CHROM_CODES = {"X": "23", "Y": "24", "XY": "25", "MT": "26", "M": "26"}
 
@@ -34,18 +36,28 @@ def plink_chrom(code: str) -> str:
     return c.lstrip("0") or "0" if c.isdigit() else c
 
 
-def plink_snp_width(max_id_len: int) -> int:
-    """Width PLINK 1.9 gives SNP ID columns: 4 for IDs of up to 4 characters, else length + 2.
+def clear_low_bits(x: float) -> float:
+    """PLINK keeps a pair's DF in the 2 low mantissa bits of STAT and clears them before printing
+    STAT and computing its P; we do the same so the printed digits agree even on rounding ties."""
+    if not math.isfinite(x):
+        return x
+    bits = struct.unpack("<q", struct.pack("<d", x))[0] & ~3
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
 
-    Measured with plink1.9 1.90b6.26 on IDs of 3..17 characters (docs/plink_boost_notes.md).
-    """
-    return 4 if max_id_len <= 4 else max_id_len + 2
+
+def plink_p(stat: float, df: int) -> float:
+    """P as PLINK prints it: from the cleared STAT; a negative STAT (round-off below 0) makes
+    DCDFLIB fail and PLINK print 0 (our pairs.tsv keeps the correct P = 1 for such pairs)."""
+    s = clear_low_bits(stat)
+    if s < 0:
+        return 0.0
+    return chi2_sf(s, int(df))
 
 
-def _g(x: float, digits: int) -> str:
+def _g(x: float, digits: int, nan: str = "NA") -> str:
     """PLINK's %g-style numbers; non-finite values as PLINK writes them."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "NA"
+    if x is None or math.isnan(x):
+        return nan
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.{digits}g}"
@@ -53,7 +65,7 @@ def _g(x: float, digits: int) -> str:
 
 def format_epi_cc(result) -> str:
     s = result.study
-    w = plink_snp_width(s.snp_id_width)
+    w = s.snp_id_width
     chrom = [plink_chrom(c) for c in s.variants.chrom]
     snp = s.variants.snp
     pr = result.screened
@@ -61,13 +73,15 @@ def format_epi_cc(result) -> str:
     for a, b, st, df, p in zip(pr.i, pr.j, pr.stat, pr.df, pr.p):
         if df <= 0:
             continue
-        lines.append(f"{chrom[a]:>4} {snp[a]:>{w}} {chrom[b]:>4} {snp[b]:>{w}} {_g(st, 6):>12} {int(df):>4} {_g(p, 4):>12} \n")
+        st_print = clear_low_bits(float(st))
+        lines.append(f"{chrom[a]:>4} {snp[a]:>{w}} {chrom[b]:>4} {snp[b]:>{w}} {_g(st_print, 6):>12} {int(df):>4} "
+                     f"{_g(plink_p(float(st), int(df)), 4):>12} \n")
     return "".join(lines)
 
 
 def format_summary(result) -> str:
     s = result.study
-    w = plink_snp_width(s.snp_id_width)
+    w = s.snp_id_width
     chrom = [plink_chrom(c) for c in s.variants.chrom]
     snp = s.variants.snp
     sm = result.summary
@@ -75,13 +89,16 @@ def format_summary(result) -> str:
              f"{'BEST_CHR':>4} {'BEST_SNP':>{w}} \n"]
     for k in range(s.n_snps):
         n_tot = int(sm.n_tot[k])
-        prop = sm.n_sig[k] / n_tot if n_tot else 0.0
-        b = int(sm.best_partner[k])
-        if b >= 0:
-            best = f"{_g(sm.best[k], 4):>12} {chrom[b]:>4} {snp[b]:>{w}}"
-        else:
+        prop = sm.n_sig[k] / n_tot if n_tot else math.nan
+        b, z = int(sm.best_partner[k]), float(sm.best[k])
+        if n_tot == 0:
             best = f"{'NA':>12} {'NA':>4} {'NA':>{w}}"
-        lines.append(f"{chrom[k]:>4} {snp[k]:>{w}} {int(sm.n_sig[k]):>12} {n_tot:>12} {_g(prop, 4):>12} {best} \n")
+        else:
+            if b < 0 or z <= 0.0:
+                # PLINK starts from BEST = 0 at the first scanned SNP and only accepts z > 0.
+                b, z = 0, 0.0
+            best = f"{_g(z, 4):>12} {chrom[b]:>4} {snp[b]:>{w}}"
+        lines.append(f"{chrom[k]:>4} {snp[k]:>{w}} {int(sm.n_sig[k]):>12} {n_tot:>12} {_g(prop, 4, 'nan'):>12} {best} \n")
     return "".join(lines)
 
 
