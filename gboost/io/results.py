@@ -21,6 +21,7 @@ import numpy as np
 
 import gboost
 from gboost.errors import InputError
+from gboost.io.plink_format import plink_g
 from gboost.stats.marginal import minor_allele_frequency
 from gboost.stats.pvalues import chi2_sf
 
@@ -54,10 +55,10 @@ def plink_p(stat: float, df: int) -> float:
     return chi2_sf(s, int(df))
 
 
-def _g(x: float, digits: int, nan: str = "NA") -> str:
+def _g(x: float, digits: int) -> str:
     """PLINK's %g-style numbers; non-finite values as PLINK writes them."""
     if x is None or math.isnan(x):
-        return nan
+        return "NA"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.{digits}g}"
@@ -74,8 +75,8 @@ def format_epi_cc(result) -> str:
         if df <= 0:
             continue
         st_print = clear_low_bits(float(st))
-        lines.append(f"{chrom[a]:>4} {snp[a]:>{w}} {chrom[b]:>4} {snp[b]:>{w}} {_g(st_print, 6):>12} {int(df):>4} "
-                     f"{_g(plink_p(float(st), int(df)), 4):>12} \n")
+        lines.append(f"{chrom[a]:>4} {snp[a]:>{w}} {chrom[b]:>4} {snp[b]:>{w}} {plink_g(st_print, 6):>12} {int(df):>4} "
+                     f"{plink_g(plink_p(float(st), int(df)), 4):>12} \n")
     return "".join(lines)
 
 
@@ -89,7 +90,8 @@ def format_summary(result) -> str:
              f"{'BEST_CHR':>4} {'BEST_SNP':>{w}} \n"]
     for k in range(s.n_snps):
         n_tot = int(sm.n_tot[k])
-        prop = sm.n_sig[k] / n_tot if n_tot else math.nan
+        # PLINK multiplies by a reciprocal; on halfway cases (7/320) that rounds differently.
+        prop = sm.n_sig[k] * (1.0 / n_tot) if n_tot else math.nan
         b, z = int(sm.best_partner[k]), float(sm.best[k])
         if n_tot == 0:
             best = f"{'NA':>12} {'NA':>4} {'NA':>{w}}"
@@ -97,8 +99,8 @@ def format_summary(result) -> str:
             if b < 0 or z <= 0.0:
                 # PLINK starts from BEST = 0 at the first scanned SNP and only accepts z > 0.
                 b, z = 0, 0.0
-            best = f"{_g(z, 4):>12} {chrom[b]:>4} {snp[b]:>{w}}"
-        lines.append(f"{chrom[k]:>4} {snp[k]:>{w}} {int(sm.n_sig[k]):>12} {n_tot:>12} {_g(prop, 4, 'nan'):>12} {best} \n")
+            best = f"{plink_g(z, 4):>12} {chrom[b]:>4} {snp[b]:>{w}}"
+        lines.append(f"{chrom[k]:>4} {snp[k]:>{w}} {int(sm.n_sig[k]):>12} {n_tot:>12} {plink_g(prop, 4):>12} {best} \n")
     return "".join(lines)
 
 
@@ -108,7 +110,7 @@ def format_pairs_tsv(result) -> str:
     lines = ["CHR1\tSNP1\tBP1\tCHR2\tSNP2\tBP2\tKSA\tSTAT\tDF\tP\n"]
     for a, b, k, st, df, p in zip(pr.i, pr.j, pr.ksa, pr.stat, pr.df, pr.p):
         lines.append(f"{v.chrom[a]}\t{v.snp[a]}\t{v.bp[a]}\t{v.chrom[b]}\t{v.snp[b]}\t{v.bp[b]}\t"
-                     f"{k:.8g}\t{st:.8g}\t{int(df)}\t{p:.6g}\n")
+                     f"{k:.10g}\t{st:.10g}\t{int(df)}\t{p:.10g}\n")
     return "".join(lines)
 
 
