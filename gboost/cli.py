@@ -20,6 +20,8 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--map", metavar="FILE", dest="map_file", help="PLINK .map (with --ped)")
     g.add_argument("--boost-matrix", metavar="FILE", help="BOOST/GBOOST text matrix: label 0/1 then genotypes 0/1/2")
     g.add_argument("--pheno", metavar="FILE", help="phenotype file (FID IID value), overrides the .fam's column 6")
+    g.add_argument("--allow-no-sex", action="store_true",
+                   help="keep the phenotypes of samples with unknown sex (PLINK ignores them by default)")
 
 
 def _add_qc_args(p: argparse.ArgumentParser) -> None:
@@ -107,7 +109,8 @@ def cmd_scan(args) -> int:
         raise InputError(None, str(exc)) from None
     if args.threads is not None and args.threads < 1:
         raise InputError(None, "--threads must be at least 1")
-    source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno)
+    source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno,
+                        allow_no_sex=args.allow_no_sex)
     qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
                    exclude=args.exclude, chrom=_parse_chr(args.chrom))
     study = load_study(source, qc, log=(lambda m: _log(args, m)))

@@ -8,7 +8,8 @@ from gboost.study import GenotypeSource
 
 
 def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: str | None = None,
-               boost_matrix: str | None = None, pheno: str | None = None) -> GenotypeSource:
+               boost_matrix: str | None = None, pheno: str | None = None,
+               allow_no_sex: bool = False) -> GenotypeSource:
     """Open exactly one of: a PLINK binary fileset prefix, a .ped/.map pair, a BOOST matrix."""
     given = [x for x in (bfile, ped or map_file, boost_matrix) if x]
     if len(given) != 1:
@@ -17,7 +18,7 @@ def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: st
         from gboost.io.plink_bed import open_bfile
 
         prefix = bfile[:-4] if bfile.endswith((".bed", ".bim", ".fam")) else bfile
-        return open_bfile(prefix, pheno=pheno)
+        return open_bfile(prefix, pheno=pheno, allow_no_sex=allow_no_sex)
     if ped or map_file:
         if not (ped and map_file):
             # PLINK's --file PREFIX convention: the other file shares the prefix.
@@ -25,11 +26,10 @@ def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: st
             ped, map_file = ped or base + ".ped", map_file or base + ".map"
         from gboost.io.ped import open_ped
 
-        src = open_ped(ped, map_file)
-    else:
-        from gboost.io.boost_matrix import open_boost_matrix
+        return open_ped(ped, map_file, pheno=pheno, allow_no_sex=allow_no_sex)
+    from gboost.io.boost_matrix import open_boost_matrix
 
-        src = open_boost_matrix(boost_matrix)
+    src = open_boost_matrix(boost_matrix)
     if pheno:
         from gboost.io.pheno import apply_pheno
 

@@ -15,9 +15,6 @@ import numpy as np
 
 MISSING = np.int8(-1)
 
-# PLINK treats these chromosome codes as non-autosomal (human default): X, Y, XY, MT and their
-# numeric codes 23-26. Epistasis scans skip them (SPEC §2).
-NON_AUTOSOMAL = {"X", "Y", "XY", "MT", "M", "23", "24", "25", "26", "0"}
 
 
 @dataclass

@@ -1,0 +1,549 @@
+"""From a genotype source to a :class:`Study`: PLINK 1.9's QC, then bit-plane encoding.
+
+What PLINK 1.9 (v1.90b6.26) does before ``--fast-epistasis boost``, checked against plink1.9 and
+its source (``plink_filter.c``), and what we therefore do, in this order:
+
+1. ``--chr``, ``--extract``, ``--exclude`` (and SNPs with a negative bp, which PLINK ignores).
+2. ``--mind``: per-sample missing-call rate over the remaining SNPs; a non-male's Y calls are not
+   counted. Removed when ``missing > int(mind * n_snps * (1 + 2^-44))``.
+3. Per SNP, on the samples left (*including* those with a missing phenotype: PLINK keeps them in
+   its QC even though the scan ignores them):
+
+   * ``--geno``: removed when ``called / n < (1 - geno)(1 - 2^-44)`` (Y: males only);
+   * ``--hwe``: Hardy-Weinberg exact test (Wigginton et al. 2005, not mid-p) in founder controls
+     (X: non-male founder controls; Y and MT are not tested); removed when ``p < hwe (1 - 2^-44)``;
+   * ``--maf``: minor allele frequency from founders' called alleles (X: non-males diploid, males
+     haploid; Y: males haploid; het haploid calls ignored; MT diploid, as PLINK 1.9 counts it;
+     0.5 when nothing is called); removed when ``maf < maf (1 - 2^-44)``.
+
+   Each filter counts only SNPs the previous ones kept, as PLINK's log does.
+4. The scan's own skips (``--fast-epistasis: Skipping N monomorphic/non-autosomal sites``):
+   SNPs on X or Y (codes X/23, Y/24, any case, optional ``chr`` prefix; XY/25, MT/26 and 0 are
+   *kept*, as PLINK 1.9 keeps them), then SNPs with fewer than two genotype classes among the cases
+   and controls (all-het and all-missing SNPs included).
+
+Samples with a missing phenotype are then dropped (the readers have already set missing, as
+PLINK does at load time, the phenotype of samples whose sex is unknown); PLINK's requirement of
+at least two cases and two controls is enforced. The kept SNPs are encoded block by block in
+plane order (controls first). The int8 genotypes are never held whole: one block at a time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numba as nb
+import numpy as np
+
+from gboost.encode import ClassLayout, encode_block, genotype_counts, sample_order
+from gboost.errors import InputError
+from gboost.io.pheno import read_text
+from gboost.study import GenotypeSource, QCOptions, QCReport, Study, VariantTable, plink_snp_width
+
+SMALL_EPSILON = 2.0**-44  # PLINK's tolerance on every QC threshold
+
+# Kinds of chromosome, for the QC rules that differ on sex chromosomes and MT.
+DIPLOID, CHR_X, CHR_Y, CHR_MT = 0, 1, 2, 3
+_KIND_OF_CODE = {"23": CHR_X, "24": CHR_Y, "26": CHR_MT}
+# PLINK 1.9's --fast-epistasis leaves out X and Y only (checked: XY, MT and 0 are scanned).
+EPISTASIS_SKIPPED_CODES = frozenset({"23", "24"})
+
+# Columns of the sample-mask matrix used to count genotypes of several sample sets at once.
+_ALL, _MALE, _FOUNDER, _FOUNDER_NONMALE, _FOUNDER_MALE, _FOUNDER_CTRL, _FOUNDER_CTRL_NONMALE = range(7)
+
+
+def plink_chrom_code(code: str) -> str:
+    """PLINK 1.9's canonical code for a (human) chromosome name.
+
+    ``chr`` prefix and case ignored, leading zeros dropped; ``X``, ``Y``, ``XY``, ``MT``/``M``
+    become ``23``, ``24``, ``25``, ``26`` (the numbers PLINK prints in ``.epi.cc``). Other names
+    (contigs) are returned unchanged.
+    """
+    text = code[3:] if code[:3].lower() == "chr" else code
+    upper = text.upper()
+    if upper.isdigit():
+        return str(int(upper))
+    return {"X": "23", "Y": "24", "XY": "25", "MT": "26", "M": "26"}.get(upper, code)
+
+
+def load_study(
+    source: GenotypeSource,
+    qc: QCOptions | None = None,
+    *,
+    block_snps: int = 4096,
+    log: Callable[[str], object] | None = None,
+) -> Study:
+    """Apply PLINK 1.9's QC to a genotype source and encode what is kept.
+
+    Parameters
+    ----------
+    source
+        Any :class:`gboost.study.GenotypeSource` (``open_bfile``, ``open_ped``, ...). A
+        ``founder`` attribute (bool per sample) is used when present; otherwise every sample is a
+        founder.
+    qc
+        PLINK's filters; ``None`` fields are off (and ``None`` means no QC at all).
+    block_snps
+        SNPs per streamed block (memory: ``block_snps x samples`` int8 at a time).
+    log
+        Called with each QC message (``print``, or a logger's ``info``).
+
+    Returns
+    -------
+    Study
+        Kept SNPs in file order; samples (cases and controls only) in plane order.
+
+    Raises
+    ------
+    InputError
+        No cases or no controls left, a split chromosome, fewer than two SNPs left, or a bad
+        --extract/--exclude file.
+    """
+    qc = QCOptions() if qc is None else qc
+    report = QCReport(samples_in=len(source.samples), snps_in=len(source.variants))
+    say = _Messenger(report, log)
+    names, where = np.unique(source.variants.chrom, return_inverse=True)
+    codes = np.array([plink_chrom_code(str(c)) for c in names], dtype=object)[where.ravel()]
+    _check_contiguous_chromosomes(codes, source)
+    kinds = np.array([_KIND_OF_CODE.get(c, DIPLOID) for c in codes], dtype=np.int8)
+    snp_keep = _variant_filters(source.variants, codes, qc, report, say)
+    sample_keep = _mind_filter(source, snp_keep, kinds, qc.mind, block_snps, report, say)
+    sets = _sample_sets(source, sample_keep, report, say)
+    skipped = np.isin(codes, list(EPISTASIS_SKIPPED_CODES))
+    planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report)
+    _report_snp_filters(qc, report, say)
+    study = _finish(source, sets, planes, counts, kept, report, say)
+    # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
+    study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
+    return study
+
+
+class _Messenger:
+    """Collects QC messages in the report and forwards them to the caller's log."""
+
+    def __init__(self, report: QCReport, log):
+        self.report = report
+        self.log = getattr(log, "info", log)
+
+    def __call__(self, message: str) -> None:
+        self.report.messages.append(message)
+        if self.log is not None:
+            self.log(message)
+
+
+def _source_file(source: GenotypeSource, attr: str) -> str:
+    return getattr(source, attr, None) or source.path
+
+
+def _check_contiguous_chromosomes(codes: np.ndarray, source: GenotypeSource) -> None:
+    """PLINK 1.9 refuses a fileset whose chromosome's SNPs are not contiguous ("split chromosome")."""
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    seen: set = set()
+    for start in starts.tolist():
+        if codes[start] in seen:
+            chrom = source.variants.chrom[start]
+            raise InputError(
+                _source_file(source, "bim_path"),
+                f"SNP {source.variants.snp[start]} (row {start + 1}): chromosome {chrom} appears again after other "
+                "chromosomes; PLINK 1.9 refuses such a 'split chromosome' fileset. Sort it with "
+                "`plink --bfile PREFIX --make-bed --out SORTED`",
+            )
+        seen.add(codes[start])
+
+
+# ---------------------------------------------------------------------------------------------
+# SNP filters by name and chromosome
+
+
+def _variant_filters(variants: VariantTable, codes: np.ndarray, qc: QCOptions, report: QCReport, say) -> np.ndarray:
+    """--chr, --extract, --exclude and negative positions: the SNP mask before any genotype is read."""
+    keep = np.ones(len(variants), dtype=bool)
+    steps = []
+    if qc.chrom is not None:
+        steps.append((f"--chr {','.join(qc.chrom)}", "on other chromosomes", np.isin(codes, list(_chrom_set(qc.chrom)))))
+    if qc.extract is not None:
+        steps.append((f"--extract {qc.extract}", "not listed", np.isin(variants.snp, _id_list(qc.extract, "--extract"))))
+    if qc.exclude is not None:
+        steps.append((f"--exclude {qc.exclude}", "listed", ~np.isin(variants.snp, _id_list(qc.exclude, "--exclude"))))
+    steps.append(("negative bp", "with a negative base-pair position (PLINK ignores them)", variants.bp >= 0))
+    for flag, why, mask in steps:
+        removed = int((keep & ~mask).sum())
+        keep &= mask
+        report.snps_chr_filter += removed
+        if removed or not flag.startswith("negative"):
+            say(f"{flag}: {removed} SNP{_s(removed)} {why} removed, {int(keep.sum())} left")
+    return keep
+
+
+def _chrom_set(chroms: list[str]) -> set[str]:
+    """Canonical codes for a --chr list; ``"1-4"`` ranges of numbered chromosomes allowed."""
+    out = set()
+    for item in chroms:
+        for part in str(item).split(","):
+            part = part.strip()
+            lo, sep, hi = part.partition("-")
+            if sep and lo and hi:
+                a, b = int(plink_chrom_code(lo)), int(plink_chrom_code(hi))
+                out.update(str(k) for k in range(min(a, b), max(a, b) + 1))
+            elif part:
+                out.add(plink_chrom_code(part))
+    return out
+
+
+def _id_list(path: str, flag: str) -> np.ndarray:
+    """SNP IDs of an --extract/--exclude file: whitespace-separated, any number per line."""
+    return np.array(read_text(path, flag).split(), dtype=str)
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+# ---------------------------------------------------------------------------------------------
+# --mind
+
+
+def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.ndarray:
+    """Samples kept by --mind (all True when off): one pass over the genotypes."""
+    n = len(source.samples)
+    if mind is None:
+        return np.ones(n, dtype=bool)
+    male = source.samples.sex == 1
+    missing = np.zeros(n, dtype=np.int64)
+    for start, geno in source.iter_blocks(np.arange(n), block_snps):
+        rows = snp_keep[start : start + len(geno)]
+        is_y = kinds[start : start + len(geno)] == CHR_Y
+        missing += (geno[rows & ~is_y] < 0).sum(axis=0)
+        # A non-male's Y calls are expected missing: PLINK counts Y for males only.
+        missing += (geno[rows & is_y] < 0).sum(axis=0) * male
+    n_snps = int(snp_keep.sum())
+    n_nony = n_snps - int((snp_keep & (kinds == CHR_Y)).sum())
+    limit = np.where(male, int(mind * n_snps * (1 + SMALL_EPSILON)), int(mind * n_nony * (1 + SMALL_EPSILON)))
+    keep = missing <= limit
+    report.samples_mind = int((~keep).sum())
+    say(f"--mind {mind:g}: {report.samples_mind} sample{_s(report.samples_mind)} removed (missing-call rate > {mind:g})")
+    return keep
+
+
+# ---------------------------------------------------------------------------------------------
+# Sample sets
+
+
+@dataclass
+class _SampleSets:
+    """The samples after --mind (the QC set) and which of them each statistic uses.
+
+    ``read_index`` orders the QC set as the scan needs it: the scanned samples first, in plane
+    order (controls then cases), then those with a missing phenotype. Blocks are read in this
+    order, so the scanned columns are a leading slice and need no gather.
+    """
+
+    read_index: np.ndarray  # indices into the source's samples
+    masks: np.ndarray  # (n_qc, 7) float32 in read order, columns _ALL.._FOUNDER_CTRL_NONMALE
+    is_case: np.ndarray  # per scanned sample, plane order
+    layout: ClassLayout
+
+    @property
+    def n_qc(self) -> int:
+        return len(self.read_index)
+
+    @property
+    def n_scan(self) -> int:
+        return len(self.is_case)
+
+    @property
+    def scan_index(self) -> np.ndarray:
+        return self.read_index[: self.n_scan]
+
+    @property
+    def n_male(self) -> int:
+        return int(self.masks[:, _MALE].sum())
+
+
+def _sample_sets(source, sample_keep, report, say) -> _SampleSets:
+    samples = source.samples
+    qc_index = np.flatnonzero(sample_keep)
+    status = samples.status[qc_index]
+    scanned, unscanned = qc_index[status > 0], qc_index[status == 0]
+    report.samples_missing_pheno = len(unscanned)
+    no_sex = getattr(source, "pheno_without_sex", 0)
+    if no_sex:
+        say(f"{no_sex} sample{_s(no_sex)} of unknown sex (column 5 not 1/2): phenotype ignored, as PLINK 1.9 "
+            "does without --allow-no-sex")
+    if len(unscanned):
+        say(f"{len(unscanned)} sample{_s(len(unscanned))} with a missing phenotype "
+            "(0, -9, non-numeric or unknown sex) left out of the scan (PLINK keeps them in --geno/--maf)")
+    is_case_file = samples.status[scanned] == 2
+    _check_both_classes(source, is_case_file, report)
+    order = sample_order(is_case_file)
+    read_index = np.concatenate([scanned[order], unscanned])
+    return _SampleSets(read_index, _sample_masks(source, read_index), is_case_file[order],
+                       ClassLayout.from_status(is_case_file))
+
+
+def _sample_masks(source, index: np.ndarray) -> np.ndarray:
+    """Columns _ALL.._FOUNDER_CTRL_NONMALE (float32 0/1) for the samples ``index``."""
+    founder = getattr(source, "founder", None)
+    founder = np.ones(len(index), bool) if founder is None else np.asarray(founder, bool)[index]
+    male = source.samples.sex[index] == 1
+    control = source.samples.status[index] == 1
+    columns = [np.ones(len(index), bool), male, founder, founder & ~male, founder & male,
+               founder & control, founder & control & ~male]
+    return np.column_stack(columns).astype(np.float32)
+
+
+def _check_both_classes(source, is_case, report) -> None:
+    """PLINK 1.9: "--fast-epistasis requires at least two cases and two controls"."""
+    n_case, n_ctrl = int(is_case.sum()), int((~is_case).sum())
+    if n_case >= 2 and n_ctrl >= 2:
+        return
+    few = f"{n_case} case{_s(n_case)} (phenotype 2)" if n_case < 2 else f"{n_ctrl} control{_s(n_ctrl)} (phenotype 1)"
+    path = getattr(source, "pheno_path", None) or _source_file(source, "fam_path")
+    raise InputError(
+        path,
+        f"only {few} among the {n_case + n_ctrl} samples with a phenotype ({report.samples_in} in the file, "
+        f"{report.samples_mind} removed by --mind, {report.samples_missing_pheno} with a missing phenotype); "
+        "an epistasis scan needs at least two cases and two controls, as PLINK 1.9 does",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-SNP QC and encoding, one block at a time
+
+
+@dataclass
+class _Verdicts:
+    """Per SNP of a block: which filter removed it (first one wins, PLINK's order)."""
+
+    geno: np.ndarray
+    hwe: np.ndarray
+    maf: np.ndarray
+
+
+def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report):
+    """Stream the genotypes once: per-SNP QC, the scan's skips, and encoding of what is kept."""
+    n_candidates = int(snp_keep.sum())
+    # np.empty does not touch memory: rows never filled cost nothing, and resize() trims them.
+    planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
+    counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
+    kept, filled = [], 0
+    for start, geno in source.iter_blocks(sets.read_index, block_snps):
+        rows = start + np.flatnonzero(snp_keep[start : start + len(geno)])
+        if len(rows) == 0:
+            continue
+        block = geno if len(rows) == len(geno) else geno[rows - start]
+        keep, cnt = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report)
+        scan = block[keep, : sets.n_scan] if not keep.all() else block[:, : sets.n_scan]
+        planes[filled : filled + len(scan)] = encode_block(scan, sets.is_case)
+        counts[filled : filled + len(scan)] = cnt
+        filled += len(scan)
+        kept.append(rows[keep])
+    planes.resize((filled, 3, sets.layout.n_words), refcheck=False)
+    counts.resize((filled, 3, 2), refcheck=False)
+    return planes, counts, np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
+
+
+def _block_verdict(block, kinds, skipped, sets, qc, report) -> tuple[np.ndarray, np.ndarray]:
+    """Which SNPs of a block go into the scan, counting each removal; their genotype counts."""
+    verdict = _snp_verdicts(block, kinds, sets, qc)
+    keep = ~(verdict.geno | verdict.hwe | verdict.maf)
+    report.snps_geno += int(verdict.geno.sum())
+    report.snps_hwe += int(verdict.hwe.sum())
+    report.snps_maf += int(verdict.maf.sum())
+    off_autosome = keep & skipped
+    report.snps_non_autosomal += int(off_autosome.sum())
+    keep &= ~off_autosome
+    cnt = np.zeros((len(block), 3, 2), dtype=np.int64)
+    cnt[keep] = genotype_counts(block[keep, : sets.n_scan], sets.is_case)
+    monomorphic = keep & ((cnt.sum(axis=2) > 0).sum(axis=1) < 2)
+    report.snps_monomorphic += int(monomorphic.sum())
+    keep &= ~monomorphic
+    return keep, cnt[keep]
+
+
+def _snp_verdicts(block: np.ndarray, kinds: np.ndarray, sets: _SampleSets, qc: QCOptions) -> _Verdicts:
+    """--geno, --hwe, --maf decisions for a block of SNPs over the QC sample set."""
+    fail_geno = np.zeros(len(block), bool)
+    if qc.geno is None and qc.hwe is None and not qc.maf:
+        return _Verdicts(fail_geno, fail_geno.copy(), fail_geno.copy())
+    c = _set_counts(block, sets.masks)
+    if qc.geno is not None:
+        fail_geno = call_rate(c, kinds, sets.n_qc, sets.n_male) < (1.0 - qc.geno) * (1 - SMALL_EPSILON)
+    fail_hwe = np.zeros(len(block), bool)
+    if qc.hwe is not None:
+        fail_hwe = ~fail_geno & (hwe_control_p(c, kinds) < qc.hwe * (1 - SMALL_EPSILON))
+    fail_maf = np.zeros(len(block), bool)
+    if qc.maf:  # PLINK applies --maf 0 as "off"
+        fail_maf = ~fail_geno & ~fail_hwe & (founder_maf(c, kinds) < qc.maf * (1 - SMALL_EPSILON))
+    return _Verdicts(fail_geno, fail_hwe, fail_maf)
+
+
+def _set_counts(block: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Genotype counts ``(snps, 3, 7)`` in each sample set (float32 products are exact below 2^24)."""
+    out = np.empty((block.shape[0], 3, masks.shape[1]), dtype=np.int64)
+    for t in range(3):
+        out[:, t, :] = np.rint((block == t).astype(np.float32) @ masks)
+    return out
+
+
+def call_rate(c: np.ndarray, kinds: np.ndarray, n: int, n_male: int) -> np.ndarray:
+    """PLINK's per-SNP genotyping rate: called / samples (Y: called males / males, 0 without males).
+
+    Computed as ``called * (1 / n)``, PLINK's own arithmetic, so that threshold ties agree.
+    """
+    called = c[:, :, _ALL].sum(axis=1).astype(np.float64) * (1.0 / n)
+    called_male = c[:, :, _MALE].sum(axis=1).astype(np.float64) * (1.0 / n_male if n_male else 0.0)
+    return np.where(kinds == CHR_Y, called_male, called)
+
+
+def founder_maf(c: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """PLINK's minor allele frequency from founders' called alleles (0.5 when none is called).
+
+    Diploid chromosomes (MT included: PLINK 1.9 counts MT calls as diploid here) count 2 alleles per
+    call; on X non-males count 2 and males' homozygous calls 1; on Y only males' homozygous calls
+    count, 1 allele each (heterozygous haploid calls count nothing).
+    """
+    f = c[:, :, _FOUNDER]
+    fn, fm = c[:, :, _FOUNDER_NONMALE], c[:, :, _FOUNDER_MALE]
+    total = np.select(
+        [kinds == CHR_X, kinds == CHR_Y],
+        [2 * fn.sum(axis=1) + fm[:, 0] + fm[:, 2], fm[:, 0] + fm[:, 2]],
+        2 * f.sum(axis=1),
+    )
+    a1 = np.select(
+        [kinds == CHR_X, kinds == CHR_Y],
+        [2 * fn[:, 2] + fn[:, 1] + fm[:, 2], fm[:, 2]],
+        2 * f[:, 2] + f[:, 1],
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        freq = np.where(total > 0, a1 / np.maximum(total, 1), 0.5)
+    return np.minimum(freq, 1.0 - freq)
+
+
+def hwe_control_p(c: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """HWE exact p per SNP in founder controls (X: non-male ones); 1 for Y and MT (not tested)."""
+    cols = np.where(kinds == CHR_X, _FOUNDER_CTRL_NONMALE, _FOUNDER_CTRL)
+    g = c[np.arange(len(c)), :, cols]
+    p = hwe_exact_pvalues(g[:, 1], g[:, 0], g[:, 2])
+    return np.where((kinds == CHR_Y) | (kinds == CHR_MT), 1.0, p)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hardy-Weinberg exact test
+
+
+@nb.njit(cache=True)
+def hwe_exact_p(het: int, hom1: int, hom2: int) -> float:
+    """Exact two-sided Hardy-Weinberg test (Wigginton, Cutler & Abecasis, AJHG 2005; not mid-p).
+
+    The p value is the total probability, given the allele counts, of every heterozygote count no
+    more likely than the observed one. Probabilities are taken relative to the most likely count,
+    so nothing overflows; a count as likely as the observed one within 2^-44 (PLINK's tolerance)
+    is a tie and belongs to the tail.
+    """
+    n = het + hom1 + hom2
+    if n == 0:
+        return 1.0
+    rare = 2 * min(hom1, hom2) + het
+    # The most likely het count is near the HWE expectation, with the parity of the rare copies.
+    mode = int(rare * (2 * n - rare) / (2 * n))
+    if (mode - rare) % 2 != 0:
+        mode += 1
+    mode = min(mode, rare)
+    total = 1.0
+    observed = 1.0 if het == mode else 0.0
+    up = _walk(mode, rare, n, 2, het)
+    down = _walk(mode, rare, n, -2, het)
+    total += up[0] + down[0]
+    observed = max(observed, up[1], down[1])
+    limit = observed * (1.0 + SMALL_EPSILON)
+    tail = (1.0 if 1.0 <= limit else 0.0) + _tail(mode, rare, n, 2, limit) + _tail(mode, rare, n, -2, limit)
+    return min(1.0, tail / total)
+
+
+@nb.njit(cache=True)
+def _ratio(h: int, rare: int, n: int, step: int) -> float:
+    """P(h + step) / P(h) for the het count given the rare allele copies (Levene's distribution)."""
+    if step > 0:
+        homr = (rare - h) // 2
+        homc = n - h - homr
+        return 4.0 * homr * homc / ((h + 2.0) * (h + 1.0))
+    homr = (rare - h) // 2 + 1
+    homc = n - h + 1 - ((rare - h) // 2)
+    return h * (h - 1.0) / (4.0 * homr * homc)
+
+
+@nb.njit(cache=True)
+def _walk(mode: int, rare: int, n: int, step: int, het: int):
+    """Sum of relative probabilities from the mode outwards in one direction; also P(het) if met."""
+    total, observed, r, h = 0.0, 0.0, 1.0, mode
+    while (h + step >= 0) and (h + step <= rare):
+        r *= _ratio(h, rare, n, step)
+        h += step
+        if h == het:
+            observed = r
+        if r == 0.0:
+            break
+        total += r
+    return total, observed
+
+
+@nb.njit(cache=True)
+def _tail(mode: int, rare: int, n: int, step: int, limit: float) -> float:
+    total, r, h = 0.0, 1.0, mode
+    while (h + step >= 0) and (h + step <= rare):
+        r *= _ratio(h, rare, n, step)
+        h += step
+        if r == 0.0:
+            break
+        if r <= limit:
+            total += r
+    return total
+
+
+@nb.njit(cache=True)
+def _hwe_many(het, hom1, hom2, out):
+    for k in range(het.shape[0]):
+        out[k] = hwe_exact_p(het[k], hom1[k], hom2[k])
+
+
+def hwe_exact_pvalues(het: np.ndarray, hom1: np.ndarray, hom2: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`hwe_exact_p` over arrays of genotype counts."""
+    het, hom1, hom2 = (np.ascontiguousarray(a, dtype=np.int64) for a in (het, hom1, hom2))
+    out = np.empty(len(het), dtype=np.float64)
+    if len(het):
+        _hwe_many(het, hom1, hom2, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages and the result
+
+
+def _report_snp_filters(qc: QCOptions, report: QCReport, say) -> None:
+    if qc.geno is not None:
+        say(f"--geno {qc.geno:g}: {report.snps_geno} SNP{_s(report.snps_geno)} removed (missing-call rate > {qc.geno:g})")
+    if qc.hwe is not None:
+        say(f"--hwe {qc.hwe:g}: {report.snps_hwe} SNP{_s(report.snps_hwe)} removed "
+            f"(Hardy-Weinberg exact test p < {qc.hwe:g} in founder controls)")
+    if qc.maf:
+        say(f"--maf {qc.maf:g}: {report.snps_maf} SNP{_s(report.snps_maf)} removed "
+            f"(minor allele frequency < {qc.maf:g} in founders)")
+    say(f"{report.snps_non_autosomal} SNP{_s(report.snps_non_autosomal)} on X or Y skipped "
+        "(PLINK 1.9's --fast-epistasis scans autosomes, XY, MT and 0 only)")
+    say(f"{report.snps_monomorphic} monomorphic SNP{_s(report.snps_monomorphic)} skipped "
+        "(fewer than two genotype classes among cases and controls)")
+
+
+def _finish(source, sets, planes, counts, kept, report, say) -> Study:
+    if len(kept) < 2:
+        raise InputError(
+            source.path,
+            f"{'no SNP' if len(kept) == 0 else 'only 1 SNP'} of {report.snps_in} left after QC and the scan's skips; "
+            "an epistasis scan needs at least 2. What was removed: " + "; ".join(report.messages),
+        )
+    samples = source.samples.take(sets.scan_index)
+    say(f"{len(kept)} SNPs and {len(samples)} samples ({sets.layout.n_case} cases, {sets.layout.n_ctrl} controls) "
+        "go into the scan")
+    return Study(source.variants.take(kept), samples, sets.layout, planes, counts, report, source.input_files())
+

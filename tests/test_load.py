@@ -1,0 +1,360 @@
+"""QC and loading (SPEC §2): PLINK 1.9's --mind/--geno/--hwe/--maf/--chr/--extract/--exclude and
+--fast-epistasis's skips, compared with plink1.9 itself; the encoded Study."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from fractions import Fraction
+from math import factorial
+
+import numpy as np
+import pytest
+
+from gboost.encode import decode_planes, genotype_counts
+from gboost.errors import InputError
+from gboost.io.plink_bed import open_bfile
+from gboost.load import hwe_exact_p, hwe_exact_pvalues, load_study, plink_chrom_code
+from gboost.simulate import simulate_study
+from gboost.study import QCOptions
+
+PLINK = shutil.which("plink1.9") or shutil.which("plink")
+needs_plink = pytest.mark.skipif(PLINK is None, reason="plink1.9 is not on PATH (apt-get install plink1.9)")
+
+
+def plink(*args: str, cwd) -> str:
+    proc = subprocess.run([PLINK, *args], cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Hardy-Weinberg exact test
+
+
+def hwe_bruteforce(het: int, hom1: int, hom2: int) -> float:
+    """Exact HWE p by enumerating Levene's distribution with rational arithmetic."""
+    n = het + hom1 + hom2
+    rare = 2 * min(hom1, hom2) + het
+    probs = {}
+    for h in range(rare % 2, rare + 1, 2):
+        r, c = (rare - h) // 2, n - h - (rare - h) // 2
+        if c < 0:
+            continue
+        probs[h] = Fraction(factorial(n) * 2**h * factorial(rare) * factorial(2 * n - rare),
+                            factorial(r) * factorial(h) * factorial(c) * factorial(2 * n))
+    return float(sum(p for p in probs.values() if p <= probs[het]))
+
+
+@pytest.mark.parametrize("counts", [(0, 0, 0), (1, 0, 0), (0, 5, 0), (10, 5, 5), (0, 10, 10), (20, 0, 1),
+                                    (2, 6, 2), (1, 1, 1), (4, 3, 3), (50, 20, 30), (0, 60, 3), (57, 21, 22)])
+def test_hwe_exact_p_equals_enumeration(counts):
+    het, hom1, hom2 = counts
+    expected = 1.0 if sum(counts) == 0 else hwe_bruteforce(het, hom1, hom2)
+    assert hwe_exact_p(het, hom1, hom2) == pytest.approx(expected, rel=1e-12)
+
+
+def test_hwe_exact_p_counts_equally_likely_het_counts_as_tail():
+    # het 2 and het 0 are equally likely for (2, 1, 1)/(0, 2, 2): both in each other's tail.
+    assert hwe_bruteforce(0, 2, 2) == pytest.approx(hwe_exact_p(0, 2, 2))
+    assert hwe_exact_p(1, 0, 0) == 1.0
+
+
+def test_hwe_exact_p_is_symmetric_in_the_homozygotes_and_tiny_far_in_the_tail():
+    assert hwe_exact_p(30, 100, 5) == hwe_exact_p(30, 5, 100)
+    assert 0 <= hwe_exact_p(0, 5000, 5000) < 1e-300
+    assert hwe_exact_pvalues(np.array([10, 0]), np.array([5, 10]), np.array([5, 10])).tolist() == [
+        pytest.approx(hwe_bruteforce(10, 5, 5)), pytest.approx(hwe_bruteforce(0, 10, 10))]
+
+
+@needs_plink
+@pytest.mark.plink
+def test_hwe_exact_p_matches_plink_hardy(tmp_path):
+    sim = simulate_study(300, 400, 400, seed=5, maf_range=(0.01, 0.5))
+    rng = np.random.default_rng(1)
+    g = sim.genotypes
+    drift = rng.random(g.shape) < rng.uniform(0, 0.3, len(g))[:, None]  # push calls to homozygotes
+    g[drift & (g == 1)] = 2 * rng.integers(0, 2, int((drift & (g == 1)).sum()))
+    sim.write(tmp_path / "h")
+    plink("--bfile", str(tmp_path / "h"), "--hardy", "--out", str(tmp_path / "h"), cwd=tmp_path)
+    rows = [line.split() for line in (tmp_path / "h.hwe").read_text().splitlines()[1:]]
+    rows = [r for r in rows if r[2] == "UNAFF"]
+    geno = np.array([[int(x) for x in r[5].split("/")] for r in rows])
+    theirs = np.array([float(r[8]) for r in rows])
+    ours = hwe_exact_pvalues(geno[:, 1], geno[:, 0], geno[:, 2])
+    assert theirs.min() < 1e-15 and (theirs == 1).any(), "the fixture should span the whole range"
+    np.testing.assert_allclose(ours, theirs, rtol=6e-4)  # PLINK prints 4 significant digits
+
+
+# ---------------------------------------------------------------------------------------------
+# Chromosome codes
+
+
+@pytest.mark.parametrize("code, canonical", [("1", "1"), ("chr1", "1"), ("CHR22", "22"), ("01", "1"), ("X", "23"),
+                                             ("x", "23"), ("chrX", "23"), ("Y", "24"), ("XY", "25"), ("chrM", "26"),
+                                             ("MT", "26"), ("26", "26"), ("0", "0"), ("contigA", "contigA")])
+def test_plink_chrom_code(code, canonical):
+    assert plink_chrom_code(code) == canonical
+
+
+# ---------------------------------------------------------------------------------------------
+# A fileset exercising every QC rule, compared with plink1.9
+
+
+@pytest.fixture(scope="module")
+def qc_fileset(tmp_path_factory):
+    """Missing calls varying by SNP and sample, HWE departures (X too), sex chromosomes, XY/MT/0,
+    monomorphic SNPs of every kind, missing phenotypes and non-founders."""
+    tmp = tmp_path_factory.mktemp("qc")
+    chroms = ["1", "2", "0", "X", "Y", "XY", "MT"]
+    sim = simulate_study(700, 160, 150, seed=21, chromosomes=chroms, maf_range=(0.004, 0.5))
+    rng = np.random.default_rng(4)
+    g, chrom = sim.genotypes, sim.variants.chrom
+    g[rng.random(g.shape) < rng.uniform(0, 0.12, len(g))[:, None]] = -1
+    g[:, :8][rng.random((len(g), 8)) < 0.25] = -1  # a few samples with many missing calls
+    auto = np.flatnonzero(np.isin(chrom, ["1", "2"]))
+    g[auto[:6]] = np.where(rng.random((6, g.shape[1])) < 0.5, 0, 2)  # no heterozygotes
+    females = sim.samples.sex == 2
+    x = np.flatnonzero(chrom == "X")[:3]
+    g[np.ix_(x, np.flatnonzero(females))] = np.where(rng.random((3, int(females.sum()))) < 0.5, 0, 2)
+    sim.samples.status[10:25] = 0  # missing phenotypes
+    pheno_missing = np.flatnonzero(sim.samples.status == 0)
+    g[auto[10]] = 0                      # monomorphic
+    g[auto[11]] = 1                      # all heterozygous: one genotype class
+    g[auto[12]] = 2
+    g[auto[12], ::9] = -1                # one class plus missing calls
+    g[auto[13]] = 0
+    g[auto[13], pheno_missing] = 2       # polymorphic only through samples without phenotype
+    g[auto[14]] = 0
+    g[auto[14], 30] = 1                  # a single het: polymorphic
+    g[auto[15]] = -1                     # all missing
+    prefix = str(tmp / "qc")
+    sim.write(prefix)
+    fam = (tmp / "qc.fam").read_text().splitlines()
+    for k in range(30, 45):  # non-founders: their calls do not count in --maf/--hwe
+        t = fam[k].split()
+        t[2] = "someone"
+        fam[k] = " ".join(t)
+    (tmp / "qc.fam").write_text("\n".join(fam) + "\n")
+    snps = sim.variants.snp
+    (tmp / "extract.txt").write_text(" ".join(snps[::2]) + "\n" + "\n".join(snps[1:300:3]) + "\nnot_a_snp\n")
+    (tmp / "exclude.txt").write_text("\n".join(snps[::7]) + "\n")
+    return tmp, prefix
+
+
+QC_CASES = {
+    "none": ([], QCOptions()),
+    "maf": (["--maf", "0.05"], QCOptions(maf=0.05)),
+    "geno": (["--geno", "0.06"], QCOptions(geno=0.06)),
+    "mind": (["--mind", "0.1"], QCOptions(mind=0.1)),
+    "hwe": (["--hwe", "1e-4"], QCOptions(hwe=1e-4)),
+    "all": (["--mind", "0.08", "--geno", "0.07", "--hwe", "1e-3", "--maf", "0.02"],
+            QCOptions(mind=0.08, geno=0.07, hwe=1e-3, maf=0.02)),
+    "chr": (["--chr", "1,XY,26", "--maf", "0.1"], QCOptions(chrom=["1", "XY", "26"], maf=0.1)),
+    "extract-exclude": (["--extract", "extract.txt", "--exclude", "exclude.txt", "--geno", "0.05"],
+                        QCOptions(extract="extract.txt", exclude="exclude.txt", geno=0.05)),
+}
+
+
+def plink_count(log: str, pattern: str) -> int:
+    m = re.search(pattern, log)
+    return int(m.group(1)) if m else 0
+
+
+@needs_plink
+@pytest.mark.plink
+@pytest.mark.parametrize("case", sorted(QC_CASES))
+def test_kept_snps_samples_and_counts_match_plink_fast_epistasis(qc_fileset, case):
+    tmp, prefix = qc_fileset
+    flags, qc = QC_CASES[case]
+    if qc.extract:
+        qc = QCOptions(extract=str(tmp / qc.extract), exclude=str(tmp / qc.exclude), geno=qc.geno)
+    log = plink("--bfile", prefix, *flags, "--fast-epistasis", "boost", "--out", str(tmp / case), cwd=tmp)
+    plink("--bfile", prefix, *flags, "--make-just-fam", "--out", str(tmp / case), cwd=tmp)
+    summary = [line.split()[1] for line in (tmp / f"{case}.epi.cc.summary").read_text().splitlines()[1:]]
+    kept_fam = [line.split() for line in (tmp / f"{case}.fam").read_text().splitlines()]
+    scanned_iids = {t[1] for t in kept_fam if t[5] in ("1", "2")}
+
+    study = load_study(open_bfile(prefix), qc, block_snps=64)
+
+    assert list(study.variants.snp) == summary  # QC and --fast-epistasis's skips, in file order
+    assert set(study.samples.iid) == scanned_iids
+    r = study.qc
+    assert r.samples_mind == plink_count(log, r"(\d+) (?:people|person) removed due to missing genotype data")
+    assert r.snps_geno == plink_count(log, r"(\d+) variants? removed due to missing genotype data")
+    assert r.snps_hwe == plink_count(log, r"--hwe: (\d+) variants? removed")
+    assert r.snps_maf == plink_count(log, r"(\d+) variants? removed due to minor allele threshold")
+    assert r.snps_non_autosomal + r.snps_monomorphic == plink_count(log, r"Skipping (\d+) monomorphic/non-autosomal")
+    passed = plink_count(log, r"(\d+) variants? and \d+ people pass filters and QC")
+    assert r.snps_in - r.snps_chr_filter - r.snps_geno - r.snps_hwe - r.snps_maf == passed
+
+
+@needs_plink
+@pytest.mark.plink
+@pytest.mark.parametrize("flags, qc", [
+    (["--maf", "0.05"], QCOptions(maf=0.05)),
+    (["--geno", "0.05"], QCOptions(geno=0.05)),
+    (["--hwe", "1e-4"], QCOptions(hwe=1e-4)),
+    (["--mind", "0.1"], QCOptions(mind=0.1)),
+])
+def test_qc_alone_matches_plink_write_snplist(qc_fileset, flags, qc):
+    """Before the scan's own skips: PLINK's --write-snplist minus X/Y minus monomorphic SNPs."""
+    tmp, prefix = qc_fileset
+    plink("--bfile", prefix, *flags, "--write-snplist", "--out", str(tmp / "w"), cwd=tmp)
+    theirs = (tmp / "w.snplist").read_text().split()
+    study = load_study(open_bfile(prefix), qc)
+    r = study.qc
+    assert len(theirs) == r.snps_in - r.snps_geno - r.snps_hwe - r.snps_maf
+    assert set(study.variants.snp) <= set(theirs)
+    assert len(theirs) - study.n_snps == r.snps_non_autosomal + r.snps_monomorphic
+
+
+# ---------------------------------------------------------------------------------------------
+# Behaviour that needs no oracle
+
+
+@pytest.fixture
+def study_source():
+    sim = simulate_study(120, 45, 38, seed=8, chromosomes=["1", "2", "X", "XY", "MT"], missing_rate=0.03)
+    sim.genotypes[3] = 1  # one genotype class
+    return sim
+
+
+def test_study_samples_are_cases_and_controls_in_plane_order(study_source):
+    sim = study_source
+    sim.samples.status[[0, 5]] = 0
+    study = load_study(sim.source())
+    assert study.layout.n_case == int((sim.samples.status == 2).sum())
+    assert study.layout.n_ctrl == int((sim.samples.status == 1).sum())
+    status = study.samples.status
+    assert (status[: study.layout.n_ctrl] == 1).all() and (status[study.layout.n_ctrl :] == 2).all()
+    iid_row = {iid: k for k, iid in enumerate(sim.samples.iid)}
+    cols = np.array([iid_row[i] for i in study.samples.iid])
+    assert (np.diff(cols[: study.layout.n_ctrl]) > 0).all()  # file order within each class
+    snp_row = {s: k for k, s in enumerate(sim.variants.snp)}
+    rows = np.array([snp_row[s] for s in study.variants.snp])
+    expected = sim.genotypes[rows][:, cols]
+    geno, is_case = decode_planes(study.planes, study.layout)
+    assert (geno == expected).all()
+    assert (study.counts == genotype_counts(expected, is_case)).all()
+    assert study.source_files == sim.source().input_files()
+
+
+def test_x_and_y_and_monomorphic_snps_are_skipped_but_xy_mt_kept(study_source):
+    sim = study_source
+    study = load_study(sim.source())
+    chrom = sim.variants.chrom
+    assert set(study.variants.chrom) == {"1", "2", "XY", "MT"}
+    assert study.qc.snps_non_autosomal == int((chrom == "X").sum())
+    assert study.qc.snps_monomorphic == 1 and sim.variants.snp[3] not in set(study.variants.snp)
+    assert any("X or Y skipped" in m for m in study.qc.messages)
+
+
+def test_phenotype_missing_samples_count_in_geno_but_not_in_the_scan(study_source):
+    sim = study_source
+    g = sim.genotypes
+    sim.samples.status[:10] = 0
+    g[10] = 0
+    g[10, 20:30] = 1     # scanned samples: polymorphic
+    g[10, :10] = -1      # 10 missing calls, all in samples without phenotype: rate 10/83
+    g[11] = 0
+    g[11, :10] = 2       # polymorphic only through samples without phenotype
+    study = load_study(sim.source(), QCOptions(geno=0.1))
+    kept = set(study.variants.snp)
+    assert sim.variants.snp[10] not in kept and study.qc.snps_geno >= 1
+    assert sim.variants.snp[11] not in kept
+    assert study.n_samples == 73 and study.qc.samples_missing_pheno == 10
+
+
+def test_results_do_not_depend_on_the_block_size_and_blocks_stay_small(study_source):
+    sim = study_source
+    biggest = []
+
+    class Watching:
+        def __init__(self, src):
+            self.src, self.path, self.variants, self.samples = src, src.path, src.variants, src.samples
+
+        def iter_blocks(self, sample_index, block_snps):
+            for start, g in self.src.iter_blocks(sample_index, block_snps):
+                biggest.append(g.shape[0])
+                yield start, g
+
+        def input_files(self):
+            return self.src.input_files()
+
+    qc = QCOptions(maf=0.1, geno=0.05, mind=0.2, hwe=1e-3)
+    small = load_study(Watching(sim.source()), qc, block_snps=7)
+    large = load_study(sim.source(), qc, block_snps=4096)
+    assert max(biggest) == 7
+    assert (small.planes == large.planes).all() and list(small.variants.snp) == list(large.variants.snp)
+    assert small.qc.as_dict() == large.qc.as_dict()
+
+
+def test_log_receives_every_qc_message(study_source):
+    seen = []
+    study = load_study(study_source.source(), QCOptions(maf=0.05, geno=0.1), log=seen.append)
+    assert seen == study.qc.messages
+    assert any(m.startswith("--maf 0.05:") for m in seen) and any(m.startswith("--geno 0.1:") for m in seen)
+
+
+def test_fewer_than_two_snps_left_raises_input_error_naming_the_input(study_source, tmp_path):
+    (tmp_path / "one.txt").write_text("snp1\n")
+    src = study_source.source("study.bed")
+    with pytest.raises(InputError, match="only 1 SNP of 120 left") as err:
+        load_study(src, QCOptions(extract=str(tmp_path / "one.txt")))
+    assert err.value.path == "study.bed"
+    with pytest.raises(InputError, match="no SNP of 120 left"):
+        load_study(src, QCOptions(maf=0.51))
+
+
+def test_split_chromosome_raises_input_error_like_plink(study_source):
+    sim = study_source
+    sim.variants.chrom[5] = "2"  # a chromosome-2 SNP inside chromosome 1: chromosome 1 resumes after it
+    with pytest.raises(InputError, match="SNP snp7 .row 7.: chromosome 1 appears again after other chromosomes"):
+        load_study(sim.source("s.bed"))
+
+
+def test_missing_extract_file_raises_input_error(study_source, tmp_path):
+    with pytest.raises(InputError, match="cannot read the --extract file") as err:
+        load_study(study_source.source(), QCOptions(extract=str(tmp_path / "none.txt")))
+    assert err.value.path == str(tmp_path / "none.txt")
+
+
+def test_mind_ignores_non_males_y_calls():
+    sim = simulate_study(40, 20, 20, seed=2, chromosomes=["1", "Y"])
+    y = sim.variants.chrom == "Y"
+    female = np.flatnonzero(sim.samples.sex == 2)
+    sim.genotypes[np.ix_(y, female)] = -1  # females' Y calls missing, as in real data
+    study = load_study(sim.source(), QCOptions(mind=0.05))
+    assert study.qc.samples_mind == 0
+    sim.samples.sex[female] = 1  # now they are "males" missing all their Y calls
+    assert load_study(sim.source(), QCOptions(mind=0.05)).qc.samples_mind == len(female)
+
+
+def test_hwe_uses_founder_controls_only(study_source):
+    sim = study_source
+    g = sim.genotypes
+    cases = sim.samples.status == 2
+    g[20, cases] = np.where(np.arange(int(cases.sum())) % 2, 0, 2)  # departure in cases only
+    g[20, ~cases] = sim.genotypes[21, ~cases]
+    study = load_study(sim.source(), QCOptions(hwe=1e-3))
+    assert sim.variants.snp[20] in set(study.variants.snp)
+    controls = np.flatnonzero(~cases)
+    g[22, controls] = np.where(np.arange(len(controls)) % 2, 0, 2)  # departure in controls
+    assert sim.variants.snp[22] not in set(load_study(sim.source(), QCOptions(hwe=1e-3)).variants.snp)
+
+
+@needs_plink
+@pytest.mark.plink
+@pytest.mark.parametrize("case", ["none", "all"])
+def test_whole_scan_of_the_qc_fileset_equals_plinks_files(qc_fileset, case):
+    """End to end through `gboost scan`: non-founders, missing phenotypes, sex chromosomes, XY/MT/0."""
+    from gboost.cli import main
+
+    tmp, prefix = qc_fileset
+    flags, _ = QC_CASES[case]
+    out = tmp / f"scan_{case}"
+    assert main(["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "0.01", *flags]) == 0
+    plink("--bfile", prefix, "--fast-epistasis", "boost", "--epi1", "0.01", "--out", str(tmp / f"p_{case}"), *flags, cwd=tmp)
+    assert (out / "pairs.epi.cc").read_text() == (tmp / f"p_{case}.epi.cc").read_text()
+    assert (out / "pairs.epi.cc.summary").read_text() == (tmp / f"p_{case}.epi.cc.summary").read_text()

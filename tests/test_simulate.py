@@ -1,0 +1,194 @@
+"""The simulator: reproducible, planted penetrance visible in the data, valid PLINK output."""
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import shlex
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from gboost import cli_simulate
+from gboost.io.plink_bed import open_bfile
+from gboost.simulate import PlantedPair, hwe_frequencies, pair_factors, simulate_study
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLINK = shutil.which("plink1.9") or shutil.which("plink")
+
+
+def test_same_seed_gives_the_same_study_and_another_seed_does_not():
+    kw = dict(chromosomes=3, missing_rate=0.02, planted=[PlantedPair(1, 50, "xor", 3.0)])
+    a = simulate_study(200, 60, 70, seed=9, **kw)
+    b = simulate_study(200, 60, 70, seed=9, **kw)
+    c = simulate_study(200, 60, 70, seed=10, **kw)
+    assert (a.genotypes == b.genotypes).all()
+    assert (a.samples.status == b.samples.status).all() and (a.samples.sex == b.samples.sex).all()
+    assert (a.variants.bp == b.variants.bp).all() and list(a.variants.a1) == list(b.variants.a1)
+    assert not (a.genotypes == c.genotypes).all()
+
+
+def test_the_missing_rate_masks_calls_without_changing_the_others():
+    full = simulate_study(300, 100, 100, seed=4)
+    holey = simulate_study(300, 100, 100, seed=4, missing_rate=0.05)
+    called = holey.genotypes >= 0
+    assert abs((~called).mean() - 0.05) < 0.005
+    assert (holey.genotypes[called] == full.genotypes[called]).all()
+    assert (full.genotypes >= 0).all()
+
+
+def test_layout_is_realistic():
+    sim = simulate_study(1000, 10, 10, seed=1, chromosomes=5, maf_range=(0.05, 0.5))
+    chrom, bp = sim.variants.chrom, sim.variants.bp
+    assert list(dict.fromkeys(chrom.tolist())) == ["1", "2", "3", "4", "5"]
+    counts = [int((chrom == c).sum()) for c in "12345"]
+    assert counts[0] > counts[4] and sum(counts) == 1000  # proportional to length: chr1 > chr5
+    for c in "12345":
+        pos = bp[chrom == c]
+        assert (np.diff(pos) > 0).all() and pos.min() >= 10_000 and pos.max() < 249_250_621
+    assert ((sim.maf >= 0.05) & (sim.maf <= 0.5)).all()
+    assert (sim.variants.a1 != sim.variants.a2).all()
+    assert len(set(sim.variants.snp)) == 1000
+
+
+@pytest.mark.parametrize("model", ["xor", "additive"])
+@pytest.mark.parametrize("mafs", [(0.5, 0.5), (0.2, 0.35), (0.05, 0.45)])
+def test_pure_models_have_no_marginal_effect_and_the_requested_strength(model, mafs):
+    h = pair_factors(model, 4.0, *mafs)
+    fi, fj = hwe_frequencies(mafs[0]), hwe_frequencies(mafs[1])
+    np.testing.assert_allclose(h @ fj, 1.0, atol=1e-12)  # mean factor at each genotype of SNP i
+    np.testing.assert_allclose(fi @ h, 1.0, atol=1e-12)
+    assert h.max() / h.min() == pytest.approx(4.0)
+    assert h.min() > 0
+
+
+def test_xor_factor_is_high_when_both_or_neither_snp_is_heterozygous():
+    h = pair_factors("xor", 3.0, 0.5, 0.5)
+    assert h[1, 1] > 1 and h[0, 0] > 1 and h[0, 1] < 1 and h[1, 0] < 1
+
+
+def test_threshold_model_has_marginal_effects():
+    h = pair_factors("threshold", 5.0, 0.3, 0.3)
+    assert h.tolist() == [[1, 1, 1], [1, 5, 5], [1, 5, 5]]
+    marginal = h @ hwe_frequencies(0.3)
+    assert marginal[2] > marginal[0]
+
+
+def genotype_table(sim, pair):
+    """Case and control counts (3 x 3 each) of a planted pair's genotypes."""
+    gi, gj = sim.genotypes[pair.snp_i], sim.genotypes[pair.snp_j]
+    out = np.zeros((2, 3, 3))
+    for k, status in enumerate((1, 2)):
+        sel = (sim.samples.status == status) & (gi >= 0) & (gj >= 0)
+        np.add.at(out[k], (gi[sel], gj[sel]), 1)
+    return out
+
+
+def test_planted_penetrance_shows_in_the_case_control_counts():
+    pair = PlantedPair(3, 7, "xor", 4.0, 0.4, 0.4)
+    sim = simulate_study(10, 6000, 6000, seed=3, planted=[pair])
+    ctrl, case = genotype_table(sim, pair)
+    # Retrospective sampling: case/control odds per cell are proportional to P / (1 - P).
+    pen = sim.penetrance(0)
+    odds = pen / (1 - pen)
+    observed = (case / case.sum()) / (ctrl / ctrl.sum())
+    assert np.corrcoef(np.log(observed).ravel(), np.log(odds).ravel())[0, 1] > 0.95
+    np.testing.assert_allclose(observed / observed[1, 1], odds / odds[1, 1], rtol=0.25)
+
+
+def test_pure_epistasis_leaves_single_snps_unassociated_and_threshold_does_not():
+    pure, marg = PlantedPair(0, 1, "xor", 4.0, 0.4, 0.4), PlantedPair(2, 3, "threshold", 4.0, 0.3, 0.3)
+    sim = simulate_study(6, 5000, 5000, seed=12, planted=[pure, marg])
+    for snp, associated in ((0, False), (1, False), (2, True), (3, True)):
+        g, status = sim.genotypes[snp], sim.samples.status
+        freq = [np.bincount(g[status == s], minlength=3) / (status == s).sum() for s in (1, 2)]
+        gap = np.abs(freq[1] - freq[0]).max()
+        assert (gap > 0.05) == associated, (snp, gap)
+
+
+def test_planted_pairs_must_be_disjoint_and_valid():
+    with pytest.raises(ValueError, match="two planted pairs"):
+        simulate_study(10, 5, 5, seed=1, planted=[PlantedPair(0, 1), PlantedPair(1, 2)])
+    with pytest.raises(ValueError, match="outside"):
+        simulate_study(10, 5, 5, seed=1, planted=[PlantedPair(0, 10)])
+    with pytest.raises(ValueError, match="unknown model"):
+        PlantedPair(0, 1, "mystery")
+    with pytest.raises(ValueError, match="strength must be > 1"):
+        PlantedPair(0, 1, "xor", 0.5)
+
+
+def test_written_fileset_reads_back_with_the_same_genotypes(tmp_path):
+    sim = simulate_study(50, 31, 30, seed=6, chromosomes=2, missing_rate=0.1)
+    paths = sim.write(tmp_path / "x")
+    assert [os.path.basename(p) for p in paths] == ["x.bed", "x.bim", "x.fam"]
+    src = open_bfile(str(tmp_path / "x"))
+    geno = np.concatenate([g for _, g in src.iter_blocks(np.arange(61), 16)])
+    assert (geno == sim.genotypes).all()
+    assert os.path.getsize(paths[0]) == 3 + 50 * 16
+
+
+def cli_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    cli_simulate.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_cli_writes_the_fileset_and_describes_the_planted_pair(tmp_path, capsys):
+    args = cli_args("--out", str(tmp_path / "c"), "--snps", "40", "--cases", "20", "--controls", "25",
+                    "--seed", "3", "--missing", "0.01", "--chromosomes", "2", "--plant", "2:30:threshold:3:0.3")
+    assert cli_simulate.run(args) == 0
+    out = capsys.readouterr().out
+    assert "planted pair 1: snp2 (chr 1:" in out and "x snp30 (chr 2:" in out and "model threshold" in out
+    src = open_bfile(str(tmp_path / "c"))
+    assert len(src.variants) == 40 and int((src.samples.status == 2).sum()) == 20
+
+
+@pytest.mark.parametrize("plant, message", [("1:2:xor", "expected I:J:MODEL"), ("0:2:xor:3", "start at 1"),
+                                            ("1:2:nope:3", "unknown model"), ("1:2:xor:x", "could not convert")])
+def test_cli_rejects_malformed_plant_options(plant, message, capsys):
+    with pytest.raises(SystemExit):
+        cli_args("--out", "x", "--snps", "5", "--cases", "2", "--controls", "2", "--seed", "1", "--plant", plant)
+    assert message in capsys.readouterr().err
+
+
+def test_cli_reports_impossible_requests_without_a_traceback(tmp_path, capsys):
+    args = cli_args("--out", str(tmp_path / "c"), "--snps", "5", "--cases", "2", "--controls", "2",
+                    "--seed", "1", "--plant", "1:9:xor:3")
+    assert cli_simulate.run(args) == 2
+    assert "outside 0..4" in capsys.readouterr().err
+
+
+def sample_command() -> list[str]:
+    """The gboost simulate arguments in sample_data/make_sample.sh."""
+    text = open(os.path.join(ROOT, "sample_data", "make_sample.sh")).read()
+    line = " ".join(part.strip().rstrip("\\") for part in text.split("cli_simulate", 1)[1].splitlines() if part.strip())
+    return shlex.split(line.split("#")[0])
+
+
+def test_the_shipped_sample_study_is_what_its_script_makes(tmp_path):
+    argv = sample_command()
+    out = argv.index("--out")
+    argv[out + 1] = str(tmp_path / "sample")
+    assert cli_simulate.run(cli_args(*argv)) == 0
+    for ext in (".bed", ".bim", ".fam"):
+        assert filecmp.cmp(tmp_path / f"sample{ext}", os.path.join(ROOT, "sample_data", f"sample{ext}"), shallow=False), ext
+    sizes = sum(os.path.getsize(os.path.join(ROOT, "sample_data", f"sample{e}")) for e in (".bed", ".bim", ".fam"))
+    assert sizes < 2_000_000
+
+
+@pytest.mark.plink
+@pytest.mark.slow
+@pytest.mark.skipif(PLINK is None, reason="plink1.9 is not on PATH (apt-get install plink1.9)")
+def test_plink_finds_every_planted_pair_of_the_sample_study(tmp_path):
+    prefix = os.path.join(ROOT, "sample_data", "sample")
+    subprocess.run([PLINK, "--bfile", prefix, "--fast-epistasis", "boost", "--out", str(tmp_path / "s")],
+                   check=True, capture_output=True)
+    rows = [line.split() for line in (tmp_path / "s.epi.cc").read_text().splitlines()[1:]]
+    found = {frozenset((r[1], r[3])): float(r[6]) for r in rows}
+    readme = open(os.path.join(ROOT, "sample_data", "README.md")).read()
+    for a, b in (("snp101", "snp1501"), ("snp702", "snp2703"), ("snp1203", "snp2204")):
+        assert a in readme and b in readme
+        assert found[frozenset((a, b))] < 1e-8
+    assert len(rows) < 60  # the null pairs look like chance (about 22 expected at P < 5e-6)
