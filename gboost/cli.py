@@ -6,6 +6,8 @@ stderr naming the file and the problem, and exit code 2.
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
 
 import gboost
@@ -72,14 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
 
-    sim = sub.add_parser("simulate", help="write a simulated case-control study with planted interactions")
-    try:
-        from gboost import cli_simulate
-
-        cli_simulate.add_arguments(sim)
-    except ImportError:  # pragma: no cover - only while the simulator is absent from a checkout
-        pass
+    for name, module, help_text in _SUBCOMMANDS:
+        sp = sub.add_parser(name, help=help_text)
+        importlib.import_module(module).add_arguments(sp)
     return parser
+
+
+# Subcommands that live in their own modules: (name, module with add_arguments/run, help).
+_SUBCOMMANDS = [
+    ("simulate", "gboost.cli_simulate", "write a simulated case-control study with planted interactions"),
+]
+if importlib.util.find_spec("gboost.cli_pathways") is not None:
+    _SUBCOMMANDS.append(("pathways", "gboost.cli_pathways", "group reported pairs by pathway: GraphML and node/edge tables"))
 
 
 def _log(args, msg: str) -> None:
@@ -138,10 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "scan":
             return cmd_scan(args)
-        if args.command == "simulate":
-            from gboost import cli_simulate
-
-            return cli_simulate.run(args)
+        for name, module, _ in _SUBCOMMANDS:
+            if args.command == name:
+                return importlib.import_module(module).run(args)
     except InputError as exc:
         print(f"gboost: error: {exc}", file=sys.stderr)
         return 2
