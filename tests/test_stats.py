@@ -149,3 +149,18 @@ def test_marginal_tests_match_scipy(rng):
         assert chi[k] == pytest.approx(sps.chi2_contingency(alle, correction=False)[0], rel=1e-10)
     s, p, nominal = marginal_tests(counts)
     assert nominal == 2 and p[0] == pytest.approx(sps.chi2.sf(s[0], 2), rel=1e-10)
+
+
+def test_fused_ksa_and_df_equal_the_reference(rng):
+    from gboost.stats.fastksa import ksa_df_lookup
+
+    xlx = xlogx_table(18 * 40)
+    for t in random_tables(rng, 4000, sparse=0.4):
+        if rng.random() < 0.2:
+            t[rng.integers(3)] = 0  # an empty SNP1 class
+        if rng.random() < 0.2:
+            t[:, rng.integers(3)] = 0  # an empty SNP2 class
+        ksa, df = ksa_df_lookup(t, xlx)
+        assert df == plink_df(t)
+        if df:
+            assert ksa == pytest.approx(ksa_stat(t), rel=1e-10, abs=1e-9)

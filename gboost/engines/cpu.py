@@ -13,8 +13,7 @@ import numba as nb
 import numpy as np
 
 from gboost.engines.base import Engine, SummaryPartial, Thresholds, Tile, TileResult
-from gboost.stats.boost import plink_df
-from gboost.stats.fastksa import ksa_lookup, xlogx_table
+from gboost.stats.fastksa import ksa_df_lookup, xlogx_table
 from gboost.stats.table import pair_table, popcount64
 from gboost.study import Study
 
@@ -84,7 +83,6 @@ def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, i0, i1, j0, j1, ksa_o
     for r in nb.prange(ni):
         i = i0 + r
         t = np.zeros((3, 3, 2), dtype=np.int64)
-        scratch = np.zeros(32)
         jstart = i + 1 if i0 == j0 else j0
         for c in range(j1 - j0):
             j = j0 + c
@@ -92,9 +90,9 @@ def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, i0, i1, j0, j1, ksa_o
                 df_out[r, c] = -1  # not a pair of this tile (lower triangle of a diagonal tile)
                 continue
             _count_fused(planes, counts, has_missing, w_ctrl, i, j, t)
-            df = plink_df(t)
+            ksa, df = ksa_df_lookup(t, xlx)
             df_out[r, c] = df
-            ksa_out[r, c] = ksa_lookup(t, xlx, scratch) if df > 0 else 0.0
+            ksa_out[r, c] = ksa
 
 
 @nb.njit(cache=True)
