@@ -54,6 +54,16 @@ def _parse_chr(spec: str | None) -> list[str] | None:
     return out
 
 
+def _parse_part(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--part {text!r}: expected K/N, e.g. 3/10") from None
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"--part {text!r}: need 1 <= K <= N")
+    return k, n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gboost", description="Exhaustive SNP x SNP epistasis scans (BOOST) on GPUs and CPUs.")
     parser.add_argument("--version", action="version", version=f"gboost {gboost.__version__}")
@@ -65,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     g = scan.add_argument_group("scan")
     g.add_argument("--out", required=True, metavar="DIR", help="output directory (pairs.tsv, pairs.epi.cc, ...)")
     g.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier run in DIR")
+    g.add_argument("--resume", action="store_true",
+                   help="continue the interrupted scan checkpointed in DIR (same data and thresholds)")
+    g.add_argument("--part", metavar="K/N", type=_parse_part,
+                   help="scan only the K-th of N equal shares of the pairs (SLURM arrays); join with `gboost merge`")
     g.add_argument("--epi1", type=float, default=5e-6, help="screening/reporting p threshold (default 5e-6, PLINK's for boost)")
     g.add_argument("--epi2", type=float, default=0.01, help="p threshold counted in the .summary's N_SIG (default 0.01)")
     g.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="engine (auto: GPU when CuPy sees one)")
@@ -73,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--tile", type=int, help="tile edge in SNPs (default: chosen by the engine)")
     g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
+
+    merge = sub.add_parser("merge", help="join the outputs of `gboost scan --part k/n` runs into one scan's outputs")
+    merge.add_argument("parts", nargs="+", metavar="DIR", help="output directories of the parts")
+    merge.add_argument("--out", required=True, metavar="DIR")
+    merge.add_argument("--overwrite", action="store_true")
+    merge.add_argument("--quiet", action="store_true")
 
     for name, module, help_text in _SUBCOMMANDS:
         sp = sub.add_parser(name, help=help_text)
@@ -93,24 +113,45 @@ def _log(args, msg: str) -> None:
         print(msg, file=sys.stderr)
 
 
+def _check_out_dir(out, args) -> bool:
+    """Refuse to clobber earlier work; returns True when an interrupted scan is to be resumed."""
+    from gboost.checkpoint import Ledger
+
+    if not out.exists():
+        return False
+    if not out.is_dir():
+        raise InputError(out, "exists and is not a directory")
+    if Ledger.exists(out):
+        if args.resume:
+            return True
+        if not args.overwrite:
+            raise InputError(out, "holds an interrupted scan: use --resume to continue it or --overwrite to start over")
+        return False
+    if any(out.iterdir()) and not args.overwrite:
+        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
+    return False
+
+
 def cmd_scan(args) -> int:
+    from pathlib import Path
+
+    from gboost.checkpoint import Ledger
+    from gboost.engines import make_engine
     from gboost.inputs import open_input
     from gboost.io.results import write_outputs
     from gboost.load import load_study
     from gboost.progress import TextProgress
-    from gboost.scan import ScanParams, run_scan
+    from gboost.scan import ScanParams, finalize, screen
     from gboost.study import QCOptions
-    from pathlib import Path
 
     out = Path(args.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.overwrite:
-        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
+    resume = _check_out_dir(out, args)
     ped = args.ped or (args.file + ".ped" if args.file else None)
     map_file = args.map_file or (args.file + ".map" if args.file else None)
     try:
         params = ScanParams(epi1=args.epi1, epi2=args.epi2, device=args.device, threads=args.threads,
                             tile=args.tile, gpus=[int(x) for x in args.gpus.split(",")] if args.gpus else None,
-                            allelic=args.allelic)
+                            allelic=args.allelic, part=args.part)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if args.threads is not None and args.threads < 1:
@@ -121,20 +162,52 @@ def cmd_scan(args) -> int:
                    exclude=args.exclude, chrom=_parse_chr(args.chrom))
     study = load_study(source, qc, log=(lambda m: _log(args, m)))
     _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
-               f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs")
-    from gboost.engines import make_engine
-
+               f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
+               + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
     try:
         engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
     except RuntimeError as exc:
         raise InputError(None, str(exc)) from None
     _log(args, f"engine: {engine.describe()}")
+    ledger = Ledger(out, study, params, resume=resume)
+    if resume:
+        _log(args, f"resuming the interrupted scan in {out}/")
     bar = TextProgress(n_samples=study.n_samples) if not args.quiet else None
-    result = run_scan(study, params, engine=engine, progress=bar)
-    write_outputs(result, out, overwrite=args.overwrite)
+    try:
+        acc, thr, timings, desc = screen(study, params, engine=engine, progress=bar, checkpoint=ledger)
+    finally:
+        ledger.close()
+    if args.part:
+        from gboost.parts import write_part
+
+        write_part(out, study, params, acc, desc, timings, overwrite=True)
+        _log(args, f"part {args.part[0]}/{args.part[1]}: {acc.pairs_done} pairs, {acc.n_valid} valid tests; "
+                   f"join the parts with `gboost merge DIR... --out DIR`")
+        return 0
+    result = finalize(study, params, acc, thr, desc, timings)
+    write_outputs(result, out, overwrite=True)  # replaces the checkpoint too: the scan is complete
+    _report(args, result, out)
+    return 0
+
+
+def _report(args, result, out) -> None:
     _log(args, f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); "
-               f"{len(result.screened)} pairs passed the screen; {len(result.reported)} with P <= {params.epi1:g}")
+               f"{len(result.screened)} pairs passed the screen; {len(result.reported)} with P <= {result.params.epi1:g}")
     _log(args, f"outputs in {out}/ ({result.timings['total']:.2f} s)")
+
+
+def cmd_merge(args) -> int:
+    from pathlib import Path
+
+    from gboost.io.results import write_outputs
+    from gboost.parts import merge_parts
+
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()) and not args.overwrite:
+        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
+    result = merge_parts(args.parts)
+    write_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
+    _report(args, result, out)
     return 0
 
 
@@ -144,17 +217,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "scan":
             return cmd_scan(args)
+        if args.command == "merge":
+            return cmd_merge(args)
         for name, module, _ in _SUBCOMMANDS:
             if args.command == name:
                 return importlib.import_module(module).run(args)
     except InputError as exc:
         print(f"gboost: error: {exc}", file=sys.stderr)
         return 2
-    except ScanCancelled:
-        print("gboost: cancelled; nothing written", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("\ngboost: interrupted; nothing written", file=sys.stderr)
+    except (ScanCancelled, KeyboardInterrupt):
+        print("\ngboost: interrupted; finished tiles are checkpointed: rerun with --resume to continue",
+              file=sys.stderr)
         return 130
     except OSError as exc:  # disk full, permission denied: name the file, no traceback
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""

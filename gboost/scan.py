@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from gboost.engines.base import Engine, Thresholds, Tile
+from gboost.engines.base import Engine, Thresholds, Tile, TileResult
 from gboost.errors import ScanCancelled
 from gboost.stats.exact import exact_tests
 from gboost.stats.marginal import marginal_tests
@@ -29,6 +29,7 @@ class ScanParams:
     tile: int | None = None
     gpus: list[int] | None = None
     allelic: bool = False  # marginal test: BOOST's 2-df LR (default) or PLINK's 1-df allelic chi2
+    part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of the triangle (--part k/n)
 
     def __post_init__(self):
         for name in ("epi1", "epi2"):
@@ -144,74 +145,194 @@ class ScanResult:
         return 0.05 / self.n_valid if self.n_valid else float("nan")
 
 
-def plan_tiles(p: int, tile: int) -> list[Tile]:
-    """Upper-triangle tiles of edge ``tile``, row-major (i0 ascending, then j0)."""
-    starts = list(range(0, p, tile))
+def part_rows(p: int, k: int, n: int) -> tuple[int, int]:
+    """SNP1 rows [a, b) of part k (1-based) of n, balanced by pair count (not by rows).
+
+    Row i holds p - 1 - i pairs, so early rows are heavier; boundaries are where the cumulative
+    pair count crosses k/n of the total (PLINK's --parallel splits the same way).
+    """
+    if not 1 <= k <= n:
+        raise ValueError(f"--part {k}/{n}: need 1 <= k <= n")
+    total = p * (p - 1) // 2
+    cum = np.concatenate([[0], np.cumsum(np.arange(p - 1, -1, -1, dtype=np.int64))])  # pairs before row i
+
+    def boundary(m: int) -> int:
+        return int(np.searchsorted(cum, -(-m * total // n), side="left")) if m < n else p
+
+    return (0 if k == 1 else boundary(k - 1)), boundary(k)
+
+
+def plan_tiles(p: int, tile: int, rows: tuple[int, int] | None = None) -> list[Tile]:
+    """Tiles of edge ``tile`` over SNP1 rows ``rows`` (default all), row block by row block.
+
+    Column blocks start at each row block's first SNP, so every tile has j0 >= i0 and only the
+    first tile of a row block is diagonal.
+    """
+    r0, r1 = rows if rows is not None else (0, p)
     out = []
-    for a in starts:
-        for b in starts:
-            if b >= a:
-                out.append(Tile(len(out), a, min(a + tile, p), b, min(b + tile, p)))
+    for a in range(r0, r1, tile):
+        a1 = min(a + tile, r1)
+        for b in range(a, p, tile):
+            t = Tile(len(out), a, a1, b, min(b + tile, p))
+            if t.n_pairs:
+                out.append(t)
     return out
+
+
+@dataclass
+class Accumulator:
+    """What the screen has produced so far: survivors, per-SNP summary partials, counts.
+
+    Everything merges order-independently, so tiles may finish in any order, come back from a
+    checkpoint, another GPU, a Dask worker or another --part, and give the same result.
+    """
+
+    p: int
+    summary: Summary = None
+    surv_i: list = field(default_factory=list)
+    surv_j: list = field(default_factory=list)
+    surv_ksa: list = field(default_factory=list)
+    surv_tables: list = field(default_factory=list)
+    n_valid: int = 0
+    pairs_done: int = 0
+    tiles_done: set = field(default_factory=set)
+
+    def __post_init__(self):
+        if self.summary is None:
+            self.summary = Summary.empty(self.p)
+
+    def add(self, res: TileResult) -> None:
+        for part in (res.rows, res.cols):
+            self.summary.merge(part.start, part.n_sig, part.n_tot, part.best, part.best_partner)
+        self.surv_i.append(res.surv_i)
+        self.surv_j.append(res.surv_j)
+        self.surv_ksa.append(res.surv_ksa)
+        self.surv_tables.append(res.surv_tables)
+        self.n_valid += res.n_valid
+        self.pairs_done += res.tile.n_pairs
+        self.tiles_done.add(res.tile.index)
+
+    def absorb(self, other: "Accumulator") -> None:
+        """Merge another accumulator over the same SNPs (another --part, another worker)."""
+        s = other.summary
+        self.summary.merge(0, s.n_sig, s.n_tot, s.best, s.best_partner)
+        for name in ("surv_i", "surv_j", "surv_ksa", "surv_tables"):
+            getattr(self, name).extend(getattr(other, name))
+        self.n_valid += other.n_valid
+        self.pairs_done += other.pairs_done
+
+    def survivors(self):
+        i = np.concatenate(self.surv_i) if self.surv_i else np.zeros(0, np.int64)
+        j = np.concatenate(self.surv_j) if self.surv_j else np.zeros(0, np.int64)
+        ksa = np.concatenate(self.surv_ksa) if self.surv_ksa else np.zeros(0)
+        tab = np.concatenate(self.surv_tables) if self.surv_tables else np.zeros((0, 3, 3, 2), np.int64)
+        return i, j, ksa, tab
+
+    def to_arrays(self) -> dict:
+        """Plain arrays (for a part file or a checkpoint); inverse of :meth:`from_arrays`."""
+        i, j, ksa, tab = self.survivors()
+        s = self.summary
+        return {"p": np.int64(self.p), "n_valid": np.int64(self.n_valid), "pairs_done": np.int64(self.pairs_done),
+                "n_sig": s.n_sig, "n_tot": s.n_tot, "best": s.best, "best_partner": s.best_partner,
+                "surv_i": i, "surv_j": j, "surv_ksa": ksa, "surv_tables": tab}
+
+    @classmethod
+    def from_arrays(cls, d) -> "Accumulator":
+        acc = cls(int(d["p"]), Summary(np.array(d["n_sig"]), np.array(d["n_tot"]), np.array(d["best"]),
+                                       np.array(d["best_partner"])))
+        acc.surv_i, acc.surv_j = [np.array(d["surv_i"])], [np.array(d["surv_j"])]
+        acc.surv_ksa, acc.surv_tables = [np.array(d["surv_ksa"])], [np.array(d["surv_tables"])]
+        acc.n_valid, acc.pairs_done = int(d["n_valid"]), int(d["pairs_done"])
+        return acc
 
 
 def run_scan(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
              progress: Callable[[Progress], None] | None = None,
-             cancel: Callable[[], bool] | None = None) -> ScanResult:
-    """Scan every pair of ``study``; raise :class:`ScanCancelled` if ``cancel()`` turns true."""
+             cancel: Callable[[], bool] | None = None, checkpoint=None) -> ScanResult:
+    """Scan every pair of ``study`` (or of ``params.part``); raise :class:`ScanCancelled` if
+    ``cancel()`` turns true between tiles.
+
+    ``checkpoint`` (a :class:`gboost.checkpoint.Ledger`) replays the tiles an interrupted run
+    finished and records each new tile as it completes.
+    """
+    acc, thr, timings, engine_desc = screen(study, params, engine=engine, progress=progress, cancel=cancel,
+                                            checkpoint=checkpoint)
+    return finalize(study, params or ScanParams(), acc, thr, engine_desc, timings)
+
+
+def scan_thresholds(params: ScanParams) -> Thresholds:
+    return Thresholds(*screen_and_summary_thresholds(params.epi1, params.epi2))
+
+
+def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
+           progress=None, cancel=None, checkpoint=None):
+    """The screen alone: tiles -> :class:`Accumulator` (used by run_scan, --part and workers)."""
     from gboost.engines import make_engine
 
     params = params or ScanParams()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     engine = engine or make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
-    thr = Thresholds(*screen_and_summary_thresholds(params.epi1, params.epi2))
+    thr = scan_thresholds(params)
     engine.prepare(study, thr)
     timings["prepare"] = time.perf_counter() - t0
 
     p = study.n_snps
-    tiles = plan_tiles(p, engine.tile_snps())
-    total_pairs = p * (p - 1) // 2
-    summary = Summary.empty(p)
-    parts_i, parts_j, parts_ksa, parts_tab = [], [], [], []
-    n_valid = 0
-    done = 0
+    tile = checkpoint.tile if checkpoint is not None and checkpoint.tile else engine.tile_snps()
+    rows = part_rows(p, *params.part) if params.part else None
+    tiles = plan_tiles(p, tile, rows)
+    total_pairs = sum(t.n_pairs for t in tiles)
+    acc = Accumulator(p)
+    if checkpoint is not None:
+        checkpoint.start(tile=tile, tiles=len(tiles))
+        for res in checkpoint.replay():
+            acc.add(res)
+    todo = [t for t in tiles if t.index not in acc.tiles_done]
     t1 = time.perf_counter()
-    for tile in tiles:
-        if cancel is not None and cancel():
-            raise ScanCancelled()
-        res = engine.run_tile(tile)
-        for part in (res.rows, res.cols):
-            summary.merge(part.start, part.n_sig, part.n_tot, part.best, part.best_partner)
-        parts_i.append(res.surv_i)
-        parts_j.append(res.surv_j)
-        parts_ksa.append(res.surv_ksa)
-        parts_tab.append(res.surv_tables)
-        n_valid += res.n_valid
-        done += tile.n_pairs
-        if progress is not None:
-            progress(Progress(tile.index + 1, len(tiles), done, total_pairs, time.perf_counter() - t1))
-    timings["screen"] = time.perf_counter() - t1
-    engine.close()
+    cancelled = False
 
+    def should_stop() -> bool:
+        nonlocal cancelled
+        cancelled = cancelled or (cancel is not None and bool(cancel()))
+        return cancelled
+
+    try:
+        for res in engine.run_tiles(todo, should_stop):
+            acc.add(res)
+            if checkpoint is not None:
+                checkpoint.record(res)
+            if progress is not None:
+                progress(Progress(len(acc.tiles_done), len(tiles), acc.pairs_done, total_pairs, time.perf_counter() - t1))
+    finally:
+        if checkpoint is not None:
+            checkpoint.flush()
+        engine.close()
+    if cancelled or len(acc.tiles_done) < len(tiles):
+        raise ScanCancelled()
+    timings["screen"] = time.perf_counter() - t1
+    return acc, thr, timings, (engine.name, engine.describe())
+
+
+def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds, engine_desc: tuple[str, str],
+             timings: dict | None = None) -> ScanResult:
+    """Exact tests of the survivors, the summary completed, marginal tests: the ScanResult."""
+    timings = dict(timings or {})
     t2 = time.perf_counter()
-    screened = _exact(parts_i, parts_j, parts_ksa, parts_tab)
+    i, j, ksa, tab = acc.survivors()
+    screened = _exact(i, j, ksa, tab)
+    summary = Summary(acc.summary.n_sig.copy(), acc.summary.n_tot.copy(), acc.summary.best.copy(),
+                      acc.summary.best_partner.copy())
     _fold_survivors(summary, screened, thr)
     timings["exact"] = time.perf_counter() - t2
-
     t3 = time.perf_counter()
     mstat, mp, mdf = marginal_tests(study.counts, allelic=params.allelic)
     timings["marginal"] = time.perf_counter() - t3
-    timings["total"] = time.perf_counter() - t0
-    return ScanResult(study, params, engine.name, engine.describe(), screened, summary, mstat, mp, mdf,
-                      n_valid, thr, timings)
+    timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
+    return ScanResult(study, params, engine_desc[0], engine_desc[1], screened, summary, mstat, mp, mdf,
+                      acc.n_valid, thr, timings)
 
 
-def _exact(parts_i, parts_j, parts_ksa, parts_tab) -> Pairs:
-    i = np.concatenate(parts_i) if parts_i else np.zeros(0, np.int64)
-    j = np.concatenate(parts_j) if parts_j else np.zeros(0, np.int64)
-    ksa = np.concatenate(parts_ksa) if parts_ksa else np.zeros(0)
-    tab = np.concatenate(parts_tab) if parts_tab else np.zeros((0, 3, 3, 2), np.int64)
+def _exact(i, j, ksa, tab) -> Pairs:
     order = np.lexsort((j, i))
     i, j, ksa, tab = i[order], j[order], ksa[order], tab[order]
     stat, df, pval, conv = exact_tests(tab)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -19,7 +20,12 @@ from gboost.study import Study
 
 @dataclass(frozen=True)
 class Tile:
-    """SNPs [i0, i1) x [j0, j1) of the triangle; on a diagonal tile (i0 == j0) only i < j."""
+    """SNPs [i0, i1) x [j0, j1) of the triangle; only pairs with i < j belong to it.
+
+    Tiles are planned with j0 >= i0; a tile whose column range overlaps its row range is
+    "diagonal" and its pairs with j <= i are skipped (row ranges may be clipped by --part, so a
+    diagonal tile need not be square).
+    """
 
     index: int
     i0: int
@@ -29,12 +35,14 @@ class Tile:
 
     @property
     def diagonal(self) -> bool:
-        return self.i0 == self.j0
+        return self.j0 < self.i1
 
     @property
     def n_pairs(self) -> int:
-        ni, nj = self.i1 - self.i0, self.j1 - self.j0
-        return ni * (ni - 1) // 2 if self.diagonal else ni * nj
+        if not self.diagonal:
+            return (self.i1 - self.i0) * (self.j1 - self.j0)
+        # sum over rows i of max(0, j1 - max(j0, i + 1))
+        return sum(max(0, self.j1 - max(self.j0, i + 1)) for i in range(self.i0, self.i1))
 
 
 @dataclass
@@ -88,6 +96,16 @@ class Engine(ABC):
     @abstractmethod
     def run_tile(self, tile: Tile) -> TileResult:
         """Screen one tile."""
+
+    def run_tiles(self, tiles: list[Tile], cancel=None) -> Iterator[TileResult]:
+        """Screen tiles, yielding results as they finish (any order); stop when ``cancel()``.
+
+        Engines with several devices override this to keep them all busy from one queue.
+        """
+        for tile in tiles:
+            if cancel is not None and cancel():
+                return
+            yield self.run_tile(tile)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Free device memory / threads."""

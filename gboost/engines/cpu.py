@@ -83,11 +83,11 @@ def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, i0, i1, j0, j1, ksa_o
     for r in nb.prange(ni):
         i = i0 + r
         t = np.zeros((3, 3, 2), dtype=np.int64)
-        jstart = i + 1 if i0 == j0 else j0
+        jstart = max(j0, i + 1)
         for c in range(j1 - j0):
             j = j0 + c
             if j < jstart:
-                df_out[r, c] = -1  # not a pair of this tile (lower triangle of a diagonal tile)
+                df_out[r, c] = -1  # j <= i: not a pair (lower triangle of a diagonal tile)
                 continue
             _count_fused(planes, counts, has_missing, w_ctrl, i, j, t)
             ksa, df = ksa_df_lookup(t, xlx)

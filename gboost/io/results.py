@@ -189,28 +189,23 @@ def _json_default(o):
     return str(o)
 
 
-def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None) -> Path:
-    """Write every output of SPEC §5 into ``out_dir``, all or nothing.
-
-    Files are rendered in memory, written into a staging directory beside ``out_dir`` and the
-    directory is swapped in by rename, so a crash or a full disk never leaves half-written files
-    and a previous run's outputs stay intact until the new ones are complete.
-    """
+def atomic_directory(out_dir: str | os.PathLike, fill, *, overwrite: bool = False) -> Path:
+    """Create ``out_dir`` all or nothing: ``fill(staging)`` writes into a staging directory beside
+    it, which is then swapped in by rename, so a crash or a full disk never leaves half-written
+    files and a previous run's outputs stay intact until the new ones are complete."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(out, "exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
-    texts = render_outputs(result, extra)
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
     try:
-        for name, text in texts.items():
-            with open(staging / name, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
+        fill(staging)
+        for f in staging.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
         old = None
         if out.exists():
             old = parent / f".{out.name}.old-{os.getpid()}"
@@ -222,3 +217,15 @@ def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out
+
+
+def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None) -> Path:
+    """Write every output of SPEC §5 into ``out_dir``, all or nothing (see atomic_directory)."""
+    texts = render_outputs(result, extra)
+
+    def fill(staging: Path) -> None:
+        for name, text in texts.items():
+            with open(staging / name, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+
+    return atomic_directory(out_dir, fill, overwrite=overwrite)

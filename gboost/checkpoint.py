@@ -1,0 +1,142 @@
+"""Per-tile checkpoints of a long scan, so that --resume continues after kill -9, a power cut or
+Cancel and ends with outputs identical to an uninterrupted run.
+
+The ledger is one append-only file in the output directory. Each finished tile is a framed record
+(magic, tile index, payload length, CRC-32, then the tile's survivors and summary partials as an
+uncompressed .npz); a record cut short by a crash fails its length or CRC check and is dropped on
+replay, and the file is truncated back to the last good record. ``checkpoint.json`` beside it pins
+what the ledger belongs to (study shape, SNP IDs, thresholds, tile size, part); resuming with
+anything else is refused rather than silently mixing two scans.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import struct
+import time
+import zlib
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from gboost.engines.base import SummaryPartial, Tile, TileResult
+from gboost.errors import InputError
+
+LEDGER = "checkpoint.ledger"
+MANIFEST = "checkpoint.json"
+_HEAD = struct.Struct("<4sIQI")  # magic, tile index, payload bytes, crc32 of payload
+_MAGIC = b"GBT1"
+
+
+def _fingerprint(study, params) -> dict:
+    ids = hashlib.sha256("\n".join(map(str, study.variants.snp)).encode()).hexdigest()
+    return {"snps": int(study.n_snps), "cases": int(study.layout.n_case), "controls": int(study.layout.n_ctrl),
+            "snp_ids_sha256": ids, "epi1": params.epi1, "epi2": params.epi2,
+            "part": list(params.part) if params.part else None}
+
+
+def _encode(res: TileResult) -> bytes:
+    t = res.tile
+    buf = io.BytesIO()
+    np.savez(buf, tile=np.array([t.index, t.i0, t.i1, t.j0, t.j1], np.int64), n_valid=np.int64(res.n_valid),
+             surv_i=res.surv_i, surv_j=res.surv_j, surv_ksa=res.surv_ksa, surv_tables=res.surv_tables,
+             **{f"{side}_{f}": getattr(part, f) for side, part in (("r", res.rows), ("c", res.cols))
+                for f in ("n_sig", "n_tot", "best", "best_partner")},
+             starts=np.array([res.rows.start, res.cols.start], np.int64))
+    return buf.getvalue()
+
+
+def _decode(payload: bytes) -> TileResult:
+    d = np.load(io.BytesIO(payload))
+    idx, i0, i1, j0, j1 = (int(x) for x in d["tile"])
+    parts = [SummaryPartial(int(d["starts"][k]), d[f"{side}_n_sig"], d[f"{side}_n_tot"], d[f"{side}_best"],
+                            d[f"{side}_best_partner"]) for k, side in enumerate(("r", "c"))]
+    return TileResult(Tile(idx, i0, i1, j0, j1), d["surv_i"], d["surv_j"], d["surv_ksa"], d["surv_tables"],
+                      int(d["n_valid"]), parts[0], parts[1])
+
+
+class Ledger:
+    """Checkpoint of one scan in ``directory``; see the module docstring.
+
+    ``resume=False`` starts a new ledger (an old one is discarded); ``resume=True`` keeps the tiles
+    of a matching interrupted run. ``sync_every`` bounds how much finished work a power cut can
+    lose (fsync at most that often; records are framed, so a torn write is never mistaken for
+    data).
+    """
+
+    def __init__(self, directory: str | os.PathLike, study, params, *, resume: bool, sync_every: float = 2.0):
+        self.dir = Path(directory)
+        self.fingerprint = _fingerprint(study, params)
+        self.sync_every = sync_every
+        self.tile: int | None = None
+        self._fh = None
+        self._last_sync = 0.0
+        self._good_bytes = 0
+        manifest = self.dir / MANIFEST
+        if resume and manifest.exists():
+            saved = json.loads(manifest.read_text())
+            if saved.get("fingerprint") != self.fingerprint:
+                raise InputError(self.dir, "the interrupted scan here was of other data or other thresholds "
+                                 "(epi1/epi2/part); use --overwrite to start a new scan")
+            self.tile = int(saved["tile"])
+        elif not resume:
+            for name in (LEDGER, MANIFEST):
+                (self.dir / name).unlink(missing_ok=True)
+
+    @staticmethod
+    def exists(directory: str | os.PathLike) -> bool:
+        return (Path(directory) / MANIFEST).exists()
+
+    def start(self, *, tile: int, tiles: int) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.tile = tile
+        tmp = self.dir / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps({"fingerprint": self.fingerprint, "tile": tile, "tiles": tiles}, indent=1))
+        os.replace(tmp, self.dir / MANIFEST)
+
+    def replay(self) -> Iterator[TileResult]:
+        """Tiles already finished, in file order; a torn trailing record is dropped."""
+        path = self.dir / LEDGER
+        good = 0
+        if path.exists():
+            data = path.read_bytes()
+            pos = 0
+            while pos + _HEAD.size <= len(data):
+                magic, _, size, crc = _HEAD.unpack_from(data, pos)
+                payload = data[pos + _HEAD.size: pos + _HEAD.size + size]
+                if magic != _MAGIC or len(payload) != size or zlib.crc32(payload) != crc:
+                    break
+                yield _decode(payload)
+                pos += _HEAD.size + size
+                good = pos
+        self._good_bytes = good
+        self._open()
+
+    def _open(self) -> None:
+        if self._fh is None:
+            self._fh = open(self.dir / LEDGER, "ab")
+            self._fh.truncate(self._good_bytes)  # drop a torn tail before appending
+            self._fh.seek(self._good_bytes)
+
+    def record(self, res: TileResult) -> None:
+        self._open()
+        payload = _encode(res)
+        self._fh.write(_HEAD.pack(_MAGIC, res.tile.index, len(payload), zlib.crc32(payload)) + payload)
+        now = time.monotonic()
+        if now - self._last_sync >= self.sync_every:
+            self.flush()
+            self._last_sync = now
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self.flush()
+            self._fh.close()
+            self._fh = None

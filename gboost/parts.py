@@ -1,0 +1,110 @@
+"""--part k/n and `gboost merge`: one scan split over many jobs (SLURM arrays), joined exactly.
+
+A part screens the SNP1 rows of its share of the triangle (balanced by pair count) and writes
+``part.npz``: its :class:`gboost.scan.Accumulator` (survivors with their tables, per-SNP summary
+partials, valid-test count) and the study's metadata (SNPs, genotype counts, class sizes, QC).
+``merge`` checks that the parts belong to one scan and cover it exactly once, absorbs them (every
+piece merges order-independently) and finalizes as a single run would: same pairs, summary,
+marginal tests and counts.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from gboost.encode import ClassLayout
+from gboost.errors import InputError
+from gboost.scan import Accumulator, ScanParams, finalize, scan_thresholds
+from gboost.study import QCReport, SampleTable, Study, VariantTable
+
+PART_FILE = "part.npz"
+_VARIANT_FIELDS = ("chrom", "snp", "cm", "bp", "a1", "a2")
+
+
+def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, acc: Accumulator, engine_desc,
+               timings: dict, *, overwrite: bool = False) -> Path:
+    """Write one part's state atomically (``part.npz`` + ``run.json``) into ``out_dir``."""
+    from gboost.io.results import atomic_directory
+
+    arrays = acc.to_arrays()
+    for f in _VARIANT_FIELDS:
+        col = np.asarray(getattr(study.variants, f))
+        arrays[f"var_{f}"] = col if f in ("cm", "bp") else col.astype(str)
+    arrays["counts"] = study.counts
+    arrays["layout"] = np.array([study.layout.n_ctrl, study.layout.n_case], np.int64)
+    arrays["snp_col_width"] = np.int64(study.snp_id_width)
+    meta = {"part": list(params.part), "params": {k: v for k, v in params.__dict__.items() if k != "part"},
+            "engine": engine_desc[0], "device": engine_desc[1], "qc": study.qc.as_dict(),
+            "source_files": list(study.source_files), "timings_s": timings}
+    arrays["meta"] = np.array(json.dumps(meta))
+
+    def fill(staging: Path) -> None:
+        with open(staging / PART_FILE, "wb") as f:
+            np.savez(f, **arrays)
+        (staging / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+
+    return atomic_directory(out_dir, fill, overwrite=overwrite)
+
+
+def _load(path: Path):
+    f = path / PART_FILE
+    if not f.exists():
+        raise InputError(path, f"no {PART_FILE} here: not the output of `gboost scan --part k/n`")
+    try:
+        d = dict(np.load(f, allow_pickle=False))
+        meta = json.loads(str(d["meta"]))
+    except Exception as exc:  # a truncated or foreign file
+        raise InputError(f, f"unreadable part file ({exc})") from None
+    return d, meta
+
+
+def merge_parts(dirs: list[str | os.PathLike]):
+    """Join part directories into the ScanResult a single run gives."""
+    if not dirs:
+        raise InputError(None, "merge needs at least one part directory")
+    loaded = [(Path(p), *_load(Path(p))) for p in dirs]
+    first_path, d0, m0 = loaded[0]
+    n = m0["part"][1]
+    seen = {}
+    for path, d, meta in loaded:
+        if meta["part"][1] != n or _science(meta["params"]) != _science(m0["params"]):
+            raise InputError(path, f"part of a different scan than {first_path} (parts or parameters differ)")
+        if not (np.array_equal(d["var_snp"], d0["var_snp"]) and np.array_equal(d["counts"], d0["counts"])):
+            raise InputError(path, f"part of a scan of other data than {first_path}")
+        k = meta["part"][0]
+        if k in seen:
+            raise InputError(path, f"part {k}/{n} given twice (also {seen[k]})")
+        seen[k] = path
+    missing = sorted(set(range(1, n + 1)) - set(seen))
+    if missing:
+        raise InputError(None, f"parts {', '.join(f'{k}/{n}' for k in missing)} are missing")
+    acc = Accumulator.from_arrays(d0)
+    for _, d, _ in loaded[1:]:
+        acc.absorb(Accumulator.from_arrays(d))
+    study = _study_from_part(d0, m0)
+    params = ScanParams(**_science(m0["params"]))
+    engines = sorted({(meta["engine"], meta["device"]) for _, _, meta in loaded})
+    desc = (engines[0][0], "; ".join(dev for _, dev in engines)) if len(engines) > 1 else engines[0]
+    timings = {"screen": sum(meta["timings_s"].get("screen", 0.0) for _, _, meta in loaded)}
+    return finalize(study, params, acc, scan_thresholds(params), desc, timings)
+
+
+def _science(params: dict) -> dict:
+    """The parameters that change results (engine, threads and tile size do not)."""
+    return {k: params.get(k) for k in ("epi1", "epi2", "allelic")}
+
+
+def _study_from_part(d, meta) -> Study:
+    """A Study carrying everything the writers need (no genotype planes)."""
+    variants = VariantTable(*(d[f"var_{f}"].astype(object) if f not in ("cm", "bp") else d[f"var_{f}"]
+                              for f in _VARIANT_FIELDS))
+    n_ctrl, n_case = (int(x) for x in d["layout"])
+    empty = np.zeros(0, dtype=object)
+    samples = SampleTable(empty, empty, np.zeros(0, np.int8), np.zeros(0, np.int8))
+    qc = QCReport(**{k: v for k, v in meta["qc"].items()})
+    p = len(variants)
+    return Study(variants, samples, ClassLayout(n_ctrl, n_case), np.zeros((p, 3, 0), np.uint64), d["counts"], qc,
+                 list(meta["source_files"]), int(d["snp_col_width"]))
