@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="engine (auto: GPU when CuPy sees one)")
     g.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
     g.add_argument("--gpus", help="GPU ids to use, e.g. 0,1 (default: all)")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="run tiles on a Dask cluster: scheduler address (tcp://host:8786) or local:N for N local workers")
     g.add_argument("--tile", type=int, help="tile edge in SNPs (default: chosen by the engine)")
     g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
@@ -151,7 +153,7 @@ def cmd_scan(args) -> int:
     try:
         params = ScanParams(epi1=args.epi1, epi2=args.epi2, device=args.device, threads=args.threads,
                             tile=args.tile, gpus=[int(x) for x in args.gpus.split(",")] if args.gpus else None,
-                            allelic=args.allelic, part=args.part)
+                            allelic=args.allelic, part=args.part, dask=args.dask)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if args.threads is not None and args.threads < 1:
@@ -165,7 +167,8 @@ def cmd_scan(args) -> int:
                f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
                + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
     try:
-        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus,
+                             dask=params.dask)
     except RuntimeError as exc:
         raise InputError(None, str(exc)) from None
     _log(args, f"engine: {engine.describe()}")

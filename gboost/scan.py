@@ -28,6 +28,7 @@ class ScanParams:
     threads: int | None = None
     tile: int | None = None
     gpus: list[int] | None = None
+    dask: str | None = None  # scheduler address or 'local:N': tiles run as Dask tasks
     allelic: bool = False  # marginal test: BOOST's 2-df LR (default) or PLINK's 1-df allelic chi2
     part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of the triangle (--part k/n)
 
@@ -202,6 +203,8 @@ class Accumulator:
             self.summary = Summary.empty(self.p)
 
     def add(self, res: TileResult) -> None:
+        if res.tile.index in self.tiles_done:  # a tile computed twice (a rerun task) counts once
+            return
         for part in (res.rows, res.cols):
             self.summary.merge(part.start, part.n_sig, part.n_tot, part.best, part.best_partner)
         self.surv_i.append(res.surv_i)
@@ -272,7 +275,8 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
     params = params or ScanParams()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    engine = engine or make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+    engine = engine or make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus,
+                                  dask=params.dask)
     thr = scan_thresholds(params)
     engine.prepare(study, thr)
     timings["prepare"] = time.perf_counter() - t0

@@ -22,8 +22,13 @@ def gpu_available() -> tuple[bool, str]:
 
 
 def make_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None,
-                gpus: list[int] | None = None) -> Engine:
-    """``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one, else CPU)."""
+                gpus: list[int] | None = None, dask: str | None = None) -> Engine:
+    """``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one, else CPU); with ``dask`` (an
+    address or 'local:N') tiles run on a Dask cluster, each worker using that device."""
+    if dask:
+        from gboost.engines.distributed import DaskEngine
+
+        return DaskEngine(dask, device=device, threads=threads, tile=tile)
     if device not in ("auto", "cpu", "gpu"):
         raise ValueError(f"--device must be auto, cpu or gpu, not {device!r}")
     if device in ("auto", "gpu"):
