@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--dask", metavar="ADDRESS",
                    help="run tiles on a Dask cluster: scheduler address (tcp://host:8786) or local:N for N local workers")
     g.add_argument("--tile", type=int, help="tile edge in SNPs (default: chosen by the engine)")
+    g.add_argument("--min-distance", type=float, metavar="KB",
+                   help="pairs.tsv: leave out pairs of SNPs closer than KB kilobases on one chromosome")
+    g.add_argument("--max-r2", type=float, metavar="R2", help="pairs.tsv: leave out pairs whose genotypic r^2 exceeds R2")
     g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
 
@@ -153,7 +156,8 @@ def cmd_scan(args) -> int:
     try:
         params = ScanParams(epi1=args.epi1, epi2=args.epi2, device=args.device, threads=args.threads,
                             tile=args.tile, gpus=[int(x) for x in args.gpus.split(",")] if args.gpus else None,
-                            allelic=args.allelic, part=args.part, dask=args.dask)
+                            allelic=args.allelic, part=args.part, dask=args.dask,
+                            min_distance_kb=args.min_distance, max_r2=args.max_r2)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if args.threads is not None and args.threads < 1:

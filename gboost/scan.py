@@ -16,6 +16,7 @@ from gboost.engines.base import Engine, Thresholds, Tile, TileResult
 from gboost.errors import ScanCancelled
 from gboost.stats.exact import exact_tests
 from gboost.stats.marginal import marginal_tests
+from gboost.stats.multiple import bh_qvalues, r2_from_tables
 from gboost.stats.pvalues import screen_and_summary_thresholds
 from gboost.study import Study
 
@@ -31,6 +32,8 @@ class ScanParams:
     dask: str | None = None  # scheduler address or 'local:N': tiles run as Dask tasks
     allelic: bool = False  # marginal test: BOOST's 2-df LR (default) or PLINK's 1-df allelic chi2
     part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of the triangle (--part k/n)
+    min_distance_kb: float | None = None  # pairs.tsv: leave out pairs closer than this on one chromosome
+    max_r2: float | None = None  # pairs.tsv: leave out pairs in LD above this r^2
 
     def __post_init__(self):
         for name in ("epi1", "epi2"):
@@ -111,9 +114,16 @@ class Pairs:
     p: np.ndarray
     converged: np.ndarray
     tables: np.ndarray  # (m, 3, 3, 2)
+    q: np.ndarray | None = None  # Benjamini-Hochberg q values (set on reported pairs)
 
     def take(self, idx) -> "Pairs":
-        return Pairs(*(getattr(self, f)[idx] for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables")))
+        return Pairs(*(getattr(self, f)[idx] for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables")),
+                     q=None if self.q is None else self.q[idx])
+
+    @property
+    def r2(self) -> np.ndarray:
+        """Genotypic r^2 between the two SNPs (from the pair's own table)."""
+        return r2_from_tables(self.tables)
 
     def __len__(self) -> int:
         return len(self.i)
@@ -136,10 +146,30 @@ class ScanResult:
 
     @property
     def reported(self) -> Pairs:
-        """pairs.tsv: exact P <= epi1, sorted by STAT descending (ties: file order)."""
-        keep = np.flatnonzero(self.screened.p <= self.params.epi1)
-        order = np.lexsort((self.screened.j[keep], self.screened.i[keep], -self.screened.stat[keep]))
-        return self.screened.take(keep[order])
+        """pairs.tsv: exact P <= epi1, sorted by STAT descending (ties: file order), with BH q
+        values over all valid tests; then --min-distance / --max-r2 set aside pairs of nearby or
+        correlated SNPs (the PLINK-format files are never filtered)."""
+        sc = self.screened
+        keep = np.flatnonzero(sc.p <= self.params.epi1)
+        q = bh_qvalues(sc.p[keep], max(self.n_valid, 1))
+        order = np.lexsort((sc.j[keep], sc.i[keep], -sc.stat[keep]))
+        rep = sc.take(keep[order])
+        rep.q = q[order]
+        ok = np.ones(len(rep), bool)
+        if self.params.min_distance_kb is not None:
+            d = self.pair_distance(rep)
+            ok &= np.isnan(d) | (d >= self.params.min_distance_kb * 1000.0)
+        if self.params.max_r2 is not None:
+            r2 = rep.r2
+            ok &= ~(r2 > self.params.max_r2)
+        return rep if ok.all() else rep.take(np.flatnonzero(ok))
+
+    def pair_distance(self, pairs: Pairs) -> np.ndarray:
+        """Base-pair distance of each pair; NaN across chromosomes."""
+        v = self.study.variants
+        same = v.chrom[pairs.i] == v.chrom[pairs.j]
+        d = np.abs(v.bp[pairs.j].astype(np.float64) - v.bp[pairs.i].astype(np.float64))
+        return np.where(same, d, np.nan)
 
     @property
     def bonferroni(self) -> float:

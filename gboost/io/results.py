@@ -104,13 +104,21 @@ def format_summary(result) -> str:
     return "".join(lines)
 
 
+PAIRS_COLUMNS = ("CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "KSA", "STAT", "DF", "P", "Q", "R2", "DIST")
+
+
 def format_pairs_tsv(result) -> str:
+    """pairs.tsv: SPEC §5's columns, then Q (Benjamini-Hochberg), R2 (genotypic r^2 of the two
+    SNPs) and DIST (bp apart; NA across chromosomes), so pairs in LD can be set apart."""
     v = result.study.variants
     pr = result.reported
-    lines = ["CHR1\tSNP1\tBP1\tCHR2\tSNP2\tBP2\tKSA\tSTAT\tDF\tP\n"]
-    for a, b, k, st, df, p in zip(pr.i, pr.j, pr.ksa, pr.stat, pr.df, pr.p):
+    q = pr.q if pr.q is not None else np.full(len(pr), np.nan)
+    r2 = pr.r2
+    lines = ["\t".join(PAIRS_COLUMNS) + "\n"]
+    for n, (a, b, k, st, df, p) in enumerate(zip(pr.i, pr.j, pr.ksa, pr.stat, pr.df, pr.p)):
+        dist = str(abs(int(v.bp[b]) - int(v.bp[a]))) if v.chrom[a] == v.chrom[b] else "NA"
         lines.append(f"{v.chrom[a]}\t{v.snp[a]}\t{v.bp[a]}\t{v.chrom[b]}\t{v.snp[b]}\t{v.bp[b]}\t"
-                     f"{k:.10g}\t{st:.10g}\t{int(df)}\t{p:.10g}\n")
+                     f"{k:.10g}\t{st:.10g}\t{int(df)}\t{p:.10g}\t{_g(q[n], 6)}\t{_g(r2[n], 4)}\t{dist}\n")
     return "".join(lines)
 
 
