@@ -94,7 +94,7 @@ def merge_parts(dirs: list[str | os.PathLike]):
 
 def _science(params: dict) -> dict:
     """The parameters that change results (engine, threads and tile size do not)."""
-    return {k: params.get(k) for k in ("epi1", "epi2", "allelic", "min_distance_kb", "max_r2")}
+    return {k: params.get(k) for k in ("epi1", "epi2", "allelic", "min_distance_kb", "max_r2", "calibration_pairs")}
 
 
 def _study_from_part(d, meta) -> Study:

@@ -34,6 +34,7 @@ class ScanParams:
     part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of the triangle (--part k/n)
     min_distance_kb: float | None = None  # pairs.tsv: leave out pairs closer than this on one chromosome
     max_r2: float | None = None  # pairs.tsv: leave out pairs in LD above this r^2
+    calibration_pairs: int = 200_000  # exact tests of a random sample of pairs for lambda (0: off)
 
     def __post_init__(self):
         for name in ("epi1", "epi2"):
@@ -143,6 +144,7 @@ class ScanResult:
     n_valid: int
     thresholds: Thresholds
     timings: dict = field(default_factory=dict)
+    calibration: object | None = None  # gboost.calibration.Calibration of the interaction test
 
     @property
     def reported(self) -> Pairs:
@@ -361,9 +363,16 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
     t3 = time.perf_counter()
     mstat, mp, mdf = marginal_tests(study.counts, allelic=params.allelic)
     timings["marginal"] = time.perf_counter() - t3
+    calib = None
+    if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
+        from gboost.calibration import calibrate
+
+        t4 = time.perf_counter()
+        calib = calibrate(study, n_pairs=params.calibration_pairs)
+        timings["calibration"] = time.perf_counter() - t4
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
     return ScanResult(study, params, engine_desc[0], engine_desc[1], screened, summary, mstat, mp, mdf,
-                      acc.n_valid, thr, timings)
+                      acc.n_valid, thr, timings, calib)
 
 
 def _exact(i, j, ksa, tab) -> Pairs:

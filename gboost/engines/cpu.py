@@ -190,3 +190,9 @@ class CpuEngine(Engine):
                                   rows.n_sig, rows.n_tot, rows.best, rows.best_partner,
                                   cols.n_sig, cols.n_tot, cols.best, cols.best_partner)
         return TileResult(tile, ii, jj, ksa[rr, cc], tables, int(n_valid), rows, cols)
+
+
+def tables_of(study: Study, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Tables ``(m, 3, 3, 2)`` of the pairs (i[k], j[k]) of a study (host planes)."""
+    return _tables_of(study.planes, study.counts, np.ascontiguousarray(study.has_missing), study.layout.w_ctrl,
+                      np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64))

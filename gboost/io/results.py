@@ -170,6 +170,7 @@ def run_record(result, extra: dict | None = None) -> dict:
             "not_converged": int((~result.screened.converged & (result.screened.df > 0)).sum()),
         },
         "bonferroni_0.05": result.bonferroni,
+        "calibration": result.calibration.as_dict() if result.calibration is not None else None,
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
         **(extra or {}),

@@ -1,0 +1,42 @@
+"""Calibration of the interaction test on null studies: lambda near 1, reported count as expected."""
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from gboost.calibration import CHI2_4_MEDIAN, calibrate, sample_pairs
+from gboost.scan import ScanParams, run_scan
+from gboost.simulate import simulate_study
+from gboost.study import study_from_genotypes
+
+
+def test_sampled_pairs_are_uniform_over_the_triangle():
+    p, k = 1001, 400_000
+    i, j = sample_pairs(p, k, np.random.default_rng(1))
+    assert ((0 <= i) & (i < j) & (j < p)).all()
+    rows = np.bincount(i, minlength=p)[:-1]
+    expected = (p - 1 - np.arange(p - 1)) / (p * (p - 1) / 2) * k
+    chi2 = ((rows - expected) ** 2 / expected).sum()
+    assert sps.chi2.sf(chi2, p - 2) > 1e-4
+    i, j = sample_pairs(10, 10**6, np.random.default_rng(1))  # small: every pair once
+    assert len(i) == 45 and len(set(zip(i.tolist(), j.tolist()))) == 45
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_null_study_lambda_near_one_and_reported_count_as_expected(seed):
+    sim = simulate_study(600, 1000, 1000, seed=seed, chromosomes=3, maf_range=(0.1, 0.5), missing_rate=0.01)
+    study = study_from_genotypes(sim.genotypes, sim.samples.status == 2, variants=sim.variants)
+    res = run_scan(study, ScanParams(device="cpu", epi1=1e-3, calibration_pairs=200_000))
+    cal = res.calibration
+    assert cal.n_pairs == 600 * 599 // 2  # small enough to test every pair exactly
+    assert abs(cal.lam - 1.0) < 0.05, cal.lam
+    # Reported pairs at epi1 under the null: Binomial(n_valid, epi1) (pairs are nearly independent).
+    expected = res.n_valid * 1e-3
+    assert abs(len(res.reported) - expected) < 5 * np.sqrt(expected), (len(res.reported), expected)
+
+
+def test_lambda_is_median_over_chi2_4_median(rng):
+    from tests.conftest import random_genotypes
+
+    g, is_case = random_genotypes(rng, 60, 300, missing=0.0)
+    cal = calibrate(study_from_genotypes(g, is_case), n_pairs=10_000)
+    assert cal.lam == pytest.approx(np.median(cal.stat[cal.df == 4]) / CHI2_4_MEDIAN)
