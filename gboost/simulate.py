@@ -156,6 +156,7 @@ def simulate_study(
     missing_rate: float = 0.0,
     planted: Sequence[PlantedPair] = (),
     prevalence: float = 0.1,
+    positions: tuple[Sequence[str], Sequence[int]] | None = None,
 ) -> SimulatedStudy:
     """Simulate a case-control study with planted pairwise interactions.
 
@@ -177,6 +178,11 @@ def simulate_study(
     prevalence
         Population disease prevalence; the baseline penetrance is set from it (and lowered if a
         penetrance would exceed 1).
+    positions
+        Optional ``(chromosomes, base-pair positions)`` of the SNPs, one entry each, in the order
+        wanted in the ``.bim`` (e.g. on real gene coordinates); ``chromosomes`` is then ignored.
+        Without it positions are drawn as described above. Either way the rest of the study is
+        drawn the same way.
 
     Returns
     -------
@@ -187,7 +193,7 @@ def simulate_study(
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)
     )
     chrom_list = [str(c) for c in (range(1, chromosomes + 1) if isinstance(chromosomes, int) else chromosomes)]
-    variants, maf = _layout(n_snps, chrom_list, maf_range, planted, layout_rng)
+    variants, maf = _layout(n_snps, chrom_list, maf_range, planted, layout_rng, _check_positions(positions, n_snps))
     factors = [pair_factors(p.model, p.strength, maf[p.snp_i], maf[p.snp_j]) for p in planted]
     baseline = _baseline(prevalence, planted, factors, maf)
     planted_snps = np.array([s for p in planted for s in (p.snp_i, p.snp_j)], dtype=np.intp)
@@ -224,12 +230,27 @@ def _check_arguments(n_snps, n_cases, n_controls, maf_range, missing_rate, plant
             used.add(s)
 
 
-def _layout(n_snps, chrom_list, maf_range, planted, rng) -> tuple[VariantTable, np.ndarray]:
+def _check_positions(positions, n_snps) -> tuple[np.ndarray, np.ndarray] | None:
+    if positions is None:
+        return None
+    chrom, bp = np.asarray(positions[0], dtype=str), np.asarray(positions[1])
+    if len(chrom) != n_snps or len(bp) != n_snps:
+        raise ValueError(f"positions must give a chromosome and a position for each of the {n_snps} SNPs, "
+                         f"got {len(chrom)} and {len(bp)}")
+    if not np.issubdtype(bp.dtype, np.integer) or (bp < 1).any():
+        raise ValueError("positions must be integers >= 1 (base pairs)")
+    return chrom, bp.astype(np.int64)
+
+
+def _layout(n_snps, chrom_list, maf_range, planted, rng, positions=None) -> tuple[VariantTable, np.ndarray]:
     """Chromosomes, positions, alleles, IDs and MAFs of every SNP."""
-    lengths = np.array([CHROM_LENGTHS.get(c.upper().removeprefix("CHR"), 100_000_000) for c in chrom_list], dtype=float)
-    per_chrom = _apportion(n_snps, lengths)
-    chrom = np.repeat(np.array(chrom_list, dtype=str), per_chrom)
-    bp = np.concatenate([_positions(k, int(length), rng) for k, length in zip(per_chrom, lengths)])
+    if positions is None:
+        lengths = np.array([CHROM_LENGTHS.get(c.upper().removeprefix("CHR"), 100_000_000) for c in chrom_list], dtype=float)
+        per_chrom = _apportion(n_snps, lengths)
+        chrom = np.repeat(np.array(chrom_list, dtype=str), per_chrom)
+        bp = np.concatenate([_positions(k, int(length), rng) for k, length in zip(per_chrom, lengths)])
+    else:
+        chrom, bp = positions
     maf = rng.uniform(maf_range[0], maf_range[1], n_snps)
     for p in planted:
         if p.maf_i is not None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import filecmp
 import os
-import shlex
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -160,22 +160,33 @@ def test_cli_reports_impossible_requests_without_a_traceback(tmp_path, capsys):
     assert "outside 0..4" in capsys.readouterr().err
 
 
-def sample_command() -> list[str]:
-    """The gboost simulate arguments in sample_data/make_sample.sh."""
-    text = open(os.path.join(ROOT, "sample_data", "make_sample.sh")).read()
-    line = " ".join(part.strip().rstrip("\\") for part in text.split("cli_simulate", 1)[1].splitlines() if part.strip())
-    return shlex.split(line.split("#")[0])
-
-
 def test_the_shipped_sample_study_is_what_its_script_makes(tmp_path):
-    argv = sample_command()
-    out = argv.index("--out")
-    argv[out + 1] = str(tmp_path / "sample")
-    assert cli_simulate.run(cli_args(*argv)) == 0
+    env = {**os.environ, "PYTHON": sys.executable}
+    subprocess.run(["bash", os.path.join(ROOT, "sample_data", "make_sample.sh"), str(tmp_path / "sample")],
+                   check=True, capture_output=True, env=env)
     for ext in (".bed", ".bim", ".fam"):
         assert filecmp.cmp(tmp_path / f"sample{ext}", os.path.join(ROOT, "sample_data", f"sample{ext}"), shallow=False), ext
     sizes = sum(os.path.getsize(os.path.join(ROOT, "sample_data", f"sample{e}")) for e in (".bed", ".bim", ".fam"))
     assert sizes < 2_000_000
+
+
+def test_given_positions_are_used_and_the_rest_is_drawn_as_before():
+    chrom = np.array(["2"] * 4 + ["7"] * 6)
+    bp = np.array([5, 10, 20, 40, 1, 2, 3, 4, 5, 6]) * 1000
+    sim = simulate_study(10, 30, 30, seed=5, positions=(chrom, bp), planted=[PlantedPair(0, 9, "xor", 3.0)])
+    assert sim.variants.chrom.tolist() == chrom.tolist() and sim.variants.bp.tolist() == bp.tolist()
+    assert sim.variants.cm.tolist() == (bp / 1e6).tolist()
+    again = simulate_study(10, 30, 30, seed=5, positions=(chrom, bp), planted=[PlantedPair(0, 9, "xor", 3.0)])
+    assert (sim.genotypes == again.genotypes).all()
+    with pytest.raises(ValueError, match="for each of the 10 SNPs"):
+        simulate_study(10, 3, 3, seed=5, positions=(chrom[:9], bp[:9]))
+    with pytest.raises(ValueError, match="integers >= 1"):
+        simulate_study(10, 3, 3, seed=5, positions=(chrom, bp - 5000))
+
+
+# The planted pairs of sample_data/make_sample.sh: (SNP, gene) x (SNP, gene).
+SAMPLE_PLANTED = ((("snp1706", "DRD3"), ("snp2962", "DRD1")), (("snp1332", "IRS1"), ("snp2625", "PIK3R1")),
+                  (("snp208", "PCSK9"), ("snp758", "APOB")))
 
 
 @pytest.mark.plink
@@ -188,7 +199,7 @@ def test_plink_finds_every_planted_pair_of_the_sample_study(tmp_path):
     rows = [line.split() for line in (tmp_path / "s.epi.cc").read_text().splitlines()[1:]]
     found = {frozenset((r[1], r[3])): float(r[6]) for r in rows}
     readme = open(os.path.join(ROOT, "sample_data", "README.md")).read()
-    for a, b in (("snp101", "snp1501"), ("snp702", "snp2703"), ("snp1203", "snp2204")):
-        assert a in readme and b in readme
+    for (a, gene_a), (b, gene_b) in SAMPLE_PLANTED:
+        assert f"{a} (*{gene_a}*" in readme and f"{b} (*{gene_b}*" in readme
         assert found[frozenset((a, b))] < 1e-8
     assert len(rows) < 60  # the null pairs look like chance (about 22 expected at P < 5e-6)
