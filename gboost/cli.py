@@ -22,6 +22,8 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--map", metavar="FILE", dest="map_file", help="PLINK .map (with --ped)")
     g.add_argument("--boost-matrix", metavar="FILE", help="BOOST/GBOOST text matrix: label 0/1 then genotypes 0/1/2")
     g.add_argument("--pheno", metavar="FILE", help="phenotype file (FID IID value), overrides the .fam's column 6")
+    g.add_argument("--covar", metavar="FILE", help="covariates (FID IID c1 c2 ...): adds STAT_ADJ/P_ADJ of a logistic refit")
+    g.add_argument("--covar-name", metavar="NAMES", help="comma-separated covariate columns to use (default: all)")
     g.add_argument("--allow-no-sex", action="store_true",
                    help="keep the phenotypes of samples with unknown sex (PLINK ignores them by default)")
 
@@ -167,6 +169,12 @@ def cmd_scan(args) -> int:
     qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
                    exclude=args.exclude, chrom=_parse_chr(args.chrom))
     study = load_study(source, qc, log=(lambda m: _log(args, m)))
+    covariates = None
+    if args.covar:
+        from gboost.covariates import read_covariates
+
+        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
+        _log(args, f"covariates for the adjusted tests: {', '.join(covariates[1])}")
     _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
                f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
                + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
@@ -191,7 +199,7 @@ def cmd_scan(args) -> int:
         _log(args, f"part {args.part[0]}/{args.part[1]}: {acc.pairs_done} pairs, {acc.n_valid} valid tests; "
                    f"join the parts with `gboost merge DIR... --out DIR`")
         return 0
-    result = finalize(study, params, acc, thr, desc, timings)
+    result = finalize(study, params, acc, thr, desc, timings, covariates)
     write_outputs(result, out, overwrite=True)  # replaces the checkpoint too: the scan is complete
     _report(args, result, out)
     return 0

@@ -116,10 +116,12 @@ class Pairs:
     converged: np.ndarray
     tables: np.ndarray  # (m, 3, 3, 2)
     q: np.ndarray | None = None  # Benjamini-Hochberg q values (set on reported pairs)
+    adj: tuple | None = None  # (STAT_ADJ, DF_ADJ, P_ADJ) arrays with --covar
 
     def take(self, idx) -> "Pairs":
         return Pairs(*(getattr(self, f)[idx] for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables")),
-                     q=None if self.q is None else self.q[idx])
+                     q=None if self.q is None else self.q[idx],
+                     adj=None if self.adj is None else tuple(a[idx] for a in self.adj))
 
     @property
     def r2(self) -> np.ndarray:
@@ -145,6 +147,7 @@ class ScanResult:
     thresholds: Thresholds
     timings: dict = field(default_factory=dict)
     calibration: object | None = None  # gboost.calibration.Calibration of the interaction test
+    covariate_names: list | None = None  # --covar columns used for STAT_ADJ / P_ADJ
 
     @property
     def reported(self) -> Pairs:
@@ -283,7 +286,7 @@ class Accumulator:
 
 def run_scan(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
              progress: Callable[[Progress], None] | None = None,
-             cancel: Callable[[], bool] | None = None, checkpoint=None) -> ScanResult:
+             cancel: Callable[[], bool] | None = None, checkpoint=None, covariates: tuple | None = None) -> ScanResult:
     """Scan every pair of ``study`` (or of ``params.part``); raise :class:`ScanCancelled` if
     ``cancel()`` turns true between tiles.
 
@@ -292,7 +295,7 @@ def run_scan(study: Study, params: ScanParams | None = None, *, engine: Engine |
     """
     acc, thr, timings, engine_desc = screen(study, params, engine=engine, progress=progress, cancel=cancel,
                                             checkpoint=checkpoint)
-    return finalize(study, params or ScanParams(), acc, thr, engine_desc, timings)
+    return finalize(study, params or ScanParams(), acc, thr, engine_desc, timings, covariates)
 
 
 def scan_thresholds(params: ScanParams) -> Thresholds:
@@ -350,12 +353,23 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
 
 
 def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds, engine_desc: tuple[str, str],
-             timings: dict | None = None) -> ScanResult:
-    """Exact tests of the survivors, the summary completed, marginal tests: the ScanResult."""
+             timings: dict | None = None, covariates: tuple | None = None) -> ScanResult:
+    """Exact tests of the survivors, the summary completed, marginal tests: the ScanResult.
+
+    ``covariates`` = (matrix aligned with study.samples, names) adds covariate-adjusted logistic
+    tests (gboost.covariates) of the pairs with P <= epi1."""
     timings = dict(timings or {})
     t2 = time.perf_counter()
     i, j, ksa, tab = acc.survivors()
     screened = _exact(i, j, ksa, tab)
+    if covariates is not None:
+        from gboost.covariates import adjusted_tests
+
+        sel = np.flatnonzero(screened.p <= params.epi1)
+        adj = (np.full(len(screened), np.nan), np.zeros(len(screened), np.int64), np.full(len(screened), np.nan))
+        for arr, vals in zip(adj, adjusted_tests(study, screened.i[sel], screened.j[sel], covariates[0])):
+            arr[sel] = vals
+        screened.adj = adj
     summary = Summary(acc.summary.n_sig.copy(), acc.summary.n_tot.copy(), acc.summary.best.copy(),
                       acc.summary.best_partner.copy())
     _fold_survivors(summary, screened, thr)
@@ -372,7 +386,7 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
         timings["calibration"] = time.perf_counter() - t4
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
     return ScanResult(study, params, engine_desc[0], engine_desc[1], screened, summary, mstat, mp, mdf,
-                      acc.n_valid, thr, timings, calib)
+                      acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]))
 
 
 def _exact(i, j, ksa, tab) -> Pairs:

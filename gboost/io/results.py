@@ -114,11 +114,13 @@ def format_pairs_tsv(result) -> str:
     pr = result.reported
     q = pr.q if pr.q is not None else np.full(len(pr), np.nan)
     r2 = pr.r2
-    lines = ["\t".join(PAIRS_COLUMNS) + "\n"]
+    adj = pr.adj
+    lines = ["\t".join(PAIRS_COLUMNS + (("STAT_ADJ", "DF_ADJ", "P_ADJ") if adj is not None else ())) + "\n"]
     for n, (a, b, k, st, df, p) in enumerate(zip(pr.i, pr.j, pr.ksa, pr.stat, pr.df, pr.p)):
         dist = str(abs(int(v.bp[b]) - int(v.bp[a]))) if v.chrom[a] == v.chrom[b] else "NA"
+        extra = f"\t{_g(adj[0][n], 8)}\t{int(adj[1][n])}\t{_g(adj[2][n], 6)}" if adj is not None else ""
         lines.append(f"{v.chrom[a]}\t{v.snp[a]}\t{v.bp[a]}\t{v.chrom[b]}\t{v.snp[b]}\t{v.bp[b]}\t"
-                     f"{k:.10g}\t{st:.10g}\t{int(df)}\t{p:.10g}\t{_g(q[n], 6)}\t{_g(r2[n], 4)}\t{dist}\n")
+                     f"{k:.10g}\t{st:.10g}\t{int(df)}\t{p:.10g}\t{_g(q[n], 6)}\t{_g(r2[n], 4)}\t{dist}{extra}\n")
     return "".join(lines)
 
 
@@ -171,6 +173,7 @@ def run_record(result, extra: dict | None = None) -> dict:
         },
         "bonferroni_0.05": result.bonferroni,
         "calibration": result.calibration.as_dict() if result.calibration is not None else None,
+        "covariates": result.covariate_names,
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
         **(extra or {}),
