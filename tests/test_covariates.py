@@ -56,7 +56,7 @@ def test_adjusted_statistic_equals_reference_fit(rng, empty):
 
 def test_cli_adds_adjusted_columns(tmp_path):
     prefix = str(tmp_path / "s")
-    sim = simulate_study(40, 300, 300, seed=4, planted=[PlantedPair(2, 30, "threshold", 10.0)])
+    sim = simulate_study(40, 300, 300, seed=4, planted=[PlantedPair(2, 30, "threshold", 20.0, 0.3, 0.3)])
     sim.write(prefix)
     rng = np.random.default_rng(0)
     with open(tmp_path / "cov.txt", "w") as f:
