@@ -398,13 +398,27 @@ def _exact(i, j, ksa, tab) -> Pairs:
 
 def _fold_survivors(summary: Summary, pairs: Pairs, thr: Thresholds) -> None:
     """Credit each screened pair to both SNPs with PLINK's value z = max(exact STAT, screen
-    threshold), counted in N_SIG when z >= the summary threshold for its DF."""
+    threshold), counted in N_SIG when z >= the summary threshold for its DF.
+
+    Vectorised (a 500k-SNP scan screens ~7e5 pairs): one bincount for N_SIG, and one sort that
+    puts each SNP's best screened partner first under PLINK's order (larger z, then a partner
+    after the SNP, then the smaller index), merged with the non-survivors' best by
+    :func:`better_partner`.
+    """
     valid = pairs.df > 0
     if not valid.any():
         return
     df = pairs.df[valid]
     value = np.maximum(pairs.stat[valid], thr.screen[df])
     sig = (value >= thr.summary[df]).astype(np.int64)
-    for a, b in ((pairs.i[valid], pairs.j[valid]), (pairs.j[valid], pairs.i[valid])):
-        for k in range(len(a)):  # survivors are few; clarity over vectorisation
-            summary.merge(int(a[k]), sig[k:k + 1], np.zeros(1, np.int64), value[k:k + 1], b[k:k + 1])
+    i, j = pairs.i[valid], pairs.j[valid]
+    a, b = np.concatenate([i, j]), np.concatenate([j, i])
+    v = np.concatenate([value, value])
+    summary.n_sig += np.bincount(a, weights=np.concatenate([sig, sig]), minlength=len(summary.n_sig)).astype(np.int64)
+    order = np.lexsort((b, b < a, -v, a))
+    a, b, v = a[order], b[order], v[order]
+    first = np.r_[True, a[1:] != a[:-1]]
+    a, b, v = a[first], b[first], v[first]
+    take = better_partner(v, b, summary.best[a], summary.best_partner[a], a)
+    summary.best[a[take]] = v[take]
+    summary.best_partner[a[take]] = b[take]

@@ -1,0 +1,205 @@
+"""GPU engine throughput: whole scans of simulated studies, the kernel's share, the device's ceiling.
+
+    python bench/bench_gpu.py                      # p = 10k, 100k, 500k; n = 5,000
+    python bench/bench_gpu.py --sizes 10000,50000 --n 2000 --missing 0.01
+
+Figure of merit (SPEC §7): pair·samples/s = p(p-1)/2 x n / wall time of the whole scan
+(``run_scan``: screen + exact test + summaries + marginal tests; simulation and loading excluded).
+
+Studies are simulated on the GPU (Hardy-Weinberg genotypes, MAF uniform in ``--maf``, optional
+missing calls, no planted signal), so even 500k x 5k takes seconds to make. Besides the scan the
+script measures:
+
+* kernel s: device time of the screen kernels (CUDA events, ``GpuEngine.kernel_seconds``);
+* exact s: exact tests of the survivors and the summary fold; calib s: exact tests of 200,000
+  random pairs for the calibration (lambda);
+* the popcount ceiling of the device: a kernel that does nothing but AND + 64-bit popcount from
+  registers, expressed as the pair·samples/s a one-popcount-per-cell 4-cell count would reach;
+* the CPU engine on the smallest size (``--cpu-size``), for comparison.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gboost.encode import ClassLayout  # noqa: E402
+from gboost.engines.base import Thresholds  # noqa: E402
+from gboost.engines.cpu import CpuEngine  # noqa: E402
+from gboost.engines.gpu import GpuEngine, KernelConfig, kernels  # noqa: E402
+from gboost.scan import ScanParams, run_scan  # noqa: E402
+from gboost.study import QCReport, SampleTable, Study, VariantTable  # noqa: E402
+
+
+# Kernel configurations compared with the default at --variant-size.
+VARIANTS = {
+    "gpu plain popc": KernelConfig(carry_save=False),
+    "gpu 2 blk/SM": KernelConfig(min_blocks=(2, 2, 1)),
+}
+
+
+def simulate_study(p: int, n: int, n_case: int, maf: tuple[float, float], missing: float, seed: int) -> Study:
+    """Random Hardy-Weinberg genotypes, bit-packed on the GPU in chunks of SNPs."""
+    import cupy as cp
+
+    layout = ClassLayout(n - n_case, n_case)
+    planes = np.empty((p, 3, layout.n_words), np.uint64)
+    counts = np.empty((p, 3, 2), np.int64)
+    f_all = np.random.default_rng(seed).uniform(*maf, p)
+    rs = cp.random.RandomState(seed)
+    shifts = cp.arange(64, dtype=cp.uint64)
+    chunk = max(1, min(p, (1 << 27) // max(n, 1)))
+    for s0 in range(0, p, chunk):
+        m = min(chunk, p - s0)
+        f = cp.asarray(f_all[s0:s0 + m], dtype=cp.float32)[:, None]
+        u = rs.random_sample((m, n), dtype=cp.float32)
+        g = (u < f * f).astype(cp.int8) + (u < f * f + 2 * f * (1 - f)).astype(cp.int8)
+        if missing > 0:
+            g[rs.random_sample((m, n), dtype=cp.float32) < missing] = -1
+        w = 0
+        for k, (c0, c1) in enumerate(((0, layout.n_ctrl), (layout.n_ctrl, n))):
+            words = -(-(c1 - c0) // 64)
+            for t in range(3):
+                bits = cp.zeros((m, words * 64), dtype=cp.uint64)
+                bits[:, : c1 - c0] = g[:, c0:c1] == t
+                counts[s0:s0 + m, t, k] = bits.sum(axis=1).get()
+                packed = (bits.reshape(m, words, 64) << shifts).sum(axis=2)  # distinct bits: sum = OR
+                planes[s0:s0 + m, t, w:w + words] = packed.get()
+            w += words
+    variants = VariantTable(np.full(p, "1", dtype=object), np.array([f"rs{k + 1}" for k in range(p)], dtype=object),
+                            np.zeros(p), np.arange(1, p + 1, dtype=np.int64) * 100,
+                            np.full(p, "A", dtype=object), np.full(p, "G", dtype=object))
+    ids = np.array([f"s{k + 1}" for k in range(n)], dtype=object)
+    status = np.r_[np.ones(n - n_case, np.int8), np.full(n_case, 2, np.int8)]
+    samples = SampleTable(ids, ids.copy(), np.zeros(n, np.int8), status)
+    return Study(variants=variants, samples=samples, layout=layout, planes=planes, counts=counts,
+                 qc=QCReport(samples_in=n, snps_in=p))
+
+
+def popc_ceiling(device_id: int = 0) -> float:
+    """64-bit AND+popcounts per second of the device, from registers (the kernel gb_popc_ceiling)."""
+    import cupy as cp
+
+    with cp.cuda.Device(device_id):
+        k = kernels(device_id, KernelConfig())["gb_popc_ceiling"]
+        rng = np.random.default_rng(7)
+        a = cp.asarray(rng.integers(0, 2**63, 1024, dtype=np.uint64))
+        b = cp.asarray(rng.integers(0, 2**63, 1024, dtype=np.uint64))
+        sms = cp.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
+        grid, block = (sms * 16, 1, 1), (256, 1, 1)
+        out = cp.empty(grid[0] * block[0], dtype=cp.uint32)
+        reps = 2000
+        k(grid, block, (a, b, np.int32(reps), out))  # warm-up
+        best = float("inf")
+        for _ in range(5):
+            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+            e0.record()
+            k(grid, block, (a, b, np.int32(reps), out))
+            e1.record()
+            e1.synchronize()
+            best = min(best, cp.cuda.get_elapsed_time(e0, e1) / 1000.0)
+        assert int(out.get().max()) > 0
+        return grid[0] * block[0] * reps * 64 / best
+
+
+def scan_row(study: Study, params: ScanParams, engine, label: str) -> dict:
+    t0 = time.perf_counter()
+    res = run_scan(study, params, engine=engine)
+    wall = time.perf_counter() - t0
+    p, n = study.n_snps, study.n_samples
+    pairs = p * (p - 1) // 2
+    row = dict(label=label, p=p, n=n, pairs=pairs, wall_s=wall, screen_s=res.timings["screen"],
+               exact_s=res.timings["exact"], marginal_s=res.timings["marginal"], prepare_s=res.timings["prepare"],
+               calibration_s=res.timings.get("calibration", 0.0),
+               kernel_s=getattr(engine, "kernel_seconds", float("nan")),
+               survivors=int(len(res.screened)), valid=int(res.n_valid), device=res.device)
+    row["ps_per_s"] = pairs * n / wall
+    row["kernel_ps_per_s"] = pairs * n / row["kernel_s"] if row["kernel_s"] == row["kernel_s"] else float("nan")
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000,500000", help="comma-separated SNP counts")
+    ap.add_argument("--n", type=int, default=5000, help="samples (half cases unless --cases)")
+    ap.add_argument("--cases", type=int, default=None)
+    ap.add_argument("--maf", default="0.05,0.5", help="MAF range, uniform")
+    ap.add_argument("--missing", type=float, default=0.0, help="missing-call rate")
+    ap.add_argument("--epi1", type=float, default=5e-6)
+    ap.add_argument("--epi2", type=float, default=0.01)
+    ap.add_argument("--cpu-size", type=int, default=None, help="SNPs for the CPU engine row (default: smallest)")
+    ap.add_argument("--no-cpu", action="store_true")
+    ap.add_argument("--variant-size", type=int, default=None,
+                    help="also scan this many SNPs with other kernel configurations (VARIANTS)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=None, help="write the rows here")
+    args = ap.parse_args(argv)
+
+    import cupy as cp
+
+    sizes = [int(x) for x in args.sizes.split(",") if x]
+    n = args.n
+    n_case = args.cases if args.cases is not None else n // 2
+    maf = tuple(float(x) for x in args.maf.split(","))
+    params = ScanParams(epi1=args.epi1, epi2=args.epi2)
+
+    # Warm-up: NVRTC and numba compilation stay out of the timings.
+    warm = simulate_study(300, n, n_case, maf, args.missing, args.seed + 99)
+    run_scan(warm, params, engine=GpuEngine())
+    if args.variant_size:
+        for cfg in VARIANTS.values():
+            run_scan(warm, params, engine=GpuEngine(config=cfg))
+    if not args.no_cpu:
+        run_scan(warm, params, engine=CpuEngine())
+
+    ceiling = popc_ceiling()
+    rows = []
+    for p in sizes:
+        t0 = time.perf_counter()
+        study = simulate_study(p, n, n_case, maf, args.missing, args.seed)
+        print(f"# simulated {p} x {n} in {time.perf_counter() - t0:.1f} s", flush=True)
+        rows.append(scan_row(study, params, GpuEngine(), "gpu"))
+        print("#", json.dumps(rows[-1]), flush=True)
+        if args.variant_size == p:
+            for label, cfg in VARIANTS.items():
+                rows.append(scan_row(study, params, GpuEngine(config=cfg), label))
+                print("#", json.dumps(rows[-1]), flush=True)
+        if not args.no_cpu and p == (args.cpu_size or min(sizes)):
+            rows.append(scan_row(study, params, CpuEngine(), "cpu"))
+            print("#", json.dumps(rows[-1]), flush=True)
+        del study
+
+    name = cp.cuda.runtime.getDeviceProperties(0)["name"]
+    name = name.decode() if isinstance(name, bytes) else name
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"\ndevice: {name}; CuPy {cp.__version__}; {platform.node()}; commit {commit or '?'}; "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+    print(f"study: n = {n} ({n_case} cases), MAF {maf[0]}-{maf[1]}, missing {args.missing}; "
+          f"epi1 {args.epi1}, epi2 {args.epi2}")
+    print(f"popcount ceiling: {ceiling:.3e} AND+popc64/s = {16 * ceiling:.3e} pair·samples/s for a 4-cell count "
+          f"with one popcount per 64-bit cell-word")
+    hdr = (f"{'engine':<15} {'p':>7} {'n':>5} {'pairs':>9} {'wall s':>8} {'screen s':>8} {'kernel s':>8} "
+           f"{'exact s':>7} {'calib s':>7} {'surv':>7} {'pair·smp/s':>10} {'kernel/s':>9} {'ceil%':>6}")
+    print(hdr)
+    for r in rows:
+        ceil_pct = 100 * r["kernel_ps_per_s"] / (16 * ceiling) if r["label"].startswith("gpu") else float("nan")
+        print(f"{r['label']:<15} {r['p']:>7} {r['n']:>5} {r['pairs']:>9.3g} {r['wall_s']:>8.2f} {r['screen_s']:>8.2f} "
+              f"{r['kernel_s']:>8.2f} {r['exact_s']:>7.2f} {r['calibration_s']:>7.2f} {r['survivors']:>7} "
+              f"{r['ps_per_s']:>10.3g} {r['kernel_ps_per_s']:>9.3g} {ceil_pct:>6.0f}")
+    print("pair·smp/s = pairs x n / wall of run_scan (screen + exact + summary + marginal + calibration); "
+          "kernel/s = the same over kernel time; ceil% = kernel rate / popcount ceiling")
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(device=name, ceiling_popc64_per_s=ceiling, rows=rows), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
