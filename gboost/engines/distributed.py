@@ -20,6 +20,23 @@ from gboost.study import Study
 _WORKER_ENGINES: dict = {}
 
 
+def _worker_gpu() -> int:
+    """The GPU this worker uses: the only one it sees under dask-cuda (CUDA_VISIBLE_DEVICES set
+    per worker); on a plain local cluster, worker k takes GPU k mod the GPUs visible."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    if visible and "," not in visible:
+        return 0
+    try:
+        from distributed import get_worker
+
+        index = int(get_worker().name)
+    except (ImportError, ValueError, TypeError):
+        return 0
+    import cupy
+
+    return index % max(1, cupy.cuda.runtime.getDeviceCount())
+
+
 def _worker_screen(study: Study, thr: Thresholds, tiles: list[Tile], device: str, threads: int | None,
                    key: str) -> list[TileResult]:
     from gboost.engines import make_engine
@@ -27,7 +44,7 @@ def _worker_screen(study: Study, thr: Thresholds, tiles: list[Tile], device: str
     engine = _WORKER_ENGINES.get(key)
     if engine is None:
         _WORKER_ENGINES.clear()  # one study per worker at a time
-        engine = make_engine(device, threads=threads, gpus=[0] if device == "gpu" else None)
+        engine = make_engine(device, threads=threads, gpus=[_worker_gpu()] if device == "gpu" else None)
         engine.prepare(study, thr)
         _WORKER_ENGINES[key] = engine
     return [engine.run_tile(t) for t in tiles]
