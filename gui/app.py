@@ -1,0 +1,135 @@
+"""``gboost-gui [PREFIX] [--run] [--screenshot DIR]``: start the desktop application.
+
+PREFIX: a PLINK fileset (prefix or any of its files), a .ped/.map or a BOOST matrix; without it
+the first start opens the bundled sample study and later starts the most recent study.
+``--run`` starts a scan with the Run panel's settings once the study is loaded;
+``--screenshot DIR`` writes main.png, manhattan.png, qq.png and interactions.png into DIR when
+the run ends (or when the study is loaded, without ``--run``) and quits: exit code 0, or 1 if
+anything failed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import gboost
+
+SCREENSHOT_PLOT_SIZE = (1400, 800)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="gboost-gui", description="gboost's desktop application.")
+    p.add_argument("prefix", nargs="?", help="study to open: PLINK PREFIX (.bed/.bim/.fam), .ped, or BOOST matrix")
+    p.add_argument("--run", action="store_true", help="start the scan as soon as the study is loaded")
+    p.add_argument("--screenshot", metavar="DIR", help="write PNGs of the window and each plot into DIR, then quit")
+    p.add_argument("--device", choices=("auto", "cpu", "gpu"), help="engine to select in the Run panel")
+    p.add_argument("--version", action="version", version=f"gboost {gboost.__version__}")
+    return p.parse_args(argv)
+
+
+def sample_study() -> str | None:
+    """The bundled sample fileset prefix ($GBOOST_SAMPLE, else sample_data/sample beside the code)."""
+    env = os.environ.get("GBOOST_SAMPLE")
+    candidates = [env] if env else []
+    candidates.append(str(Path(__file__).resolve().parent.parent / "sample_data" / "sample"))
+    for c in candidates:
+        if c and os.path.isfile(c + ".bed"):
+            return c
+    return None
+
+
+def initial_study(prefix: str | None) -> str | None:
+    from gui import settings
+
+    if prefix:
+        return prefix
+    first = settings.first_start()
+    settings.mark_started()
+    if not first:
+        recent = settings.recent_files()
+        if recent:
+            return recent[0]
+    return sample_study()
+
+
+def write_screenshots(win, out_dir: str) -> list[str]:
+    """main.png (the window as shown) and one PNG per plot, at a fixed size."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    img = win.grab()
+    if not img.save(str(out / "main.png"), "PNG"):
+        raise OSError(f"{out / 'main.png'}: could not write the PNG file")
+    written.append(str(out / "main.png"))
+    for key, plot in win.plots.items():
+        path = out / f"{key}.png"
+        plot.export_png(str(path), size=SCREENSHOT_PLOT_SIZE, scale=1.0)
+        written.append(str(path))
+    return written
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gboost.engines import gpu_available
+    from gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("gboost")
+    app.setOrganizationName("gboost")
+    app.setApplicationVersion(gboost.__version__)
+
+    win = MainWindow(gpu_available())
+    if args.device:
+        win.run_panel.engine.setCurrentIndex(max(0, win.run_panel.engine.findData(args.device)))
+    win.show()
+    status = {"code": 0}
+
+    def finish(code: int) -> None:
+        status["code"] = code
+        app.exit(code)
+
+    def shoot() -> None:
+        try:
+            if win.reported is not None and len(win.reported):
+                win.pairs.table.selectRow(0)  # show the strongest pair in the plots
+            for path in write_screenshots(win, args.screenshot):
+                print(path)
+        except OSError as exc:
+            print(f"gboost-gui: error: {exc}", file=sys.stderr)
+            finish(1)
+            return
+        finish(0)
+
+    if args.screenshot:
+        ready = win.scanFinished if args.run else win.studyLoaded
+        ready.connect(lambda *_: QTimer.singleShot(500, shoot))  # let the window lay out and paint first
+        win.taskFailed.connect(lambda title, msg: (print(f"gboost-gui: {title}: {msg}", file=sys.stderr), finish(1)))
+        win.scanCancelled.connect(lambda: finish(1))
+    if args.run:
+        def run_once(*_):
+            win.studyLoaded.disconnect(run_once)  # only the study given at start runs by itself
+            QTimer.singleShot(0, win.start_scan)
+
+        win.studyLoaded.connect(run_once)
+
+    path = initial_study(args.prefix)
+    if path:
+        win.open_path(path)
+    else:
+        win.statusBar().showMessage("Open a study (File ▸ Open…) or drop a PLINK fileset on this window.")
+        if args.screenshot or args.run:
+            print("gboost-gui: error: no study to open (the sample study is missing; give a PREFIX)", file=sys.stderr)
+            return 2
+    code = app.exec()
+    # Delete the window's Qt objects while Python is fully alive: left to interpreter shutdown,
+    # pyqtgraph's Python overrides get called on half-finalised objects and Qt crashes.
+    import shiboken6
+
+    win.close()
+    shiboken6.delete(win)
+    return status["code"] or code

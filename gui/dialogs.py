@@ -1,0 +1,42 @@
+"""Small dialogs: errors (never a traceback for bad input) and About."""
+from __future__ import annotations
+
+import os
+import platform
+
+import numpy as np
+import PySide6
+import pyqtgraph as pg
+from PySide6.QtCore import qVersion
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+import gboost
+
+
+def show_error(parent: QWidget, title: str, message: str, details: str = "") -> QMessageBox:
+    """A window-modal message box that does not block the caller (no nested event loop)."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, parent)
+    if details:
+        box.setInformativeText("This looks like a bug in gboost; the details below help to report it.")
+        box.setDetailedText(details)
+    box.setObjectName("errorBox")
+    box.open()
+    return box
+
+
+def about_text(engine: str) -> str:
+    return (f"<h3>gboost {gboost.__version__}</h3>"
+            "<p>Exhaustive SNP × SNP epistasis scans with BOOST (Wan et al., AJHG 2010) as accelerated by "
+            "GBOOST (Yung et al., Bioinformatics 2011); results equal to PLINK 1.9 "
+            "<code>--fast-epistasis boost</code>.</p>"
+            f"<p><b>Engine:</b> {engine}<br>"
+            f"<b>CPU cores:</b> {os.cpu_count()}<br>"
+            f"<b>Python</b> {platform.python_version()} · <b>NumPy</b> {np.__version__} · "
+            f"<b>Qt</b> {qVersion()} · <b>PySide6</b> {PySide6.__version__} · <b>pyqtgraph</b> {pg.__version__}</p>")
+
+
+def show_about(parent: QWidget, engine: str) -> QMessageBox:
+    box = QMessageBox(QMessageBox.Icon.Information, "About gboost", about_text(engine), QMessageBox.StandardButton.Ok, parent)
+    box.setObjectName("aboutBox")
+    box.open()
+    return box

@@ -1,0 +1,420 @@
+"""The main window: docks for the study, the run settings, the pairs and the log; plots in tabs.
+
+State lives in three attributes: ``study`` (what is loaded, with the QC it was loaded with),
+``result`` (the last finished scan) and ``task`` (the work in flight, if any). A scan's result
+replaces ``result`` only when the scan finishes; a cancelled or failed scan changes nothing.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+from PySide6.QtCore import QByteArray, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QPlainTextEdit,
+                               QScrollArea, QTabWidget)
+
+from gboost.engines import make_engine
+from gboost.scan import run_scan
+from gui import dialogs, settings
+from gui.export_actions import ExportMixin
+from gui.loading import OPEN_FILTER, canonical, display_name, open_study
+from gui.menus import build_menus_and_toolbar
+from gui.pairs_view import PairsView
+from gui.plots.interactions import InteractionMap
+from gui.plots.manhattan import ManhattanPlot
+from gui.plots.qq import QQPlot
+from gui.resultdata import partners_of
+from gui.run_panel import RunPanel
+from gui.summary_panel import SummaryPanel
+from gui.worker import Task, start_task
+
+
+class MainWindow(ExportMixin, QMainWindow):
+    studyLoaded = Signal(object)
+    scanProgress = Signal(object)  # gboost.scan.Progress, in the GUI thread
+    scanFinished = Signal(object)
+    scanCancelled = Signal()
+    taskFailed = Signal(str, str)
+    exportFinished = Signal(object)
+    busyChanged = Signal(bool)
+
+    def __init__(self, gpu_info: tuple[bool, str] = (False, "not checked")):
+        super().__init__()
+        self.setWindowTitle("gboost")
+        self.setAcceptDrops(True)
+        self.gpu_info = gpu_info
+        self.path: str | None = None
+        self.study = None
+        self.study_qc = None
+        self.result = None
+        self.reported = None  # result.reported, computed once (the core recomputes it per access)
+        self.task: Task | None = None
+        self.last_error: tuple[str, str] | None = None
+        self.selected_snp: int | None = None
+        self._on_success = self._on_cancel = self._outcome = None
+        self._running: list = []  # (QThread, Task) pairs not yet stopped
+
+        self.summary = SummaryPanel()
+        self.run_panel = RunPanel()
+        self.run_panel.set_gpu_info(*gpu_info)
+        self.pairs = PairsView()
+        self.log_view = QPlainTextEdit()
+        self.log_view.setReadOnly(True)
+        self.log_view.setMaximumBlockCount(5000)
+        self.manhattan = ManhattanPlot()
+        self.qq = QQPlot()
+        self.interactions = InteractionMap()
+        self.plots = {"manhattan": self.manhattan, "qq": self.qq, "interactions": self.interactions}
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for title, w in (("Manhattan", self.manhattan), ("QQ", self.qq), ("Interaction map", self.interactions)):
+            self.tabs.addTab(w, title)
+        self.setCentralWidget(self.tabs)
+
+        self.docks: dict[str, QDockWidget] = {}
+        # The left column (study, run settings) runs the full height; the pairs sit under the plots.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._add_dock("study", "Study", self._scroll(self.summary), Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._add_dock("run", "Run", self.run_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._add_dock("pairs", "Pairs", self.pairs, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("log", "Log", self.log_view, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["pairs"], self.docks["log"])
+        self.docks["pairs"].raise_()
+        self.resizeDocks([self.docks["study"]], [380], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["pairs"], self.docks["study"]], [300, 400], Qt.Orientation.Vertical)
+
+        self.engine_label = QLabel()
+        self.statusBar().addPermanentWidget(self.engine_label)
+        self._build_actions()
+        self._connect()
+        self.run_panel.load_settings()
+        self._update_engine_label()
+        self._restore_window()
+        self._set_busy(False)
+
+    # -- construction ---------------------------------------------------------------------------
+    @staticmethod
+    def _scroll(widget):
+        area = QScrollArea()
+        area.setWidget(widget)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QScrollArea.Shape.NoFrame)
+        return area
+
+    def _add_dock(self, key: str, title: str, widget, area) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{key}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[key] = dock
+
+    def _action(self, text, slot, shortcut=None, tip=None) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if tip:
+            a.setStatusTip(tip)
+            a.setToolTip(tip)
+        a.triggered.connect(lambda _checked=False: slot())
+        return a
+
+    def _build_actions(self) -> None:
+        build_menus_and_toolbar(self)
+
+    def _connect(self) -> None:
+        self.run_panel.runRequested.connect(self.start_scan)
+        self.run_panel.cancelRequested.connect(self.cancel_scan)
+        self.run_panel.engine.currentIndexChanged.connect(lambda _i: self._update_engine_label())
+        self.manhattan.snpClicked.connect(self.select_snp)
+        self.interactions.pairClicked.connect(self._pair_clicked)
+        self.pairs.pairActivated.connect(self.show_pair)
+        self.pairs.partnerFilterCleared.connect(self.clear_selection)
+        self.pairs.table.selectionModel().currentRowChanged.connect(self._table_row_changed)
+        for plot in self.plots.values():
+            plot.hovered.connect(lambda text: self.statusBar().showMessage(text, 4000))
+
+    def _restore_window(self) -> None:
+        geom, state = settings.value("window/geometry"), settings.value("window/state")
+        if isinstance(geom, QByteArray):
+            self.restoreGeometry(geom)
+        else:
+            self.resize(1500, 950)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    # -- status ---------------------------------------------------------------------------------
+    @Slot(str)
+    def log(self, text: str) -> None:
+        self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
+
+    def engine_description(self) -> str:
+        choice = self.run_panel.engine.currentData()
+        ok, desc = self.gpu_info
+        if choice == "gpu" or (choice == "auto" and ok):
+            return f"GPU: {desc}"
+        return make_engine("cpu", threads=self.run_panel.threads.value() or None).describe()
+
+    def _update_engine_label(self) -> None:
+        self.engine_label.setText(f"Engine: {self.engine_description()}")
+
+    @Slot(str, str, str)
+    def show_error(self, title: str, message: str, details: str = "") -> None:
+        self.last_error = (title, message)
+        self.log(f"{title}: {message}")
+        self.statusBar().showMessage(message, 10000)
+        self.taskFailed.emit(title, message)
+        dialogs.show_error(self, title, message, details)
+
+    def about(self) -> None:
+        engine = self.result.device if self.result is not None else self.engine_description()
+        dialogs.show_about(self, engine)
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None
+
+    def _set_busy(self, busy: bool) -> None:
+        self.run_panel.set_running(busy)
+        self.act_run.setEnabled(not busy)
+        self.act_cancel.setEnabled(busy)
+        self.act_open.setEnabled(not busy)
+        self.recent_menu.setEnabled(not busy)
+        has = self.result is not None and not busy
+        for a in (self.act_export, self.act_table_csv, self.act_table_tsv, self.act_png, self.act_svg,
+                  *self.export_actions.values()):
+            a.setEnabled(has)
+        self.busyChanged.emit(busy)
+
+    # -- tasks ----------------------------------------------------------------------------------
+    def _start(self, task: Task, on_success, on_cancel=None) -> bool:
+        if self.busy:
+            self.statusBar().showMessage("Busy: wait for the current task or cancel it.", 5000)
+            return False
+        self.task = task
+        self._on_success, self._on_cancel, self._outcome = on_success, on_cancel, None
+        # Bound methods of this window (a QObject of the GUI thread), never lambdas: PySide calls
+        # a lambda in the emitting (worker) thread, a QObject's slot in the receiver's thread.
+        task.message.connect(self.log)
+        task.progressed.connect(self._task_progressed)
+        task.succeeded.connect(self._task_succeeded)
+        task.cancelled.connect(self._task_cancelled)
+        task.failed.connect(self._task_failed)
+        task.finished.connect(self._task_finished)
+        self._set_busy(True)
+        thread = start_task(task)
+        self._running.append((thread, task))  # kept alive until the thread has stopped
+        thread.finished.connect(self._thread_stopped)
+        return True
+
+    @Slot()
+    def _thread_stopped(self) -> None:
+        self._running = [(th, t) for th, t in self._running if not th.isFinished()]
+
+    @Slot(object)
+    def _task_progressed(self, ev) -> None:
+        if self.task is not None and self.task.name == "scan":
+            self.run_panel.show_progress(ev)
+            self.scanProgress.emit(ev)
+
+    @Slot(object)
+    def _task_succeeded(self, value) -> None:
+        on_success = self._on_success
+        self._outcome = lambda: on_success(value)
+
+    @Slot()
+    def _task_cancelled(self) -> None:
+        self._outcome = self._on_cancel
+
+    @Slot()
+    def _task_finished(self) -> None:
+        # Outcomes are handled once the window is idle again, so that whatever they trigger
+        # (studyLoaded -> start_scan in --run mode, a test's next step) may start new work.
+        outcome, self._outcome = self._outcome, None
+        self.task = None
+        self._on_success = self._on_cancel = None
+        if outcome is not None:
+            outcome()
+        if self.task is None:  # the outcome may have started the next task
+            self._set_busy(False)
+
+    @Slot(str, str, str)
+    def _task_failed(self, title: str, message: str, details: str) -> None:
+        self._outcome = lambda: self.show_error(title, message, details)
+
+    def wait_idle(self, timeout_ms: int = 30000) -> bool:
+        """Block until every worker thread has stopped (for shutdown; the GUI uses signals)."""
+        return all(th.wait(timeout_ms) for th, _ in self._running)
+
+    # -- open -----------------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        start = os.path.dirname(self.path) if self.path else os.getcwd()
+        path, _ = QFileDialog.getOpenFileName(self, "Open a study", start, OPEN_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> bool:
+        """Load the fileset at ``path`` (in the background) with the Run panel's QC."""
+        try:
+            qc = self.run_panel.qc_options()
+        except ValueError as exc:
+            self.show_error("Invalid setting", str(exc))
+            return False
+        path = os.fspath(path)
+        self.log(f"Opening {path}")
+        self.statusBar().showMessage(f"Opening {display_name(path)}…")
+        task = Task(lambda progress, cancel, log: (open_study(path, qc, log=log), qc), "loading")
+        return self._start(task, lambda value: self._study_loaded(path, *value))
+
+    def _study_loaded(self, path: str, study, qc) -> None:
+        self.path, self.study, self.study_qc = path, study, qc
+        self.result = self.reported = None
+        self.selected_snp = None
+        settings.add_recent(canonical(path))
+        self.setWindowTitle(f"gboost: {display_name(path)}")
+        self.summary.set_study(study, canonical(path))
+        self.summary.clear_result()
+        self.pairs.clear()
+        for plot in self.plots.values():
+            plot.clear()
+        msg = (f"Loaded {display_name(path)}: {study.n_snps:,} SNPs × {study.n_samples:,} samples "
+               f"({study.layout.n_case:,} cases, {study.layout.n_ctrl:,} controls)")
+        self.log(msg)
+        self.statusBar().showMessage(msg, 8000)
+        self.run_panel.show_status("Ready: press Run scan.")
+        self.studyLoaded.emit(study)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        items = settings.recent_files()
+        for p in items:
+            self.recent_menu.addAction(self._action(display_name(p), lambda p=p: self.open_path(p), None, p))
+        if not items:
+            a = self.recent_menu.addAction("(none)")
+            a.setEnabled(False)
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction(self._action("Clear list", settings.clear_recent))
+
+    def dragEnterEvent(self, ev) -> None:
+        if any(u.isLocalFile() for u in ev.mimeData().urls()):
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev) -> None:
+        files = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()]
+        if files:
+            ev.acceptProposedAction()
+            self.open_path(files[0])
+
+    # -- scan -----------------------------------------------------------------------------------
+    def start_scan(self) -> bool:
+        """Scan with the Run panel's settings; reloads the study first when its QC changed."""
+        if self.busy:
+            return False
+        if self.path is None and self.study is None:
+            self.show_error("No study", "Open a study first (File ▸ Open…).")
+            return False
+        try:
+            qc, params = self.run_panel.qc_options(), self.run_panel.scan_params()
+        except ValueError as exc:
+            self.show_error("Invalid setting", str(exc))
+            return False
+        study = self.study if (self.study is not None and qc == self.study_qc) else None
+        path = self.path
+
+        def job(progress, cancel, log):
+            s = study
+            if s is None:
+                log("QC settings changed: reloading the study")
+                s = open_study(path, qc, log=log)
+            engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+            log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
+                f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
+            return run_scan(s, params, engine=engine, progress=progress, cancel=cancel), qc
+
+        task = Task(job, "scan")
+        self.run_panel.save_settings()
+        return self._start(task, lambda value: self._scan_done(*value), self._scan_cancelled)
+
+    def cancel_scan(self) -> None:
+        if self.task is not None and self.task.name == "scan":
+            self.task.cancel()
+            self.run_panel.show_status("Cancelling at the end of the current tile…")
+
+    def _scan_cancelled(self) -> None:
+        kept = "the previous results are unchanged" if self.result is not None else "no results"
+        self.run_panel.show_status(f"Cancelled: {kept}.")
+        self.log(f"Scan cancelled; {kept}")
+        self.statusBar().showMessage(f"Scan cancelled; {kept}.", 8000)
+        self.scanCancelled.emit()
+
+    def _scan_done(self, result, qc) -> None:
+        if result.study is not self.study:
+            self.study, self.study_qc = result.study, qc
+            self.summary.set_study(result.study, canonical(self.path) if self.path else "")
+        self.result, self.reported = result, result.reported
+        self.selected_snp = None
+        self.pairs.set_result(result, self.reported)
+        self.manhattan.set_result(result, self.reported)
+        self.qq.set_result(result)
+        self.interactions.set_result(result, self.reported)
+        self.summary.set_result(result, len(self.reported), self.qq.lam)
+        self.engine_label.setText(f"Engine: {result.device}")
+        n = len(self.reported)
+        msg = (f"Scan done in {result.timings.get('total', 0):.2f} s: {result.n_valid:,} valid tests, "
+               f"{len(result.screened):,} passed the screen, {n:,} pair{'s' if n != 1 else ''} with P ≤ {result.params.epi1:g}")
+        self.run_panel.progress.setValue(self.run_panel.progress.maximum())
+        self.run_panel.show_status(msg)
+        self.log(msg)
+        self.statusBar().showMessage(msg, 10000)
+        self.scanFinished.emit(result)
+
+    # -- selection ------------------------------------------------------------------------------
+    def select_snp(self, k: int | None) -> None:
+        """Select SNP ``k``: the table shows its pairs, the plots mark its partners."""
+        if self.result is None or k is None:
+            self.clear_selection()
+            return
+        k = int(k)
+        self.selected_snp = k
+        rows, partners = partners_of(self.reported, k)
+        v = self.result.study.variants
+        self.pairs.filter_partners(k, str(v.snp[k]))
+        self.manhattan.select_snp(k, partners)
+        self.interactions.mark_pairs(rows)
+        self.statusBar().showMessage(f"{v.snp[k]}: {len(partners):,} reported partner{'s' if len(partners) != 1 else ''}", 8000)
+
+    def clear_selection(self) -> None:
+        self.selected_snp = None
+        self.pairs.filter_partners(None)
+        self.manhattan.clear_selection()
+        self.interactions.mark_pairs(np.zeros(0, np.int64))
+
+    def show_pair(self, row: int) -> None:
+        """Mark one reported pair (row of ``self.reported``) in the plots, without filtering."""
+        if self.result is None:
+            return
+        pr = self.reported
+        self.manhattan.select_snp(int(pr.i[row]), np.array([pr.j[row]]))
+        self.interactions.mark_pairs(np.array([row]))
+
+    def _pair_clicked(self, row: int) -> None:
+        self.show_pair(row)
+        self.pairs.select_pair_row(row)
+
+    def _table_row_changed(self, current, _previous) -> None:
+        if current.isValid() and self.result is not None and self.pairs.proxy.rowCount():
+            self.show_pair(self.pairs.proxy.pair_row(current.row()))
+
+    def reset_zoom(self) -> None:
+        self.tabs.currentWidget().reset_view()
+
+    # -- shutdown -------------------------------------------------------------------------------
+    def closeEvent(self, ev) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        self.wait_idle(60000)  # threads that finished their task may still be winding down
+        self.run_panel.save_settings()
+        settings.set_value("window/geometry", self.saveGeometry())
+        settings.set_value("window/state", self.saveState())
+        super().closeEvent(ev)

@@ -1,0 +1,69 @@
+"""The main window's actions, menus (File, Scan, View, Help) and toolbar."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+
+from gui import export
+
+
+def build_menus_and_toolbar(win) -> None:
+    """Create ``win.act_*`` actions, the menu bar and the toolbar of a MainWindow."""
+    A = win._action
+    win.act_open = A("&Open…", win.open_dialog, QKeySequence.StandardKey.Open, "Open a PLINK fileset (.bed/.bim/.fam), .ped/.map or BOOST matrix")
+    win.act_export = A("&Export…", win.export_all_dialog, "Ctrl+E", "Write every result file of the CLI (pairs.tsv, pairs.epi.cc, …, run.json) into a folder")
+    win.act_quit = A("&Quit", win.close, QKeySequence.StandardKey.Quit)
+    win.act_run = A("&Run scan", win.start_scan, "Ctrl+R", "Test every SNP pair with the settings of the Run panel")
+    win.act_cancel = A("&Cancel scan", win.cancel_scan, None, "Stop the scan; the previous results stay")
+    win.act_reset_zoom = A("Reset &zoom", win.reset_zoom, "Ctrl+0", "Show the whole plot again")
+    win.act_clear_sel = A("Clear &selection", win.clear_selection, "Esc", "Show the pairs of every SNP again")
+    win.act_png = A("Plot as &PNG…", lambda: win.export_plot_dialog("png"), None, "Save the plot shown as a PNG image")
+    win.act_svg = A("Plot as &SVG…", lambda: win.export_plot_dialog("svg"), None, "Save the plot shown as an SVG vector image")
+    win.act_about = A("&About gboost", win.about)
+
+    mb = win.menuBar()
+    m_file = mb.addMenu("&File")
+    m_file.addAction(win.act_open)
+    win.recent_menu = m_file.addMenu("Open &Recent")
+    win.recent_menu.aboutToShow.connect(win._fill_recent)
+    win._fill_recent()
+    m_file.addSeparator()
+    m_file.addAction(win.act_export)
+    m_as = m_file.addMenu("Export &As")
+    win.export_actions = {}
+    for kind, (text, _, _) in export.RESULT_FILES.items():
+        a = A(text, lambda k=kind: win.export_file_dialog(k))
+        m_as.addAction(a)
+        win.export_actions[kind] = a
+    m_as.addSeparator()
+    win.act_table_csv = A("Table as shown (CSV)…", lambda: win.export_table_dialog(","))
+    win.act_table_tsv = A("Table as shown (TSV)…", lambda: win.export_table_dialog("\t"))
+    for a in (win.act_table_csv, win.act_table_tsv, win.act_png, win.act_svg):
+        m_as.addAction(a)
+    m_file.addSeparator()
+    m_file.addAction(win.act_quit)
+
+    m_scan = mb.addMenu("&Scan")
+    m_scan.addAction(win.act_run)
+    m_scan.addAction(win.act_cancel)
+
+    m_view = mb.addMenu("&View")
+    for i, title in enumerate(("Manhattan plot", "QQ plot", "Interaction map")):
+        m_view.addAction(A(title, lambda i=i: win.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"))
+    m_view.addSeparator()
+    m_view.addAction(win.act_reset_zoom)
+    m_view.addAction(win.act_clear_sel)
+    m_view.addSeparator()
+    for dock in win.docks.values():
+        m_view.addAction(dock.toggleViewAction())
+
+    m_help = mb.addMenu("&Help")
+    m_help.addAction(win.act_about)
+
+    tb = win.addToolBar("Main")
+    tb.setObjectName("toolbar_main")
+    tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    for a in (win.act_open, win.act_run, win.act_cancel, None, win.act_export, win.act_png, win.act_svg, None,
+              win.act_reset_zoom, win.act_clear_sel):
+        tb.addSeparator() if a is None else tb.addAction(a)
+

@@ -1,0 +1,132 @@
+"""Interaction map: each reported pair at (SNP1 position, SNP2 position), chromosome by chromosome.
+
+Colour encodes the pair's −log10 P in a few bins, one ``ScatterPlotItem`` per bin (shared brush),
+so millions of pairs draw without per-point brush objects.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+
+from gui.plots.base import NearestPoint, PlotPanel, UniformScatter
+from gui.plots.genome import genome_layout
+from gui.resultdata import pairs_neglog10
+
+N_BINS = 8
+
+
+class InteractionMap(PlotPanel):
+    """Reported pairs by genomic position; hover names the pair, click selects it."""
+
+    pairClicked = Signal(int)  # row of the reported pairs
+    name = "Interaction map"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.result = None
+        self.reported = None
+        # Orange (weakest reported) to dark purple (strongest): every bin stays visible on white.
+        self.cmap = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(245, 160, 60), (205, 30, 40), (55, 10, 85)])
+        self.plot.setLabel("bottom", "SNP1 (chromosome)")
+        self.plot.setLabel("left", "SNP2 (chromosome)")
+        self.plot.setTitle("Interaction map of reported pairs")
+        self.plot.showGrid(x=False, y=False)  # chromosome boundaries are the grid
+        for side in ("bottom", "left"):
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
+        self.bins: list[UniformScatter] = []
+        for b in range(N_BINS):
+            colour = self.cmap.map((b + 0.5) / N_BINS, mode="qcolor")
+            item = UniformScatter(size=8, pen=pg.mkPen((40, 40, 40, 160), width=0.6), brush=pg.mkBrush(colour), pxMode=True)
+            item.setZValue(5)
+            self.plot.addItem(item)
+            self.bins.append(item)
+        self.selected_item = UniformScatter(size=16, pen=pg.mkPen("#d55e00", width=2.5), brush=None, pxMode=True)
+        self.selected_item.setZValue(10)
+        self.plot.addItem(self.selected_item)
+        self.grid_lines: list[pg.InfiniteLine] = []
+        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=self.cmap, label="−log10 P (interaction)",
+                                        interactive=False, width=14, pen="k")
+        self.plot_widget.addItem(self.colorbar, row=0, col=1)
+        self.empty_text = pg.TextItem("", anchor=(0.5, 0.5), color="#555555")
+        self.plot.addItem(self.empty_text, ignoreBounds=True)
+        self.x1 = self.x2 = self.nlp = np.zeros(0)
+
+    def clear(self) -> None:
+        self.result = None
+        for item in self.bins:
+            item.clear()
+        self.selected_item.clear()
+        self.hover_index = None
+        self.empty_text.setText("")
+
+    def set_result(self, result, reported=None) -> None:
+        """Draw ``reported`` (default ``result.reported``: the core recomputes it per access)."""
+        self.result = result
+        self.reported = pairs = result.reported if reported is None else reported
+        study = result.study
+        lay = genome_layout(study.variants)
+        self.x1, self.x2 = lay.x[pairs.i], lay.x[pairs.j]
+        self.nlp = pairs_neglog10(pairs)
+        lo, hi = (float(np.nanmin(self.nlp)), float(np.nanmax(self.nlp))) if len(pairs) else (0.0, 1.0)
+        if hi - lo < 1e-9:
+            lo, hi = lo - 0.5, hi + 0.5
+        bin_of = np.clip(((self.nlp - lo) / (hi - lo) * N_BINS).astype(np.int64), 0, N_BINS - 1) if len(pairs) else np.zeros(0, int)
+        for b, item in enumerate(self.bins):
+            rows = np.flatnonzero(bin_of == b)
+            item.setData(x=self.x1[rows], y=self.x2[rows])
+        self.colorbar.setLevels((lo, hi))
+        self.hover_index = NearestPoint(self.x1, self.x2, np.arange(len(pairs)))
+        self._draw_grid(lay)
+        self.selected_item.clear()
+        self.empty_text.setText("" if len(pairs) else f"No pair reached P ≤ {result.params.epi1:g}")
+        lo_x, hi_x = float(lay.starts[0]) if len(lay.starts) else 0.0, float(lay.ends[-1]) if len(lay.ends) else 1.0
+        self.empty_text.setPos(0.5 * (lo_x + hi_x), 0.5 * (lo_x + hi_x))
+        self._full_range = (lo_x, hi_x)
+        self.reset_view()
+
+    def _draw_grid(self, lay) -> None:
+        for line in self.grid_lines:
+            self.plot.removeItem(line)
+        self.grid_lines = []
+        pen = pg.mkPen((150, 150, 150, 120), width=1)
+        for pos in lay.boundaries():
+            for angle in (90, 0):
+                line = pg.InfiniteLine(pos=float(pos), angle=angle, pen=pen, movable=False)
+                self.plot.addItem(line)
+                self.grid_lines.append(line)
+        ticks = [lay.ticks()] if len(lay.chroms) > 1 else None
+        for side in ("bottom", "left"):
+            self.plot.getAxis(side).setTicks(ticks)
+        diag = pg.PlotCurveItem([lay.starts[0], lay.ends[-1]], [lay.starts[0], lay.ends[-1]],
+                                pen=pg.mkPen((150, 150, 150, 160), width=1, style=Qt.PenStyle.DotLine))
+        self.plot.addItem(diag)
+        self.grid_lines.append(diag)
+
+    def reset_view(self) -> None:
+        if self.result is None:
+            return
+        lo, hi = self._full_range
+        pad = 0.01 * (hi - lo)
+        self.plot.setXRange(lo - pad, hi + pad, padding=0)
+        self.plot.setYRange(lo - pad, hi + pad, padding=0)
+
+    def describe_point(self, row) -> str:
+        r = self.result
+        v = r.study.variants
+        pr = self.reported
+        row = int(row)
+        a, b = int(pr.i[row]), int(pr.j[row])
+        return (f"{v.snp[a]} (chr{v.chrom[a]}:{int(v.bp[a]):,}) × {v.snp[b]} (chr{v.chrom[b]}:{int(v.bp[b]):,})   "
+                f"STAT = {pr.stat[row]:.4g}   DF = {int(pr.df[row])}   P = {pr.p[row]:.3g}")
+
+    def point_clicked(self, row) -> None:
+        self.pairClicked.emit(int(row))
+
+    def mark_pairs(self, rows: np.ndarray) -> None:
+        """Ring the given rows of the reported pairs (the selected SNP's pairs)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.result is None or not rows.size:
+            self.selected_item.clear()
+            return
+        self.selected_item.setData(x=self.x1[rows], y=self.x2[rows])

@@ -1,0 +1,247 @@
+"""Run settings (QC, thresholds, engine), the Run/Cancel buttons and the progress read-out.
+
+Defaults are PLINK 1.9's: every QC filter off, ``--epi1 5e-6`` and ``--epi2 0.01`` for
+``--fast-epistasis boost``. Ticking a QC filter proposes the value PLINK uses when the flag is
+given without a number (``--maf`` 0.01, ``--geno`` 0.1, ``--mind`` 0.1) or the usual 1e-6 for
+``--hwe``.
+"""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QDoubleValidator
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QProgressBar, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
+
+from gboost.progress import format_duration
+from gboost.scan import ScanParams
+from gboost.study import QCOptions
+from gui import settings
+
+QC_FIELDS = {  # name: (flag, proposed value, tooltip)
+    "maf": ("--maf", "0.01", "Drop SNPs whose minor allele frequency is below this value (PLINK --maf; "
+                             "0.01 is PLINK's value for a bare --maf). Off by default, as in PLINK 1.9."),
+    "geno": ("--geno", "0.1", "Drop SNPs with a missing-call rate above this value (PLINK --geno; "
+                              "0.1 is PLINK's value for a bare --geno). Off by default."),
+    "mind": ("--mind", "0.1", "Drop samples with a missing-call rate above this value (PLINK --mind; "
+                              "0.1 is PLINK's value for a bare --mind). Off by default."),
+    "hwe": ("--hwe", "1e-6", "Drop SNPs whose Hardy-Weinberg exact test P in controls is below this value "
+                             "(PLINK --hwe; 1e-6 is a common choice for case-control studies). Off by default."),
+}
+EPI1_TIP = ("--epi1: P threshold of the scan. A pair whose BOOST screening statistic (KSA) passes the χ² "
+            "threshold for this P is tested exactly, and reported in pairs.tsv when its exact P ≤ epi1. "
+            "Default 5e-6, PLINK 1.9's default for --fast-epistasis boost (≈ χ²₄ 30, BOOST's threshold).")
+EPI2_TIP = ("--epi2: P threshold counted in the PLINK summary file (pairs.epi.cc.summary, column N_SIG). "
+            "Default 0.01, as PLINK 1.9.")
+ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, else the CPU. Every engine "
+              "gives the same pairs and statistics.")
+
+
+def _sci_edit(text: str, tip: str) -> QLineEdit:
+    edit = QLineEdit(text)
+    v = QDoubleValidator(0.0, 1.0, 12)
+    v.setNotation(QDoubleValidator.Notation.ScientificNotation)
+    edit.setValidator(v)
+    edit.setToolTip(tip)
+    edit.setMaximumWidth(90)
+    return edit
+
+
+def _parse_p(text: str, flag: str) -> float:
+    try:
+        v = float(text.strip())
+    except ValueError:
+        raise ValueError(f"{flag}: '{text}' is not a number") from None
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"{flag} must be between 0 and 1 (exclusive), got {text}")
+    return v
+
+
+class RunPanel(QWidget):
+    runRequested = Signal()
+    cancelRequested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.qc_checks: dict[str, QCheckBox] = {}
+        self.qc_edits: dict[str, QLineEdit] = {}
+        # Settings scroll when the dock is short; Run/Cancel and the progress bar always show.
+        settings_widget = QWidget()
+        lay = QVBoxLayout(settings_widget)
+        lay.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidget(settings_widget)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.addWidget(scroll, 1)
+
+        qc_box = QGroupBox("Quality control (PLINK flags)")
+        grid = QGridLayout(qc_box)
+        for k, (name, (flag, value, tip)) in enumerate(QC_FIELDS.items()):
+            check = QCheckBox(flag)
+            check.setToolTip(tip)
+            edit = _sci_edit(value, tip)
+            edit.setEnabled(False)
+            check.toggled.connect(edit.setEnabled)
+            self.qc_checks[name], self.qc_edits[name] = check, edit
+            grid.addWidget(check, k // 2, 2 * (k % 2))
+            grid.addWidget(edit, k // 2, 2 * (k % 2) + 1)
+        lay.addWidget(qc_box)
+
+        thr_box = QGroupBox("Thresholds")
+        form = QFormLayout(thr_box)
+        self.epi1 = _sci_edit("5e-6", EPI1_TIP)
+        self.epi2 = _sci_edit("0.01", EPI2_TIP)
+        lab1, lab2 = QLabel("--epi1"), QLabel("--epi2")
+        lab1.setToolTip(EPI1_TIP)
+        lab2.setToolTip(EPI2_TIP)
+        form.addRow(lab1, self.epi1)
+        form.addRow(lab2, self.epi2)
+        self.marginal = QComboBox()
+        self.marginal.addItem("Genotype LR (2 df, BOOST)", False)
+        self.marginal.addItem("Allelic χ² (1 df, PLINK --assoc)", True)
+        self.marginal.setToolTip("Single-locus test drawn in the Manhattan and QQ plots and written to marginal.tsv.")
+        form.addRow("Single-locus test", self.marginal)
+        lay.addWidget(thr_box)
+
+        eng_box = QGroupBox("Engine")
+        form = QFormLayout(eng_box)
+        self.engine = QComboBox()
+        self.engine.setToolTip(ENGINE_TIP)
+        self.set_gpu_info(False, "not checked yet")
+        form.addRow("Device", self.engine)
+        self.threads = QSpinBox()
+        self.threads.setRange(0, 1024)
+        self.threads.setSpecialValueText(f"all ({os.cpu_count()})")
+        self.threads.setToolTip("CPU threads for the CPU engine (--threads); 'all' uses every core.")
+        form.addRow("CPU threads", self.threads)
+        self.tile = QSpinBox()
+        self.tile.setRange(0, 65536)
+        self.tile.setSingleStep(64)
+        self.tile.setSpecialValueText("engine's choice")
+        self.tile.setToolTip("Tile edge in SNPs (--tile): the unit of work between progress updates and "
+                             "cancel checks. Leave it to the engine unless you know why.")
+        form.addRow("Tile (SNPs)", self.tile)
+        lay.addWidget(eng_box)
+
+        buttons = QHBoxLayout()
+        self.run_button = QPushButton("Run scan")
+        self.run_button.setDefault(True)
+        self.run_button.setToolTip("Test every SNP pair of the study with these settings (Ctrl+R)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.setToolTip("Stop the scan at the next tile; the previous results stay as they were")
+        self.defaults_button = QPushButton("Defaults")
+        self.defaults_button.setToolTip("Back to PLINK 1.9's defaults")
+        for b in (self.run_button, self.cancel_button, self.defaults_button):
+            buttons.addWidget(b)
+        lay.addStretch(1)
+        outer.addLayout(buttons)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setFormat("%p %")
+        outer.addWidget(self.progress)
+        self.rate_label = QLabel(" ")
+        self.rate_label.setWordWrap(True)
+        self.rate_label.setMinimumHeight(2 * self.fontMetrics().height() + 4)
+        outer.addWidget(self.rate_label)
+
+        self.run_button.clicked.connect(self.runRequested)
+        self.cancel_button.clicked.connect(self.cancelRequested)
+        self.defaults_button.clicked.connect(self.restore_defaults)
+
+    # -- values ---------------------------------------------------------------------------------
+    def set_gpu_info(self, ok: bool, description: str) -> None:
+        current = self.engine.currentData() if self.engine.count() else "auto"
+        self.engine.clear()
+        self.engine.addItem("Auto" + (f" (GPU: {description})" if ok else " (CPU: no GPU found)"), "auto")
+        self.engine.addItem("CPU", "cpu")
+        self.engine.addItem(f"GPU: {description}" if ok else "GPU (not available)", "gpu")
+        gpu_item = self.engine.model().item(2)
+        gpu_item.setEnabled(ok)
+        if not ok:
+            gpu_item.setToolTip(description)
+        idx = self.engine.findData(current)
+        self.engine.setCurrentIndex(idx if idx >= 0 and (ok or current != "gpu") else 0)
+
+    def qc_options(self) -> QCOptions:
+        """The QC settings; raises ValueError naming the flag when a value is not usable."""
+        vals = {}
+        for name, (flag, _, _) in QC_FIELDS.items():
+            if self.qc_checks[name].isChecked():
+                text = self.qc_edits[name].text()
+                try:
+                    v = float(text)
+                except ValueError:
+                    raise ValueError(f"{flag}: '{text}' is not a number") from None
+                if not 0.0 <= v <= 1.0:
+                    raise ValueError(f"{flag} must be between 0 and 1, got {text}")
+                vals[name] = v
+        return QCOptions(**vals)
+
+    def scan_params(self) -> ScanParams:
+        """The scan settings; raises ValueError naming the flag when a value is not usable."""
+        return ScanParams(epi1=_parse_p(self.epi1.text(), "--epi1"), epi2=_parse_p(self.epi2.text(), "--epi2"),
+                          device=self.engine.currentData(), threads=self.threads.value() or None,
+                          tile=self.tile.value() or None, allelic=bool(self.marginal.currentData()))
+
+    def restore_defaults(self) -> None:
+        for name, (_, value, _) in QC_FIELDS.items():
+            self.qc_checks[name].setChecked(False)
+            self.qc_edits[name].setText(value)
+        self.epi1.setText("5e-6")
+        self.epi2.setText("0.01")
+        self.marginal.setCurrentIndex(0)
+        self.engine.setCurrentIndex(0)
+        self.threads.setValue(0)
+        self.tile.setValue(0)
+
+    def save_settings(self) -> None:
+        for name in QC_FIELDS:
+            settings.set_value(f"run/{name}_on", self.qc_checks[name].isChecked())
+            settings.set_value(f"run/{name}", self.qc_edits[name].text())
+        settings.set_value("run/epi1", self.epi1.text())
+        settings.set_value("run/epi2", self.epi2.text())
+        settings.set_value("run/allelic", bool(self.marginal.currentData()))
+        settings.set_value("run/device", self.engine.currentData())
+        settings.set_value("run/threads", self.threads.value())
+
+    def load_settings(self) -> None:
+        def truthy(v):
+            return v is True or str(v).lower() == "true"
+
+        for name in QC_FIELDS:
+            self.qc_checks[name].setChecked(truthy(settings.value(f"run/{name}_on", False)))
+            self.qc_edits[name].setText(str(settings.value(f"run/{name}", QC_FIELDS[name][1])))
+        self.epi1.setText(str(settings.value("run/epi1", "5e-6")))
+        self.epi2.setText(str(settings.value("run/epi2", "0.01")))
+        self.marginal.setCurrentIndex(1 if truthy(settings.value("run/allelic", False)) else 0)
+        idx = self.engine.findData(str(settings.value("run/device", "auto")))
+        if idx >= 0 and self.engine.model().item(idx).isEnabled():
+            self.engine.setCurrentIndex(idx)
+        try:
+            self.threads.setValue(int(settings.value("run/threads", 0)))
+        except (TypeError, ValueError):
+            self.threads.setValue(0)
+
+    # -- progress -------------------------------------------------------------------------------
+    def set_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        self.defaults_button.setEnabled(not running)
+        if running:
+            self.progress.setValue(0)
+            self.rate_label.setText("Starting…")
+
+    def show_status(self, text: str) -> None:
+        self.rate_label.setText(text)
+
+    def show_progress(self, ev) -> None:
+        """Draw a :class:`gboost.scan.Progress` event."""
+        self.progress.setValue(int(round(1000 * ev.fraction)))
+        self.rate_label.setText(f"{ev.pairs_done:,} of {ev.pairs_total:,} pairs · {ev.pairs_per_s:,.3g} pairs/s · "
+                                f"elapsed {format_duration(ev.elapsed)} · ETA {format_duration(ev.eta)}")

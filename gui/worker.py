@@ -1,0 +1,88 @@
+"""Long work (loading, scanning, exporting) in a QThread; the window only watches.
+
+A :class:`Task` wraps a plain function ``fn(progress, cancel, log)`` from the core's world:
+``progress`` takes the core's progress events (forwarded as a signal, at most ~20 per second),
+``cancel()`` says whether the user pressed Cancel (the core checks it between tiles), ``log``
+takes text lines. Outcomes arrive as signals in the GUI thread: ``succeeded(value)``,
+``cancelled()``, or ``failed(title, message, details)``; ``finished()`` follows each of them.
+No ``processEvents``: the GUI thread keeps running its own event loop.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Callable
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from gboost.errors import InputError, ScanCancelled
+
+
+class Task(QObject):
+    progressed = Signal(object)
+    message = Signal(str)
+    succeeded = Signal(object)
+    cancelled = Signal()
+    failed = Signal(str, str, str)  # title, message for the user, details (traceback for bugs)
+    finished = Signal()
+
+    def __init__(self, fn: Callable, name: str = "task", min_interval: float = 0.05):
+        super().__init__()
+        self._fn = fn
+        self.name = name
+        self._cancel = threading.Event()
+        self._min_interval = min_interval
+        self._last_emit = 0.0
+
+    def cancel(self) -> None:
+        """Ask the work to stop at its next check (thread-safe)."""
+        self._cancel.set()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
+    def _progress(self, ev) -> None:
+        now = time.monotonic()
+        final = getattr(ev, "fraction", 0.0) >= 1.0
+        if final or now - self._last_emit >= self._min_interval:
+            self._last_emit = now
+            self.progressed.emit(ev)
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            value = self._fn(self._progress, self._cancel.is_set, self.message.emit)
+        except ScanCancelled:
+            self.cancelled.emit()
+        except InputError as exc:
+            self.failed.emit("Problem with the input", str(exc), "")
+        except (RuntimeError, ValueError) as exc:  # e.g. "--device gpu: no CUDA device", bad parameter
+            self.failed.emit(f"Could not complete the {self.name}", str(exc), traceback.format_exc())
+        except OSError as exc:
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            self.failed.emit(f"Could not complete the {self.name}", f"{where}{exc.strerror or exc}", "")
+        except Exception as exc:  # a bug in gboost: say so, keep the details for a bug report
+            self.failed.emit("Internal error", f"The {self.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                             traceback.format_exc())
+        else:
+            self.succeeded.emit(value)
+        finally:
+            self.finished.emit()
+
+
+def start_task(task: Task) -> QThread:
+    """Run ``task`` in a new QThread, which quits when the task finishes.
+
+    Python owns both objects (no Qt parent, no ``deleteLater``): the caller keeps them until the
+    thread's ``finished`` signal, then drops them and Python deletes them in the GUI thread. With
+    ``deleteLater`` as well, Qt and Python could both delete the task: a double free.
+    """
+    thread = QThread()
+    thread.setObjectName(f"gboost-{task.name}")
+    task.moveToThread(thread)
+    thread.started.connect(task.run)
+    task.finished.connect(thread.quit)
+    thread.start()
+    return thread

@@ -1,0 +1,72 @@
+"""GUI test fixtures: offscreen Qt, settings in a temporary folder, a small simulated study.
+
+The study is simulated (seeded) and written as a PLINK fileset, then scanned once by the CLI;
+GUI tests compare what the window shows and writes against those CLI files.
+"""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pyqtgraph")
+
+from gboost.simulate import PlantedPair, simulate_study  # noqa: E402
+
+from guihelpers import EPI1, N_CASES, N_CONTROLS, N_SNPS, load, scan  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    """Every test starts like a first start on a clean machine."""
+    from PySide6.QtCore import QSettings
+
+    path = tmp_path / "settings"
+    path.mkdir()
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def study_prefix(tmp_path_factory) -> str:
+    """240 SNPs on 3 chromosomes, 300 cases + 300 controls, 0.5 % missing calls, two planted pairs."""
+    sim = simulate_study(N_SNPS, N_CASES, N_CONTROLS, seed=2024, chromosomes=3, missing_rate=0.005,
+                         planted=[PlantedPair(20, 200, "xor", 6.0), PlantedPair(90, 150, "threshold", 5.0)])
+    prefix = str(tmp_path_factory.mktemp("study") / "study")
+    sim.write(prefix)
+    return prefix
+
+
+@pytest.fixture(scope="session")
+def cli_dir(study_prefix, tmp_path_factory):
+    """The CLI's outputs for the study (CPU engine, default settings but --epi1 EPI1)."""
+    from gboost.cli import main
+
+    out = tmp_path_factory.mktemp("cli") / "out"
+    assert main(["scan", "--bfile", study_prefix, "--out", str(out), "--device", "cpu", "--epi1", EPI1, "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture
+def window(qtbot):
+    from gui.main_window import MainWindow
+
+    win = MainWindow(gpu_info=(False, "no GPU in tests"))
+    qtbot.addWidget(win)
+    win.run_panel.engine.setCurrentIndex(win.run_panel.engine.findData("cpu"))
+    win.show()
+    yield win
+    if win.task is not None:
+        win.task.cancel()
+        win.wait_idle(30000)
+
+
+@pytest.fixture
+def scanned(qtbot, window, study_prefix):
+    """A window that has loaded the study and finished a scan (defaults but --epi1 EPI1)."""
+    load(qtbot, window, study_prefix)
+    window.run_panel.epi1.setText(EPI1)
+    scan(qtbot, window)
+    return window

@@ -1,0 +1,126 @@
+"""Manhattan, QQ and interaction map: what is drawn, hover, click-to-select."""
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from gboost.stats.pvalues import chi2_isf
+from gui.plots.genome import genome_layout
+
+
+def marginal_p_from_file(cli_dir) -> dict[str, float]:
+    rows = [line.split("\t") for line in (cli_dir / "marginal.tsv").read_text().splitlines()[1:]]
+    return {r[1]: float(r[7]) for r in rows}
+
+
+def test_manhattan_draws_every_snp_tested_at_its_p(scanned, cli_dir):
+    m = scanned.manhattan
+    study = scanned.result.study
+    np.testing.assert_array_equal(m.plotted_snps(), np.arange(study.n_snps))
+    n_drawn = sum(len(item.data) for item in m.group_items)
+    assert n_drawn == study.n_snps == len(marginal_p_from_file(cli_dir))
+    p_file = marginal_p_from_file(cli_dir)
+    for item, snps in zip(m.group_items, m.group_snps):
+        x, y = item.getData()
+        np.testing.assert_allclose(x, genome_layout(study.variants).x[snps])
+        expected = np.array([-math.log10(p_file[s]) for s in study.variants.snp[snps]])
+        np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)  # marginal.tsv prints 6 digits
+
+
+def test_manhattan_alternates_two_colours_by_chromosome(scanned):
+    m = scanned.manhattan
+    lay = genome_layout(scanned.result.study.variants)
+    brushes = [item.opts["brush"].color().name() for item in m.group_items]
+    assert len(set(brushes)) == 2
+    for g, snps in enumerate(m.group_snps):
+        assert set(lay.chrom_of[snps] % 2) == {g}
+
+
+def test_manhattan_has_genome_wide_and_suggestive_lines(scanned):
+    pos = sorted(line.value() for line in scanned.manhattan.lines)
+    assert pos == pytest.approx([-math.log10(1e-5), -math.log10(5e-8)])
+
+
+def test_clicking_a_snp_filters_the_table_to_its_partners_and_draws_them(qtbot, scanned):
+    res = scanned.result
+    rep = res.reported
+    counts = np.bincount(np.concatenate([rep.i, rep.j]))
+    k = int(np.argmax(counts))  # the SNP with most partners
+    m = scanned.manhattan
+    m.plot_widget.resize(1000, 600)
+    m.reset_view()
+    qtbot.wait(50)
+    pos = m.view_to_widget(m.x[k], m.y[k])
+    with qtbot.waitSignal(m.snpClicked, timeout=5000) as blocker:
+        qtbot.mouseClick(m.plot_widget.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert blocker.args == [k]
+
+    partners = sorted({int(b) if a == k else int(a) for a, b in zip(rep.i, rep.j) if k in (a, b)})
+    assert len(partners) >= 3 and len(partners) < len(rep)
+    proxy = scanned.pairs.proxy
+    snp = str(res.study.variants.snp[k])
+    shown = [(proxy.index(r, 1).data(), proxy.index(r, 4).data()) for r in range(proxy.rowCount())]
+    assert len(shown) == len(partners) and all(snp in pair for pair in shown)
+    assert sorted(m.partners.tolist()) == partners
+    x, y = m.partner_item.getData()
+    np.testing.assert_allclose(sorted(x), sorted(m.x[partners]))
+    assert len(m.arcs.getData()[0]) > 0 and m.selected_item.getData()[0][0] == m.x[k]
+    assert scanned.pairs.chip.isVisible() and snp in scanned.pairs.chip.text()
+
+    scanned.clear_selection()
+    assert proxy.rowCount() == len(rep) and len(m.partner_item.getData()[0]) == 0
+
+
+def test_clicking_empty_space_selects_nothing(qtbot, scanned):
+    m = scanned.manhattan
+    hits = []
+    m.snpClicked.connect(hits.append)
+    m.click_at(m.x.max() + 10 * np.ptp(m.x), 1e6)
+    assert hits == [] and scanned.pairs.proxy.rowCount() == len(scanned.reported)
+
+
+def test_hover_names_the_snp_position_and_p(scanned):
+    m = scanned.manhattan
+    v = scanned.result.study.variants
+    k = int(np.nanargmax(m.y))
+    hit = m.point_at(m.x[k], m.y[k])
+    assert hit == k
+    text = m.describe_point(hit)
+    assert str(v.snp[k]) in text and f"{int(v.bp[k]):,}" in text and f"{scanned.result.marginal_p[k]:.3g}" in text
+
+
+def test_qq_plot_shows_every_tested_snp_and_lambda(scanned):
+    q = scanned.qq
+    res = scanned.result
+    p = res.marginal_p[np.isfinite(res.marginal_p)]
+    assert len(q.points.data) == len(p)
+    x, y = q.points.getData()
+    n = len(p)
+    np.testing.assert_allclose(np.sort(y)[::-1], np.sort(-np.log10(p))[::-1], rtol=1e-9)
+    np.testing.assert_allclose(x, -np.log10((np.arange(1, n + 1) - 0.5) / n))
+    lam = chi2_isf(float(np.median(p)), res.marginal_df) / chi2_isf(0.5, res.marginal_df)
+    assert q.lam == pytest.approx(lam, rel=1e-9)
+    assert 0.8 < q.lam < 1.25  # a simulation without stratification
+    assert f"λ = {lam:.3f}" in q.lambda_text.toPlainText()
+
+
+def test_interaction_map_places_each_reported_pair(scanned):
+    im = scanned.interactions
+    rep = scanned.reported
+    lay = genome_layout(scanned.result.study.variants)
+    pts = np.concatenate([np.column_stack(item.getData()) for item in im.bins if len(item.data)])
+    expected = np.column_stack([lay.x[rep.i], lay.x[rep.j]])
+    assert len(pts) == len(rep)
+    np.testing.assert_allclose(pts[np.lexsort(pts.T)], expected[np.lexsort(expected.T)])
+    row = 0
+    assert im.point_at(lay.x[rep.i[row]], lay.x[rep.j[row]]) == row
+
+
+def test_selecting_a_table_row_marks_the_pair_in_the_plots(scanned):
+    rep = scanned.reported
+    scanned.pairs.table.selectRow(1)
+    m = scanned.manhattan
+    assert m.selected == int(rep.i[1]) and m.partners.tolist() == [int(rep.j[1])]
+    x, y = scanned.interactions.selected_item.getData()
+    assert len(x) == 1
