@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -352,31 +350,15 @@ def write_graphml(graph: nx.Graph, path: str | os.PathLike) -> None:
 def write_graph_files(graph: nx.Graph, out_dir: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write ``graph.graphml``, ``nodes.tsv`` and ``edges.tsv`` into ``out_dir``, all or nothing.
 
-    The files are written into a staging directory beside ``out_dir``, which is then renamed into
-    place, so an error never leaves half the files (nor destroys a previous set before the new one
-    is complete).
+    Through :func:`gboost.io.results.atomic_directory`: an error never leaves half the files, nor
+    destroys a previous set before the new one is complete.
     """
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError(out, "exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
-    try:
+    from gboost.io.results import atomic_directory
+
+    def fill(staging: Path) -> None:
         write_graphml(graph, staging / "graph.graphml")
         for name, text in (("nodes.tsv", format_node_table(graph)), ("edges.tsv", format_edge_table(graph))):
             with open(staging / name, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
-        old = None
-        if out.exists():
-            old = parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(staging, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return out
+
+    return atomic_directory(out_dir, fill, overwrite=overwrite)
