@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -149,7 +150,7 @@ class ScanResult:
     calibration: object | None = None  # gboost.calibration.Calibration of the interaction test
     covariate_names: list | None = None  # --covar columns used for STAT_ADJ / P_ADJ
 
-    @property
+    @cached_property
     def reported(self) -> Pairs:
         """pairs.tsv: exact P <= epi1, sorted by STAT descending (ties: file order), with BH q
         values over all valid tests; then --min-distance / --max-r2 set aside pairs of nearby or

@@ -110,8 +110,12 @@ PAIRS_COLUMNS = ("CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "KSA", "STAT", "D
 def format_pairs_tsv(result) -> str:
     """pairs.tsv: SPEC §5's columns, then Q (Benjamini-Hochberg), R2 (genotypic r^2 of the two
     SNPs) and DIST (bp apart; NA across chromosomes), so pairs in LD can be set apart."""
-    v = result.study.variants
-    pr = result.reported
+    return format_pairs(result.study.variants, result.reported)
+
+
+def format_pairs(v, pr) -> str:
+    """pairs.tsv text (header included) for any :class:`gboost.scan.Pairs` over variants ``v``
+    (the GUI formats the rows it shows with it)."""
     q = pr.q if pr.q is not None else np.full(len(pr), np.nan)
     r2 = pr.r2
     adj = pr.adj
@@ -189,8 +193,12 @@ def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
         "pairs.epi.cc": format_epi_cc(result),
         "pairs.epi.cc.summary": format_summary(result),
         "marginal.tsv": format_marginal_tsv(result),
-        "run.json": json.dumps(run_record(result, extra), indent=2, default=_json_default) + "\n",
+        "run.json": format_run_json(result, extra),
     }
+
+
+def format_run_json(result, extra: dict | None = None) -> str:
+    return json.dumps(run_record(result, extra), indent=2, default=_json_default) + "\n"
 
 
 def _json_default(o):

@@ -9,7 +9,7 @@ def r2_from_tables(tables: np.ndarray) -> np.ndarray:
     at both, from the pairs' 3x3x2 tables (classes pooled): the genotypic r^2 PLINK's --r2 reports
     for unphased data. NaN where a SNP is monomorphic within the pair."""
     t = np.asarray(tables, dtype=np.float64).sum(axis=-1)  # (m, 3, 3)
-    n = t.sum(axis=(1, 2))
+    n = np.maximum(t.sum(axis=(1, 2)), 1.0)  # an empty table gives NaN below, not a warning
     g = np.arange(3.0)
     ex = np.einsum("mab,a->m", t, g) / n
     ey = np.einsum("mab,b->m", t, g) / n
