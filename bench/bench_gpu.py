@@ -1,7 +1,7 @@
-"""GPU engine throughput: whole scans of simulated studies, the kernel's share, the device's ceiling.
+"""GPU engine throughput: whole scans of simulated studies, the kernel's share, the device's ceilings.
 
-    python bench/bench_gpu.py                      # p = 10k, 100k, 500k; n = 5,000
-    python bench/bench_gpu.py --sizes 10000,50000 --n 2000 --missing 0.01
+    python bench/bench_gpu.py                      # p = 10k, 100k, 500k; n = 5,000; both counting paths
+    python bench/bench_gpu.py --sizes 10000,50000 --n 2000 --missing 0.01 --countings mma
 
 Figure of merit (SPEC §7): pair·samples/s = p(p-1)/2 x n / wall time of the whole scan
 (``run_scan``: screen + exact test + summaries + marginal tests; simulation and loading excluded).
@@ -13,8 +13,14 @@ script measures:
 * kernel s: device time of the screen kernels (CUDA events, ``GpuEngine.kernel_seconds``);
 * exact s: exact tests of the survivors and the summary fold; calib s: exact tests of 200,000
   random pairs for the calibration (lambda);
+* both counting paths in the same run (``--countings``): binary tensor cores ("mma") and
+  CUDA-core popcounts ("popc");
 * the popcount ceiling of the device: a kernel that does nothing but AND + 64-bit popcount from
   registers, expressed as the pair·samples/s a one-popcount-per-cell 4-cell count would reach;
+* the tensor-core ceiling: m16n8k256 b1 AND+POPC mmas from registers (bit-ops/s, one bit-op = one
+  AND+POPC of a bit pair), and the roofline of the tensor-core kernel at ``--roofline-size``: its
+  bit-ops/s against that ceiling, and the share of the per-pair epilogue (the kernel timed again
+  with counting only, no KSA);
 * the CPU engine on the smallest size (``--cpu-size``), for comparison.
 """
 from __future__ import annotations
@@ -34,15 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gboost.encode import ClassLayout  # noqa: E402
 from gboost.engines.base import Thresholds  # noqa: E402
 from gboost.engines.cpu import CpuEngine  # noqa: E402
-from gboost.engines.gpu import GpuEngine, KernelConfig, kernels  # noqa: E402
-from gboost.scan import ScanParams, run_scan  # noqa: E402
+from gboost.engines.gpu import GpuEngine, KernelConfig, MmaConfig, kernels  # noqa: E402
+from gboost.scan import ScanParams, plan_tiles, run_scan, scan_thresholds  # noqa: E402
 from gboost.study import QCReport, SampleTable, Study, VariantTable  # noqa: E402
 
 
-# Kernel configurations compared with the default at --variant-size.
+# Kernel configurations compared with the defaults at --variant-size.
 VARIANTS = {
-    "gpu plain popc": KernelConfig(carry_save=False),
-    "gpu 2 blk/SM": KernelConfig(min_blocks=(2, 2, 1)),
+    "popc plain": dict(counting="popc", config=KernelConfig(carry_save=False)),
+    "mma 1 blk/SM": dict(counting="mma", mma_config=MmaConfig(min_blocks=(1, 1))),
+    "mma 4x2 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=4, warps_cols=2)),
 }
 
 
@@ -110,6 +117,41 @@ def popc_ceiling(device_id: int = 0) -> float:
         return grid[0] * block[0] * reps * 64 / best
 
 
+def mma_ceiling(device_id: int = 0) -> float:
+    """Binary tensor-core bit-ops/s of the device (m16n8k256 AND+POPC from registers, gm_mma_ceiling)."""
+    import cupy as cp
+
+    with cp.cuda.Device(device_id):
+        k = kernels(device_id, MmaConfig())["gm_mma_ceiling"]
+        sms = cp.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
+        grid, block = (sms * 8, 1, 1), (256, 1, 1)
+        out = cp.empty(grid[0] * block[0], dtype=cp.uint32)
+        reps = 4096
+        k(grid, block, (np.int32(reps), out))  # warm-up
+        best = float("inf")
+        for _ in range(5):
+            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+            e0.record()
+            k(grid, block, (np.int32(reps), out))
+            e1.record()
+            e1.synchronize()
+            best = min(best, cp.cuda.get_elapsed_time(e0, e1) / 1000.0)
+        assert int(out.get().max()) > 0
+        warps = grid[0] * block[0] // 32
+        return warps * reps * 8 * 16 * 8 * 256 / best
+
+
+def screen_kernel_seconds(study: Study, params: ScanParams, engine) -> float:
+    """Kernel time of the screen alone (no pipeline), e.g. for the counting-only variant."""
+    engine.prepare(study, scan_thresholds(params))
+    try:
+        for _ in engine.run_tiles(plan_tiles(study.n_snps, engine.tile_snps())):
+            pass
+        return engine.kernel_seconds
+    finally:
+        engine.close()
+
+
 def scan_row(study: Study, params: ScanParams, engine, label: str) -> dict:
     t0 = time.perf_counter()
     res = run_scan(study, params, engine=engine)
@@ -139,6 +181,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--variant-size", type=int, default=None,
                     help="also scan this many SNPs with other kernel configurations (VARIANTS)")
+    ap.add_argument("--countings", default="mma,popc", help="counting paths to scan with, in this order")
+    ap.add_argument("--roofline-size", type=int, default=None,
+                    help="SNPs for the tensor-core roofline (counting-only kernel time; default: the largest)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None, help="write the rows here")
     args = ap.parse_args(argv)
@@ -151,27 +196,47 @@ def main(argv=None) -> int:
     maf = tuple(float(x) for x in args.maf.split(","))
     params = ScanParams(epi1=args.epi1, epi2=args.epi2)
 
+    countings = [c for c in args.countings.split(",") if c]
+    roof_p = args.roofline_size or max(sizes)
+    count_only = MmaConfig(count_only=True)
+
     # Warm-up: NVRTC and numba compilation stay out of the timings.
     warm = simulate_study(300, n, n_case, maf, args.missing, args.seed + 99)
-    run_scan(warm, params, engine=GpuEngine())
+    for c in countings:
+        run_scan(warm, params, engine=GpuEngine(counting=c))
     if args.variant_size:
-        for cfg in VARIANTS.values():
-            run_scan(warm, params, engine=GpuEngine(config=cfg))
+        for kw in VARIANTS.values():
+            run_scan(warm, params, engine=GpuEngine(**kw))
+    if "mma" in countings:
+        screen_kernel_seconds(warm, params, GpuEngine(counting="mma", mma_config=count_only))
     if not args.no_cpu:
         run_scan(warm, params, engine=CpuEngine())
 
     ceiling = popc_ceiling()
+    mma_ceil = mma_ceiling() if "mma" in countings else float("nan")
     rows = []
+    roof = None
     for p in sizes:
         t0 = time.perf_counter()
         study = simulate_study(p, n, n_case, maf, args.missing, args.seed)
         print(f"# simulated {p} x {n} in {time.perf_counter() - t0:.1f} s", flush=True)
-        rows.append(scan_row(study, params, GpuEngine(), "gpu"))
-        print("#", json.dumps(rows[-1]), flush=True)
+        for c in countings:
+            rows.append(scan_row(study, params, GpuEngine(counting=c), f"gpu {c}"))
+            print("#", json.dumps(rows[-1]), flush=True)
         if args.variant_size == p:
-            for label, cfg in VARIANTS.items():
-                rows.append(scan_row(study, params, GpuEngine(config=cfg), label))
+            for label, kw in VARIANTS.items():
+                rows.append(scan_row(study, params, GpuEngine(**kw), f"gpu {label}"))
                 print("#", json.dumps(rows[-1]), flush=True)
+        if p == roof_p and "mma" in countings:
+            full = next(r for r in rows if r["p"] == p and r["label"] == "gpu mma")
+            counting_s = screen_kernel_seconds(study, params, GpuEngine(counting="mma", mma_config=count_only))
+            ks = -(-study.layout.w_ctrl // 4) + -(-study.layout.w_case // 4)
+            cells = 9 if study.has_missing.any() else 4
+            bitops = full["pairs"] * cells * ks * 256
+            roof = dict(p=p, kernel_s=full["kernel_s"], counting_s=counting_s, bitops=bitops,
+                        bitops_per_s=bitops / full["kernel_s"], counting_bitops_per_s=bitops / counting_s,
+                        epilogue_share=1.0 - counting_s / full["kernel_s"])
+            print("# roofline", json.dumps(roof), flush=True)
         if not args.no_cpu and p == (args.cpu_size or min(sizes)):
             rows.append(scan_row(study, params, CpuEngine(), "cpu"))
             print("#", json.dumps(rows[-1]), flush=True)
@@ -186,18 +251,31 @@ def main(argv=None) -> int:
           f"epi1 {args.epi1}, epi2 {args.epi2}")
     print(f"popcount ceiling: {ceiling:.3e} AND+popc64/s = {16 * ceiling:.3e} pair·samples/s for a 4-cell count "
           f"with one popcount per 64-bit cell-word")
-    hdr = (f"{'engine':<15} {'p':>7} {'n':>5} {'pairs':>9} {'wall s':>8} {'screen s':>8} {'kernel s':>8} "
+    print(f"tensor-core ceiling: {mma_ceil:.3e} bit-ops/s (m16n8k256 b1 AND+POPC) = {mma_ceil / 4:.3e} "
+          f"pair·samples/s for a 4-cell count")
+    hdr = (f"{'engine':<18} {'p':>7} {'n':>5} {'pairs':>9} {'wall s':>8} {'screen s':>8} {'kernel s':>8} "
            f"{'exact s':>7} {'calib s':>7} {'surv':>7} {'pair·smp/s':>10} {'kernel/s':>9} {'ceil%':>6}")
     print(hdr)
     for r in rows:
-        ceil_pct = 100 * r["kernel_ps_per_s"] / (16 * ceiling) if r["label"].startswith("gpu") else float("nan")
-        print(f"{r['label']:<15} {r['p']:>7} {r['n']:>5} {r['pairs']:>9.3g} {r['wall_s']:>8.2f} {r['screen_s']:>8.2f} "
+        if r["label"].startswith("gpu mma"):
+            ceil_pct = 100 * r["kernel_ps_per_s"] / (mma_ceil / 4)
+        elif r["label"].startswith("gpu"):
+            ceil_pct = 100 * r["kernel_ps_per_s"] / (16 * ceiling)
+        else:
+            ceil_pct = float("nan")
+        print(f"{r['label']:<18} {r['p']:>7} {r['n']:>5} {r['pairs']:>9.3g} {r['wall_s']:>8.2f} {r['screen_s']:>8.2f} "
               f"{r['kernel_s']:>8.2f} {r['exact_s']:>7.2f} {r['calibration_s']:>7.2f} {r['survivors']:>7} "
               f"{r['ps_per_s']:>10.3g} {r['kernel_ps_per_s']:>9.3g} {ceil_pct:>6.0f}")
     print("pair·smp/s = pairs x n / wall of run_scan (screen + exact + summary + marginal + calibration); "
-          "kernel/s = the same over kernel time; ceil% = kernel rate / popcount ceiling")
+          "kernel/s = the same over kernel time; ceil% = kernel rate / the ceiling of its path (popcount or mma)")
+    if roof:
+        print(f"roofline p={roof['p']}: tensor-core kernel {roof['kernel_s']:.2f} s = {roof['bitops_per_s']:.3e} bit-ops/s "
+              f"({100 * roof['bitops_per_s'] / mma_ceil:.1f}% of the mma ceiling); counting alone {roof['counting_s']:.2f} s "
+              f"= {roof['counting_bitops_per_s']:.3e} bit-ops/s ({100 * roof['counting_bitops_per_s'] / mma_ceil:.1f}%); "
+              f"epilogue share {100 * roof['epilogue_share']:.0f}% of the kernel time")
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(device=name, ceiling_popc64_per_s=ceiling, rows=rows), indent=2))
+        Path(args.json).write_text(json.dumps(dict(device=name, ceiling_popc64_per_s=ceiling, ceiling_mma_bitops_per_s=mma_ceil,
+                                                   roofline=roof, rows=rows), indent=2))
     return 0
 
 

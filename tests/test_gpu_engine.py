@@ -1,5 +1,10 @@
 """The GPU engine against the CPU engine, the oracle (SPEC §6): tables, survivors, summaries, scans.
 
+Every equality test runs for both counting paths (``counting``: binary tensor cores, "mma", and
+CUDA-core popcounts, "popc"). Then the memory policy (planes streamed through a small device
+budget, out-of-memory back-off), CUDA faults in a tile (a clear error, and --resume), and the
+CPU fallback of ``--device auto``.
+
 Every test that needs a device carries the ``gpu`` marker and is skipped, with the reason, where
 CuPy is missing or sees no GPU; they are run for real on the GPU machine
 (``python -m pytest tests/test_gpu_engine.py``).
@@ -84,6 +89,24 @@ def _engine(**kw):
     return GpuEngine(**kw)
 
 
+def _mma_unavailable() -> str | None:
+    if _WHY is not None:
+        return _WHY
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    cc = 10 * int(props["major"]) + int(props["minor"])
+    return None if cc >= 80 else f"binary mma needs compute capability 8.0+, device 0 has {cc / 10:.1f}"
+
+
+@pytest.fixture(params=["mma", "popc"])
+def counting(request):
+    """Both counting paths; the tensor-core one only where the device has binary mma."""
+    if request.param == "mma" and _WHY is None and _mma_unavailable() is not None:
+        pytest.skip(_mma_unavailable())
+    return request.param
+
+
 def _assert_tile_equal(got: TileResult, want: TileResult) -> None:
     assert got.tile == want.tile
     np.testing.assert_array_equal(got.surv_i, want.surv_i)
@@ -112,10 +135,16 @@ def _tiles_of(engine, study, thresholds, tiles):
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("tile", [40, 64])
-def test_tiles_equal_cpu_engine(study, tile):
+def test_tiles_equal_cpu_engine(study, tile, counting):
     tiles = plan_tiles(study.n_snps, tile)
     want = _tiles_of(CpuEngine(tile=tile), study, LOOSE, tiles)
-    got = _tiles_of(_engine(tile=tile), study, LOOSE, tiles)
+    eng = _engine(tile=tile, counting=counting)
+    eng.prepare(study, LOOSE)
+    try:
+        assert eng.countings == [counting] and eng.streaming is False
+        got = [eng.run_tile(t) for t in tiles]
+    finally:
+        eng.close()
     assert sum(len(r.surv_i) for r in want) > 0
     assert sum(r.rows.n_tot.sum() - len(r.surv_i) for r in want) > 0  # non-survivors in the summary too
     for g, w in zip(got, want):
@@ -146,30 +175,31 @@ def _assert_scan_equal(got, want) -> None:
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("tile", [40, None])
-def test_scan_outputs_equal_cpu_engine(study, tile):
+def test_scan_outputs_equal_cpu_engine(study, tile, counting):
     want = _scan(study, CpuEngine(tile=64))
-    got = _scan(study, _engine(tile=tile))
+    got = _scan(study, _engine(tile=tile, counting=counting))
     assert got.engine == "gpu"
+    assert ("tensor-core" in got.device) == (counting == "mma")
     _assert_scan_equal(got, want)
 
 
 @pytest.mark.gpu
 @needs_gpu
-def test_tiny_survivor_buffer_still_yields_every_pair():
+def test_tiny_survivor_buffer_still_yields_every_pair(counting):
     study = _study(**STUDIES["missing-2pct-mixed-modes"])
     want = _scan(study, CpuEngine(tile=64), epi1=0.05)
-    got = _scan(study, _engine(tile=40, survivor_capacity=1), epi1=0.05)
+    got = _scan(study, _engine(tile=40, survivor_capacity=1, counting=counting), epi1=0.05)
     assert len(want.screened) > 40  # far past a capacity of 1 in most tiles
     _assert_scan_equal(got, want)
 
 
 @pytest.mark.gpu
 @needs_gpu
-def test_run_tiles_yields_each_tile_once_as_run_tile_does():
+def test_run_tiles_yields_each_tile_once_as_run_tile_does(counting):
     study = _study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 32)
     want = _tiles_of(CpuEngine(tile=32), study, LOOSE, tiles)
-    eng = _engine(tile=32)
+    eng = _engine(tile=32, counting=counting)
     eng.prepare(study, LOOSE)
     try:
         got = list(eng.run_tiles(tiles))
@@ -183,13 +213,14 @@ def test_run_tiles_yields_each_tile_once_as_run_tile_does():
 
 @pytest.mark.gpu
 @needs_gpu
-def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch):
+def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, counting):
     import gboost.engines.gpu as gpu
 
     monkeypatch.setattr(gpu, "TABLE_SMEM_MAX", 0)  # as for a study too large for a shared-memory table
+    monkeypatch.setattr(gpu, "MMA_TABLE_SMEM_MAX", 0)
     study = _study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
-    eng = _engine(tile=64)
+    eng = _engine(tile=64, counting=counting)
     got = _tiles_of(eng, study, LOOSE, tiles)
     assert eng.table_in_shared_memory is False
     for g, w in zip(got, _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)):
@@ -198,7 +229,7 @@ def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch):
 
 @pytest.mark.gpu
 @needs_gpu
-def test_tiles_of_a_part_equal_cpu_engine():
+def test_tiles_of_a_part_equal_cpu_engine(counting):
     from gboost.scan import part_rows
 
     study = _study(**STUDIES["missing-2pct-mixed-modes"])
@@ -207,7 +238,7 @@ def test_tiles_of_a_part_equal_cpu_engine():
     n = len(tiles)  # and overlapping tiles that do not start on the diagonal
     tiles += [Tile(n, 29, 67, 40, 90), Tile(n + 1, 60, 140, 10, 157), Tile(n + 2, 100, 101, 90, 157)]
     want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(_engine(tile=48), study, LOOSE, tiles)
+    got = _tiles_of(_engine(tile=48, counting=counting), study, LOOSE, tiles)
     for g, w in zip(got, want):
         _assert_tile_equal(g, w)
 
@@ -237,7 +268,23 @@ def test_other_kernel_configurations_give_the_same_tiles(config):
     study = _study(**STUDIES["many-words"])
     tiles = plan_tiles(study.n_snps, 48)
     want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(_engine(tile=48, config=KernelConfig(**config)), study, LOOSE, tiles)
+    got = _tiles_of(_engine(tile=48, config=KernelConfig(**config), counting="popc"), study, LOOSE, tiles)
+    for g, w in zip(got, want):
+        _assert_tile_equal(g, w)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.skipif(_mma_unavailable() is not None, reason=f"{_mma_unavailable()}")
+@pytest.mark.parametrize("config", [dict(warps_rows=1, warps_cols=2), dict(warps_rows=4, warps_cols=2, min_blocks=(1, 1))])
+@pytest.mark.parametrize("name", ["many-words", "missing-2pct-mixed-modes"])
+def test_other_tensor_core_configurations_give_the_same_tiles(config, name):
+    from gboost.engines.gpu import MmaConfig
+
+    study = _study(**STUDIES[name])
+    tiles = plan_tiles(study.n_snps, 48)
+    want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
+    got = _tiles_of(_engine(tile=48, mma_config=MmaConfig(**config), counting="mma"), study, LOOSE, tiles)
     for g, w in zip(got, want):
         _assert_tile_equal(g, w)
 
@@ -288,3 +335,217 @@ def test_kernel_source_ships_with_the_package():
     src = kernel_source()
     for name in ("gb_screen_22", "gb_screen_33", "gb_reduce_partials"):
         assert f"{name}(" in src
+
+
+# -- memory: planes streamed through a small budget, out-of-memory back-off (issue 8) ----------
+
+STREAMED = dict(p=300, n=700, n_case=330, missing=0.02, fully_called=150, seed=5)
+
+
+def _pool_baseline() -> int:
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    return pool.used_bytes()
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_small_memory_limit_streams_the_planes_and_backs_off_with_the_same_scan(counting):
+    import cupy
+
+    study = _study(**STREAMED)
+    want = _scan(study, CpuEngine(tile=64))
+    # 128 KiB: far less than twice the planes (so they stay on the host) and less than a tile
+    # of 128 SNPs needs (two blocks, an upload buffer, partials), so the first tile runs out.
+    limit = _pool_baseline() + (128 << 10)
+    before = cupy.get_default_memory_pool().get_limit()
+    eng = _engine(tile=128, counting=counting, memory_limit_bytes=limit)
+    got = _scan(study, eng)
+    assert eng.streaming is True
+    assert eng.backoffs >= 1
+    assert cupy.get_default_memory_pool().get_limit() == before  # the pool limit is restored
+    _assert_scan_equal(got, want)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_streamed_tiles_equal_cpu_engine(counting):
+    study = _study(**STREAMED)
+    tiles = plan_tiles(study.n_snps, 48)
+    tiles += [Tile(len(tiles), 29, 67, 40, 90), Tile(len(tiles) + 1, 100, 140, 90, 130)]  # off the grid
+    want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
+    # 320 KiB: less than twice the planes and their upload buffer (so they stream), room for tiles of 48.
+    eng = _engine(tile=48, counting=counting, memory_limit_bytes=_pool_baseline() + (320 << 10))
+    eng.prepare(study, LOOSE)
+    try:
+        assert eng.streaming is True
+        got = list(eng.run_tiles(tiles))
+    finally:
+        eng.close()
+    assert sorted(r.tile.index for r in got) == [t.index for t in tiles]
+    for g in got:
+        _assert_tile_equal(g, want[g.tile.index])
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monkeypatch, counting):
+    import cupy
+
+    import gboost.engines.gpu as gpu
+
+    real_submit = gpu._DeviceRunner.submit
+    seen = []
+
+    def submit(self, tile, slot):  # a device that cannot hold a tile wider than 40 SNPs
+        seen.append(tile)
+        if max(tile.i1 - tile.i0, tile.j1 - tile.j0) > 40:
+            raise cupy.cuda.memory.OutOfMemoryError(1 << 30, 0, 0)
+        return real_submit(self, tile, slot)
+
+    monkeypatch.setattr(gpu._DeviceRunner, "submit", submit)
+    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    tiles = plan_tiles(study.n_snps, 64)
+    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    eng = _engine(tile=64, counting=counting)
+    eng.prepare(study, LOOSE)
+    try:
+        got = sorted(eng.run_tiles(tiles), key=lambda r: r.tile.index)
+        assert eng.backoffs == 1
+    finally:
+        eng.close()
+    assert any(t.i1 - t.i0 == 32 for t in seen)  # screened as 32-SNP sub-tiles
+    assert len(got) == len(tiles)
+    for g, w in zip(got, want):
+        _assert_tile_equal(g, w)
+
+
+def _fail_at(monkeypatch, index: int):
+    """Make the kernel launch of tile ``index`` fail as an illegal memory access would."""
+    import cupy
+
+    import gboost.engines.gpu as gpu
+
+    real = gpu._DeviceRunner._launch
+
+    def launch(self, mode, first, tile, *args):
+        if tile.index == index:
+            raise cupy.cuda.runtime.CUDARuntimeError(700)  # cudaErrorIllegalAddress
+        return real(self, mode, first, tile, *args)
+
+    monkeypatch.setattr(gpu._DeviceRunner, "_launch", launch)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_cuda_error_in_a_tile_names_the_device_and_the_tile(monkeypatch):
+    _fail_at(monkeypatch, 3)
+    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    tiles = plan_tiles(study.n_snps, 32)
+    eng = _engine(tile=32)
+    eng.prepare(study, LOOSE)
+    try:
+        with pytest.raises(RuntimeError, match=r"GPU 0 \(.+\): CUDA error in tile 3 .*--resume"):
+            list(eng.run_tiles(tiles))
+        with pytest.raises(RuntimeError, match="tile 3"):
+            eng.run_tile(tiles[3])
+    finally:
+        eng.close()
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_scan_stopped_by_a_gpu_error_resumes_to_the_same_outputs(monkeypatch, tmp_path, counting):
+    from gboost.checkpoint import Ledger
+    from gboost.scan import ScanParams, screen
+
+    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    params = ScanParams(epi1=0.01, epi2=0.1)
+    want = _scan(study, CpuEngine(tile=32))
+    _fail_at(monkeypatch, 9)
+    led = Ledger(tmp_path, study, params, resume=False)
+    with pytest.raises(RuntimeError, match="tile 9"):
+        screen(study, params, engine=_engine(tile=32, counting=counting), checkpoint=led)
+    led.close()
+    monkeypatch.undo()
+    led = Ledger(tmp_path, study, params, resume=True)
+    assert led.tile == 32
+    replayed = sum(1 for _ in led.replay())
+    assert 0 < replayed < 9
+    led.close()
+    led = Ledger(tmp_path, study, params, resume=True)
+    got = run_scan(study, params, engine=_engine(tile=32, counting=counting), checkpoint=led)
+    led.close()
+    _assert_scan_equal(got, want)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_make_engine_auto_takes_a_working_gpu():
+    from gboost.engines import make_engine
+
+    eng = make_engine("auto")
+    assert eng.name == "gpu"
+    assert "GPU not used" not in eng.describe()
+
+
+# -- no device needed ----------------------------------------------------------------------------
+
+def test_auto_falls_back_to_the_cpu_engine_when_the_gpu_engine_cannot_start(monkeypatch):
+    import gboost.engines as engines
+    import gboost.engines.gpu as gpu
+
+    def broken(self):
+        raise RuntimeError("GPU 0: CompileException: nvrtc: error: invalid value for --gpu-architecture")
+
+    monkeypatch.setattr(engines, "gpu_available", lambda: (True, "1 x Some GPU"))
+    monkeypatch.setattr(gpu.GpuEngine, "probe", broken)
+    eng = engines.make_engine("auto", threads=1)
+    assert eng.name == "cpu"
+    assert eng.describe().startswith("CPU (numba, 1 threads); GPU not used:")
+    assert "nvrtc" in eng.describe()
+    assert engines.make_engine("gpu").name == "gpu"  # an explicit --device gpu is not second-guessed
+
+
+def test_auto_says_why_when_cupy_sees_no_usable_device(monkeypatch):
+    import gboost.engines as engines
+
+    monkeypatch.setattr(engines, "gpu_available", lambda: (False, "no CUDA device (cudaErrorNoDevice)"))
+    monkeypatch.setattr(engines, "_cupy_installed", lambda: True)
+    eng = engines.make_engine("auto", threads=1)
+    assert eng.name == "cpu" and "GPU not used: no CUDA device" in eng.describe()
+    monkeypatch.setattr(engines, "_cupy_installed", lambda: False)  # a plain CPU machine: no note
+    assert engines.make_engine("auto", threads=1).describe() == "CPU (numba, 1 threads)"
+
+
+def test_counting_is_chosen_by_argument_or_environment(monkeypatch):
+    from gboost.engines.gpu import GpuEngine
+
+    monkeypatch.delenv("GBOOST_GPU_COUNTING", raising=False)
+    assert GpuEngine().counting == "auto"
+    monkeypatch.setenv("GBOOST_GPU_COUNTING", "popc")
+    assert GpuEngine().counting == "popc"
+    assert GpuEngine(counting="mma").counting == "mma"
+    with pytest.raises(ValueError, match="counting"):
+        GpuEngine(counting="tensor")
+
+
+def test_sub_tile_results_merge_into_the_tile_result():
+    """The back-off path's merge, checked on the CPU engine: a tile screened as sub-tiles."""
+    from gboost.engines.gpu import merge_tile_results
+
+    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    cpu = CpuEngine(tile=64)
+    cpu.prepare(study, LOOSE)
+    for tile in (Tile(0, 0, 100, 0, 100), Tile(1, 30, 90, 60, 157), Tile(2, 60, 140, 10, 157)):
+        whole = cpu.run_tile(tile)
+        parts = []
+        for a in range(tile.i0, tile.i1, 24):
+            for b in range(tile.j0, tile.j1, 24):
+                sub = Tile(tile.index, a, min(a + 24, tile.i1), b, min(b + 24, tile.j1))
+                if sub.n_pairs:
+                    parts.append(cpu.run_tile(sub))
+        assert len(parts) > 4
+        _assert_tile_equal(merge_tile_results(tile, parts), whole)

@@ -1,7 +1,12 @@
 """Engine selection. GPU code (CuPy) is imported only when a GPU engine is asked for."""
 from __future__ import annotations
 
+import functools
+import logging
+
 from gboost.engines.base import Engine
+
+log = logging.getLogger("gboost")
 
 
 def gpu_available() -> tuple[bool, str]:
@@ -21,24 +26,66 @@ def gpu_available() -> tuple[bool, str]:
     return True, f"{n} x {name}"
 
 
+def _cupy_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("cupy") is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _fallback_class():
+    from gboost.engines.cpu import CpuEngine
+
+    class CpuFallbackEngine(CpuEngine):
+        """The CPU engine that ``--device auto`` chose because the GPU engine could not start;
+        :meth:`describe` says why, so the log and run.json show it."""
+
+        def __init__(self, reason: str, threads: int | None = None, tile: int | None = None):
+            super().__init__(threads=threads, tile=tile)
+            self.fallback_reason = reason
+
+        def describe(self) -> str:
+            return f"{super().describe()}; GPU not used: {self.fallback_reason}"
+
+    return CpuFallbackEngine
+
+
 def make_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None,
                 gpus: list[int] | None = None, dask: str | None = None) -> Engine:
     """``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one, else CPU); with ``dask`` (an
-    address or 'local:N') tiles run on a Dask cluster, each worker using that device."""
+    address or 'local:N') tiles run on a Dask cluster, each worker using that device.
+
+    With 'auto', a GPU engine that fails to start (CuPy installed but no usable device, an NVRTC
+    or driver failure) gives way to the CPU engine; its ``describe()`` names the reason and a
+    warning is logged. With 'gpu' such a failure is an error.
+    """
     if dask:
         from gboost.engines.distributed import DaskEngine
 
         return DaskEngine(dask, device=device, threads=threads, tile=tile)
     if device not in ("auto", "cpu", "gpu"):
         raise ValueError(f"--device must be auto, cpu or gpu, not {device!r}")
+    reason = None
     if device in ("auto", "gpu"):
         ok, why = gpu_available()
         if ok:
             from gboost.engines.gpu import GpuEngine
 
-            return GpuEngine(gpus=gpus, tile=tile)
-        if device == "gpu":
+            engine = GpuEngine(gpus=gpus, tile=tile)
+            if device == "gpu":
+                return engine
+            try:
+                engine.probe()
+                return engine
+            except Exception as exc:  # noqa: BLE001 - any failure to start: the CPU engine still works
+                reason = f"the GPU engine failed to start ({exc})"
+        elif device == "gpu":
             raise RuntimeError(f"--device gpu: {why}")
+        elif _cupy_installed():
+            reason = why
+    if reason is not None:
+        log.warning("--device auto: using the CPU engine; %s", reason)
+        return _fallback_class()(reason, threads=threads, tile=tile)
     from gboost.engines.cpu import CpuEngine
 
     return CpuEngine(threads=threads, tile=tile)

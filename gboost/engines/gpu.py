@@ -1,11 +1,30 @@
 """GPU engine: the GBOOST kernel through CuPy, tiles of the pair triangle screened on the device.
 
-The study's bit planes go to every GPU once, in the type-major SNP-fastest layout (SPEC §3). A
-tile is screened by one launch per counting mode present in it (``kernels/boost_screen.cu``):
-tables by AND + popcount, PLINK's DF, KSA from a ``c ln c`` table, survivors appended to a bounded
-buffer, and per-SNP partial summaries over the non-surviving pairs reduced on the device. Only the
-survivors (with their tables) and the per-SNP partials come back to the host. A survivor buffer
-that overflows is grown and the tile screened again, so no pair is ever dropped.
+A tile is screened by one launch per counting mode present in it: tables counted, PLINK's DF,
+KSA from a ``c ln c`` table, survivors appended to a bounded buffer, and per-SNP partial
+summaries over the non-surviving pairs reduced on the device. Only the survivors (with their
+tables) and the per-SNP partials come back to the host. A survivor buffer that overflows is
+grown and the tile screened again, so no pair is ever dropped.
+
+Two ways of counting, with the same epilogue and the same results:
+
+* ``"mma"``: binary tensor cores (``kernels/boost_mma.cu``): the planes of a block of row SNPs
+  times those of a block of column SNPs, per class, as binary Gram tiles of
+  ``mma.sync.m16n8k256 .b1 .and.popc``; compute capability 8.0 or newer;
+* ``"popc"``: AND + popcount on the CUDA cores (``kernels/boost_screen.cu``), GBOOST's kernel;
+  the fallback and the reference.
+
+``GpuEngine(counting="auto")`` (the default; the environment variable ``GBOOST_GPU_COUNTING``
+overrides it) takes the tensor cores where the device has them.
+
+Memory. The study's bit planes stay resident on each GPU when they fit in half of its memory
+budget (``memory_limit_bytes``, else its free memory); otherwise they stay on the host, page-locked,
+and each tile's row block and column block are uploaded as it needs them (an LRU cache of
+blocks within the budget), so device memory is bounded by the tile size, not by p. A device
+out-of-memory error during a tile halves the tile edge (the tile is screened as sub-tiles and
+their results merged, which gives the same result) and the survivor buffer, frees the pool and
+goes on. Any other CUDA error in a tile stops the scan with a RuntimeError naming the device and
+the tile; the pipeline has checkpointed every finished tile, so the scan can be resumed.
 
 CuPy is imported only when an engine is prepared or described: ``import gboost.engines.gpu``
 works on a machine without it.
@@ -20,8 +39,10 @@ Tiles run one of two ways:
 from __future__ import annotations
 
 import math
+import os
 import queue
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import resources
 from typing import Callable, Iterable, Iterator
@@ -33,14 +54,29 @@ from gboost.stats.fastksa import xlogx_table
 from gboost.study import Study
 
 KERNEL_FILE = "boost_screen.cu"
+COMMON_FILE = "boost_common.cu"
+MMA_KERNEL_FILE = "boost_mma.cu"
+COUNTING_ENV = "GBOOST_GPU_COUNTING"
+COUNTINGS = ("auto", "mma", "popc")
 # Aim for launches of about this long, so that a GPU that also drives a display stays usable.
 LAUNCH_TARGET_S = 0.05
 DEFAULT_SURVIVOR_CAPACITY = 1 << 16
-# Largest c ln c table staged in shared memory (8 bytes per entry, n_samples + 1 entries): 64 KiB
-# keeps two blocks per SM beside their 32-44 KiB of plane and reduction buffers.
+# Largest c ln c table staged in shared memory (8 bytes per entry, n_samples + 1 entries). The
+# CUDA-core kernel: 64 KiB keeps two blocks per SM beside their 32-44 KiB of plane and reduction
+# buffers. The tensor-core kernel stages it once per persistent block and keeps its operands in
+# registers, so it can take more.
 TABLE_SMEM_MAX = 64 << 10
+MMA_TABLE_SMEM_MAX = 100 << 10
+# Planes stay resident when they take at most this share of a device's memory budget.
+RESIDENT_FRACTION = 0.5
+UPLOAD_CHUNK_BYTES = 256 << 20  # planes go up in chunks of about this much (SNP-major staging)
+MIN_EDGE = 8  # back-off floor of the tile edge, in SNPs
+MIN_CAPACITY = 16  # back-off floor of the survivor buffer
 _MODE_KERNELS = ("gb_screen_22", "gb_screen_23", "gb_screen_32", "gb_screen_33")
+_MMA_MODE_KERNELS = ("gm_screen_22", "gm_screen_23", "gm_screen_32", "gm_screen_33")
 _REDUCE_THREADS = 256
+_LAYOUT_THREADS = 256
+_CUDA_OOM = 2  # cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY
 
 
 def _cupy():
@@ -49,14 +85,23 @@ def _cupy():
     return cupy
 
 
+def _read_kernel(name: str) -> str:
+    return (resources.files("gboost.engines") / "kernels" / name).read_text(encoding="utf-8")
+
+
 def kernel_source() -> str:
-    """The CUDA source of the screen kernels (package data)."""
-    return (resources.files("gboost.engines") / "kernels" / KERNEL_FILE).read_text(encoding="utf-8")
+    """The CUDA source of the CUDA-core screen kernels (package data)."""
+    return _read_kernel(COMMON_FILE) + "\n" + _read_kernel(KERNEL_FILE)
+
+
+def mma_kernel_source() -> str:
+    """The CUDA source of the tensor-core screen kernels (package data)."""
+    return _read_kernel(COMMON_FILE) + "\n" + _read_kernel(MMA_KERNEL_FILE)
 
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """Compile-time parameters of the screen kernels; one compiled module per device and config.
+    """Compile-time parameters of the CUDA-core screen kernels; one compiled module per device and config.
 
     ``block_rows`` x ``block_cols`` SNPs per thread block (each thread a 2 x 2 micro-tile of
     pairs), ``chunk_words`` plane words staged in shared memory at a time, ``carry_save`` the
@@ -94,27 +139,68 @@ class KernelConfig:
                 *(f"-DGB_MINB{m}={b}" for m, b in zip((22, 23, 33), self.min_blocks)))
 
 
-_KERNELS: dict[tuple[int, KernelConfig], dict] = {}
+@dataclass(frozen=True)
+class MmaConfig:
+    """Compile-time parameters of the tensor-core screen kernels.
+
+    A block is ``warps_rows`` x ``warps_cols`` warps, each warp 16 x 16 SNPs; ``min_blocks`` the
+    blocks per SM the register allocation aims at for the <2,2> kernel and for the others.
+    """
+
+    warps_rows: int = 2
+    warps_cols: int = 4
+    min_blocks: tuple[int, int] = (2, 1)
+    count_only: bool = False  # bench/ only: the counting alone, no KSA or survivors (wrong results)
+
+    def __post_init__(self):
+        if self.warps_rows < 1 or self.warps_cols < 1 or self.threads > 1024:
+            raise ValueError(f"MmaConfig: {self.warps_rows} x {self.warps_cols} warps is not a valid block")
+        if len(self.min_blocks) != 2 or min(self.min_blocks) < 1:
+            raise ValueError(f"MmaConfig.min_blocks must be two positive counts, got {self.min_blocks}")
+
+    @property
+    def block_rows(self) -> int:
+        return 16 * self.warps_rows
+
+    @property
+    def block_cols(self) -> int:
+        return 16 * self.warps_cols
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps_rows * self.warps_cols
+
+    def options(self) -> tuple[str, ...]:
+        return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
+                f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
+                f"-DGM_COUNT_ONLY={int(self.count_only)}")
+
+
+_KERNELS: dict[tuple[int, object], dict] = {}
 _KERNELS_LOCK = threading.Lock()
 
 
-def kernels(device_id: int, config: KernelConfig) -> dict:
+def kernels(device_id: int, config: KernelConfig | MmaConfig) -> dict:
     """The compiled kernels for ``device_id`` and ``config``, compiled (NVRTC) on first use only."""
     key = (device_id, config)
     with _KERNELS_LOCK:
         got = _KERNELS.get(key)
         if got is None:
             cp = _cupy()
+            if isinstance(config, MmaConfig):
+                code, names = mma_kernel_source(), (*_MMA_MODE_KERNELS, "gb_reduce_partials", "gm_layout",
+                                                     "gm_mma_ceiling")
+            else:
+                code, names = kernel_source(), (*_MODE_KERNELS, "gb_reduce_partials", "gb_popc_ceiling")
             with cp.cuda.Device(device_id):
-                module = cp.RawModule(code=kernel_source(), options=config.options())
-                names = (*_MODE_KERNELS, "gb_reduce_partials", "gb_popc_ceiling")
+                module = cp.RawModule(code=code, options=config.options())
                 got = {name: module.get_function(name) for name in names}
             _KERNELS[key] = got
     return got
 
 
 def launch_geometry(ni: int, nj: int, config: KernelConfig) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """Grid and block of a screen launch over ``ni`` row SNPs x ``nj`` column SNPs."""
+    """Grid and block of a CUDA-core screen launch over ``ni`` row SNPs x ``nj`` column SNPs."""
     return (-(-nj // config.block_cols), -(-ni // config.block_rows), 1), (config.threads, 1, 1)
 
 
@@ -127,19 +213,42 @@ def _device_name(cp, device_id: int) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-class _Slot:
-    """Device and pinned host buffers of one tile in flight."""
+def _compute_capability(cp, device_id: int) -> int:
+    props = cp.cuda.runtime.getDeviceProperties(device_id)
+    return 10 * int(props["major"]) + int(props["minor"])
 
-    def __init__(self, cp, capacity: int):
+
+def _is_oom(cp, exc: BaseException) -> bool:
+    if isinstance(exc, cp.cuda.memory.OutOfMemoryError):
+        return True
+    errors = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+    return isinstance(exc, errors) and getattr(exc, "status", None) == _CUDA_OOM
+
+
+def _is_cuda_error(cp, exc: BaseException) -> bool:
+    return isinstance(exc, (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError))
+
+
+class _Slot:
+    """Device and pinned host buffers of one tile in flight (allocated on first use)."""
+
+    def __init__(self, cp):
         self.cp = cp
-        self.edge_i = self.edge_j = 0
-        self.cap = 0
         self.surv_n = cp.zeros(1, dtype=np.uint32)
         self.h_n = self._pinned(1, np.uint32)
         self.done = cp.cuda.Event()
         self.t0 = cp.cuda.Event()
         self.t1 = cp.cuda.Event()
-        self._survivors(capacity)
+        self.release()
+
+    def release(self) -> None:
+        """Drop the tile-sized buffers (after an out-of-memory back-off)."""
+        self.cap = 0
+        self.surv_ij = self.surv_ksa = self.surv_tab = None
+        self.shape = (0, 0, 0, 0)
+        self.part = None
+        self.out_r = self.out_c = self.host_r = self.host_c = None
+        self.refs = None
 
     def _pinned(self, n: int, dtype) -> np.ndarray:
         dtype = np.dtype(dtype)
@@ -148,123 +257,305 @@ class _Slot:
 
     def _survivors(self, capacity: int) -> None:
         cp = self.cp
-        self.cap = int(capacity)
-        self.surv_ij = cp.empty((self.cap, 2), dtype=np.int32)
-        self.surv_ksa = cp.empty(self.cap, dtype=np.float64)
-        self.surv_tab = cp.empty((self.cap, 18), dtype=np.int32)
+        c = int(capacity)
+        ij = cp.empty((c, 2), dtype=np.int32)
+        ksa = cp.empty(c, dtype=np.float64)
+        tab = cp.empty((c, 18), dtype=np.int32)
+        self.surv_ij, self.surv_ksa, self.surv_tab, self.cap = ij, ksa, tab, c
 
     def grow(self, needed: int) -> None:
-        self._survivors(max(2 * self.cap, needed + needed // 4 + 1024))
+        self._survivors(max(2 * self.cap, needed + needed // 4 + 64))
 
-    def ensure(self, ni: int, nj: int, config: KernelConfig) -> None:
-        """Size the partial-summary buffers for a tile of ``ni`` x ``nj`` SNPs."""
-        if ni <= self.edge_i and nj <= self.edge_j:
+    def ensure(self, ni: int, nj: int, block_rows: int, block_cols: int, capacity: int) -> None:
+        """Buffers for a tile of ``ni`` x ``nj`` SNPs in blocks of ``block_rows`` x ``block_cols``."""
+        if self.surv_ij is None:
+            self._survivors(capacity)
+        e_i, e_j, b_i, b_j = self.shape
+        if ni <= e_i and nj <= e_j and (b_i, b_j) == (block_rows, block_cols):
             return
         cp = self.cp
-        ni, nj = max(ni, self.edge_i), max(nj, self.edge_j)
-        nbx, nby = -(-nj // config.block_cols), -(-ni // config.block_rows)
-        self.part = {}
+        if (b_i, b_j) == (block_rows, block_cols):
+            ni, nj = max(ni, e_i), max(nj, e_j)
+        nbx, nby = -(-nj // block_cols), -(-ni // block_rows)
+        part, outs, hosts = {}, {}, {}
         for side, n, nb in (("r", ni, nbx), ("c", nj, nby)):
-            self.part[side] = (cp.empty(nb * n, dtype=np.int32), cp.empty(nb * n, dtype=np.int32),
-                               cp.empty(nb * n, dtype=np.float64), cp.empty(nb * n, dtype=np.int32))
-            out = (cp.empty(n, dtype=np.int32), cp.empty(n, dtype=np.int32), cp.empty(n, dtype=np.float64),
-                   cp.empty(n, dtype=np.int32))
-            host = tuple(self._pinned(n, a.dtype) for a in out)
-            setattr(self, f"out_{side}", out)
-            setattr(self, f"host_{side}", host)
-        self.edge_i, self.edge_j = ni, nj
+            part[side] = (cp.empty(nb * n, dtype=np.int32), cp.empty(nb * n, dtype=np.int32),
+                          cp.empty(nb * n, dtype=np.float64), cp.empty(nb * n, dtype=np.int32))
+            outs[side] = (cp.empty(n, dtype=np.int32), cp.empty(n, dtype=np.int32), cp.empty(n, dtype=np.float64),
+                          cp.empty(n, dtype=np.int32))
+            hosts[side] = tuple(self._pinned(n, a.dtype) for a in outs[side])
+        self.part = part
+        self.out_r, self.out_c = outs["r"], outs["c"]
+        self.host_r, self.host_c = hosts["r"], hosts["c"]
+        self.shape = (ni, nj, block_rows, block_cols)
 
 
 @dataclass
 class _Pending:
     tile: Tile
-    slot: _Slot
+    slot: _Slot | None  # None: to be screened synchronously (after a back-off)
+    epoch: int = 0
 
 
 class _DeviceRunner:
-    """One GPU: the study's arrays on it, its kernels, a stream and two slots."""
+    """One GPU: the study's small arrays and (when they fit) its planes on it, its kernels, a
+    stream, two slots, and the memory policy (streaming, back-off)."""
 
-    def __init__(self, device_id: int, study: Study, thresholds: Thresholds, config: KernelConfig, capacity: int):
+    def __init__(self, device_id: int, study: Study, thresholds: Thresholds, counting: str,
+                 config: KernelConfig | MmaConfig, capacity: int, memory_limit: int | None):
         cp = _cupy()
         self.cp = cp
         self.device_id = device_id
+        self.counting = counting
         self.config = config
         self.study = study
         self.p = study.n_snps
-        self.n_words = study.layout.n_words
-        self.w_ctrl = study.layout.w_ctrl
+        lay = study.layout
+        self.n_words, self.w_ctrl = lay.n_words, lay.w_ctrl
+        self.ks0 = -(-lay.w_ctrl // 4)
+        self.n_ks = self.ks0 + -(-(lay.n_words - lay.w_ctrl) // 4)
+        self.block_rows, self.block_cols = config.block_rows, config.block_cols
+        self.bytes_per_snp = 3 * 8 * (4 * self.n_ks if counting == "mma" else self.n_words)
         self.has_missing = np.asarray(study.has_missing, dtype=bool)
+        self.capacity = int(capacity)
         self.kernel_seconds = 0.0
-        host_planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
-        assert host_planes.shape == (self.p, 3, self.n_words)
+        self.max_edge: int | None = None  # sub-tile edge after an out-of-memory back-off
+        self.backoffs = 0
+        self.epoch = 0
+        self.streaming = False
+        self.planes = None
+        self.where: Tile | None = None
+        self._host = np.ascontiguousarray(study.planes, dtype=np.uint64)
+        assert self._host.shape == (self.p, 3, self.n_words)
+        self._registered = False
+        self._cache: OrderedDict = OrderedDict()
+        self._cache_bytes = 0
+        self._old_limit: int | None = None
+        self.slots: tuple[_Slot, _Slot] = ()
         with cp.cuda.Device(device_id):
-            free, _total = cp.cuda.runtime.memGetInfo()
-            if 2 * host_planes.nbytes > 0.8 * free:
-                raise MemoryError(
-                    f"GPU {device_id} ({_device_name(cp, device_id)}): the study's bit planes need "
-                    f"{host_planes.nbytes / 2**30:.2f} GiB (twice that while they are laid out) and "
-                    f"{free / 2**30:.2f} GiB are free; streaming planes through the device is not "
-                    f"implemented yet (use --device cpu, or fewer SNPs)")
-            self.k = kernels(device_id, config)
-            # The c ln c table in shared memory when it fits beside the kernel's own (about 45
-            # scattered lookups per pair: from shared memory, not L1); else read from global memory.
-            tab_bytes = (study.n_samples + 1) * 8
-            optin = int(cp.cuda.runtime.getDeviceProperties(device_id).get("sharedMemPerBlockOptin", 48 << 10))
-            static = max(self.k[name].shared_size_bytes for name in _MODE_KERNELS)
-            self.n_tab = study.n_samples + 1 if tab_bytes <= min(TABLE_SMEM_MAX, optin - static) else 0
-            for name in _MODE_KERNELS:
-                if self.n_tab and self.k[name].max_dynamic_shared_size_bytes < tab_bytes:
-                    self.k[name].max_dynamic_shared_size_bytes = tab_bytes
-            # Upload the CPU layout (p, 3, W) and transpose on the device to the type-major,
-            # SNP-fastest (3, W, p) the kernels read (gboost.encode.to_gpu_layout, done where it is fast).
-            snp_major = cp.asarray(host_planes)
-            self.planes = cp.ascontiguousarray(snp_major.transpose(1, 2, 0))
-            del snp_major
-            assert self.planes.dtype == np.uint64 and self.planes.flags.c_contiguous
-            assert self.planes.shape == (3, self.n_words, self.p)
+            self.pool = cp.get_default_memory_pool()
+            self._used0 = int(self.pool.used_bytes())  # the process's own arrays, outside our budget
+            if memory_limit is not None:
+                self._old_limit = int(self.pool.get_limit())
+                self.pool.set_limit(size=int(memory_limit))
+            try:
+                self._setup(thresholds, memory_limit)
+            except BaseException:
+                self.close()
+                raise
+
+    # -- set-up --------------------------------------------------------------------------------
+    def _setup(self, thresholds: Thresholds, memory_limit: int | None) -> None:
+        cp, study, d = self.cp, self.study, self.device_id
+        props = cp.cuda.runtime.getDeviceProperties(d)
+        self.props = props
+        self.k = kernels(d, self.config)
+        names = _MMA_MODE_KERNELS if self.counting == "mma" else _MODE_KERNELS
+        self.mode_kernels = names
+        # The c ln c table in shared memory when it fits beside the kernel's own (about 45
+        # scattered lookups per pair: from shared memory, not L1); else read from global memory.
+        tab_bytes = (study.n_samples + 1) * 8
+        optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
+        static = max(self.k[name].shared_size_bytes for name in names)
+        cap = MMA_TABLE_SMEM_MAX if self.counting == "mma" else TABLE_SMEM_MAX
+        self.n_tab = study.n_samples + 1 if tab_bytes <= min(cap, optin - static) else 0
+        for name in names:
+            if self.n_tab and self.k[name].max_dynamic_shared_size_bytes < tab_bytes:
+                self.k[name].max_dynamic_shared_size_bytes = tab_bytes
+        self.grid_blocks = {name: self._resident_blocks(name) for name in names} if self.counting == "mma" else {}
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.copy_stream = cp.cuda.Stream(non_blocking=True)
+        with self.stream:
             self.counts = cp.asarray(np.ascontiguousarray(study.counts.reshape(self.p, 6), dtype=np.int32))
             self.miss = cp.asarray(self.has_missing.astype(np.uint8))
             self.xlx = cp.asarray(xlogx_table(study.n_samples))
             self.thr = cp.asarray(np.concatenate([thresholds.screen, thresholds.summary]).astype(np.float64))
-            assert self.thr.shape == (10,)
-            self.stream = cp.cuda.Stream(non_blocking=True)
-            self.copy_stream = cp.cuda.Stream(non_blocking=True)
-            self.slots = (_Slot(cp, capacity), _Slot(cp, capacity))
-            # The uploads above ran on the legacy default stream, which a non-blocking stream does
-            # not wait for: finish them before any kernel of self.stream reads the arrays.
-            cp.cuda.Device(device_id).synchronize()
+        assert self.thr.shape == (10,)
+        free, _total = cp.cuda.runtime.memGetInfo()
+        self.budget = (int(min(free, memory_limit - self._used0)) if memory_limit is not None
+                       else int(0.9 * free))
+        # Two survivor buffers (88 bytes a survivor) take at most a twentieth of the budget.
+        self.capacity = max(MIN_CAPACITY, min(self.capacity, int(0.05 * self.budget) // (2 * 88)))
+        chunk = min(self.p, self._chunk_snps())
+        resident_bytes = self.p * self.bytes_per_snp + chunk * 3 * 8 * self.n_words
+        if resident_bytes <= RESIDENT_FRACTION * self.budget:
+            try:
+                with self.stream:
+                    planes = self._alloc_planes(self.p)
+                    self._upload(0, self.p, planes, 0)
+                self.stream.synchronize()
+                self.planes = planes
+            except Exception as exc:
+                if not _is_oom(cp, exc):
+                    raise
+                self.planes = None
+                self.backoffs += 1
+                self.pool.free_all_blocks()
+        if self.planes is None:
+            self._start_streaming()
+        self.slots = (_Slot(cp), _Slot(cp))
+        # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
+        cp.cuda.Device(self.device_id).synchronize()
 
+    def _resident_blocks(self, name: str) -> int:
+        """Blocks of the persistent tensor-core kernel ``name`` that fit on the device at once."""
+        f, props = self.k[name], self.props
+        threads = self.config.threads
+        warps = threads // 32
+        regs_per_warp = -(-max(1, f.num_regs) * 32 // 256) * 256
+        by_regs = int(props.get("regsPerMultiprocessor", 65536)) // (regs_per_warp * warps)
+        smem = f.shared_size_bytes + self.n_tab * 8 + 1024
+        by_smem = int(props.get("sharedMemPerMultiprocessor", 228 << 10)) // smem
+        by_threads = int(props.get("maxThreadsPerMultiProcessor", 2048)) // threads
+        per_sm = max(1, min(by_regs, by_smem, by_threads, 32))
+        return per_sm * int(props["multiProcessorCount"])
+
+    def _start_streaming(self) -> None:
+        """Planes stay on the host: page-lock them (so block uploads are asynchronous DMA) and
+        cache uploaded blocks within a share of the budget."""
+        cp = self.cp
+        self.streaming = True
+        if self._host.nbytes:
+            try:
+                cp.cuda.runtime.hostRegister(self._host.ctypes.data, self._host.nbytes, 0)
+                self._registered = True
+            except Exception:  # noqa: BLE001 - pageable copies are slower, not wrong
+                self._registered = False
+        self.cache_budget = int(0.25 * self.budget)
+
+    def _chunk_snps(self) -> int:
+        return max(1, UPLOAD_CHUNK_BYTES // max(1, 3 * 8 * self.n_words))
+
+    def _alloc_planes(self, n: int):
+        cp = self.cp
+        if self.counting == "mma":
+            return cp.empty((3, self.n_ks, n, 4), dtype=np.uint64)
+        return cp.empty((3, self.n_words, n), dtype=np.uint64)
+
+    def _upload(self, a: int, b: int, out, off: int) -> None:
+        """Host planes of SNPs [a, b) into ``out`` (kernel layout) from SNP ``off`` on, on the
+        current stream, through SNP-major chunks that are laid out on the device."""
+        cp = self.cp
+        n_out = out.shape[2]
+        step = self._chunk_snps()
+        for c0 in range(a, b, step):
+            c1 = min(b, c0 + step)
+            x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
+            x.set(self._host[c0:c1], stream=cp.cuda.get_current_stream())
+            o = off + c0 - a
+            if self.counting == "mma":
+                total = (c1 - c0) * 3 * self.n_ks * 4
+                grid = (-(-total // _LAYOUT_THREADS), 1, 1)
+                self.k["gm_layout"](grid, (_LAYOUT_THREADS, 1, 1),
+                                    (x, np.int32(c1 - c0), np.int32(self.n_words), np.int32(self.w_ctrl),
+                                     np.int32(self.ks0), np.int32(self.n_ks), out, np.int64(n_out), np.int64(o)))
+            else:
+                out[:, :, o:o + c1 - c0] = x.transpose(1, 2, 0)
+            del x
+
+    def _block(self, a: int, b: int, keep: tuple[int, int] | None = None):
+        """Kernel-layout planes of SNPs [a, b) on the device (streaming), from the LRU cache."""
+        key = (a, b)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        arr = self._alloc_planes(b - a)
+        self._upload(a, b, arr, 0)
+        self._cache[key] = arr
+        self._cache_bytes += arr.nbytes
+        for old in list(self._cache):
+            if self._cache_bytes <= self.cache_budget:
+                break
+            if old in (key, keep):
+                continue
+            self._cache_bytes -= self._cache.pop(old).nbytes
+        return arr
+
+    def _planes_for(self, a: int, b: int, keep: tuple[int, int] | None = None):
+        """(planes, stride in SNPs, plane column of SNP a) for SNPs [a, b)."""
+        if self.planes is not None:
+            return self.planes, self.p, a
+        return self._block(a, b, keep), b - a, 0
+
+    # -- memory budget ------------------------------------------------------------------------
+    def max_tile_edge(self) -> int:
+        """Largest tile edge whose buffers (and, streaming, blocks) fit the device's budget."""
+        per_e2 = 2 * 20 * (1.0 / self.block_rows + 1.0 / self.block_cols)  # two slots of partials
+        with self.cp.cuda.Device(self.device_id):
+            used = int(self.pool.used_bytes()) - self._used0
+        avail = min(self._free_bytes(), self.budget - used)
+        if not self.streaming:
+            return max(MIN_EDGE, int(math.sqrt(max(0.0, 0.25 * avail) / per_e2)))
+        # Streaming: up to four blocks held by the two slots, one upload chunk, the partials.
+        per_e = 4 * self.bytes_per_snp + 3 * 8 * self.n_words + 2 * 40
+        room = 0.8 * avail - 2 * 88 * self.capacity
+        if room <= 0:
+            return MIN_EDGE
+        edge = (-per_e + math.sqrt(per_e * per_e + 4 * per_e2 * room)) / (2 * per_e2)
+        return max(MIN_EDGE, int(edge))
+
+    def _free_bytes(self) -> int:
+        with self.cp.cuda.Device(self.device_id):
+            return int(self.cp.cuda.runtime.memGetInfo()[0])
+
+    def back_off(self, exc: BaseException, tile: Tile) -> None:
+        """After a device out-of-memory error: halve the tile edge and the survivor buffer,
+        drop every tile-sized buffer and cached block, free the pool. Work in flight is
+        abandoned (``epoch``) and screened again."""
+        cp = self.cp
+        cur = self.max_edge or max(tile.i1 - tile.i0, tile.j1 - tile.j0)
+        if cur <= MIN_EDGE and self.capacity <= MIN_CAPACITY:
+            raise MemoryError(
+                f"GPU {self.device_id} ({_device_name(cp, self.device_id)}): out of device memory even for tiles "
+                f"of {cur} SNPs (tile {tile.index}); free device memory or use --device cpu") from exc
+        self.backoffs += 1
+        self.epoch += 1
+        self.max_edge = max(MIN_EDGE, cur // 2)
+        self.capacity = max(MIN_CAPACITY, self.capacity // 2)
+        with cp.cuda.Device(self.device_id):
+            try:
+                self.stream.synchronize()
+            finally:
+                for slot in self.slots:
+                    slot.release()
+                self._cache.clear()
+                self._cache_bytes = 0
+                if self.streaming:
+                    self.cache_budget = max(0, self.cache_budget // 2)
+                self.pool.free_all_blocks()
+                cp.get_default_pinned_memory_pool().free_all_blocks()
+
+    # -- one tile ------------------------------------------------------------------------------
     def _modes(self, tile: Tile) -> list[int]:
         """Counting modes (2 * rows-have-missing + columns-have-missing) of the tile's blocks."""
-        cfg = self.config
 
         def flags(start: int, n: int, b: int) -> set[bool]:
             m = self.has_missing[start:start + n]
             return set((np.add.reduceat(m, np.arange(0, n, b)) > 0).tolist()) if n else {False}
 
-        rows = flags(tile.i0, tile.i1 - tile.i0, cfg.block_rows)
-        cols = flags(tile.j0, tile.j1 - tile.j0, cfg.block_cols)
+        rows = flags(tile.i0, tile.i1 - tile.i0, self.block_rows)
+        cols = flags(tile.j0, tile.j1 - tile.j0, self.block_cols)
         return sorted({2 * int(a) + int(b) for a in rows for b in cols})
 
     def submit(self, tile: Tile, slot: _Slot) -> _Pending:
-        """Queue the tile's kernels and the copies of its summaries; returns at once."""
-        cp, cfg = self.cp, self.config
+        """Queue the tile's uploads (streaming), kernels and result copies; returns at once."""
+        cp = self.cp
+        self.where = tile
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         with cp.cuda.Device(self.device_id), self.stream:
-            slot.ensure(ni, nj, cfg)
-            grid, block = launch_geometry(ni, nj, cfg)
+            slot.refs = None
+            rows = self._planes_for(tile.i0, tile.i1)
+            cols = self._planes_for(tile.j0, tile.j1, keep=(tile.i0, tile.i1))
+            slot.ensure(ni, nj, self.block_rows, self.block_cols, self.capacity)
+            slot.refs = (rows[0], cols[0])  # the blocks stay alive while the tile is in flight
+            nbx, nby = -(-nj // self.block_cols), -(-ni // self.block_rows)
             rp, cpart = slot.part["r"], slot.part["c"]
             slot.t0.record(self.stream)
             slot.surv_n.fill(0)
             for k, mode in enumerate(self._modes(tile)):
-                args = (self.planes, self.counts, self.miss, self.xlx, self.thr,
-                        np.int32(self.p), np.int32(self.n_words), np.int32(self.w_ctrl),
-                        np.int32(tile.i0), np.int32(ni), np.int32(tile.j0), np.int32(nj),
-                        np.int32(tile.diagonal), np.int32(k == 0), np.int32(self.n_tab),
-                        slot.surv_n, np.int32(slot.cap), slot.surv_ij, slot.surv_ksa, slot.surv_tab,
-                        *rp, *cpart, np.int32(1))
-                self.k[_MODE_KERNELS[mode]](grid, block, args, shared_mem=self.n_tab * 8)
-            for side, n, nb, part in (("r", ni, grid[0], rp), ("c", nj, grid[1], cpart)):
+                self._launch(mode, k == 0, tile, slot, rows, cols, nbx, nby)
+            for side, n, nb, part in (("r", ni, nbx, rp), ("c", nj, nby, cpart)):
                 out = getattr(slot, f"out_{side}")
                 rgrid, rblock = _reduce_geometry(n)
                 self.k["gb_reduce_partials"](rgrid, rblock, (np.int32(n), np.int32(nb), *part, *out))
@@ -274,15 +565,35 @@ class _DeviceRunner:
                 for dev, host in zip(getattr(slot, f"out_{side}"), getattr(slot, f"host_{side}")):
                     dev[:n].get(stream=self.stream, out=host[:n], blocking=False)
             slot.done.record(self.stream)
-        return _Pending(tile, slot)
+        return _Pending(tile, slot, self.epoch)
+
+    def _launch(self, mode: int, first: bool, tile: Tile, slot: _Slot, rows, cols, nbx: int, nby: int) -> None:
+        (pr, sr, orr), (pc, sc, oc) = rows, cols
+        ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
+        head = (pr, np.int32(sr), np.int32(orr), pc, np.int32(sc), np.int32(oc), self.counts, self.miss, self.xlx,
+                self.thr)
+        if self.counting == "mma":
+            shape = (np.int32(self.n_ks), np.int32(self.ks0))
+        else:
+            shape = (np.int32(self.n_words), np.int32(self.w_ctrl))
+        args = (*head, *shape, np.int32(tile.i0), np.int32(ni), np.int32(tile.j0), np.int32(nj),
+                np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab), slot.surv_n, np.int32(slot.cap),
+                slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
+        name = self.mode_kernels[mode]
+        if self.counting == "mma":
+            grid = (max(1, min(nbx * nby, self.grid_blocks[name])), 1, 1)
+            self.k[name](grid, (self.config.threads, 1, 1), args, shared_mem=self.n_tab * 8)
+        else:
+            self.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1)), shared_mem=self.n_tab * 8)
 
     def collect(self, pend: _Pending) -> TileResult:
         """Wait for a submitted tile; re-screen it with a larger buffer if survivors overflowed."""
         cp, slot, tile = self.cp, pend.slot, pend.tile
+        self.where = tile
         slot.done.synchronize()
         n = int(slot.h_n[0])
         while n > slot.cap:
-            with cp.cuda.Device(self.device_id):
+            with cp.cuda.Device(self.device_id), self.stream:
                 slot.grow(n)
             self.submit(tile, slot)
             slot.done.synchronize()
@@ -293,17 +604,145 @@ class _DeviceRunner:
             ij = slot.surv_ij[:n].get(stream=self.copy_stream)
             ksa = slot.surv_ksa[:n].get(stream=self.copy_stream)
             tab = slot.surv_tab[:n].get(stream=self.copy_stream)
+        slot.refs = None
         order = np.lexsort((ij[:, 1], ij[:, 0]))
         rows = _partial(tile.i0, ni, slot.host_r)
         cols = _partial(tile.j0, nj, slot.host_c)
         return TileResult(tile, ij[order, 0].astype(np.int64), ij[order, 1].astype(np.int64), ksa[order],
                           tab[order].astype(np.int64).reshape(n, 3, 3, 2), int(rows.n_tot.sum()), rows, cols)
 
+    # -- with the memory policy ---------------------------------------------------------------
+    def try_submit(self, tile: Tile, slot: _Slot) -> _Pending:
+        """submit(), or a pending entry to be screened synchronously after an out-of-memory back-off."""
+        if self.max_edge is not None:
+            return _Pending(tile, None, self.epoch)
+        try:
+            return self.submit(tile, slot)
+        except Exception as exc:
+            if not _is_oom(self.cp, exc):
+                raise
+            self.back_off(exc, tile)
+            return _Pending(tile, None, self.epoch)
+
+    def finish(self, pend: _Pending) -> TileResult:
+        """The result of a pending tile, screening it again (in sub-tiles) where memory ran out."""
+        if pend.slot is None or pend.epoch != self.epoch:
+            return self.run_sync(pend.tile)
+        try:
+            return self.collect(pend)
+        except Exception as exc:
+            if not _is_oom(self.cp, exc):
+                raise
+            self.back_off(exc, pend.tile)
+            return self.run_sync(pend.tile)
+
+    def run_sync(self, tile: Tile) -> TileResult:
+        """Screen one tile now, in sub-tiles of at most ``max_edge`` SNPs, backing off further on
+        out-of-memory errors."""
+        while True:
+            try:
+                return self._run_split(tile)
+            except Exception as exc:
+                if not _is_oom(self.cp, exc):
+                    raise
+                self.back_off(exc, tile)
+
+    def _run_split(self, tile: Tile) -> TileResult:
+        e = self.max_edge
+        slot = self.slots[0]
+        if e is None or (tile.i1 - tile.i0 <= e and tile.j1 - tile.j0 <= e):
+            return self.collect(self.submit(tile, slot))
+        parts = []
+        for a in range(tile.i0, tile.i1, e):
+            for b in range(tile.j0, tile.j1, e):
+                sub = Tile(tile.index, a, min(a + e, tile.i1), b, min(b + e, tile.j1))
+                if sub.n_pairs:
+                    parts.append(self.collect(self.submit(sub, slot)))
+        self.where = tile
+        return merge_tile_results(tile, parts)
+
+    def fault(self, exc: BaseException) -> RuntimeError:
+        """The error a CUDA failure in a tile is reported as."""
+        t = self.where
+        where = (f"tile {t.index} (row SNPs {t.i0}-{t.i1 - 1} x column SNPs {t.j0}-{t.j1 - 1})"
+                 if t is not None else "a tile")
+        try:
+            name = _device_name(self.cp, self.device_id)
+        except Exception:  # noqa: BLE001 - the device may be gone
+            name = "?"
+        return RuntimeError(
+            f"GPU {self.device_id} ({name}): CUDA error in {where}: {type(exc).__name__}: {exc}. The tiles "
+            f"finished before it are checkpointed: run the scan again with --resume (or with --device cpu).")
+
+    def close(self) -> None:
+        """Release this device's memory and restore its pool limit; never raises (it also runs
+        after a CUDA error, when the context may be unusable)."""
+        cp = self.cp
+        try:
+            with cp.cuda.Device(self.device_id):
+                if hasattr(self, "stream"):
+                    self.stream.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
+        self.planes = None
+        self._cache.clear()
+        for slot in self.slots:
+            slot.release()
+        if self._registered:
+            try:
+                cp.cuda.runtime.hostUnregister(self._host.ctypes.data)
+            except Exception:  # noqa: BLE001
+                pass
+            self._registered = False
+        try:
+            with cp.cuda.Device(self.device_id):
+                if self._old_limit is not None:
+                    self.pool.set_limit(size=self._old_limit)
+                    self._old_limit = None
+        except Exception:  # noqa: BLE001
+            pass
+
 
 def _partial(start: int, n: int, host) -> SummaryPartial:
     sig, tot, best, partner = host
     return SummaryPartial(start, sig[:n].astype(np.int64), tot[:n].astype(np.int64), best[:n].copy(),
                           partner[:n].astype(np.int64))
+
+
+def _merge_partial(dst: SummaryPartial, src: SummaryPartial) -> None:
+    """Fold a sub-tile's partial into its tile's. Within a tile every partner of a row SNP lies
+    after it and every partner of a column SNP before it, so ties go to the smaller partner (the
+    kernels' gb_better)."""
+    sl = slice(src.start - dst.start, src.start - dst.start + len(src.n_sig))
+    dst.n_sig[sl] += src.n_sig
+    dst.n_tot[sl] += src.n_tot
+    cur_v, cur_b = dst.best[sl], dst.best_partner[sl]
+    v, b = src.best, src.best_partner
+    take = (b >= 0) & ((cur_b < 0) | (v > cur_v) | ((v == cur_v) & (b < cur_b)))
+    cur_v[take] = v[take]
+    cur_b[take] = b[take]
+
+
+def merge_tile_results(tile: Tile, parts: list[TileResult]) -> TileResult:
+    """One tile's result from those of sub-tiles that cover its pairs (each pair in one sub-tile)."""
+    ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
+    rows = SummaryPartial(tile.i0, np.zeros(ni, np.int64), np.zeros(ni, np.int64), np.full(ni, -np.inf),
+                          np.full(ni, -1, np.int64))
+    cols = SummaryPartial(tile.j0, np.zeros(nj, np.int64), np.zeros(nj, np.int64), np.full(nj, -np.inf),
+                          np.full(nj, -1, np.int64))
+    for res in parts:
+        _merge_partial(rows, res.rows)
+        _merge_partial(cols, res.cols)
+    if parts:
+        i = np.concatenate([r.surv_i for r in parts])
+        j = np.concatenate([r.surv_j for r in parts])
+        ksa = np.concatenate([r.surv_ksa for r in parts])
+        tab = np.concatenate([r.surv_tables for r in parts])
+    else:
+        i = j = np.zeros(0, np.int64)
+        ksa, tab = np.zeros(0), np.zeros((0, 3, 3, 2), np.int64)
+    order = np.lexsort((j, i))
+    return TileResult(tile, i[order], j[order], ksa[order], tab[order], sum(r.n_valid for r in parts), rows, cols)
 
 
 _DONE = object()
@@ -318,29 +757,52 @@ class GpuEngine(Engine):
         Device indices to use; ``None`` means every visible GPU.
     tile
         Tile edge in SNPs; ``None`` sizes tiles so that one launch takes about
-        :data:`LAUNCH_TARGET_S` and every GPU gets several tiles.
+        :data:`LAUNCH_TARGET_S`, every GPU gets several tiles and the buffers fit.
     survivor_capacity
         Initial survivors per tile the device buffer holds (it grows on overflow).
     config
-        Kernel compile-time parameters.
+        Compile-time parameters of the CUDA-core kernels.
+    counting
+        ``"mma"`` (binary tensor cores, compute capability 8.0+), ``"popc"`` (CUDA cores) or
+        ``"auto"`` (tensor cores where the device has them); ``None`` reads the environment
+        variable ``GBOOST_GPU_COUNTING`` (default ``"auto"``).
+    mma_config
+        Compile-time parameters of the tensor-core kernels.
+    memory_limit_bytes
+        Device memory the engine may take on each GPU (CuPy's pool is capped at it while the
+        engine is prepared); ``None``: the free memory.
     """
 
     name = "gpu"
 
     def __init__(self, gpus: list[int] | None = None, tile: int | None = None, *,
-                 survivor_capacity: int = DEFAULT_SURVIVOR_CAPACITY, config: KernelConfig | None = None):
+                 survivor_capacity: int = DEFAULT_SURVIVOR_CAPACITY, config: KernelConfig | None = None,
+                 counting: str | None = None, mma_config: MmaConfig | None = None,
+                 memory_limit_bytes: int | None = None):
         if tile is not None and tile < 1:
             raise ValueError(f"tile must be >= 1 SNP, got {tile}")
         if survivor_capacity < 1:
             raise ValueError(f"survivor_capacity must be >= 1, got {survivor_capacity}")
+        if counting is None:
+            counting = os.environ.get(COUNTING_ENV, "").strip().lower() or "auto"
+        if counting not in COUNTINGS:
+            raise ValueError(f"counting must be one of {', '.join(COUNTINGS)}, got {counting!r}")
+        if memory_limit_bytes is not None and memory_limit_bytes < 1:
+            raise ValueError(f"memory_limit_bytes must be positive, got {memory_limit_bytes}")
         self._gpus = None if gpus is None else [int(g) for g in gpus]
         self._tile = tile
         self.survivor_capacity = int(survivor_capacity)
         self.config = config or KernelConfig()
+        self.mma_config = mma_config or MmaConfig()
+        self.counting = counting
+        self.memory_limit_bytes = None if memory_limit_bytes is None else int(memory_limit_bytes)
         self.study: Study | None = None
         self._runners: list[_DeviceRunner] = []
         self._describe: str | None = None
+        self._choice: dict[int, tuple[str, str | None]] = {}
         self._kernel_s = 0.0
+        self._backoffs = 0
+        self._streaming: bool | None = None
         self._active: list = []  # (stop event, worker threads) of run_tiles iterators still running
         self._table_smem: bool | None = None
 
@@ -357,6 +819,34 @@ class GpuEngine(Engine):
             raise ValueError(f"--gpus {self._gpus}: {n} CUDA device(s) visible (indices 0..{n - 1})")
         return list(dict.fromkeys(self._gpus))
 
+    def counting_for(self, device_id: int) -> tuple[str, str | None]:
+        """(``"mma"`` or ``"popc"``, why the tensor cores are not used or None) on ``device_id``."""
+        got = self._choice.get(device_id)
+        if got is not None:
+            return got
+        cp = _cupy()
+        cc = _compute_capability(cp, device_id)
+        if self.counting == "popc":
+            got = ("popc", "counting='popc' asked for")
+        elif cc < 80:
+            if self.counting == "mma":
+                raise RuntimeError(f"GPU {device_id} ({_device_name(cp, device_id)}): counting='mma' needs compute "
+                                   f"capability 8.0 or newer (binary mma), this device has {cc // 10}.{cc % 10}")
+            got = ("popc", f"compute capability {cc // 10}.{cc % 10} has no binary mma")
+        elif self.counting == "auto":
+            try:
+                kernels(device_id, self.mma_config)
+                got = ("mma", None)
+            except Exception as exc:  # noqa: BLE001 - an NVRTC or driver failure: the CUDA cores still work
+                got = ("popc", f"the tensor-core kernels did not build ({type(exc).__name__}: {exc})")
+        else:
+            got = ("mma", None)
+        self._choice[device_id] = got
+        return got
+
+    def _config_for(self, counting: str) -> KernelConfig | MmaConfig:
+        return self.mma_config if counting == "mma" else self.config
+
     def describe(self) -> str:
         if self._describe is None:
             cp = _cupy()
@@ -365,8 +855,36 @@ class GpuEngine(Engine):
             head = names[0] if len(set(names)) == 1 else ", ".join(names)
             if len(ids) > 1 and len(set(names)) == 1:
                 head = f"{len(ids)} x {head}"
-            self._describe = f"{head} (GPU {','.join(map(str, ids))}; CuPy {cp.__version__})"
+            ways = [self.counting_for(d) for d in ids]
+            kinds = sorted({w for w, _ in ways})
+            how = " + ".join("tensor-core b1 mma" if w == "mma" else "CUDA-core popcount" for w in kinds)
+            why = next((y for w, y in ways if w == "popc" and y and self.counting == "auto"), None)
+            tail = f"; {why}" if why else ""
+            self._describe = f"{head} (GPU {','.join(map(str, ids))}; CuPy {cp.__version__}; {how} counting{tail})"
         return self._describe
+
+    def probe(self) -> None:
+        """Check that every selected GPU can run the engine: build its kernels and run one.
+
+        Raises RuntimeError naming the device and the cause (no usable device, an NVRTC or
+        driver failure); :func:`gboost.engines.make_engine` then falls back to the CPU.
+        """
+        cp = _cupy()
+        for d in self.device_ids():
+            try:
+                counting, _ = self.counting_for(d)
+                k = kernels(d, self._config_for(counting))
+                with cp.cuda.Device(d):
+                    ints = [cp.zeros(1, dtype=np.int32) for _ in range(6)]
+                    dbl = [cp.zeros(1, dtype=np.float64) for _ in range(2)]
+                    args = (np.int32(1), np.int32(0), ints[0], ints[1], dbl[0], ints[2], ints[3], ints[4], dbl[1],
+                            ints[5])
+                    k["gb_reduce_partials"]((1, 1, 1), (32, 1, 1), args)
+                    cp.cuda.Device(d).synchronize()
+                    if int(ints[5].get()[0]) != -1:
+                        raise RuntimeError("a test kernel gave a wrong result")
+            except Exception as exc:
+                raise RuntimeError(f"GPU {d}: {type(exc).__name__}: {exc}") from exc
 
     # -- Engine interface ----------------------------------------------------------------------
     def prepare(self, study: Study, thresholds: Thresholds) -> None:
@@ -374,8 +892,18 @@ class GpuEngine(Engine):
         self.study = study
         self.thr = thresholds
         self._kernel_s = 0.0
-        self._runners = [_DeviceRunner(d, study, thresholds, self.config, self.survivor_capacity)
-                         for d in self.device_ids()]
+        self._backoffs = 0
+        runners = []
+        try:
+            for d in self.device_ids():
+                counting, _ = self.counting_for(d)
+                runners.append(_DeviceRunner(d, study, thresholds, counting, self._config_for(counting),
+                                             self.survivor_capacity, self.memory_limit_bytes))
+        except BaseException:
+            for r in runners:
+                r.close()
+            raise
+        self._runners = runners
 
     def tile_snps(self) -> int:
         if self._tile:
@@ -385,35 +913,46 @@ class GpuEngine(Engine):
         cp = _cupy()
         sms = min(cp.cuda.runtime.getDeviceProperties(r.device_id)["multiProcessorCount"] for r in self._runners)
         cells = 9 if s.has_missing.any() else 4
-        # Measured on an H100 (docs/PERFORMANCE.md): about 7 table cells x 64-bit words per SM and
-        # cycle, in both counting modes; count 8 at 1.8 GHz.
-        pairs_per_s = sms * 8 * 1.8e9 / (max(1, s.layout.n_words) * cells)
+        if all(r.counting == "mma" for r in self._runners):
+            # Tensor cores: the counting is cheap; the per-pair epilogue (about 8 SM-cycles with 4
+            # cells and the per-SNP terms, twice that with 9) sets the pace.
+            pairs_per_s = sms * 1.8e9 / (8 if cells == 4 else 16)
+        else:
+            # Measured on an H100 (docs/PERFORMANCE.md): about 7 table cells x 64-bit words per SM and
+            # cycle, in both counting modes; count 8 at 1.8 GHz.
+            pairs_per_s = sms * 8 * 1.8e9 / (max(1, s.layout.n_words) * cells)
         edge = int(math.sqrt(pairs_per_s * LAUNCH_TARGET_S))
         ngpu = len(self._runners)
         if ngpu > 1:  # enough tiles that the shared queue keeps every GPU busy to the end
             k = math.ceil(math.sqrt(8 * ngpu))
             edge = min(edge, -(-p // k))
-        # Two slots of partial summaries, about 2 x 20 bytes x edge^2 / 32 each: a quarter of free memory.
-        free = min(self._free_bytes(r.device_id) for r in self._runners)
-        edge = min(edge, int(math.sqrt(0.25 * free / 2.5)))
-        step = max(self.config.block_rows, self.config.block_cols)
-        edge = max(step, edge // step * step)
+        edge = min([edge] + [r.max_tile_edge() for r in self._runners])
+        step = max(max(r.block_rows, r.block_cols) for r in self._runners)
+        edge = max(step, edge // step * step) if edge >= step else max(MIN_EDGE, edge)
         return min(edge, -(-p // step) * step)
 
     def run_tile(self, tile: Tile) -> TileResult:
         runner = self._runner0()
-        return runner.collect(runner.submit(tile, runner.slots[0]))
+        cp = _cupy()
+        try:
+            return runner.finish(runner.try_submit(tile, runner.slots[0]))
+        except Exception as exc:
+            if _is_cuda_error(cp, exc) and not _is_oom(cp, exc):
+                raise runner.fault(exc) from exc
+            raise
 
     def run_tiles(self, tiles: Iterable[Tile], cancel: Callable[[], bool] | None = None) -> Iterator[TileResult]:
         """Screen ``tiles`` on every prepared GPU; yield results in completion order.
 
         One host thread per GPU takes tiles from a shared queue and keeps two in flight. Workers
         stop taking tiles once ``cancel()`` is true, or when the iterator is closed or the engine
-        closed; tiles already in flight finish and are dropped.
+        closed; tiles already in flight finish and are dropped. A CUDA error stops every worker
+        and is raised here as a RuntimeError naming the device and the tile.
         """
         runners = list(self._runners)
         if not runners:
             raise RuntimeError("GpuEngine.run_tiles before prepare()")
+        cp = _cupy()
         work: queue.SimpleQueue = queue.SimpleQueue()
         for t in tiles:
             work.put(t)
@@ -434,9 +973,9 @@ class GpuEngine(Engine):
                 pending, k = None, 0
                 while True:
                     tile = next_tile()
-                    nxt = runner.submit(tile, runner.slots[k]) if tile is not None else None
+                    nxt = runner.try_submit(tile, runner.slots[k]) if tile is not None else None
                     if pending is not None:
-                        res = runner.collect(pending)
+                        res = runner.finish(pending)
                         if not stop.is_set():
                             out.put(res)
                     if nxt is None:
@@ -444,6 +983,10 @@ class GpuEngine(Engine):
                     pending, k = nxt, k ^ 1
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
                 stop.set()
+                if isinstance(exc, Exception) and _is_cuda_error(cp, exc) and not _is_oom(cp, exc):
+                    err = runner.fault(exc)
+                    err.__cause__ = exc
+                    exc = err
                 out.put(exc)
             finally:
                 out.put(_DONE)
@@ -479,6 +1022,21 @@ class GpuEngine(Engine):
         """Device time of the screen and reduce kernels since prepare (CUDA events), summed over GPUs."""
         return self._kernel_s + sum(r.kernel_seconds for r in self._runners)
 
+    @property
+    def streaming(self) -> bool | None:
+        """Whether the planes are streamed through the device rather than resident (None before prepare)."""
+        return any(r.streaming for r in self._runners) if self._runners else self._streaming
+
+    @property
+    def backoffs(self) -> int:
+        """Out-of-memory back-offs since prepare, summed over GPUs."""
+        return self._backoffs + sum(r.backoffs for r in self._runners)
+
+    @property
+    def countings(self) -> list[str]:
+        """The counting path of each prepared GPU (``"mma"`` or ``"popc"``)."""
+        return [r.counting for r in self._runners]
+
     def close(self) -> None:
         for stop, threads in list(self._active):  # a run_tiles iterator abandoned mid-way
             stop.set()
@@ -488,22 +1046,20 @@ class GpuEngine(Engine):
             return
         cp = _cupy()
         ids = [r.device_id for r in self._runners]
-        for r in self._runners:
-            with cp.cuda.Device(r.device_id):
-                r.stream.synchronize()
-            self._kernel_s += r.kernel_seconds
         self._table_smem = bool(self._runners[0].n_tab)
+        self._streaming = any(r.streaming for r in self._runners)
+        for r in self._runners:
+            r.close()
+            self._kernel_s += r.kernel_seconds
+            self._backoffs += r.backoffs
         self._runners = []
         for d in ids:
-            with cp.cuda.Device(d):
-                cp.get_default_memory_pool().free_all_blocks()
-                cp.get_default_pinned_memory_pool().free_all_blocks()
-
-    @staticmethod
-    def _free_bytes(device_id: int) -> int:
-        cp = _cupy()
-        with cp.cuda.Device(device_id):
-            return int(cp.cuda.runtime.memGetInfo()[0])
+            try:
+                with cp.cuda.Device(d):
+                    cp.get_default_memory_pool().free_all_blocks()
+                    cp.get_default_pinned_memory_pool().free_all_blocks()
+            except Exception:  # noqa: BLE001 - after a CUDA error the context may be unusable
+                pass
 
     def _runner0(self) -> _DeviceRunner:
         if not self._runners:

@@ -8,7 +8,10 @@
 // shared memory GB_KW words at a time (type-major, SNP fastest: the global loads are coalesced,
 // GBOOST Fig. S5), so a plane word is read from device memory once per block and reused by all
 // the pairs of that row or column; the next chunk is fetched into registers while the current one
-// is counted.
+// is counted. The row SNPs' words come from planes_r (stride_r SNPs per word row; the tile's row r
+// is plane column off_r + r), the column SNPs' from planes_c: the study's planes twice when they
+// are resident on the device, or the two blocks the host streamed in for this tile. Counts and
+// missing-call flags are indexed by global SNP.
 //
 // Counting. Cells of the 3x3x2 table come from AND + popcount. A block's mode <NA, NB> says how
 // many genotype types of its row / column SNPs are counted directly: 2 when no SNP of that side
@@ -70,15 +73,9 @@
 static_assert(GB_THREADS >= GB_BI + GB_BJ && GB_THREADS <= 1024, "a block needs a thread per row and per column SNP");
 static_assert(GB_KW >= 3, "the per-SNP KSA terms reuse the plane buffers: GB_KW >= 3");
 
-typedef unsigned long long gb_u64;
-typedef unsigned int gb_u32;
-typedef unsigned long long gb_size;  // 64-bit indexing (NVRTC has no size_t without headers)
-
 struct __align__(16) gb_pair64 {
     gb_u64 x, y;
 };
-
-__device__ __forceinline__ double gb_neg_inf() { return __longlong_as_double(0xfff0000000000000ULL); }
 
 // One LOP3 each. Written as inline PTX because the compiler otherwise splits the majority into
 // two or three logic ops, and logic ops are what bounds the carry-save count.
@@ -100,156 +97,6 @@ __device__ __forceinline__ gb_u32 gb_xor3(gb_u32 a, gb_u32 b, gb_u32 c) {
 #else
     return a ^ b ^ c;
 #endif
-}
-
-// Larger value wins, ties go to the smaller partner. Within one partial every partner lies on the
-// same side of the SNP (after it for a row, before it for a column), where PLINK's order
-// (gboost.scan.better_partner, the CPU engine's _better) comes down to exactly this.
-__device__ __forceinline__ bool gb_better(double v, int q, double bv, int bq) {
-    return v > bv || (v == bv && q < bq);
-}
-
-// One term of tau * N: n_ab / (n_a n_b) * sum_k n_ak n_bk / n_k, as fastksa.ksa_df_lookup writes it.
-#define GB_TAU(ta, tb, ra, rb, ak0, ak1, bk0, bk1)                                                          \
-    tau += (double)(t[ta * 6 + tb * 2] + t[ta * 6 + tb * 2 + 1]) * ra * rb *                                \
-           ((double)((ll)ak0 * (ll)bk0) * i0 + (double)((ll)ak1 * (ll)bk1) * i1)
-
-// KSA and PLINK 1.9's DF of the table t[a*6 + b*2 + k], the same operations in the same order as
-// gboost/stats/fastksa.py:ksa_df_lookup (the CPU engine's): integer margins, reciprocals for tau,
-// no floating-point work for an invalid pair (df = 0). Keep the two in step: the GPU tests compare
-// KSA to 1e-10 and the screen decisions exactly.
-__device__ __forceinline__ double gb_ksa_df(const int* t, const double* tab, int& df) {
-    const int a00 = t[0] + t[2] + t[4], a01 = t[1] + t[3] + t[5];  // n_ak: SNP1 type a, class k
-    const int a10 = t[6] + t[8] + t[10], a11 = t[7] + t[9] + t[11];
-    const int a20 = t[12] + t[14] + t[16], a21 = t[13] + t[15] + t[17];
-    const int b00 = t[0] + t[6] + t[12], b01 = t[1] + t[7] + t[13];  // n_bk: SNP2 type b, class k
-    const int b10 = t[2] + t[8] + t[14], b11 = t[3] + t[9] + t[15];
-    const int b20 = t[4] + t[10] + t[16], b21 = t[5] + t[11] + t[17];
-    const int na0 = a00 + a01, na1 = a10 + a11, na2 = a20 + a21;
-    const int nb0 = b00 + b01, nb1 = b10 + b11, nb2 = b20 + b21;
-    const int empty_a = (na0 == 0) + (na1 == 0) + (na2 == 0);
-    const int empty_b = (nb0 == 0) + (nb1 == 0) + (nb2 == 0);
-    if (empty_a > 1 || empty_b > 1) {
-        df = 0;
-        return 0.0;
-    }
-    df = 4 >> (empty_a + empty_b);
-    const int n0 = a00 + a10 + a20, n1 = a01 + a11 + a21;
-    const int total = n0 + n1;
-    double s = 0.0;
-#pragma unroll
-    for (int q = 0; q < 9; ++q) {
-        const int c0 = t[2 * q], c1 = t[2 * q + 1];
-        s += tab[c0] + tab[c1] - tab[c0 + c1];
-    }
-    s -= tab[a00] + tab[a01] + tab[a10] + tab[a11] + tab[a20] + tab[a21];
-    s -= tab[b00] + tab[b01] + tab[b10] + tab[b11] + tab[b20] + tab[b21];
-    s += tab[na0] + tab[na1] + tab[na2] + tab[nb0] + tab[nb1] +
-         tab[nb2] + tab[n0] + tab[n1];
-    const double i0 = n0 > 0 ? 1.0 / (double)n0 : 0.0, i1 = n1 > 0 ? 1.0 / (double)n1 : 0.0;
-    const double ra0 = na0 > 0 ? 1.0 / (double)na0 : 0.0, ra1 = na1 > 0 ? 1.0 / (double)na1 : 0.0;
-    const double ra2 = na2 > 0 ? 1.0 / (double)na2 : 0.0;
-    const double rb0 = nb0 > 0 ? 1.0 / (double)nb0 : 0.0, rb1 = nb1 > 0 ? 1.0 / (double)nb1 : 0.0;
-    const double rb2 = nb2 > 0 ? 1.0 / (double)nb2 : 0.0;
-    typedef long long ll;  // products of two counts need 64 bits beyond 46k samples
-    double tau = 0.0;
-    GB_TAU(0, 0, ra0, rb0, a00, a01, b00, b01);
-    GB_TAU(0, 1, ra0, rb1, a00, a01, b10, b11);
-    GB_TAU(0, 2, ra0, rb2, a00, a01, b20, b21);
-    GB_TAU(1, 0, ra1, rb0, a10, a11, b00, b01);
-    GB_TAU(1, 1, ra1, rb1, a10, a11, b10, b11);
-    GB_TAU(1, 2, ra1, rb2, a10, a11, b20, b21);
-    GB_TAU(2, 0, ra2, rb0, a20, a21, b00, b01);
-    GB_TAU(2, 1, ra2, rb1, a20, a21, b10, b11);
-    GB_TAU(2, 2, ra2, rb2, a20, a21, b20, b21);
-    const double ftotal = (double)total;
-    return 2.0 * (s + ftotal * log(tau / ftotal));
-}
-
-// Per-SNP terms of gb_ksa_df for a block whose SNPs are all fully called (mode <2,2>): there the
-// margins n_ak, n_bk, n_a, n_b, n_k of every pair's table are the SNPs' own counts, so their
-// c ln c sums and reciprocals are computed once per SNP (gb_snp_terms) instead of once per pair.
-// gb_ksa_fixed then does the pair's part with the same operations in the same order as
-// gb_ksa_df, so the two agree bit for bit. Layout in shared memory: field f of SNP k at
-// [f * B + k]; rows: S_a, R_a, 1/n_a0..2, empties; columns: S_b, x(n_b0..2), 1/n_b0..2, empties;
-// then the class constants x(n_0), x(n_1), 1/n_0, 1/n_1 after the row fields.
-#define GB_ROW_FIELDS 6
-#define GB_COL_FIELDS 8
-__device__ __forceinline__ double gb_recip(int n) { return n > 0 ? 1.0 / (double)n : 0.0; }
-
-__device__ __forceinline__ void gb_snp_terms(const int* __restrict__ counts, int g, const double* tab, double* out,
-                                             int stride, bool as_row, double* consts) {
-    int c[6];
-#pragma unroll
-    for (int q = 0; q < 6; ++q) c[q] = __ldg(counts + (gb_size)g * 6 + q);  // [type * 2 + class]
-    const int n0 = c[0] + c[1], n1 = c[2] + c[3], n2 = c[4] + c[5];  // per type, both classes
-    out[0 * stride] = tab[c[0]] + tab[c[1]] + tab[c[2]] + tab[c[3]] + tab[c[4]] + tab[c[5]];
-    const int empty = (n0 == 0) + (n1 == 0) + (n2 == 0);
-    if (as_row) {
-        out[1 * stride] = tab[n0] + tab[n1] + tab[n2];
-        out[2 * stride] = gb_recip(n0);
-        out[3 * stride] = gb_recip(n1);
-        out[4 * stride] = gb_recip(n2);
-        out[5 * stride] = (double)empty;
-        if (consts != 0) {  // class totals: the same for every fully called SNP
-            const int k0 = c[0] + c[2] + c[4], k1 = c[1] + c[3] + c[5];
-            consts[0] = tab[k0];
-            consts[1] = tab[k1];
-            consts[2] = gb_recip(k0);
-            consts[3] = gb_recip(k1);
-        }
-    } else {
-        out[1 * stride] = tab[n0];
-        out[2 * stride] = tab[n1];
-        out[3 * stride] = tab[n2];
-        out[4 * stride] = gb_recip(n0);
-        out[5 * stride] = gb_recip(n1);
-        out[6 * stride] = gb_recip(n2);
-        out[7 * stride] = (double)empty;
-    }
-}
-
-// KSA and DF of a pair of fully called SNPs from its table and the SNPs' precomputed terms.
-__device__ __forceinline__ double gb_ksa_fixed(const int* t, const double* tab, const double* row, int rs,
-                                               const double* col, int cs, const double* consts, int& df) {
-    const int empty_a = (int)row[5 * rs], empty_b = (int)col[7 * cs];
-    if (empty_a > 1 || empty_b > 1) {
-        df = 0;
-        return 0.0;
-    }
-    df = 4 >> (empty_a + empty_b);
-    const int a00 = t[0] + t[2] + t[4], a01 = t[1] + t[3] + t[5];
-    const int a10 = t[6] + t[8] + t[10], a11 = t[7] + t[9] + t[11];
-    const int a20 = t[12] + t[14] + t[16], a21 = t[13] + t[15] + t[17];
-    const int b00 = t[0] + t[6] + t[12], b01 = t[1] + t[7] + t[13];
-    const int b10 = t[2] + t[8] + t[14], b11 = t[3] + t[9] + t[15];
-    const int b20 = t[4] + t[10] + t[16], b21 = t[5] + t[11] + t[17];
-    const int total = a00 + a10 + a20 + a01 + a11 + a21;
-    double s = 0.0;
-#pragma unroll
-    for (int q = 0; q < 9; ++q) {
-        const int c0 = t[2 * q], c1 = t[2 * q + 1];
-        s += tab[c0] + tab[c1] - tab[c0 + c1];
-    }
-    s -= row[0];
-    s -= col[0];
-    s += row[1 * rs] + col[1 * cs] + col[2 * cs] + col[3 * cs] + consts[0] + consts[1];
-    const double i0 = consts[2], i1 = consts[3];
-    const double ra0 = row[2 * rs], ra1 = row[3 * rs], ra2 = row[4 * rs];
-    const double rb0 = col[4 * cs], rb1 = col[5 * cs], rb2 = col[6 * cs];
-    typedef long long ll;
-    double tau = 0.0;
-    GB_TAU(0, 0, ra0, rb0, a00, a01, b00, b01);
-    GB_TAU(0, 1, ra0, rb1, a00, a01, b10, b11);
-    GB_TAU(0, 2, ra0, rb2, a00, a01, b20, b21);
-    GB_TAU(1, 0, ra1, rb0, a10, a11, b00, b01);
-    GB_TAU(1, 1, ra1, rb1, a10, a11, b10, b11);
-    GB_TAU(1, 2, ra1, rb2, a10, a11, b20, b21);
-    GB_TAU(2, 0, ra2, rb0, a20, a21, b00, b01);
-    GB_TAU(2, 1, ra2, rb1, a20, a21, b10, b11);
-    GB_TAU(2, 2, ra2, rb2, a20, a21, b20, b21);
-    const double ftotal = (double)total;
-    return 2.0 * (s + ftotal * log(tau / ftotal));
 }
 
 // Per-thread running summary of its 2 rows (over its 2 columns) and its 2 columns (over its 2 rows).
@@ -295,7 +142,8 @@ struct gb_stager {
 // Cells acc[ii][jj][ta][tb] (ta < NA, tb < NB) of one class over words [w0, w1).
 template <int NA, int NB>
 __device__ __forceinline__ void gb_count_class(gb_u32 (&acc)[GB_TI][GB_TJ][NA][NB], gb_u64* sA, gb_u64* sB,
-                                               const gb_u64* __restrict__ planes, int p, int W,
+                                               const gb_u64* __restrict__ planes_r, int stride_r,
+                                               const gb_u64* __restrict__ planes_c, int stride_c, int W,
                                                int gi0, int ni_blk, int gj0, int nj_blk,
                                                int w0, int w1, int tid, int tx, int ty, gb_u32 one) {
 #if GB_HS
@@ -317,8 +165,8 @@ __device__ __forceinline__ void gb_count_class(gb_u32 (&acc)[GB_TI][GB_TJ][NA][N
     gb_stager<NA, GB_BI> stage_a;
     gb_stager<NB, GB_BJ> stage_b;
     if (w0 < w1) {
-        stage_a.load(planes, p, W, gi0, ni_blk, w0, w1, tid);
-        stage_b.load(planes, p, W, gj0, nj_blk, w0, w1, tid);
+        stage_a.load(planes_r, stride_r, W, gi0, ni_blk, w0, w1, tid);
+        stage_b.load(planes_c, stride_c, W, gj0, nj_blk, w0, w1, tid);
     }
     for (int wb = w0; wb < w1; wb += GB_KW) {
         const int nk = min(GB_KW, w1 - wb);
@@ -327,8 +175,8 @@ __device__ __forceinline__ void gb_count_class(gb_u32 (&acc)[GB_TI][GB_TJ][NA][N
         stage_b.store(sB, tid);
         __syncthreads();
         if (wb + GB_KW < w1) {  // the next chunk's loads overlap this chunk's counting
-            stage_a.load(planes, p, W, gi0, ni_blk, wb + GB_KW, w1, tid);
-            stage_b.load(planes, p, W, gj0, nj_blk, wb + GB_KW, w1, tid);
+            stage_a.load(planes_r, stride_r, W, gi0, ni_blk, wb + GB_KW, w1, tid);
+            stage_b.load(planes_c, stride_c, W, gj0, nj_blk, wb + GB_KW, w1, tid);
         }
 #pragma unroll 2
         for (int kw = 0; kw < nk; ++kw) {
@@ -397,23 +245,20 @@ __device__ __forceinline__ void gb_fill_class(int* t, const gb_u32 (&c)[NA][NB],
     }
 }
 
-// The c ln c table staged in shared memory (dynamic size) when the host passes n_tab > 0.
-#ifdef __CUDA_ARCH__
-extern __shared__ double gb_xlx_s[];
-#else
-extern double gb_xlx_s[];  // a host compilation of this file (CPU emulation in development) defines it
-#endif
 
 template <int NA, int NB>
 __device__ __forceinline__ void gb_block_pairs(
-    gb_summ& sm, gb_u64* sA, gb_u64* sB, const gb_u64* __restrict__ planes, const int* __restrict__ counts,
-    const double* tab, const double* __restrict__ thr, int p, int W, int w_ctrl, int i0, int ni,
+    gb_summ& sm, gb_u64* sA, gb_u64* sB, const gb_u64* __restrict__ planes_r, int stride_r, int off_r,
+    const gb_u64* __restrict__ planes_c, int stride_c, int off_c, const int* __restrict__ counts,
+    const double* tab, const double* __restrict__ thr, int W, int w_ctrl, int i0, int ni,
     int j0, int nj, int diag, int bi0, int bj0, int tid, int tx, int ty, gb_u32* __restrict__ surv_n,
     int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa, int* __restrict__ surv_tab, gb_u32 one) {
     gb_u32 c0[GB_TI][GB_TJ][NA][NB], c1[GB_TI][GB_TJ][NA][NB];
     const int ni_blk = min(GB_BI, ni - bi0), nj_blk = min(GB_BJ, nj - bj0);
-    gb_count_class<NA, NB>(c0, sA, sB, planes, p, W, i0 + bi0, ni_blk, j0 + bj0, nj_blk, 0, w_ctrl, tid, tx, ty, one);
-    gb_count_class<NA, NB>(c1, sA, sB, planes, p, W, i0 + bi0, ni_blk, j0 + bj0, nj_blk, w_ctrl, W, tid, tx, ty, one);
+    gb_count_class<NA, NB>(c0, sA, sB, planes_r, stride_r, planes_c, stride_c, W, off_r + bi0, ni_blk, off_c + bj0,
+                           nj_blk, 0, w_ctrl, tid, tx, ty, one);
+    gb_count_class<NA, NB>(c1, sA, sB, planes_r, stride_r, planes_c, stride_c, W, off_r + bi0, ni_blk, off_c + bj0,
+                           nj_blk, w_ctrl, W, tid, tx, ty, one);
     // Fully called block: per-SNP terms of KSA into the (now free) plane buffers.
     double* rterm = reinterpret_cast<double*>(sA);
     double* cterm = reinterpret_cast<double*>(sB);
@@ -494,8 +339,9 @@ __device__ __forceinline__ int gb_block_mode(const unsigned char* __restrict__ m
 
 template <int NA, int NB>
 __device__ __forceinline__ void gb_screen(
-    const gb_u64* __restrict__ planes, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
-    const double* __restrict__ xlx, const double* __restrict__ thr, int p, int W, int w_ctrl, int i0, int ni,
+    const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
+    int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
+    const double* __restrict__ xlx, const double* __restrict__ thr, int W, int w_ctrl, int i0, int ni,
     int j0, int nj, int diag, int write_empty, int n_tab, gb_u32* __restrict__ surv_n, int surv_cap,
     int* __restrict__ surv_ij,
     double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
@@ -543,7 +389,8 @@ __device__ __forceinline__ void gb_screen(
 #pragma unroll
     for (int q = 0; q < GB_TJ; ++q) { sm.csig[q] = 0; sm.ctot[q] = 0; sm.cbp[q] = -1; sm.cbest[q] = gb_neg_inf(); }
 
-    gb_block_pairs<NA, NB>(sm, sA, sB, planes, counts, tab, thr, p, W, w_ctrl, i0, ni, j0, nj, diag, bi0, bj0,
+    gb_block_pairs<NA, NB>(sm, sA, sB, planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, tab, thr, W,
+                           w_ctrl, i0, ni, j0, nj, diag, bi0, bj0,
                            tid, tx, ty, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, (gb_u32)one);
 
     // Block reduction: thread (tx, ty) holds rows ty*2 + ii over its columns, columns tx*2 + jj over its rows.
@@ -588,15 +435,17 @@ __device__ __forceinline__ void gb_screen(
 }
 
 #define GB_SCREEN_ARGS                                                                                        \
-    const gb_u64 *__restrict__ planes, const int *__restrict__ counts, const unsigned char *__restrict__ miss,  \
-        const double *__restrict__ xlx, const double *__restrict__ thr, int p, int W, int w_ctrl, int i0,     \
+    const gb_u64 *__restrict__ planes_r, int stride_r, int off_r, const gb_u64 *__restrict__ planes_c,      \
+        int stride_c, int off_c, const int *__restrict__ counts, const unsigned char *__restrict__ miss,      \
+        const double *__restrict__ xlx, const double *__restrict__ thr, int W, int w_ctrl, int i0,            \
         int ni, int j0, int nj, int diag, int write_empty, int n_tab, gb_u32 *__restrict__ surv_n,            \
         int surv_cap, int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,   \
         int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
         int *__restrict__ rp_partner, int *__restrict__ cp_sig, int *__restrict__ cp_tot,                     \
         double *__restrict__ cp_best, int *__restrict__ cp_partner, int one
 #define GB_SCREEN_PASS                                                                                       \
-    planes, counts, miss, xlx, thr, p, W, w_ctrl, i0, ni, j0, nj, diag, write_empty, n_tab, surv_n, surv_cap, \
+    planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, W, w_ctrl, i0, ni, j0, nj,  \
+        diag, write_empty, n_tab, surv_n, surv_cap,                                                           \
         surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner, one
 
 // One kernel per mode, so each gets the registers its own cell count needs: <2,2> fits three
@@ -605,28 +454,6 @@ extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB22) gb_screen_22
 extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_23(GB_SCREEN_ARGS) { gb_screen<2, 3>(GB_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_32(GB_SCREEN_ARGS) { gb_screen<3, 2>(GB_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB33) gb_screen_33(GB_SCREEN_ARGS) { gb_screen<3, 3>(GB_SCREEN_PASS); }
-
-// Fold nb block partials [b][e] (b < nb, e < n) into one summary per SNP e of the tile.
-extern "C" __global__ void gb_reduce_partials(int n, int nb, const int* __restrict__ sig, const int* __restrict__ tot,
-                                              const double* __restrict__ best, const int* __restrict__ partner,
-                                              int* __restrict__ osig, int* __restrict__ otot,
-                                              double* __restrict__ obest, int* __restrict__ opartner) {
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= n) return;
-    int sg = 0, tt = 0, bp = -1;
-    double bv = gb_neg_inf();
-    for (int b = 0; b < nb; ++b) {
-        const gb_size q = (gb_size)b * n + e;
-        sg += sig[q];
-        tt += tot[q];
-        const int pq = partner[q];
-        if (pq >= 0 && gb_better(best[q], pq, bv, bp)) { bv = best[q]; bp = pq; }
-    }
-    osig[e] = sg;
-    otot[e] = tt;
-    obest[e] = bv;
-    opartner[e] = bp;
-}
 
 // The popcount ceiling of the device (bench/): AND + popcount of every word of `a` with every
 // word of `b`, streamed from registers, one counter per thread. Nothing but the two operations.

@@ -1,0 +1,96 @@
+"""The binary tensor-core path (issue 4) beyond the shared equality tests of test_gpu_engine.py:
+its plane layout kernel against NumPy, the choice of path, and studies with many k-steps.
+
+GPU tests carry the ``gpu`` marker and are skipped, with the reason, where CuPy sees no device
+with binary mma (compute capability 8.0+).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gboost.engines.cpu import CpuEngine
+from gboost.scan import ScanParams, run_scan
+from tests.test_gpu_engine import _assert_scan_equal, _mma_unavailable, _study
+
+_WHY = _mma_unavailable()
+needs_mma = pytest.mark.skipif(_WHY is not None, reason=f"needs a GPU with binary mma: {_WHY}")
+
+
+def mma_layout_reference(planes: np.ndarray, w_ctrl: int) -> np.ndarray:
+    """SNP-major planes (p, 3, W) -> the tensor-core kernels' (3, KS, p, 4): each class padded
+    with zero words to whole k-steps of 4 words (256 samples)."""
+    p, _, n_words = planes.shape
+    out = []
+    for w0, w1 in ((0, w_ctrl), (w_ctrl, n_words)):
+        ks = -(-(w1 - w0) // 4)
+        x = np.zeros((p, 3, 4 * ks), np.uint64)
+        x[:, :, : w1 - w0] = planes[:, :, w0:w1]
+        out.append(x.reshape(p, 3, ks, 4).transpose(1, 2, 0, 3))
+    return np.ascontiguousarray(np.concatenate(out, axis=1))
+
+
+def test_layout_reference_pads_each_class_to_whole_k_steps():
+    planes = np.arange(2 * 3 * 7, dtype=np.uint64).reshape(2, 3, 7) + 1  # 5 control words, 2 case words
+    got = mma_layout_reference(planes, 5)
+    assert got.shape == (3, 3, 2, 4)  # 2 + 1 k-steps
+    np.testing.assert_array_equal(got[1, 0, 1], planes[1, 1, 0:4])
+    np.testing.assert_array_equal(got[1, 1, 1], [planes[1, 1, 4], 0, 0, 0])
+    np.testing.assert_array_equal(got[2, 2, 0], [planes[0, 2, 5], planes[0, 2, 6], 0, 0])
+
+
+@pytest.mark.gpu
+@needs_mma
+@pytest.mark.parametrize("n_ctrl,n_case", [(203, 101), (700, 1900), (64, 320)])
+def test_layout_kernel_equals_the_numpy_reference(n_ctrl, n_case):
+    import cupy as cp
+
+    from gboost.encode import words_for
+    from gboost.engines.gpu import MmaConfig, kernels
+
+    rng = np.random.default_rng(n_ctrl)
+    p, w_ctrl = 37, words_for(n_ctrl)
+    n_words = w_ctrl + words_for(n_case)
+    planes = rng.integers(0, 2**63, (p, 3, n_words), dtype=np.uint64)
+    want = mma_layout_reference(planes, w_ctrl)
+    ks0, n_ks = -(-w_ctrl // 4), want.shape[1]
+    off, stride = 5, p + 9  # into a larger buffer, as the resident upload does chunk by chunk
+    out = cp.full((3, n_ks, stride, 4), 0xDEAD, dtype=cp.uint64)
+    total = p * 3 * n_ks * 4
+    kernels(0, MmaConfig())["gm_layout"](((total + 255) // 256, 1, 1), (256, 1, 1),
+                                         (cp.asarray(planes), np.int32(p), np.int32(n_words), np.int32(w_ctrl),
+                                          np.int32(ks0), np.int32(n_ks), out, np.int64(stride), np.int64(off)))
+    got = out.get()
+    np.testing.assert_array_equal(got[:, :, off:off + p], want)
+    assert (got[:, :, :off] == 0xDEAD).all() and (got[:, :, off + p:] == 0xDEAD).all()
+
+
+@pytest.mark.gpu
+@needs_mma
+def test_auto_counting_takes_the_tensor_cores():
+    from gboost.engines.gpu import GpuEngine
+    from gboost.engines.base import Thresholds
+    from gboost.stats.pvalues import thresholds_by_df
+
+    eng = GpuEngine(counting="auto")
+    assert "tensor-core b1 mma counting" in eng.describe()
+    eng.prepare(_study(p=40, n=100, n_case=50), Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2)))
+    try:
+        assert eng.countings == ["mma"]
+    finally:
+        eng.close()
+    assert "CUDA-core popcount counting" in GpuEngine(counting="popc").describe()
+
+
+@pytest.mark.gpu
+@needs_mma
+@pytest.mark.parametrize("missing", [0.0, 0.01])
+def test_many_k_steps_and_uneven_classes_equal_cpu_engine(missing):
+    # 2,600 samples: 1,900 controls (8 k-steps, the last one part padding) and 700 cases (3).
+    study = _study(p=150, n=2600, n_case=700, missing=missing, seed=11, fully_called=60)
+    params = ScanParams(epi1=0.01, epi2=0.1)
+    want = run_scan(study, params, engine=CpuEngine(tile=64))
+    from gboost.engines.gpu import GpuEngine
+
+    got = run_scan(study, params, engine=GpuEngine(counting="mma"))
+    _assert_scan_equal(got, want)
