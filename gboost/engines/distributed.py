@@ -37,8 +37,8 @@ def _worker_gpu() -> int:
     return index % max(1, cupy.cuda.runtime.getDeviceCount())
 
 
-def _worker_screen(study: Study, thr: Thresholds, tiles: list[Tile], device: str, threads: int | None,
-                   key: str) -> list[TileResult]:
+def _worker_engine(study: Study, thr: Thresholds, device: str, threads: int | None, key: str) -> Engine:
+    """This worker's engine for the scattered study, prepared once and reused across tasks."""
     from gboost.engines import make_engine
 
     engine = _WORKER_ENGINES.get(key)
@@ -47,6 +47,16 @@ def _worker_screen(study: Study, thr: Thresholds, tiles: list[Tile], device: str
         engine = make_engine(device, threads=threads, gpus=[_worker_gpu()] if device == "gpu" else None)
         engine.prepare(study, thr)
         _WORKER_ENGINES[key] = engine
+    return engine
+
+
+def _worker_tile(study: Study, thr: Thresholds, device: str, threads: int | None, key: str) -> int:
+    return _worker_engine(study, thr, device, threads, key).tile_snps()
+
+
+def _worker_screen(study: Study, thr: Thresholds, tiles: list[Tile], device: str, threads: int | None,
+                   key: str) -> list[TileResult]:
+    engine = _worker_engine(study, thr, device, threads, key)
     return [engine.run_tile(t) for t in tiles]
 
 
@@ -97,10 +107,13 @@ class DaskEngine(Engine):
         self._key = f"{id(study)}-{os.getpid()}-{study.n_snps}"
 
     def tile_snps(self) -> int:
+        """The workers' own engine's tile (a GPU wants tiles of ~17k SNPs, a CPU core ~500):
+        asked of one worker, whose prepared engine the scan's tasks then reuse."""
         if self._tile:
             return self._tile
-        bytes_per_snp = 3 * self.study.planes.shape[2] * 8
-        return int(min(1024, max(64, (1 << 20) // bytes_per_snp)))
+        fut = self.client.submit(_worker_tile, self._study_future, self.thr, self.device, self.threads, self._key,
+                                 pure=False)
+        return int(fut.result())
 
     def run_tile(self, tile: Tile) -> TileResult:
         return next(iter(self.run_tiles([tile])))
