@@ -7,8 +7,8 @@
 """
 from __future__ import annotations
 
-import math
 
+import numba as nb
 import numpy as np
 
 from gboost.stats.pvalues import chi2_sf
@@ -51,8 +51,15 @@ def marginal_tests(counts: np.ndarray, *, allelic: bool = False) -> tuple[np.nda
     else:
         stat, df = genotype_lr(counts)
         nominal = 2
-    p = np.array([chi2_sf(float(s), int(d)) if d > 0 else math.nan for s, d in zip(stat, df)])
-    return stat, p, nominal
+    return stat, _sf_many(np.ascontiguousarray(stat, np.float64), np.ascontiguousarray(df, np.int64)), nominal
+
+
+@nb.njit(cache=True)
+def _sf_many(stat, df):
+    out = np.empty(stat.shape[0])
+    for k in range(stat.shape[0]):
+        out[k] = chi2_sf(stat[k], df[k]) if df[k] > 0 else np.nan
+    return out
 
 
 def minor_allele_frequency(counts: np.ndarray) -> np.ndarray:
