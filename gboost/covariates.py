@@ -127,13 +127,12 @@ def adjusted_test(g1: np.ndarray, g2: np.ndarray, y: np.ndarray, covars: np.ndar
     reduced = np.column_stack([base, _dummies(g1, lv1), _dummies(g2, lv2)])
     full = np.column_stack([base, _dummies(3 * g1 + g2, cells)])
     stat = max(_fit_deviance(reduced, y) - _fit_deviance(full, y), 0.0)
-    return stat, df, chi2_sf(stat, df) if df in (1, 2, 4) else _chi2_sf_any(stat, df)
+    return stat, df, chi2_sf(stat, df) if df in (1, 2, 4) else _chi2_sf_3(stat) if df == 3 else math.nan
 
 
-def _chi2_sf_any(x: float, df: int) -> float:
-    from scipy.stats import chi2  # only for DF 3 (a pair with one empty cell), rare
-
-    return float(chi2.sf(x, df))
+def _chi2_sf_3(x: float) -> float:
+    """Upper chi-square tail for 3 DF (a pair with one empty cell): erfc(sqrt(x/2)) + sqrt(2x/pi) e^(-x/2)."""
+    return math.erfc(math.sqrt(x / 2)) + math.sqrt(2 * x / math.pi) * math.exp(-x / 2) if x > 0 else 1.0
 
 
 def adjusted_tests(study: Study, i: np.ndarray, j: np.ndarray, covars: np.ndarray):

@@ -80,3 +80,10 @@ def test_cli_adds_adjusted_columns(tmp_path):
     assert float(top["STAT_ADJ"]) == pytest.approx(s[0], rel=1e-7)
     assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o2"), "--covar", str(tmp_path / "cov.txt"),
                  "--covar-name", "bmi", "--quiet"]) == 2
+
+
+def test_three_df_tail_matches_scipy():
+    from gboost.covariates import _chi2_sf_3
+
+    for x in (0.1, 1.0, 7.8, 30.0, 200.0):
+        assert _chi2_sf_3(x) == pytest.approx(sps.chi2.sf(x, 3), rel=1e-10)
