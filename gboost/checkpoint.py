@@ -58,6 +58,24 @@ def _decode(payload: bytes) -> TileResult:
                       int(d["n_valid"]), parts[0], parts[1])
 
 
+def _intact_records(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(end offset, payload) of each intact record; stops at the first torn or foreign one."""
+    pos = 0
+    while pos + _HEAD.size <= len(data):
+        magic, _, size, crc = _HEAD.unpack_from(data, pos)
+        payload = data[pos + _HEAD.size: pos + _HEAD.size + size]
+        if magic != _MAGIC or len(payload) != size or zlib.crc32(payload) != crc:
+            return
+        pos += _HEAD.size + size
+        yield pos, payload
+
+
+def tiles_recorded(directory: str | os.PathLike) -> int:
+    """Finished tiles an interrupted scan in ``directory`` has recorded intact (what --resume keeps)."""
+    path = Path(directory) / LEDGER
+    return sum(1 for _ in _intact_records(path.read_bytes())) if path.exists() else 0
+
+
 class Ledger:
     """Checkpoint of one scan in ``directory``; see the module docstring.
 
@@ -102,16 +120,8 @@ class Ledger:
         path = self.dir / LEDGER
         good = 0
         if path.exists():
-            data = path.read_bytes()
-            pos = 0
-            while pos + _HEAD.size <= len(data):
-                magic, _, size, crc = _HEAD.unpack_from(data, pos)
-                payload = data[pos + _HEAD.size: pos + _HEAD.size + size]
-                if magic != _MAGIC or len(payload) != size or zlib.crc32(payload) != crc:
-                    break
+            for good, payload in _intact_records(path.read_bytes()):
                 yield _decode(payload)
-                pos += _HEAD.size + size
-                good = pos
         self._good_bytes = good
         self._open()
 

@@ -3,9 +3,10 @@
 PREFIX: a PLINK fileset (prefix or any of its files), a .ped/.map or a BOOST matrix; without it
 the first start opens the bundled sample study and later starts the most recent study.
 ``--run`` starts a scan with the Run panel's settings once the study is loaded;
-``--screenshot DIR`` writes main.png, manhattan.png, qq.png and interactions.png into DIR when
-the run ends (or when the study is loaded, without ``--run``) and quits: exit code 0, or 1 if
-anything failed.
+``--screenshot DIR`` writes main.png, manhattan.png, qq.png, interactions.png and pathways.png
+into DIR when the run ends (or when the study is loaded, without ``--run``) and quits: exit code
+0, or 1 if anything failed. ``--run`` resumes an interrupted scan of the same study and
+thresholds without asking (the results are the same as an uninterrupted scan's).
 """
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
     if args.run:
         def run_once(*_):
             win.studyLoaded.disconnect(run_once)  # only the study given at start runs by itself
-            QTimer.singleShot(0, win.start_scan)
+            QTimer.singleShot(0, lambda: win.start_scan(resume=True))
 
         win.studyLoaded.connect(run_once)
 

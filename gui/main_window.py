@@ -2,7 +2,9 @@
 
 State lives in three attributes: ``study`` (what is loaded, with the QC it was loaded with),
 ``result`` (the last finished scan) and ``task`` (the work in flight, if any). A scan's result
-replaces ``result`` only when the scan finishes; a cancelled or failed scan changes nothing.
+replaces ``result`` only when the scan finishes; a cancelled or failed scan changes nothing but
+its checkpoint (:mod:`gui.checkpoints`), which the next Run of the same study and thresholds
+offers to resume.
 """
 from __future__ import annotations
 
@@ -12,26 +14,28 @@ import time
 import numpy as np
 from PySide6.QtCore import QByteArray, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QPlainTextEdit,
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit,
                                QScrollArea, QTabWidget)
 
 from gboost.engines import make_engine
-from gboost.scan import run_scan
 from gui import dialogs, settings
 from gui.export_actions import ExportMixin
 from gui.loading import OPEN_FILTER, canonical, display_name, open_study
 from gui.menus import build_menus_and_toolbar
 from gui.pairs_view import PairsView
+from gui.pathway_actions import PathwayMixin
 from gui.plots.interactions import InteractionMap
 from gui.plots.manhattan import ManhattanPlot
+from gui.plots.pathways import PathwayView
 from gui.plots.qq import QQPlot
 from gui.resultdata import partners_of
 from gui.run_panel import RunPanel
+from gui.scan_actions import ScanMixin
 from gui.summary_panel import SummaryPanel
 from gui.worker import Task, start_task
 
 
-class MainWindow(ExportMixin, QMainWindow):
+class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
     studyLoaded = Signal(object)
     scanProgress = Signal(object)  # gboost.scan.Progress, in the GUI thread
     scanFinished = Signal(object)
@@ -39,6 +43,8 @@ class MainWindow(ExportMixin, QMainWindow):
     taskFailed = Signal(str, str)
     exportFinished = Signal(object)
     busyChanged = Signal(bool)
+    pathwaySourcesChanged = Signal(object)
+    resumeOffered = Signal(object)  # the QMessageBox asking whether to resume an interrupted scan
 
     def __init__(self, gpu_info: tuple[bool, str] = (False, "not checked")):
         super().__init__()
@@ -66,10 +72,14 @@ class MainWindow(ExportMixin, QMainWindow):
         self.manhattan = ManhattanPlot()
         self.qq = QQPlot()
         self.interactions = InteractionMap()
-        self.plots = {"manhattan": self.manhattan, "qq": self.qq, "interactions": self.interactions}
+        self.pathways = PathwayView()
+        # One entry per tab, in tab order (export and the View menu go by the tab's index).
+        self.plots = {"manhattan": self.manhattan, "qq": self.qq, "interactions": self.interactions,
+                      "pathways": self.pathways}
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        for title, w in (("Manhattan", self.manhattan), ("QQ", self.qq), ("Interaction map", self.interactions)):
+        for title, w in (("Manhattan", self.manhattan), ("QQ", self.qq), ("Interaction map", self.interactions),
+                         ("Pathways", self.pathways)):
             self.tabs.addTab(w, title)
         self.setCentralWidget(self.tabs)
 
@@ -87,8 +97,11 @@ class MainWindow(ExportMixin, QMainWindow):
 
         self.engine_label = QLabel()
         self.statusBar().addPermanentWidget(self.engine_label)
+        self.resume_box: QMessageBox | None = None
+        self.checkpoint_dir = None  # checkpoint folder of the scan in flight
         self._build_actions()
         self._connect()
+        self._init_pathways()
         self.run_panel.load_settings()
         self._update_engine_label()
         self._restore_window()
@@ -185,6 +198,12 @@ class MainWindow(ExportMixin, QMainWindow):
         for a in (self.act_export, self.act_table_csv, self.act_table_tsv, self.act_png, self.act_svg,
                   *self.export_actions.values()):
             a.setEnabled(has)
+        graph = getattr(self, "graph", None) is not None and not busy
+        self.act_export_graph.setEnabled(graph)
+        self.pathways.export_button.setEnabled(graph)
+        for a in (self.act_pathway_sources, self.act_pathway_bundled):
+            a.setEnabled(not busy)
+        self.pathways.sources_button.setEnabled(not busy)
         self.busyChanged.emit(busy)
 
     # -- tasks ----------------------------------------------------------------------------------
@@ -269,7 +288,7 @@ class MainWindow(ExportMixin, QMainWindow):
 
     def _study_loaded(self, path: str, study, qc) -> None:
         self.path, self.study, self.study_qc = path, study, qc
-        self.result = self.reported = None
+        self.result = self.reported = self.graph = None
         self.selected_snp = None
         settings.add_recent(canonical(path))
         self.setWindowTitle(f"gboost: {display_name(path)}")
@@ -306,69 +325,6 @@ class MainWindow(ExportMixin, QMainWindow):
             ev.acceptProposedAction()
             self.open_path(files[0])
 
-    # -- scan -----------------------------------------------------------------------------------
-    def start_scan(self) -> bool:
-        """Scan with the Run panel's settings; reloads the study first when its QC changed."""
-        if self.busy:
-            return False
-        if self.path is None and self.study is None:
-            self.show_error("No study", "Open a study first (File ▸ Open…).")
-            return False
-        try:
-            qc, params = self.run_panel.qc_options(), self.run_panel.scan_params()
-        except ValueError as exc:
-            self.show_error("Invalid setting", str(exc))
-            return False
-        study = self.study if (self.study is not None and qc == self.study_qc) else None
-        path = self.path
-
-        def job(progress, cancel, log):
-            s = study
-            if s is None:
-                log("QC settings changed: reloading the study")
-                s = open_study(path, qc, log=log)
-            engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
-            log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
-                f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
-            return run_scan(s, params, engine=engine, progress=progress, cancel=cancel), qc
-
-        task = Task(job, "scan")
-        self.run_panel.save_settings()
-        return self._start(task, lambda value: self._scan_done(*value), self._scan_cancelled)
-
-    def cancel_scan(self) -> None:
-        if self.task is not None and self.task.name == "scan":
-            self.task.cancel()
-            self.run_panel.show_status("Cancelling at the end of the current tile…")
-
-    def _scan_cancelled(self) -> None:
-        kept = "the previous results are unchanged" if self.result is not None else "no results"
-        self.run_panel.show_status(f"Cancelled: {kept}.")
-        self.log(f"Scan cancelled; {kept}")
-        self.statusBar().showMessage(f"Scan cancelled; {kept}.", 8000)
-        self.scanCancelled.emit()
-
-    def _scan_done(self, result, qc) -> None:
-        if result.study is not self.study:
-            self.study, self.study_qc = result.study, qc
-            self.summary.set_study(result.study, canonical(self.path) if self.path else "")
-        self.result, self.reported = result, result.reported
-        self.selected_snp = None
-        self.pairs.set_result(result, self.reported)
-        self.manhattan.set_result(result, self.reported)
-        self.qq.set_result(result)
-        self.interactions.set_result(result, self.reported)
-        self.summary.set_result(result, len(self.reported), self.qq.lam)
-        self.engine_label.setText(f"Engine: {result.device}")
-        n = len(self.reported)
-        msg = (f"Scan done in {result.timings.get('total', 0):.2f} s: {result.n_valid:,} valid tests, "
-               f"{len(result.screened):,} passed the screen, {n:,} pair{'s' if n != 1 else ''} with P ≤ {result.params.epi1:g}")
-        self.run_panel.progress.setValue(self.run_panel.progress.maximum())
-        self.run_panel.show_status(msg)
-        self.log(msg)
-        self.statusBar().showMessage(msg, 10000)
-        self.scanFinished.emit(result)
-
     # -- selection ------------------------------------------------------------------------------
     def select_snp(self, k: int | None) -> None:
         """Select SNP ``k``: the table shows its pairs, the plots mark its partners."""
@@ -382,6 +338,7 @@ class MainWindow(ExportMixin, QMainWindow):
         self.pairs.filter_partners(k, str(v.snp[k]))
         self.manhattan.select_snp(k, partners)
         self.interactions.mark_pairs(rows)
+        self.pathways.select_snp(k)
         self.statusBar().showMessage(f"{v.snp[k]}: {len(partners):,} reported partner{'s' if len(partners) != 1 else ''}", 8000)
 
     def clear_selection(self) -> None:
@@ -389,6 +346,7 @@ class MainWindow(ExportMixin, QMainWindow):
         self.pairs.filter_partners(None)
         self.manhattan.clear_selection()
         self.interactions.mark_pairs(np.zeros(0, np.int64))
+        self.pathways.clear_selection()
 
     def show_pair(self, row: int) -> None:
         """Mark one reported pair (row of ``self.reported``) in the plots, without filtering."""
@@ -397,6 +355,7 @@ class MainWindow(ExportMixin, QMainWindow):
         pr = self.reported
         self.manhattan.select_snp(int(pr.i[row]), np.array([pr.j[row]]))
         self.interactions.mark_pairs(np.array([row]))
+        self.pathways.select_snp(int(pr.i[row]), np.array([pr.j[row]]))
 
     def _pair_clicked(self, row: int) -> None:
         self.show_pair(row)
@@ -418,3 +377,4 @@ class MainWindow(ExportMixin, QMainWindow):
         settings.set_value("window/geometry", self.saveGeometry())
         settings.set_value("window/state", self.saveState())
         super().closeEvent(ev)
+

@@ -1,4 +1,4 @@
-"""The main window's actions, menus (File, Scan, View, Help) and toolbar."""
+"""The main window's actions, menus (File, Scan, View, Pathways, Help) and toolbar."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -20,6 +20,12 @@ def build_menus_and_toolbar(win) -> None:
     win.act_png = A("Plot as &PNG…", lambda: win.export_plot_dialog("png"), None, "Save the plot shown as a PNG image")
     win.act_svg = A("Plot as &SVG…", lambda: win.export_plot_dialog("svg"), None, "Save the plot shown as an SVG vector image")
     win.act_about = A("&About gboost", win.about)
+    win.act_export_graph = A("Pathway &graph (GraphML + TSV)…", win.export_graph_dialog, None,
+                             "Write graph.graphml, nodes.tsv and edges.tsv of the pathway graph into a folder")
+    win.act_pathway_sources = A("Gene &annotation and gene sets…", win.pathway_sources_dialog, None,
+                                "Choose the gene annotation (BED/GTF), the gene sets (.gmt) and the SNP-to-gene window")
+    win.act_pathway_bundled = A("Use the &bundled files", win.use_bundled_pathway_files, None,
+                                "Bundled GRCh38 protein-coding genes and GO biological-process sets, 10 kb window")
 
     mb = win.menuBar()
     m_file = mb.addMenu("&File")
@@ -40,6 +46,8 @@ def build_menus_and_toolbar(win) -> None:
     win.act_table_tsv = A("Table as shown (TSV)…", lambda: win.export_table_dialog("\t"))
     for a in (win.act_table_csv, win.act_table_tsv, win.act_png, win.act_svg):
         m_as.addAction(a)
+    m_as.addSeparator()
+    m_as.addAction(win.act_export_graph)
     m_file.addSeparator()
     m_file.addAction(win.act_quit)
 
@@ -48,7 +56,7 @@ def build_menus_and_toolbar(win) -> None:
     m_scan.addAction(win.act_cancel)
 
     m_view = mb.addMenu("&View")
-    for i, title in enumerate(("Manhattan plot", "QQ plot", "Interaction map")):
+    for i, title in enumerate(("Manhattan plot", "QQ plots", "Interaction map", "Pathway graph")):
         m_view.addAction(A(title, lambda i=i: win.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"))
     m_view.addSeparator()
     m_view.addAction(win.act_reset_zoom)
@@ -56,6 +64,14 @@ def build_menus_and_toolbar(win) -> None:
     m_view.addSeparator()
     for dock in win.docks.values():
         m_view.addAction(dock.toggleViewAction())
+
+    m_path = mb.addMenu("&Pathways")
+    m_path.addAction(A("Show the pathway graph", lambda: win.tabs.setCurrentWidget(win.pathways)))
+    m_path.addSeparator()
+    m_path.addAction(win.act_pathway_sources)
+    m_path.addAction(win.act_pathway_bundled)
+    m_path.addSeparator()
+    m_path.addAction(win.act_export_graph)
 
     m_help = mb.addMenu("&Help")
     m_help.addAction(win.act_about)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QBrush, QColor
 
 from types import SimpleNamespace
 
@@ -40,6 +41,50 @@ TOOLTIPS = {
 }
 COLUMN_INDEX = {name: k for k, name in enumerate(COLUMNS)}
 SORT_ROLE = Qt.ItemDataRole.UserRole
+LD_COLOUR = "#e4d4f4"  # rows of pairs in LD: a light lilac, apart from the yellow selection chip
+LD_BRUSH = QBrush(QColor(LD_COLOUR))
+# Significance filters of the table: (menu text, what the number means)
+SIGNIFICANCE = {
+    "all": ("All reported pairs", ""),
+    "p": ("P ≤", "P value of the interaction test"),
+    "q": ("Q ≤ (FDR)", "Benjamini-Hochberg q value (false discovery rate over all valid tests)"),
+    "bonferroni": ("Bonferroni α =", "family-wise error rate: P ≤ α / number of valid tests"),
+}
+
+
+def significance_mask(pairs, mode: str, value: float, n_valid: int) -> np.ndarray | None:
+    """Rows of ``pairs`` kept by a significance filter (``None``: all).
+
+    ``mode`` is a key of :data:`SIGNIFICANCE`; ``value`` the P, the q or the Bonferroni α.
+    """
+    if mode == "all" or pairs is None:
+        return None
+    if mode == "p":
+        return pairs.p <= value
+    if mode == "q":
+        q = pairs.q if pairs.q is not None else np.full(len(pairs), np.nan)
+        return q <= value
+    if mode == "bonferroni":
+        return pairs.p <= value / max(int(n_valid), 1)
+    raise ValueError(f"unknown significance filter {mode!r}")
+
+
+def pair_distance(variants, pairs) -> np.ndarray:
+    """bp between the two SNPs of each pair; NaN across chromosomes (``DIST`` = NA)."""
+    chrom = np.asarray(variants.chrom).astype(str)
+    bp = np.asarray(variants.bp, dtype=np.float64)
+    return np.where(chrom[pairs.i] == chrom[pairs.j], np.abs(bp[pairs.j] - bp[pairs.i]), np.nan)
+
+
+def ld_flags(r2: np.ndarray, dist: np.ndarray, r2_above: float | None, closer_than_bp: float | None) -> np.ndarray:
+    """Pairs counted as in LD: r² above ``r2_above`` or, on one chromosome, fewer than
+    ``closer_than_bp`` bp apart (either rule off when ``None``; NaN never counts)."""
+    flag = np.zeros(len(r2), bool)
+    if r2_above is not None:
+        flag |= np.nan_to_num(r2, nan=-1.0) > r2_above
+    if closer_than_bp is not None:
+        flag |= np.nan_to_num(dist, nan=np.inf) < closer_than_bp
+    return flag
 
 
 def format_rows(variants, pairs, rows: np.ndarray) -> str:
@@ -63,6 +108,9 @@ class PairsTableModel(QAbstractTableModel):
         self._chrom_rank = None
         self._text_cache: dict[int, list[str]] = {}
         self._r2 = None
+        self._dist = None
+        self.ld_rule: tuple[float | None, float | None] = (None, None)  # (r² above, closer than bp)
+        self.ld = np.zeros(0, bool)  # per row of `pairs`: in LD by ld_rule
 
     # -- content --------------------------------------------------------------------------------
     def set_pairs(self, variants, pairs) -> None:
@@ -73,8 +121,9 @@ class PairsTableModel(QAbstractTableModel):
         self._sort = None
         self._snp_rank = self._chrom_rank = None
         self._text_cache = {}
-        self._r2 = None
+        self._r2 = self._dist = None
         self.view = np.arange(len(pairs) if pairs is not None else 0, dtype=np.int64)
+        self._update_ld()
         self.endResetModel()
 
     def clear(self) -> None:
@@ -83,6 +132,39 @@ class PairsTableModel(QAbstractTableModel):
     @property
     def n_total(self) -> int:
         return 0 if self.pairs is None else len(self.pairs)
+
+    @property
+    def r2(self) -> np.ndarray:
+        if self._r2 is None:
+            self._r2 = self.pairs.r2 if self.pairs is not None else np.zeros(0)
+        return self._r2
+
+    @property
+    def dist(self) -> np.ndarray:
+        if self._dist is None:
+            self._dist = pair_distance(self.variants, self.pairs) if self.pairs is not None else np.zeros(0)
+        return self._dist
+
+    def set_ld_rule(self, r2_above: float | None, closer_than_bp: float | None) -> None:
+        """Which pairs count as in LD (tinted rows; see :func:`ld_flags`)."""
+        self.ld_rule = (r2_above, closer_than_bp)
+        self._update_ld()
+        if len(self.view):
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.view) - 1, len(COLUMNS) - 1),
+                                  [Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ToolTipRole])
+
+    def _update_ld(self) -> None:
+        self.ld = ld_flags(self.r2, self.dist, *self.ld_rule) if self.pairs is not None else np.zeros(0, bool)
+
+    def ld_reason(self, row: int) -> str:
+        r2_above, closer = self.ld_rule
+        parts = []
+        r2, d = self.r2[row], self.dist[row]
+        if r2_above is not None and np.isfinite(r2) and r2 > r2_above:
+            parts.append(f"r² = {r2:.3g} > {r2_above:g}")
+        if closer is not None and np.isfinite(d) and d < closer:
+            parts.append(f"{int(d):,} bp apart, closer than {closer / 1000:g} kb")
+        return "In LD: " + " and ".join(parts) + " — the pair may be one signal, not an interaction"
 
     def set_mask(self, mask: np.ndarray | None) -> None:
         """Show only rows where ``mask`` is true (``None``: all), keeping the current sort."""
@@ -132,13 +214,9 @@ class PairsTableModel(QAbstractTableModel):
         if name == "Q" and pr.q is not None:
             return pr.q
         if name == "R2":
-            if self._r2 is None:
-                self._r2 = pr.r2
-            return self._r2
+            return self.r2
         if name == "DIST":
-            bp = np.asarray(self.variants.bp, dtype=np.float64)
-            chrom = np.asarray(self.variants.chrom).astype(str)
-            return np.where(chrom[pr.i] == chrom[pr.j], np.abs(bp[pr.j] - bp[pr.i]), np.inf)  # NA sorts last
+            return np.nan_to_num(self.dist, nan=np.inf)  # NA sorts last
         return self._text_key(column)
 
     def _text_key(self, column: int) -> np.ndarray:
@@ -178,6 +256,11 @@ class PairsTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             h = Qt.AlignmentFlag.AlignLeft if name in NON_NUMERIC else Qt.AlignmentFlag.AlignRight
             return int(h | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return LD_BRUSH if self.ld[self.view[index.row()]] else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            row = int(self.view[index.row()])
+            return self.ld_reason(row) if self.ld[row] else None
         if role == SORT_ROLE:
             v = self.sort_key(index.column())[self.view[index.row()]]
             return v.item() if hasattr(v, "item") else v
@@ -206,14 +289,19 @@ class PairsTableModel(QAbstractTableModel):
 class PairsProxyModel(QSortFilterProxyModel):
     """The model the table view uses: sort and filters run in NumPy on the source model.
 
-    Filters combine: the SNP selected in a plot (its partners only) and a search text (SNP IDs
-    containing it, case-insensitive; several words separated by spaces or commas match any).
+    Filters combine: the SNP selected in a plot (its partners only), a search text (SNP IDs
+    containing it, case-insensitive; several words separated by spaces or commas match any), a
+    significance filter (P, Q or Bonferroni; see :func:`significance_mask`) and, when asked,
+    hiding the pairs in LD (the source's ``ld`` flags).
     """
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.partner_snp: int | None = None
         self.search_text = ""
+        self.significance: tuple[str, float] = ("all", 0.05)
+        self.n_valid = 0  # valid tests of the scan (Bonferroni's denominator)
+        self.hide_ld = False
         self._lower_ids = None  # (variants, lower-case SNP IDs): computed once per study
 
     def source(self) -> PairsTableModel:
@@ -229,6 +317,14 @@ class PairsProxyModel(QSortFilterProxyModel):
 
     def set_search(self, text: str) -> None:
         self.search_text = text.strip()
+        self._apply()
+
+    def set_significance(self, mode: str, value: float) -> None:
+        self.significance = (mode, float(value))
+        self._apply()
+
+    def set_hide_ld(self, hide: bool) -> None:
+        self.hide_ld = bool(hide)
         self._apply()
 
     def refresh(self) -> None:
@@ -249,6 +345,11 @@ class PairsProxyModel(QSortFilterProxyModel):
             hit = snp_matches(self._lower_ids[1], self.search_text)
             m = hit[pr.i] | hit[pr.j]
             mask = m if mask is None else mask & m
+        sig = significance_mask(pr, *self.significance, self.n_valid)
+        if sig is not None:
+            mask = sig if mask is None else mask & sig
+        if self.hide_ld:
+            mask = ~src.ld if mask is None else mask & ~src.ld
         src.set_mask(mask)
 
     def pair_row(self, proxy_row: int) -> int:

@@ -1,12 +1,30 @@
-"""The reported pairs: a table view with SNP search, the plot selection filter, and copy."""
+"""The reported pairs: a table view with SNP search, the plot selection filter, significance
+filters (P, Q, Bonferroni), pairs in LD tinted or hidden, and copy."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtGui import QAction, QDoubleValidator, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QHeaderView,
+                               QLabel, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget)
 
-from gui.models import COLUMNS, PairsProxyModel, PairsTableModel, format_rows
+from gui import settings
+from gui.models import COLUMNS, LD_COLOUR, SIGNIFICANCE, PairsProxyModel, PairsTableModel, format_rows
+
+LD_R2_DEFAULT = 0.2  # r² above which two SNPs are taken to tag one signal (a usual LD-pruning level)
+LD_KB_DEFAULT = 100.0  # same-chromosome pairs closer than this are flagged whatever their r²
+SIG_TIP = ("Show only the pairs significant by the chosen measure: the interaction test's P, its Benjamini-"
+           "Hochberg q value (column Q: false discovery rate over all valid tests), or Bonferroni "
+           "(P ≤ α / number of valid tests, the family-wise error rate).")
+LD_TIP = ("Pairs whose two SNPs are in linkage disequilibrium (r² above the cutoff, column R2) or lie closer "
+          "than the distance on one chromosome (column DIST) are tinted: such a pair often reflects one "
+          "association signal rather than an interaction. Tick 'Hide' to leave them out of the table.")
+
+
+def _float_setting(key: str, default: float) -> float:
+    try:
+        return float(settings.value(key, default))
+    except (TypeError, ValueError):
+        return default
 
 
 class PairsView(QWidget):
@@ -46,6 +64,7 @@ class PairsView(QWidget):
         top.addWidget(self.chip_clear)
         top.addStretch(1)
         top.addWidget(self.count)
+        filters = self._build_filters()
 
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -77,7 +96,108 @@ class PairsView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(top)
+        lay.addLayout(filters)
         lay.addWidget(self.table, 1)
+        self._apply_ld_rule()
+        self._apply_significance()
+
+    def _build_filters(self) -> QHBoxLayout:
+        """Significance filter and LD controls, restored from the settings."""
+        row = QHBoxLayout()
+        self.sig_mode = QComboBox()
+        for key, (text, _) in SIGNIFICANCE.items():
+            self.sig_mode.addItem(text, key)
+        self.sig_mode.setToolTip(SIG_TIP)
+        self.sig_value = QLineEdit()
+        v = QDoubleValidator(0.0, 1.0, 12)
+        v.setNotation(QDoubleValidator.Notation.ScientificNotation)
+        self.sig_value.setValidator(v)
+        self.sig_value.setMaximumWidth(80)
+        self.sig_value.setToolTip(SIG_TIP)
+        mode = str(settings.value("pairs/significance", "all"))
+        self.sig_mode.setCurrentIndex(max(0, self.sig_mode.findData(mode)))
+        self.sig_value.setText(str(settings.value("pairs/significance_value", "0.05")))
+        self.sig_mode.currentIndexChanged.connect(lambda _i: self._apply_significance())
+        self.sig_value.editingFinished.connect(self._apply_significance)
+
+        ld_label = QLabel(f"<span style='background:{LD_COLOUR}'>&nbsp;LD&nbsp;</span>: r² &gt;")
+        ld_label.setToolTip(LD_TIP)
+        self.ld_r2 = QDoubleSpinBox()
+        self.ld_r2.setRange(0.0, 1.0)
+        self.ld_r2.setDecimals(3)
+        self.ld_r2.setSingleStep(0.05)
+        self.ld_r2.setValue(_float_setting("pairs/ld_r2", LD_R2_DEFAULT))
+        self.ld_r2.setToolTip(LD_TIP)
+        self.ld_kb = QDoubleSpinBox()
+        self.ld_kb.setRange(0.0, 1e6)
+        self.ld_kb.setDecimals(0)
+        self.ld_kb.setSingleStep(50)
+        self.ld_kb.setSuffix(" kb")
+        self.ld_kb.setSpecialValueText("off")
+        self.ld_kb.setValue(_float_setting("pairs/ld_kb", LD_KB_DEFAULT))
+        self.ld_kb.setToolTip(LD_TIP + " 0 turns the distance rule off.")
+        self.hide_ld = QCheckBox("Hide")
+        self.hide_ld.setToolTip("Leave the pairs in LD out of the table")
+        self.hide_ld.setChecked(str(settings.value("pairs/hide_ld", False)).lower() == "true")
+        self.ld_count = QLabel("")
+        self.ld_r2.valueChanged.connect(lambda _v: self._apply_ld_rule())
+        self.ld_kb.valueChanged.connect(lambda _v: self._apply_ld_rule())
+        self.hide_ld.toggled.connect(lambda _on: self._apply_ld_rule())
+
+        row.addWidget(QLabel("Show:"))
+        row.addWidget(self.sig_mode)
+        row.addWidget(self.sig_value)
+        row.addSpacing(16)
+        row.addWidget(ld_label)
+        row.addWidget(self.ld_r2)
+        row.addWidget(QLabel("or closer than"))
+        row.addWidget(self.ld_kb)
+        row.addWidget(self.hide_ld)
+        row.addWidget(self.ld_count)
+        row.addStretch(1)
+        return row
+
+    # -- filters --------------------------------------------------------------------------------
+    def set_significance(self, mode: str, value: float | None = None) -> None:
+        """Filter by significance: ``mode`` 'all', 'p', 'q' or 'bonferroni' (value: P, q or α)."""
+        self.sig_mode.setCurrentIndex(self.sig_mode.findData(mode))
+        if value is not None:
+            self.sig_value.setText(f"{value:g}")
+        self._apply_significance()
+
+    def set_ld_rule(self, r2_above: float, closer_than_kb: float, hide: bool | None = None) -> None:
+        """Tint pairs with r² above ``r2_above`` or closer than ``closer_than_kb`` (0: rule off)."""
+        for w, v in ((self.ld_r2, r2_above), (self.ld_kb, closer_than_kb)):
+            w.blockSignals(True)
+            w.setValue(v)
+            w.blockSignals(False)
+        if hide is not None:
+            self.hide_ld.blockSignals(True)
+            self.hide_ld.setChecked(hide)
+            self.hide_ld.blockSignals(False)
+        self._apply_ld_rule()
+
+    def _apply_significance(self) -> None:
+        mode = self.sig_mode.currentData()
+        self.sig_value.setEnabled(mode != "all")
+        try:
+            value = float(self.sig_value.text())
+        except ValueError:
+            value = 0.05
+            self.sig_value.setText("0.05")
+        settings.set_value("pairs/significance", mode)
+        settings.set_value("pairs/significance_value", self.sig_value.text())
+        self.proxy.set_significance(mode, value)
+        self._update_count()
+
+    def _apply_ld_rule(self) -> None:
+        kb = self.ld_kb.value()
+        self.model.set_ld_rule(self.ld_r2.value(), kb * 1000.0 if kb > 0 else None)
+        settings.set_value("pairs/ld_r2", self.ld_r2.value())
+        settings.set_value("pairs/ld_kb", kb)
+        settings.set_value("pairs/hide_ld", self.hide_ld.isChecked())
+        self.proxy.set_hide_ld(self.hide_ld.isChecked())
+        self._update_count()
 
     def _set_widths(self) -> None:
         fm = self.fontMetrics()
@@ -89,6 +209,10 @@ class PairsView(QWidget):
     # -- content --------------------------------------------------------------------------------
     def set_result(self, result, reported=None) -> None:
         """Show ``reported`` (default ``result.reported``, which the core recomputes per access)."""
+        self.proxy.n_valid = result.n_valid
+        bonf = self.sig_mode.findData("bonferroni")
+        self.sig_mode.setItemData(bonf, f"{SIG_TIP}\nThis scan: {result.n_valid:,} valid tests, "
+                                        f"Bonferroni 0.05 is P ≤ {result.bonferroni:.3g}.", Qt.ItemDataRole.ToolTipRole)
         self.model.set_pairs(result.study.variants, result.reported if reported is None else reported)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.proxy.set_partner_filter(None)
@@ -100,7 +224,7 @@ class PairsView(QWidget):
     def clear(self) -> None:
         self.model.clear()
         self.set_partner_label(None)
-        self.count.setText("No results yet")
+        self._update_count()
 
     def apply_search(self, text: str) -> None:
         self._search_timer.stop()
@@ -119,8 +243,16 @@ class PairsView(QWidget):
         self.chip_clear.setVisible(bool(label))
 
     def _update_count(self) -> None:
+        if not hasattr(self, "ld_count"):
+            return  # still being built
+        if self.model.pairs is None:
+            self.count.setText("No results yet")
+            self.ld_count.setText("")
+            return
         shown, total = self.proxy.rowCount(), self.model.n_total
         self.count.setText(f"{shown:,} of {total:,} pairs" if shown != total else f"{total:,} pairs")
+        n_ld = int(self.model.ld.sum())
+        self.ld_count.setText(f"{n_ld:,} in LD" + (" (hidden)" if n_ld and self.hide_ld.isChecked() else ""))
 
     def select_pair_row(self, pair_row: int) -> None:
         """Select and scroll to the table row showing ``pair_row`` of the pairs, if shown."""

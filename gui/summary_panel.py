@@ -62,7 +62,7 @@ class SummaryPanel(QWidget):
     STUDY_ROWS = ("File", "SNPs", "Samples", "Cases / controls", "Missing calls", "Chromosomes", "Pairs to test",
                   "QC removed")
     RESULT_ROWS = ("Engine", "Valid tests", "Bonferroni 0.05", "Passed screen", "Reported pairs", "λ (single-locus)",
-                   "Scan time")
+                   "λ (interaction)", "Scan time")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -104,8 +104,15 @@ class SummaryPanel(QWidget):
         f = self.fields
         f["Engine"].setText(result.device)
         f["Valid tests"].setText(f"{result.n_valid:,}")
-        f["Bonferroni 0.05"].setText(f"P < {result.bonferroni:.3g}")
+        f["Bonferroni 0.05"].setText(f"P ≤ {result.bonferroni:.3g}")
         f["Passed screen"].setText(f"{len(result.screened):,}  (KSA above the --epi1 threshold)")
         f["Reported pairs"].setText(f"{n_reported:,}  (P ≤ {result.params.epi1:g})")
         f["λ (single-locus)"].setText("–" if lam is None or not np.isfinite(lam) else f"{lam:.3f}")
+        calib = getattr(result, "calibration", None)
+        if calib is not None and np.isfinite(calib.lam):
+            f["λ (interaction)"].setText(f"{calib.lam:.3f}  (random pairs)")
+            f["λ (interaction)"].setToolTip(f"From the exact interaction test of {len(calib.p):,} pairs drawn at "
+                                            "random (gboost.calibration): median χ² / 3.357, the χ²₄ median")
+        else:
+            f["λ (interaction)"].setText("–")
         f["Scan time"].setText(f"{result.timings.get('total', float('nan')):.2f} s")

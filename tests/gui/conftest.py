@@ -19,13 +19,14 @@ from guihelpers import EPI1, N_CASES, N_CONTROLS, N_SNPS, load, scan  # noqa: E4
 
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path, monkeypatch):
-    """Every test starts like a first start on a clean machine."""
+    """Every test starts like a first start on a clean machine (settings and app data)."""
     from PySide6.QtCore import QSettings
 
     path = tmp_path / "settings"
     path.mkdir()
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # scan checkpoints live here
     return path
 
 

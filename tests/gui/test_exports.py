@@ -93,7 +93,7 @@ def colour_pixels(img: QImage, colour: str, tol: int = 30) -> int:
     return int((np.abs(arr.astype(int) - bgr).max(axis=2) <= tol).sum())
 
 
-@pytest.mark.parametrize("key", ["manhattan", "qq", "interactions"])
+@pytest.mark.parametrize("key", ["manhattan", "qq", "interactions", "pathways"])
 def test_plot_png_export_is_a_valid_non_blank_image(scanned, tmp_path, key):
     path = tmp_path / f"{key}.png"
     scanned.export_plot(key, str(path))
@@ -119,7 +119,7 @@ def dilate(mask: np.ndarray, r: int = 2) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("key", ["manhattan", "qq", "interactions"])
+@pytest.mark.parametrize("key", ["manhattan", "qq", "interactions", "pathways"])
 def test_plot_svg_draws_what_the_png_draws(scanned, tmp_path, key):
     """Axes, text and data in the same places: an SVG whose axes were scaled apart from the
     data (QPicture played at another DPI) overlaps the PNG far less."""
@@ -137,7 +137,7 @@ def test_plot_svg_draws_what_the_png_draws(scanned, tmp_path, key):
     assert (b & dilate(a)).sum() / b.sum() > 0.95
 
 
-@pytest.mark.parametrize("key", ["manhattan", "qq", "interactions"])
+@pytest.mark.parametrize("key", ["manhattan", "qq", "interactions", "pathways"])
 def test_plot_svg_export_is_valid_vector_and_renders_non_blank(scanned, tmp_path, key):
     path = tmp_path / f"{key}.svg"
     scanned.export_plot(key, str(path))
@@ -162,14 +162,24 @@ def test_plot_svg_export_is_valid_vector_and_renders_non_blank(scanned, tmp_path
 def test_screenshot_option_writes_non_blank_pngs(study_prefix, tmp_path, isolated_settings):
     out = tmp_path / "shots"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(isolated_settings),
+               XDG_DATA_HOME=str(tmp_path / "data"),
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-m", "gui", study_prefix, "--run", "--device", "cpu", "--screenshot", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    for name in ("main.png", "manhattan.png", "qq.png", "interactions.png"):
+    for name in ("main.png", "manhattan.png", "qq.png", "interactions.png", "pathways.png"):
         img = QImage(str(out / name))
         assert not img.isNull(), name
         assert img.width() >= 800 and img.height() >= 500, name
         assert non_white_fraction(img) > 0.005, name
     main = QImage(str(out / "main.png"))
     assert colour_pixels(main, CHROM_COLOURS[0]) > 50  # the Manhattan plot is in the window
+    # pathways.png: the graph's nodes (known or unknown pathway), and the strongest pair selected
+    # (the screenshot selects the table's first row): a yellow node and a green one.
+    from gui.plots.base import SELECTED
+    from gui.plots.pathways import NEIGHBOUR, NODE_KNOWN, NODE_UNKNOWN
+
+    graph = QImage(str(out / "pathways.png"))
+    assert colour_pixels(graph, NODE_KNOWN) + colour_pixels(graph, NODE_UNKNOWN) > 100
+    # (the key below the graph has one small dot of each colour: about 45 pixels)
+    assert colour_pixels(graph, SELECTED) > 100 and colour_pixels(graph, NEIGHBOUR) > 100

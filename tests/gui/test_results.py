@@ -5,7 +5,7 @@ import numpy as np
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication
 
-from guihelpers import load, scan
+from guihelpers import load
 from gboost.engines.cpu import CpuEngine
 from gui.models import COLUMNS
 
@@ -102,7 +102,9 @@ def test_cancel_mid_run_leaves_the_previous_results(qtbot, scanned, monkeypatch)
     # The same settings run to the end give more pairs: the cancelled run really was different.
     scanned.scanProgress.disconnect(cancel_on_first)
     monkeypatch.setattr(CpuEngine, "run_tile", real)
-    after = scan(qtbot, scanned)
+    with qtbot.waitSignal(scanned.scanFinished, timeout=60000) as blocker:
+        assert scanned.start_scan(resume=False)  # start over: no question about the checkpoint
+    after = blocker.args[0]
     assert len(after.reported) > len(before.reported)
 
 

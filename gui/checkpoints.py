@@ -1,0 +1,96 @@
+"""Where the GUI keeps the checkpoint of a scan, so that an interrupted scan can be resumed.
+
+The CLI checkpoints into its output directory; the GUI has none until the user exports, so each
+scan gets a folder under the application's data location (``checkpoints/<key>``; the settings
+key ``scan/checkpoint_dir`` moves the root), keyed by what decides the scan's result: the study's
+files (path, size, modification time), the QC options and ``--epi1``/``--epi2``. The folder holds
+the core's :class:`gboost.checkpoint.Ledger` files and ``gui.json`` (what the scan was, for
+people looking at the folder). A finished scan deletes its folder; Cancel, a crash or a power
+cut leave it, and the next Run of the same study and thresholds offers to resume.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QStandardPaths
+
+from gboost.checkpoint import MANIFEST, tiles_recorded
+from gui import settings
+from gui.loading import PLINK_BINARY, canonical, input_kwargs
+
+
+def root() -> Path:
+    configured = settings.value("scan/checkpoint_dir")
+    if configured:
+        return Path(str(configured))
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
+    return Path(base or Path.home() / ".gboost") / "checkpoints"
+
+
+def _files_of(path: str) -> list[str]:
+    kw = input_kwargs(path)
+    if "bfile" in kw:
+        return [kw["bfile"] + ext for ext in PLINK_BINARY]
+    if "ped" in kw:
+        return [kw["ped"], kw["ped"][:-4] + ".map"]
+    if "map_file" in kw:
+        return [kw["map_file"][:-4] + ".ped", kw["map_file"]]
+    return [kw["boost_matrix"]]
+
+
+def scan_key(path: str, qc, params) -> dict:
+    """What a checkpoint belongs to (JSON-ready). Files that changed give another key, so a
+    checkpoint is never resumed against edited data."""
+    files = []
+    for f in _files_of(path):
+        try:
+            st = os.stat(f)
+            files.append([os.path.abspath(f), st.st_size, st.st_mtime_ns])
+        except OSError:
+            files.append([os.path.abspath(f), None, None])
+    return {"study": canonical(path), "files": files, "qc": dataclasses.asdict(qc),
+            "epi1": params.epi1, "epi2": params.epi2}
+
+
+def directory_for(path: str, qc, params) -> Path:
+    key = json.dumps(scan_key(path, qc, params), sort_keys=True, default=str)
+    return root() / hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def prepare(directory: Path, path: str, qc, params) -> None:
+    """Create the folder and describe the scan in ``gui.json``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    info = dict(scan_key(path, qc, params), created=time.strftime("%Y-%m-%dT%H:%M:%S"))
+    tmp = directory / "gui.json.tmp"
+    tmp.write_text(json.dumps(info, indent=1, default=str))
+    os.replace(tmp, directory / "gui.json")
+
+
+@dataclass
+class Interrupted:
+    directory: Path
+    done: int  # tiles finished and recorded intact
+    total: int
+
+
+def interrupted(directory: Path) -> Interrupted | None:
+    """The interrupted scan checkpointed in ``directory``, or ``None`` (none, or unreadable)."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+        total = int(manifest["tiles"])
+        done = tiles_recorded(directory)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return Interrupted(directory, min(done, total), total)
+
+
+def discard(directory: Path | None) -> None:
+    if directory is not None:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -1,0 +1,133 @@
+"""Text labels for many points in one graphics item.
+
+One ``TextItem`` per point would put thousands of QGraphicsItems in the scene; this item keeps
+the positions and strings in arrays and draws them in its own ``paint``, at a fixed pixel size,
+offset from each point in a given direction, most important first, skipping a label that would
+overlap one already drawn (so a zoomed-out graph of thousands of nodes shows a readable subset
+and zooming in reveals the rest).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+
+
+class LabelLayer(pg.GraphicsObject):
+    """Labels at data positions ``(x, y)``.
+
+    ``direction`` (n, 2): unit vectors on screen (x right, y down) along which each label is moved
+    away from its point by ``offset`` pixels; the label's near edge faces the point. ``priority``:
+    higher draws first. ``style``: index into ``styles``, a list of (colour, pixel size, bold).
+    At most ``max_labels`` are drawn per paint.
+    """
+
+    def __init__(self, styles=(("#202020", 11, False),), max_labels: int = 800):
+        super().__init__()
+        self.styles = []
+        for colour, size, bold in styles:
+            font = QFont()
+            font.setPixelSize(size)
+            font.setBold(bold)
+            self.styles.append((font, QPen(QColor(colour)), QFontMetricsF(font)))
+        self.max_labels = max_labels
+        self.x = self.y = self.offset = self.priority = np.zeros(0)
+        self.style = np.zeros(0, np.int64)
+        self.direction = np.zeros((0, 2))
+        self.texts: list[str] = []
+        self.drawn: list[str] = []  # texts drawn by the last paint (for tests)
+        self._order = np.zeros(0, np.int64)
+        self._width_cache: np.ndarray | None = None
+
+    def setData(self, x, y, texts, *, direction=None, offset=None, priority=None, style=None) -> None:
+        n = len(texts)
+        self.style = np.zeros(n, np.int64) if style is None else np.asarray(style, np.int64)
+        self.x, self.y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        self.texts = [str(t) for t in texts]
+        self.direction = np.tile([1.0, 0.0], (n, 1)) if direction is None else np.asarray(direction, np.float64)
+        self.offset = np.full(n, 6.0) if offset is None else np.asarray(offset, np.float64)
+        self.priority = np.zeros(n) if priority is None else np.asarray(priority, np.float64)
+        self._order = np.argsort(-self.priority, kind="stable")
+        self._width_cache = None
+        self.prepareGeometryChange()
+        self.update()
+
+    def setTexts(self, texts) -> None:
+        self.texts = [str(t) for t in texts]
+        self._width_cache = None
+        self.update()
+
+    def clear(self) -> None:
+        self.setData([], [], [])
+
+    # -- QGraphicsItem --------------------------------------------------------------------------
+    def boundingRect(self) -> QRectF:
+        # Labels extend a fixed number of pixels beyond their points, so in data units they can
+        # reach anywhere in the view: claim the visible area (the ViewBox clips to it).
+        vb = self.getViewBox()
+        if vb is None or not len(self.texts):
+            return QRectF()
+        return vb.viewRect()
+
+    def viewRangeChanged(self) -> None:
+        self.prepareGeometryChange()
+
+    def dataBounds(self, *args, **kwargs):  # never part of auto-range
+        return None
+
+    def _widths(self) -> np.ndarray:
+        if self._width_cache is None or len(self._width_cache) != len(self.texts):
+            self._width_cache = np.array([self.styles[st][2].horizontalAdvance(t) if t else 0.0
+                                          for t, st in zip(self.texts, self.style)], np.float64)
+        return self._width_cache
+
+    def paint(self, painter, *args) -> None:
+        self.drawn = []
+        if not len(self.texts):
+            return
+        vb = self.getViewBox()
+        rect = vb.viewRect() if vb is not None else None
+        idx = self._order
+        if rect is not None:
+            inside = ((self.x[idx] >= rect.left()) & (self.x[idx] <= rect.right())
+                      & (self.y[idx] >= rect.top()) & (self.y[idx] <= rect.bottom()))
+            idx = idx[inside]
+        # Boxes of every candidate label in device pixels, in NumPy; the loop below only tests
+        # overlaps and draws.
+        tr = painter.transform()
+        px = tr.m11() * self.x[idx] + tr.m21() * self.y[idx] + tr.dx()
+        py = tr.m12() * self.x[idx] + tr.m22() * self.y[idx] + tr.dy()
+        heights = np.array([st[2].height() for st in self.styles])[self.style[idx]]
+        w = self._widths()[idx]
+        dx, dy = self.direction[idx, 0], self.direction[idx, 1]
+        cx, cy = px + dx * self.offset[idx], py + dy * self.offset[idx]
+        # The side of the label that faces the point is anchored: its left edge when the label
+        # lies to the right, its bottom edge when it lies above, and so on in between.
+        left = cx - w * (0.5 - 0.5 * np.clip(dx * 1.6, -1.0, 1.0))
+        top = cy - heights * (0.5 - 0.5 * np.clip(dy * 1.6, -1.0, 1.0))
+        painter.save()
+        painter.resetTransform()
+        current = -1
+        cell = 64.0
+        taken: dict[tuple[int, int], list[QRectF]] = {}
+        for n, k in enumerate(idx.tolist()):
+            if len(self.drawn) >= self.max_labels or n >= 8 * self.max_labels:
+                break
+            text = self.texts[k]
+            if not text:
+                continue
+            box = QRectF(left[n], top[n], w[n], heights[n])
+            keys = [(gx, gy) for gx in range(int(box.left() // cell), int(box.right() // cell) + 1)
+                    for gy in range(int(box.top() // cell), int(box.bottom() // cell) + 1)]
+            if any(box.intersects(other) for key in keys for other in taken.get(key, ())):
+                continue
+            for key in keys:
+                taken.setdefault(key, []).append(box)
+            if self.style[k] != current:
+                current = int(self.style[k])
+                painter.setFont(self.styles[current][0])
+                painter.setPen(self.styles[current][1])
+            painter.drawText(box, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+            self.drawn.append(text)
+        painter.restore()

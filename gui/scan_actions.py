@@ -1,0 +1,168 @@
+"""The window's scan commands: run (with a checkpoint, offering to resume an interrupted scan of
+the same study and thresholds), cancel, and showing a finished scan."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox
+
+from gboost.checkpoint import Ledger
+from gboost.engines import make_engine
+from gboost.errors import InputError
+from gboost.scan import finalize, screen
+from gui import checkpoints, pathway_data
+from gui.loading import canonical, display_name, open_study
+from gui.worker import Task
+
+
+class ScanMixin:
+    """Scan methods of :class:`gui.main_window.MainWindow` (uses its ``run_panel``, ``study``,
+    ``path``, ``pathway_sources``, the views, ``_start``, ``log`` and ``show_error``)."""
+
+    def start_scan(self, resume: bool | None = None) -> bool:
+        """Scan with the Run panel's settings; reloads the study first when its QC changed.
+
+        When an earlier scan of this study with these QC settings and thresholds was interrupted
+        (Cancel, a crash), ``resume=None`` asks whether to resume it (the dialog is
+        ``resume_box``; the scan starts when it is answered), ``True`` resumes it and ``False``
+        starts over. Returns False when nothing was started or asked.
+        """
+        if self.busy or (self.resume_box is not None and self.resume_box.isVisible()):
+            return False
+        if self.path is None and self.study is None:
+            self.show_error("No study", "Open a study first (File ▸ Open…).")
+            return False
+        try:
+            qc, params = self.run_panel.qc_options(), self.run_panel.scan_params()
+        except ValueError as exc:
+            self.show_error("Invalid setting", str(exc))
+            return False
+        ckpt = None
+        if self.path is not None:
+            try:
+                ckpt = checkpoints.directory_for(self.path, qc, params)
+            except (OSError, InputError) as exc:
+                self.log(f"No checkpoint for this scan: {exc}")
+        found = checkpoints.interrupted(ckpt) if ckpt is not None else None
+        if found is not None and found.done > 0 and resume is None:
+            self._offer_resume(found, qc, params)
+            return True
+        return self._launch_scan(qc, params, ckpt, bool(resume) and found is not None and found.done > 0)
+
+    def _offer_resume(self, found, qc, params) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Interrupted scan",
+                          f"Resume the interrupted scan ({found.done:,} of {found.total:,} tiles done)?",
+                          QMessageBox.StandardButton.NoButton, self)
+        box.setObjectName("resumeBox")
+        box.setInformativeText(f"A scan of {display_name(self.path)} with these QC settings and thresholds "
+                               f"(--epi1 {params.epi1:g}, --epi2 {params.epi2:g}) stopped before the end. Resuming "
+                               "computes only the remaining tiles and gives the same results as an uninterrupted scan.")
+        box.resume_button = box.addButton("Resume", QMessageBox.ButtonRole.AcceptRole)
+        box.start_over_button = box.addButton("Start over", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(box.resume_button)
+
+        def answered(button) -> None:
+            self.resume_box = None
+            if button is box.resume_button:
+                self._launch_scan(qc, params, found.directory, True)
+            elif button is box.start_over_button:
+                checkpoints.discard(found.directory)
+                self._launch_scan(qc, params, found.directory, False)
+            else:
+                self.run_panel.show_status("Not started: the interrupted scan's checkpoint is kept.")
+
+        box.buttonClicked.connect(answered)
+        self.resume_box = box
+        box.open()
+        self.resumeOffered.emit(box)
+
+    def _launch_scan(self, qc, params, ckpt, resume: bool) -> bool:
+        study = self.study if (self.study is not None and qc == self.study_qc) else None
+        path = self.path
+        sources = self.pathway_sources
+
+        def job(progress, cancel, log):
+            s = study
+            if s is None:
+                log("QC settings changed: reloading the study")
+                s = open_study(path, qc, log=log)
+            engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+            log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
+                f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
+            ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
+            try:
+                acc, thr, timings, desc = screen(s, params, engine=engine, progress=progress, cancel=cancel,
+                                                 checkpoint=ledger)
+            finally:
+                if ledger is not None:
+                    ledger.close()
+            result = finalize(s, params, acc, thr, desc, timings)
+            checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
+            graph, error = None, None
+            try:
+                graph = pathway_data.build_graph(result, result.reported, sources)
+            except Exception as exc:  # noqa: BLE001 - a bad annotation file must not cost the scan's result
+                error = str(exc) if isinstance(exc, (InputError, OSError)) else f"{type(exc).__name__}: {exc}"
+                log(f"Pathway graph not drawn: {error}")
+            return result, qc, graph, error
+
+        task = Task(job, "scan")
+        self.run_panel.save_settings()
+        self.checkpoint_dir = ckpt
+        return self._start(task, lambda value: self._scan_done(*value), self._scan_cancelled)
+
+    def cancel_scan(self) -> None:
+        if self.task is not None and self.task.name == "scan":
+            self.task.cancel()
+            self.run_panel.show_status("Cancelling at the end of the current tile…")
+
+    def _scan_cancelled(self) -> None:
+        kept = "the previous results are unchanged" if self.result is not None else "no results"
+        if self.checkpoint_dir is not None and checkpoints.interrupted(self.checkpoint_dir) is not None:
+            kept += "; finished tiles are kept: Run scan offers to resume"
+        self.run_panel.show_status(f"Cancelled: {kept}.")
+        self.log(f"Scan cancelled; {kept}")
+        self.statusBar().showMessage(f"Scan cancelled; {kept}.", 8000)
+        self.scanCancelled.emit()
+
+    def _scan_done(self, result, qc, graph=None, graph_error: str | None = None) -> None:
+        if result.study is not self.study:
+            self.study, self.study_qc = result.study, qc
+            self.summary.set_study(result.study, canonical(self.path) if self.path else "")
+        self.result, self.reported = result, result.reported
+        self.selected_snp = None
+        self.pairs.set_result(result, self.reported)
+        self.manhattan.set_result(result, self.reported)
+        self.qq.set_result(result)
+        self.interactions.set_result(result, self.reported)
+        self._show_graph(graph, graph_error)
+        self.summary.set_result(result, len(self.reported), self.qq.lam)
+        self.engine_label.setText(f"Engine: {result.device}")
+        n = len(self.reported)
+        msg = (f"Scan done in {result.timings.get('total', 0):.2f} s: {result.n_valid:,} valid tests, "
+               f"{len(result.screened):,} passed the screen, {n:,} pair{'s' if n != 1 else ''} with P ≤ {result.params.epi1:g}")
+        self.run_panel.progress.setValue(self.run_panel.progress.maximum())
+        self.run_panel.show_status(msg)
+        self.log(msg)
+        self.statusBar().showMessage(msg, 10000)
+        self.scanFinished.emit(result)
+
+
+def _open_ledger(ckpt, path, qc, study, params, resume: bool, log):
+    """The scan's checkpoint (``None`` when it cannot be kept: the scan runs without one)."""
+    if ckpt is None:
+        return None
+    try:
+        checkpoints.prepare(ckpt, path, qc, params)
+        try:
+            ledger = Ledger(ckpt, study, params, resume=resume)
+        except InputError:  # the checkpoint is of other data: start over rather than mix two scans
+            log("The interrupted scan's checkpoint does not match this study: starting over")
+            ledger = Ledger(ckpt, study, params, resume=False)
+    except OSError as exc:
+        log(f"Scanning without a checkpoint (cannot write {ckpt}: {exc.strerror or exc})")
+        return None
+    if resume:
+        found = checkpoints.interrupted(ckpt)
+        if found is not None:
+            log(f"Resuming the interrupted scan: {found.done:,} of {found.total:,} tiles from its checkpoint")
+    return ledger
