@@ -44,7 +44,7 @@ class UniformScatter(pg.ScatterPlotItem):
             self._maybeRebuildAtlas()
             self._updateMaxSpotSizes(data=data)
             self.invalidate()
-        except (AttributeError, KeyError, TypeError):  # pragma: no cover - a pyqtgraph we do not know
+        except (AttributeError, KeyError, TypeError):  # a pyqtgraph whose internals differ: the stock path
             return super().updateSpots(dataSet)
 
 
@@ -148,7 +148,7 @@ class PlotPanel(QWidget):
         scene = self.plot.getViewBox().mapViewToScene(QPointF(x, y))
         return self.plot_widget.mapFromScene(scene)
 
-    def describe_point(self, payload) -> str:  # pragma: no cover - abstract
+    def describe_point(self, payload) -> str:  # each plot says what its points are
         raise NotImplementedError
 
     def point_clicked(self, payload) -> None:
