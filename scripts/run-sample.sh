@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/gboost scan --bfile sample_data/sample --out results/sample --overwrite
 echo "--- top pairs (results/sample/pairs.tsv) ---"
-head -n 6 results/sample/pairs.tsv | column -t
+head -n 6 results/sample/pairs.tsv | { column -t 2>/dev/null || cat; }
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -z "${GBOOST_NO_GUI:-}" ]; then
   exec .venv/bin/gboost-gui sample_data/sample --run
 else
