@@ -78,7 +78,10 @@ def _count_fused(planes, counts, has_missing, w_ctrl, i, j, t):
 
 
 @nb.njit(parallel=True, cache=True)
-def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, i0, i1, j0, j1, ksa_out, df_out):
+def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, thr1, thr2, i0, i1, j0, j1, ksa_out, df_out, surv_out,
+                 rn_sig, rn_tot, rbest, rbest_p):
+    """KSA and DF of every pair of the tile, its survivors (KSA > screen threshold for the DF),
+    and the row SNPs' summary partials, each thread owning whole rows (no shared writes)."""
     ni = i1 - i0
     for r in nb.prange(ni):
         i = i0 + r
@@ -93,6 +96,36 @@ def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, i0, i1, j0, j1, ksa_o
             ksa, df = ksa_df_lookup(t, xlx)
             df_out[r, c] = df
             ksa_out[r, c] = ksa
+            if df <= 0:
+                continue
+            rn_tot[r] += 1
+            if ksa > thr1[df]:
+                surv_out[r, c] = 1  # its summary value comes from the exact test, later
+                continue
+            if ksa >= thr2[df]:
+                rn_sig[r] += 1
+            if _better(ksa, j, rbest[r], rbest_p[r], i):
+                rbest[r] = ksa
+                rbest_p[r] = j
+
+
+@nb.njit(parallel=True, cache=True)
+def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p):
+    """The column SNPs' summary partials over the tile's valid, non-surviving pairs."""
+    for c in nb.prange(ksa.shape[1]):
+        for r in range(ksa.shape[0]):
+            d = df[r, c]
+            if d <= 0:
+                continue
+            cn_tot[c] += 1
+            if surv[r, c]:
+                continue
+            v = ksa[r, c]
+            if v >= thr2[d]:
+                cn_sig[c] += 1
+            if _better(v, i0 + r, cbest[c], cbest_p[c], j0 + c):
+                cbest[c] = v
+                cbest_p[c] = i0 + r
 
 
 @nb.njit(cache=True)
@@ -116,33 +149,6 @@ def _better(v, partner, best_v, best_partner, m):
     if after != cur_after:
         return after
     return partner < best_partner
-
-
-@nb.njit(cache=True)
-def _summarise_tile(ksa, df, survived, thr2, i0, j0, rn_sig, rn_tot, rbest, rbest_p, cn_sig, cn_tot, cbest, cbest_p):
-    """Per-SNP N_SIG/N_TOT/best over the tile's valid, non-surviving pairs (value = KSA)."""
-    n_valid = 0
-    for r in range(ksa.shape[0]):
-        for c in range(ksa.shape[1]):
-            d = df[r, c]
-            if d <= 0:
-                continue
-            n_valid += 1
-            rn_tot[r] += 1
-            cn_tot[c] += 1
-            if survived[r, c]:
-                continue
-            v = ksa[r, c]
-            if v >= thr2[d]:
-                rn_sig[r] += 1
-                cn_sig[c] += 1
-            if _better(v, j0 + c, rbest[r], rbest_p[r], i0 + r):
-                rbest[r] = v
-                rbest_p[r] = j0 + c
-            if _better(v, i0 + r, cbest[c], cbest_p[c], j0 + c):
-                cbest[c] = v
-                cbest_p[c] = i0 + r
-    return n_valid
 
 
 def _empty_partial(start: int, n: int) -> SummaryPartial:
@@ -177,19 +183,20 @@ class CpuEngine(Engine):
     def run_tile(self, tile: Tile) -> TileResult:
         s = self.study
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
-        ksa = np.zeros((ni, nj))
-        df = np.zeros((ni, nj), np.int8)
-        _screen_tile(s.planes, s.counts, self.has_missing, s.layout.w_ctrl, self.xlx, tile.i0, tile.i1, tile.j0, tile.j1, ksa, df)
-        survived = (df > 0) & (ksa > self.thr.screen[np.maximum(df, 0)])
-        rr, cc = np.nonzero(survived)
+        ksa = np.empty((ni, nj))
+        df = np.empty((ni, nj), np.int8)
+        surv = np.zeros((ni, nj), np.int8)
+        rows, cols = _empty_partial(tile.i0, ni), _empty_partial(tile.j0, nj)
+        _screen_tile(s.planes, s.counts, self.has_missing, s.layout.w_ctrl, self.xlx, self.thr.screen,
+                     self.thr.summary, tile.i0, tile.i1, tile.j0, tile.j1, ksa, df, surv,
+                     rows.n_sig, rows.n_tot, rows.best, rows.best_partner)
+        _column_summary(ksa, df, surv, self.thr.summary, tile.i0, tile.j0,
+                        cols.n_sig, cols.n_tot, cols.best, cols.best_partner)
+        rr, cc = np.nonzero(surv)
         ii = (rr + tile.i0).astype(np.int64)
         jj = (cc + tile.j0).astype(np.int64)
         tables = _tables_of(s.planes, s.counts, self.has_missing, s.layout.w_ctrl, ii, jj)
-        rows, cols = _empty_partial(tile.i0, ni), _empty_partial(tile.j0, nj)
-        n_valid = _summarise_tile(ksa, df, survived, self.thr.summary, tile.i0, tile.j0,
-                                  rows.n_sig, rows.n_tot, rows.best, rows.best_partner,
-                                  cols.n_sig, cols.n_tot, cols.best, cols.best_partner)
-        return TileResult(tile, ii, jj, ksa[rr, cc], tables, int(n_valid), rows, cols)
+        return TileResult(tile, ii, jj, ksa[rr, cc], tables, int(rows.n_tot.sum()), rows, cols)
 
 
 def tables_of(study: Study, i: np.ndarray, j: np.ndarray) -> np.ndarray:
