@@ -19,6 +19,7 @@ from gboost.errors import ScanCancelled
 from gboost.stats.exact import exact_tests
 from gboost.stats.marginal import marginal_tests
 from gboost.stats.multiple import bh_qvalues, r2_from_tables
+from gboost.stats.summary_rule import better
 from gboost.stats.pvalues import screen_and_summary_thresholds
 from gboost.study import Study
 
@@ -403,17 +404,8 @@ def _fold_loop(n_sig, best, best_partner, i, j, value, sig):
     for k in range(i.shape[0]):
         for a, b in ((i[k], j[k]), (j[k], i[k])):
             n_sig[a] += sig[k]
-            v, cur = value[k], best_partner[a]
-            if cur < 0 or v > best[a]:
-                take = True
-            elif v < best[a]:
-                take = False
-            elif (b > a) != (cur > a):
-                take = b > a  # PLINK: on a tie a partner after the SNP wins
-            else:
-                take = b < cur
-            if take:
-                best[a] = v
+            if better(value[k], b, best[a], best_partner[a], a):
+                best[a] = value[k]
                 best_partner[a] = b
 
 

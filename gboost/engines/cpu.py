@@ -14,6 +14,7 @@ import numpy as np
 
 from gboost.engines.base import Engine, SummaryPartial, Thresholds, Tile, TileResult
 from gboost.stats.fastksa import ksa_df_lookup, xlogx_table
+from gboost.stats.summary_rule import better
 from gboost.stats.table import pair_table, popcount64
 from gboost.study import Study
 
@@ -104,7 +105,7 @@ def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, thr1, thr2, i0, i1, j
                 continue
             if ksa >= thr2[df]:
                 rn_sig[r] += 1
-            if _better(ksa, j, rbest[r], rbest_p[r], i):
+            if better(ksa, j, rbest[r], rbest_p[r], i):
                 rbest[r] = ksa
                 rbest_p[r] = j
 
@@ -123,7 +124,7 @@ def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p)
             v = ksa[r, c]
             if v >= thr2[d]:
                 cn_sig[c] += 1
-            if _better(v, i0 + r, cbest[c], cbest_p[c], j0 + c):
+            if better(v, i0 + r, cbest[c], cbest_p[c], j0 + c):
                 cbest[c] = v
                 cbest_p[c] = i0 + r
 
@@ -134,21 +135,6 @@ def _tables_of(planes, counts, has_missing, w_ctrl, ii, jj):
     for m in range(ii.shape[0]):
         pair_table(planes, counts, has_missing, w_ctrl, ii[m], jj[m], out[m])
     return out
-
-
-@nb.njit(cache=True)
-def _better(v, partner, best_v, best_partner, m):
-    """PLINK's BEST_SNP rule as a total order (see gboost.scan.better_partner): larger value; on
-    ties a partner after m beats one before m; then the smaller index."""
-    if best_partner < 0 or v > best_v:
-        return True
-    if v < best_v:
-        return False
-    after = partner > m
-    cur_after = best_partner > m
-    if after != cur_after:
-        return after
-    return partner < best_partner
 
 
 def _empty_partial(start: int, n: int) -> SummaryPartial:
