@@ -3,10 +3,16 @@
 plan tiles -> engine screens each tile (progress event per tile, cancel checked between tiles)
 -> exact test of the survivors -> per-SNP summary completed -> marginal tests -> ScanResult.
 Writing files is separate (:mod:`gboost.io.results`), so nothing is written for a cancelled scan.
+
+While a GPU (or Dask) engine screens, the host's cores would sit idle, so the host work of the
+finalize step that needs no finished screen (marginal tests, calibration, exact tests of the
+survivors found so far) runs meanwhile on one background thread (:class:`HostWork`).
 """
 from __future__ import annotations
 
+import functools
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
@@ -235,6 +241,8 @@ class Accumulator:
     n_valid: int = 0
     pairs_done: int = 0
     tiles_done: set = field(default_factory=set)
+    # The background host work started by screen() and collected by finalize(); never saved.
+    host: "HostWork | None" = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.summary is None:
@@ -307,7 +315,13 @@ def scan_thresholds(params: ScanParams) -> Thresholds:
 
 def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
            progress=None, cancel=None, checkpoint=None):
-    """The screen alone: tiles -> :class:`Accumulator` (used by run_scan, --part and workers)."""
+    """The screen alone: tiles -> :class:`Accumulator` (used by run_scan, --part and workers).
+
+    With an engine that leaves the host's cores free (:func:`overlaps_host_work`) the returned
+    accumulator carries the finalize step's host work, already running in the background
+    (``acc.host``); :func:`finalize` collects it. If the screen is cancelled or fails, that work
+    is stopped before the exception leaves.
+    """
     from gboost.engines import make_engine
 
     params = params or ScanParams()
@@ -315,43 +329,56 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
     t0 = time.perf_counter()
     engine = engine or make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus,
                                   dask=params.dask)
-    thr = scan_thresholds(params)
-    engine.prepare(study, thr)
-    timings["prepare"] = time.perf_counter() - t0
-
-    p = study.n_snps
-    tile = checkpoint.tile if checkpoint is not None and checkpoint.tile else engine.tile_snps()
-    rows = part_rows(p, *params.part) if params.part else None
-    tiles = plan_tiles(p, tile, rows)
-    total_pairs = sum(t.n_pairs for t in tiles)
-    acc = Accumulator(p)
-    if checkpoint is not None:
-        checkpoint.start(tile=tile, tiles=len(tiles))
-        for res in checkpoint.replay():
-            acc.add(res)
-    todo = [t for t in tiles if t.index not in acc.tiles_done]
-    t1 = time.perf_counter()
-    cancelled = False
-
-    def should_stop() -> bool:
-        nonlocal cancelled
-        cancelled = cancelled or (cancel is not None and bool(cancel()))
-        return cancelled
-
+    # A --part is not finalized by this process (merge does it), so nothing to start for it.
+    host = HostWork(study, params) if overlaps_host_work(engine) and not params.part else None
     try:
-        for res in engine.run_tiles(todo, should_stop):
-            acc.add(res)
-            if checkpoint is not None:
-                checkpoint.record(res)
-            if progress is not None:
-                progress(Progress(len(acc.tiles_done), len(tiles), acc.pairs_done, total_pairs, time.perf_counter() - t1))
-    finally:
+        thr = scan_thresholds(params)
+        engine.prepare(study, thr)
+        timings["prepare"] = time.perf_counter() - t0
+
+        p = study.n_snps
+        tile = checkpoint.tile if checkpoint is not None and checkpoint.tile else engine.tile_snps()
+        rows = part_rows(p, *params.part) if params.part else None
+        tiles = plan_tiles(p, tile, rows)
+        total_pairs = sum(t.n_pairs for t in tiles)
+        acc = Accumulator(p)
         if checkpoint is not None:
-            checkpoint.flush()
-        engine.close()
-    if cancelled or len(acc.tiles_done) < len(tiles):
-        raise ScanCancelled()
+            checkpoint.start(tile=tile, tiles=len(tiles))
+            for res in checkpoint.replay():
+                acc.add(res)
+        if host is not None:
+            host.feed(acc)
+        todo = [t for t in tiles if t.index not in acc.tiles_done]
+        t1 = time.perf_counter()
+        cancelled = False
+
+        def should_stop() -> bool:
+            nonlocal cancelled
+            cancelled = cancelled or (cancel is not None and bool(cancel()))
+            return cancelled
+
+        try:
+            for res in engine.run_tiles(todo, should_stop):
+                acc.add(res)
+                if host is not None:
+                    host.feed(acc)
+                if checkpoint is not None:
+                    checkpoint.record(res)
+                if progress is not None:
+                    progress(Progress(len(acc.tiles_done), len(tiles), acc.pairs_done, total_pairs,
+                                      time.perf_counter() - t1))
+        finally:
+            if checkpoint is not None:
+                checkpoint.flush()
+            engine.close()
+        if cancelled or len(acc.tiles_done) < len(tiles):
+            raise ScanCancelled()
+    except BaseException:  # cancelled, failed, interrupted: no thread may outlive the scan
+        if host is not None:
+            host.close()
+        raise
     timings["screen"] = time.perf_counter() - t1
+    acc.host = host
     return acc, thr, timings, (engine.name, engine.describe())
 
 
@@ -360,11 +387,46 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
     """Exact tests of the survivors, the summary completed, marginal tests: the ScanResult.
 
     ``covariates`` = (matrix aligned with study.samples, names) adds covariate-adjusted logistic
-    tests (gboost.covariates) of the pairs with P <= epi1."""
+    tests (gboost.covariates) of the pairs with P <= epi1.
+
+    Work that :func:`screen` started in the background (``acc.host``) is collected here; without
+    it (CPU engine, merged parts) the same work runs now, on this thread. Either way the result is
+    the same, byte for byte. timings "marginal", "calibration" and "exact" are the seconds spent
+    here on each (near 0 when they overlapped the screen); "host_overlapped" the seconds the
+    background thread worked.
+    """
     timings = dict(timings or {})
-    t2 = time.perf_counter()
-    i, j, ksa, tab = acc.survivors()
-    screened = _exact(i, j, ksa, tab)
+    host, acc.host = acc.host, None
+    if host is not None and not host.serves(study, params):
+        host.close()
+        host = None
+    overlapped = host is not None
+    host = host or HostWork(study, params, background=False)
+    try:
+        host.feed(acc, final=True)
+        # Waited for in the order they were started (the background thread runs them in that order).
+        t = time.perf_counter()
+        mstat, mp, mdf = host.marginal.result()
+        timings["marginal"] = time.perf_counter() - t
+        calib = None
+        if host.calibration is not None:
+            t = time.perf_counter()
+            calib = host.calibration.result()
+            timings["calibration"] = time.perf_counter() - t
+        t2 = time.perf_counter()
+        i, j, ksa, tab = acc.survivors()
+        # The chunks cover acc's survivor lists in order, so their rows line up with survivors().
+        stat, df, pval, conv = (np.concatenate(x) for x in zip(*(f.result() for f in host.exact)))
+    finally:
+        host.close()
+    if overlapped:
+        timings["host_overlapped"] = host.busy_s
+    if len(stat) != len(i):
+        raise RuntimeError(f"exact tests of {len(stat)} pairs for {len(i)} survivors")
+    # Every exact test depends only on its own table, so testing before sorting by (i, j) gives
+    # what sorting first would.
+    order = np.lexsort((j, i))
+    screened = Pairs(i[order], j[order], ksa[order], stat[order], df[order], pval[order], conv[order], tab[order])
     if covariates is not None:
         from gboost.covariates import adjusted_tests
 
@@ -377,26 +439,95 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
                       acc.summary.best_partner.copy())
     _fold_survivors(summary, screened, thr)
     timings["exact"] = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    mstat, mp, mdf = marginal_tests(study.counts, allelic=params.allelic)
-    timings["marginal"] = time.perf_counter() - t3
-    calib = None
-    if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
-        from gboost.calibration import calibrate
-
-        t4 = time.perf_counter()
-        calib = calibrate(study, n_pairs=params.calibration_pairs)
-        timings["calibration"] = time.perf_counter() - t4
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
     return ScanResult(study, params, engine_desc[0], engine_desc[1], screened, summary, mstat, mp, mdf,
                       acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]))
 
 
-def _exact(i, j, ksa, tab) -> Pairs:
-    order = np.lexsort((j, i))
-    i, j, ksa, tab = i[order], j[order], ksa[order], tab[order]
-    stat, df, pval, conv = exact_tests(tab)
-    return Pairs(i, j, ksa, stat, df, pval, conv, tab)
+# Engines whose screen runs no numba code on this process's threads: the GPU engine's host threads
+# only drive CuPy, Dask tiles run in worker processes. Beside them the host work may run on a
+# background thread. Not beside the CPU engine: it has the cores already, and numba's default
+# (workqueue) threading layer aborts when two threads run parallel kernels at once.
+OVERLAPPING_ENGINES = ("gpu", "dask")
+EXACT_CHUNK = 50_000  # survivors per background batch of exact tests (~0.1 s each on 16 cores)
+
+
+def overlaps_host_work(engine: Engine) -> bool:
+    """Whether finalize's host work may run in the background while ``engine`` screens (an engine
+    may say so itself with an ``overlaps_host_work`` attribute)."""
+    return bool(getattr(engine, "overlaps_host_work", engine.name in OVERLAPPING_ENGINES))
+
+
+class HostWork:
+    """The host work of :func:`finalize` that needs no finished screen: marginal tests and
+    calibration (the study alone) and exact tests of the survivors (in chunks, as tiles arrive).
+
+    In the background it all runs on ONE worker thread, in submission order: two threads must
+    never run numba-parallel kernels at once. The kernels release the GIL (``nogil``), so the
+    thread really runs beside the screen. With ``background=False`` each job runs on the calling
+    thread when its result is asked for (the serial path, same code).
+    """
+
+    def __init__(self, study: Study, params: ScanParams, *, background: bool = True):
+        from gboost.calibration import calibrate
+
+        self.study, self.params = study, params
+        self.busy_s = 0.0  # seconds the background thread spent on jobs (written by that thread only)
+        self._pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="gboost-host", initializer=_spare_a_core)
+                      if background else None)
+        self.marginal = self._submit(marginal_tests, study.counts, allelic=params.allelic)
+        self.calibration = None
+        if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
+            self.calibration = self._submit(calibrate, study, n_pairs=params.calibration_pairs)
+        self.exact: list = []  # (stat, df, p, converged) per chunk of acc.surv_tables, in list order
+        self._fed = 0  # acc.surv_tables[:_fed] are in chunks
+
+    def serves(self, study: Study, params: ScanParams) -> bool:
+        return study is self.study and params == self.params
+
+    def feed(self, acc: Accumulator, *, final: bool = False) -> None:
+        """Submit the survivors not yet submitted once there are EXACT_CHUNK of them (or ``final``)."""
+        tables = acc.surv_tables[self._fed:]
+        if final or sum(len(t) for t in tables) >= EXACT_CHUNK:
+            self.exact.append(self._submit(_exact_chunk, tables))
+            self._fed += len(tables)
+
+    def close(self) -> None:
+        """Drop the jobs not started, wait for the running one (numba cannot be interrupted)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _submit(self, fn, *args, **kwargs):
+        job = functools.partial(fn, *args, **kwargs)
+        return _Deferred(job) if self._pool is None else self._pool.submit(self._timed, job)
+
+    def _timed(self, job):
+        t = time.perf_counter()
+        try:
+            return job()
+        finally:
+            self.busy_s += time.perf_counter() - t
+
+
+class _Deferred:
+    """A job that runs when its result is asked for: the serial stand-in for a Future."""
+
+    def __init__(self, job):
+        self._job = job
+
+    def result(self):
+        return self._job()
+
+
+def _spare_a_core() -> None:
+    # Numba's thread count is per thread: the background kernels leave one core to the threads
+    # that keep the GPU fed (their results do not depend on the thread count).
+    nb.set_num_threads(max(1, nb.config.NUMBA_NUM_THREADS - 1))
+
+
+def _exact_chunk(tables: list) -> tuple:
+    tab = np.concatenate(tables) if tables else np.zeros((0, 3, 3, 2), np.int64)
+    return exact_tests(tab)
 
 
 @nb.njit(cache=True)

@@ -8,7 +8,8 @@ from gboost.stats.boost import ipf_stat, plink_df
 from gboost.stats.pvalues import chi2_sf
 
 
-@nb.njit(parallel=True, cache=True)
+# nogil: the scan runs these in a background thread while the GPU screens (gboost.scan.HostWork).
+@nb.njit(parallel=True, cache=True, nogil=True)
 def _exact_batch(tables, stat, df, pval, conv):
     for m in nb.prange(tables.shape[0]):
         d = plink_df(tables[m])

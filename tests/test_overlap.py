@@ -1,0 +1,243 @@
+"""Finalize's host work overlapping the screen (gboost.scan.HostWork): same outputs, chunked exact
+tests, clean cancel and errors. A stand-in GPU engine (name "gpu", tiles computed beforehand by
+the CPU engine, so no numba runs on the scan's thread while it screens) gets the overlap."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from gboost import scan
+from gboost.engines.base import Engine
+from gboost.engines.cpu import CpuEngine
+from gboost.errors import ScanCancelled
+from gboost.io.results import format_epi_cc, format_marginal_tsv, format_pairs_tsv, format_summary
+from gboost.load import load_study
+from gboost.scan import ScanParams, finalize, part_rows, plan_tiles, run_scan, scan_thresholds, screen
+from gboost.simulate import PlantedPair, simulate_study
+
+TILE = 16
+
+
+@pytest.fixture(scope="module")
+def study():
+    sim = simulate_study(150, 200, 220, seed=5, chromosomes=2, missing_rate=0.01,
+                         planted=[PlantedPair(3, 90, "threshold", 8.0)])
+    return load_study(sim.source())
+
+
+def params(**kw):
+    return ScanParams(**{"epi1": 0.01, "device": "cpu", "tile": TILE, "calibration_pairs": 3000, **kw})
+
+
+class FakeGpuEngine(Engine):
+    """Replays tiles the CPU engine computed beforehand; ``on_tile(k)`` runs before the k-th yield."""
+
+    name = "gpu"
+
+    def __init__(self, study, prm, on_tile=None):
+        cpu = CpuEngine(tile=TILE)
+        cpu.prepare(study, scan_thresholds(prm))
+        rows = part_rows(study.n_snps, *prm.part) if prm.part else None
+        self.results = {(t.i0, t.j0): cpu.run_tile(t) for t in plan_tiles(study.n_snps, TILE, rows)}
+        self.on_tile = on_tile
+        self.closed = False
+
+    def describe(self):
+        return "fake GPU"
+
+    def prepare(self, study, thresholds):
+        pass
+
+    def tile_snps(self):
+        return TILE
+
+    def run_tile(self, tile):
+        return self.results[(tile.i0, tile.j0)]
+
+    def run_tiles(self, tiles, cancel=None):
+        for k, tile in enumerate(tiles):
+            if cancel is not None and cancel():
+                return
+            if self.on_tile is not None:
+                self.on_tile(k, len(tiles))
+            yield self.run_tile(tile)
+
+    def close(self):
+        self.closed = True
+
+
+def host_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("gboost-host")]
+
+
+def wait_until(cond, timeout=30.0):
+    end = time.monotonic() + timeout
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+    return bool(cond())
+
+
+@pytest.fixture
+def chunks(monkeypatch):
+    """Small chunks, and a record of each chunk's size and thread."""
+    monkeypatch.setattr(scan, "EXACT_CHUNK", 10)
+    seen = []
+    real = scan._exact_chunk
+
+    def spy(tables):
+        seen.append((sum(len(t) for t in tables), threading.current_thread().name))
+        return real(tables)
+
+    monkeypatch.setattr(scan, "_exact_chunk", spy)
+    return seen
+
+
+def outputs(res):
+    return {"epi.cc": format_epi_cc(res), "summary": format_summary(res), "pairs": format_pairs_tsv(res),
+            "marginal": format_marginal_tsv(res)}
+
+
+def test_overlapped_outputs_are_identical_and_exact_tests_run_in_chunks_during_the_screen(study, chunks):
+    prm = params()
+    serial = run_scan(study, prm)
+    assert "host_overlapped" not in serial.timings
+    assert chunks and all(name == threading.current_thread().name for _, name in chunks)  # CPU: no thread
+    chunks.clear()
+
+    during = []  # chunks finished before the screen's last tile: proof of overlap
+    engine = FakeGpuEngine(study, prm, on_tile=lambda k, n: k == n - 1 and during.append(wait_until(lambda: chunks)))
+    acc, thr, timings, desc = screen(study, prm, engine=engine)  # the CLI's and the GUI's way
+    assert acc.host is not None and engine.closed
+    res = finalize(study, prm, acc, thr, desc, timings)
+    assert during == [True]
+    assert acc.host is None and not host_threads()
+
+    assert outputs(res) == outputs(serial)
+    for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables"):
+        a, b = getattr(res.screened, f), getattr(serial.screened, f)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), f
+    for f in ("n_sig", "n_tot", "best", "best_partner"):
+        assert getattr(res.summary, f).tobytes() == getattr(serial.summary, f).tobytes()
+    assert res.marginal_stat.tobytes() == serial.marginal_stat.tobytes()
+    assert res.marginal_p.tobytes() == serial.marginal_p.tobytes()
+    assert res.calibration.lam == serial.calibration.lam
+    assert res.calibration.stat.tobytes() == serial.calibration.stat.tobytes()
+    assert res.n_valid == serial.n_valid
+
+    # Many chunks, all on the one background thread, covering every survivor once; each but the
+    # last submitted once EXACT_CHUNK survivors were pending.
+    sizes = [n for n, _ in chunks]
+    assert len(sizes) > 3 and sum(sizes) == len(res.screened) > 50
+    assert all(n >= scan.EXACT_CHUNK for n in sizes[:-1])
+    assert {name for _, name in chunks} == {"gboost-host_0"}
+    assert {"prepare", "screen", "exact", "marginal", "calibration", "total", "host_overlapped"} <= set(res.timings)
+    assert res.timings["host_overlapped"] > 0
+
+
+def test_run_scan_overlaps_with_a_gpu_like_engine_and_not_with_parts(study, chunks):
+    prm = params(epi1=1e-3)
+    cov = (np.random.default_rng(1).normal(size=(study.n_samples, 1)), ["AGE"])
+    res = run_scan(study, prm, engine=FakeGpuEngine(study, prm), covariates=cov)
+    assert "host_overlapped" in res.timings
+    serial = run_scan(study, prm, covariates=cov)
+    assert outputs(res) == outputs(serial)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(res.screened.adj, serial.screened.adj))
+    # A --part is finalized by `gboost merge`, not here: nothing starts in the background.
+    part = params(part=(1, 2))
+    acc, *_ = screen(study, part, engine=FakeGpuEngine(study, part))
+    assert acc.host is None and not host_threads()
+
+
+def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chunks, tmp_path):
+    from gboost.checkpoint import Ledger
+
+    prm = params()
+    reference = outputs(run_scan(study, prm))
+    led = Ledger(tmp_path, study, prm, resume=False)
+    seen = []
+    with pytest.raises(ScanCancelled):
+        screen(study, prm, engine=FakeGpuEngine(study, prm), checkpoint=led, progress=seen.append,
+               cancel=lambda: len(seen) >= 30)
+    led.close()
+    assert not host_threads()
+    chunks.clear()
+    led = Ledger(tmp_path, study, prm, resume=True)
+    acc, thr, timings, desc = screen(study, prm, engine=FakeGpuEngine(study, prm), checkpoint=led)
+    led.close()
+    res = finalize(study, prm, acc, thr, desc, timings)
+    assert outputs(res) == reference
+    assert sum(n for n, _ in chunks) == len(res.screened)
+    # The accumulator still holds every survivor, as the ledger and --part need.
+    assert len(acc.survivors()[0]) == len(res.screened)
+
+
+def test_cancel_leaves_no_background_thread(study, monkeypatch):
+    ran = []
+    real = scan.marginal_tests
+
+    def slow_marginal(*a, **kw):  # busy in the background when the cancel comes
+        time.sleep(0.3)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(scan, "marginal_tests", slow_marginal)
+    monkeypatch.setattr("gboost.calibration.calibrate", lambda *a, **kw: ran.append("calibration"))
+    prm = params()
+    engine = FakeGpuEngine(study, prm)
+    with pytest.raises(ScanCancelled):
+        screen(study, prm, engine=engine, cancel=lambda: bool(host_threads()))
+    assert not host_threads()
+    assert ran == []  # the queued job never started
+    assert engine.closed
+
+
+def test_a_failing_screen_stops_the_background_work(study):
+    prm = params()
+
+    def boom(k, n):
+        if k == 2:
+            raise RuntimeError("device lost")
+
+    with pytest.raises(RuntimeError, match="device lost"):
+        screen(study, prm, engine=FakeGpuEngine(study, prm, on_tile=boom))
+    assert not host_threads()
+
+
+@pytest.mark.parametrize("where", ["exact", "marginal"])
+def test_an_error_in_the_background_surfaces_from_finalize(study, chunks, monkeypatch, where):
+    def fail(*a, **kw):
+        raise ValueError(f"bad {where}")
+
+    if where == "exact":
+        calls = []
+
+        def fail_second(tables):
+            calls.append(1)
+            if len(calls) == 2:
+                fail()
+            return scan.exact_tests(np.concatenate(tables) if tables else np.zeros((0, 3, 3, 2), np.int64))
+
+        monkeypatch.setattr(scan, "_exact_chunk", fail_second)
+    else:
+        monkeypatch.setattr(scan, "marginal_tests", fail)
+    prm = params()
+    acc, thr, timings, desc = screen(study, prm, engine=FakeGpuEngine(study, prm))
+    with pytest.raises(ValueError, match=f"bad {where}"):
+        finalize(study, prm, acc, thr, desc, timings)
+    assert not host_threads()
+
+
+def test_finalize_without_the_screens_params_runs_serially(study):
+    prm = params()
+    acc, thr, timings, desc = screen(study, prm, engine=FakeGpuEngine(study, prm))
+    other = params(allelic=True)
+    res = finalize(study, other, acc, thr, desc, timings)
+    assert "host_overlapped" not in res.timings and not host_threads()
+    assert res.marginal_df == 1
+
+
+def test_background_kernels_release_the_gil():
+    from gboost.stats import exact, marginal
+
+    assert exact._exact_batch.targetoptions.get("nogil")
+    assert marginal._sf_many.targetoptions.get("nogil")
