@@ -50,6 +50,8 @@ VARIANTS = {
     "popc plain": dict(counting="popc", config=KernelConfig(carry_save=False)),
     "mma 1 blk/SM": dict(counting="mma", mma_config=MmaConfig(min_blocks=(1, 1))),
     "mma 4x2 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=4, warps_cols=2)),
+    "mma f64 epilogue": dict(counting="mma", mma_config=MmaConfig(f32_screen=False)),
+    "mma unstaged": dict(counting="mma", mma_config=MmaConfig(stages=0)),
 }
 
 
@@ -181,6 +183,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--variant-size", type=int, default=None,
                     help="also scan this many SNPs with other kernel configurations (VARIANTS)")
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="which VARIANTS to scan at --variant-size (comma-separated labels)")
     ap.add_argument("--countings", default="mma,popc", help="counting paths to scan with, in this order")
     ap.add_argument("--roofline-size", type=int, default=None,
                     help="SNPs for the tensor-core roofline (counting-only kernel time; default: the largest)")
@@ -204,8 +208,9 @@ def main(argv=None) -> int:
     warm = simulate_study(300, n, n_case, maf, args.missing, args.seed + 99)
     for c in countings:
         run_scan(warm, params, engine=GpuEngine(counting=c))
+    variants = {k: VARIANTS[k] for k in args.variants.split(",") if k}
     if args.variant_size:
-        for kw in VARIANTS.values():
+        for kw in variants.values():
             run_scan(warm, params, engine=GpuEngine(**kw))
     if "mma" in countings:
         screen_kernel_seconds(warm, params, GpuEngine(counting="mma", mma_config=count_only))
@@ -224,7 +229,7 @@ def main(argv=None) -> int:
             rows.append(scan_row(study, params, GpuEngine(counting=c), f"gpu {c}"))
             print("#", json.dumps(rows[-1]), flush=True)
         if args.variant_size == p:
-            for label, kw in VARIANTS.items():
+            for label, kw in variants.items():
                 rows.append(scan_row(study, params, GpuEngine(**kw), f"gpu {label}"))
                 print("#", json.dumps(rows[-1]), flush=True)
         if p == roof_p and "mma" in countings:

@@ -94,3 +94,76 @@ def test_many_k_steps_and_uneven_classes_equal_cpu_engine(missing):
 
     got = run_scan(study, params, engine=GpuEngine(counting="mma"))
     _assert_scan_equal(got, want)
+
+
+def _assert_identical(got, want) -> None:
+    """Bit for bit: the same survivors with the same float64 KSA, the same summaries."""
+    a, b = got.screened, want.screened
+    for f in ("i", "j", "df", "tables", "ksa", "stat"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    assert got.n_valid == want.n_valid
+    for f in ("n_sig", "n_tot", "best", "best_partner"):
+        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+
+
+def _tied_study(p=300, n=1500, n_case=600, seed=5):
+    """Fully called SNPs, one of them copied 20 times (210 pairs with exactly equal KSA, so best
+    partners come down to PLINK's order), and a planted interaction among the rest."""
+    from gboost.study import study_from_genotypes
+
+    rng = np.random.default_rng(seed)
+    f = rng.uniform(0.02, 0.5, p)
+    g = rng.binomial(2, f[:, None], (p, n)).astype(np.int8)
+    g[40:60] = g[20]
+    is_case = np.zeros(n, bool)
+    risk = (g[100] > 0) & (g[200] > 0)
+    score = rng.random(n) + 0.6 * risk
+    is_case[np.argsort(-score)[:n_case]] = True
+    return study_from_genotypes(g, is_case)
+
+
+@pytest.mark.gpu
+@needs_mma
+@pytest.mark.parametrize("epi", [(5e-6, 0.01), (0.01, 0.2), (0.5, 0.9)])
+def test_float32_prescreen_equals_float64_kernel_and_cpu_engine(epi):
+    """Fully called blocks take the float32 pre-screen; the outputs equal, bit for bit, those of
+    the float64-only build, and the CPU engine's; at epi1 = 0.5 most pairs are survivors or sig."""
+    from gboost.engines.gpu import GpuEngine, MmaConfig
+
+    study = _tied_study()
+    params = ScanParams(epi1=epi[0], epi2=epi[1], calibration_pairs=0)
+    eng = GpuEngine(counting="mma")
+    got = run_scan(study, params, engine=eng)
+    assert eng.describe() and got.n_valid > 0
+    f64 = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False)))
+    _assert_identical(got, f64)
+    unstaged = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(stages=0)))
+    _assert_identical(unstaged, f64)
+    want = run_scan(study, params, engine=CpuEngine(tile=64))
+    if len(want.screened):
+        _assert_scan_equal(got, want)
+    for f in ("n_sig", "n_tot", "best_partner"):
+        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+
+
+@pytest.mark.gpu
+@needs_mma
+def test_float32_prescreen_is_used_where_its_table_fits():
+    from gboost.engines.base import Thresholds
+    from gboost.engines.gpu import GpuEngine, MmaConfig
+    from gboost.stats.pvalues import thresholds_by_df
+
+    thr = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2))
+    for n, want in ((1500, True), (20000, False)):
+        eng = GpuEngine(counting="mma")
+        eng.prepare(_study(p=40, n=n, n_case=n // 2, missing=0.0), thr)
+        try:
+            assert eng._runners[0].use_f32 is want
+        finally:
+            eng.close()
+    eng = GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False))
+    eng.prepare(_study(p=40, n=1500, n_case=700, missing=0.0), thr)
+    try:
+        assert eng._runners[0].use_f32 is False
+    finally:
+        eng.close()

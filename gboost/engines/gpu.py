@@ -151,6 +151,12 @@ class MmaConfig:
     warps_cols: int = 4
     min_blocks: tuple[int, int] = (2, 1)
     count_only: bool = False  # bench/ only: the counting alone, no KSA or survivors (wrong results)
+    # Fully called blocks: KSA first in float32 with a proven error bound, float64 only for the pairs
+    # whose decision it can change (boost_mma.cu, "Float32 pre-screen"); False: float64 for every pair.
+    f32_screen: bool = True
+    # k-steps in flight per warp in the <2,2> pre-screen kernel's counting loop, copied asynchronously
+    # (cp.async) into shared memory; 0 or 1: the register prefetch of one k-step.
+    stages: int = 4
 
     def __post_init__(self):
         if self.warps_rows < 1 or self.warps_cols < 1 or self.threads > 1024:
@@ -173,7 +179,14 @@ class MmaConfig:
     def options(self) -> tuple[str, ...]:
         return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
                 f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
-                f"-DGM_COUNT_ONLY={int(self.count_only)}")
+                f"-DGM_COUNT_ONLY={int(self.count_only)}", f"-DGM_F32={int(self.f32_screen)}",
+                f"-DGM_STAGES={self.stages}")
+
+    @property
+    def park_bytes(self) -> int:
+        """sizeof(gm_park) in boost_mma.cu: a warp's parked cells, queue and values (4,480 bytes), or
+        its ring of staged k-steps (2 KiB each) where that is larger."""
+        return max(8 * 32 * 16 + 32 * 4 + 32 * 8, (self.stages if self.stages > 1 else 1) * 8 * 32 * 8)
 
 
 _KERNELS: dict[tuple[int, object], dict] = {}
@@ -354,14 +367,18 @@ class _DeviceRunner:
         self.mode_kernels = names
         # The c ln c table in shared memory when it fits beside the kernel's own (about 45
         # scattered lookups per pair: from shared memory, not L1); else read from global memory.
-        tab_bytes = (study.n_samples + 1) * 8
         optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
         static = max(self.k[name].shared_size_bytes for name in names)
-        cap = MMA_TABLE_SMEM_MAX if self.counting == "mma" else TABLE_SMEM_MAX
-        self.n_tab = study.n_samples + 1 if tab_bytes <= min(cap, optin - static) else 0
+        cap = min(MMA_TABLE_SMEM_MAX if self.counting == "mma" else TABLE_SMEM_MAX, optin - static)
+        self.n_tab = study.n_samples + 1 if (study.n_samples + 1) * 8 <= cap else 0
+        # The tensor-core <2,2> kernel's float32 pre-screen: a float32 copy of the table and a
+        # parking area per warp in dynamic shared memory (the float64 table then stays in global memory).
+        self.use_f32 = bool(self.counting == "mma" and self.n_tab and self.config.f32_screen
+                            and not self.config.count_only and self._f32_smem() <= cap)
         for name in names:
-            if self.n_tab and self.k[name].max_dynamic_shared_size_bytes < tab_bytes:
-                self.k[name].max_dynamic_shared_size_bytes = tab_bytes
+            need = self._dyn_smem(name)
+            if need and self.k[name].max_dynamic_shared_size_bytes < need:
+                self.k[name].max_dynamic_shared_size_bytes = need
         self.grid_blocks = {name: self._resident_blocks(name) for name in names} if self.counting == "mma" else {}
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.copy_stream = cp.cuda.Stream(non_blocking=True)
@@ -397,6 +414,16 @@ class _DeviceRunner:
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
         cp.cuda.Device(self.device_id).synchronize()
 
+    def _f32_smem(self) -> int:
+        return -(-self.n_tab * 4 // 16) * 16 + (self.config.threads // 32) * self.config.park_bytes
+
+    def _dyn_smem(self, name: str) -> int:
+        """Dynamic shared memory of kernel ``name``: the c ln c table (float64), or for the <2,2>
+        tensor-core kernel with the float32 pre-screen its float32 copy and the warps' parking areas."""
+        if self.use_f32 and name == _MMA_MODE_KERNELS[0]:
+            return self._f32_smem()
+        return self.n_tab * 8
+
     def _resident_blocks(self, name: str) -> int:
         """Blocks of the persistent tensor-core kernel ``name`` that fit on the device at once."""
         f, props = self.k[name], self.props
@@ -404,7 +431,7 @@ class _DeviceRunner:
         warps = threads // 32
         regs_per_warp = -(-max(1, f.num_regs) * 32 // 256) * 256
         by_regs = int(props.get("regsPerMultiprocessor", 65536)) // (regs_per_warp * warps)
-        smem = f.shared_size_bytes + self.n_tab * 8 + 1024
+        smem = f.shared_size_bytes + self._dyn_smem(name) + 1024
         by_smem = int(props.get("sharedMemPerMultiprocessor", 228 << 10)) // smem
         by_threads = int(props.get("maxThreadsPerMultiProcessor", 2048)) // threads
         per_sm = max(1, min(by_regs, by_smem, by_threads, 32))
@@ -577,12 +604,13 @@ class _DeviceRunner:
         else:
             shape = (np.int32(self.n_words), np.int32(self.w_ctrl))
         args = (*head, *shape, np.int32(tile.i0), np.int32(ni), np.int32(tile.j0), np.int32(nj),
-                np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab), slot.surv_n, np.int32(slot.cap),
+                np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab),
+                *((np.int32(self.use_f32),) if self.counting == "mma" else ()), slot.surv_n, np.int32(slot.cap),
                 slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
         name = self.mode_kernels[mode]
         if self.counting == "mma":
             grid = (max(1, min(nbx * nby, self.grid_blocks[name])), 1, 1)
-            self.k[name](grid, (self.config.threads, 1, 1), args, shared_mem=self.n_tab * 8)
+            self.k[name](grid, (self.config.threads, 1, 1), args, shared_mem=self._dyn_smem(name))
         else:
             self.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1)), shared_mem=self.n_tab * 8)
 

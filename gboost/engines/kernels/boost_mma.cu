@@ -50,6 +50,9 @@
 #ifndef GM_COUNT_ONLY  // bench/ only: count and fill the tables, skip KSA and survivors (meaningless results)
 #define GM_COUNT_ONLY 0
 #endif
+#ifndef GM_F32  // <2,2> blocks: float32 pre-screen with a proven error bound, float64 only where it can matter
+#define GM_F32 1
+#endif
 
 #define GM_WARPS (GM_WI * GM_WJ)
 #define GM_THREADS (32 * GM_WARPS)
@@ -57,6 +60,7 @@
 #define GM_BJ (16 * GM_WJ)
 
 static_assert(GM_THREADS >= GM_BI + GM_BJ && GM_THREADS <= 1024, "a block needs a thread per row and per column SNP");
+static_assert(!GM_F32 || GM_THREADS > GM_BI + GM_BJ, "the float32 pre-screen needs one more thread for the study's constants");
 
 // d += popc(A & B) over 256 bits: top/bot are the 64-bit words of this lane's rows of the two row
 // units (low half at k-word q, high half at k-word q + 4), b the word of its column.
@@ -131,6 +135,84 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
         }
     }
 }
+
+#ifndef GM_STAGES  // k-steps in flight per warp in the staged counting loop (0: registers, one ahead)
+#define GM_STAGES 4
+#endif
+
+#if GM_STAGES > 1
+// 8 bytes global -> shared, asynchronously; zeros where !valid (src-size 0 reads nothing).
+__device__ __forceinline__ void gm_cp8(gb_u64* dst, const gb_u64* src, bool valid) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 8 : 0));
+}
+__device__ __forceinline__ void gm_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void gm_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// gm_count<2, 2, 2> with the operands of GM_STAGES k-steps in flight, copied asynchronously into this
+// warp's ring in shared memory (ring[stage][unit][lane], 8 bytes each: 2 KB a stage) instead of
+// registers. The one-ahead register prefetch left the loop waiting on L2 (ncu: ~58 % of issue slots
+// busy at 16 warps per SM) and registers allow no deeper one. Each lane copies and later reads the
+// very words it uses, so no barrier is needed, only cp.async.wait_group.
+__device__ __forceinline__ void gm_count22_staged(gb_u32 (&acc)[2][2][4][4], const gb_u64* __restrict__ planes_r,
+                                                  int stride_r, int prow, int nrow,
+                                                  const gb_u64* __restrict__ planes_c, int stride_c, int pcol,
+                                                  int ncol, int KS, int ks0, int lane, gb_u64* ring) {
+    const int g = lane >> 2, q = lane & 3;
+    const gb_size tstep_r = (gb_size)KS * (gb_size)stride_r * 4, kstep_r = (gb_size)stride_r * 4;
+    const gb_size tstep_c = (gb_size)KS * (gb_size)stride_c * 4, kstep_c = (gb_size)stride_c * 4;
+    const gb_u64* base_r = planes_r + (gb_size)(prow + g) * 4 + q;
+    const gb_u64* base_c = planes_c + (gb_size)(pcol + g) * 4 + q;
+    const bool va0 = g < nrow, va1 = 8 + g < nrow, vb0 = g < ncol, vb1 = 8 + g < ncol;
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+#pragma unroll
+        for (int f = 0; f < 2; ++f)
+#pragma unroll
+            for (int v = 0; v < 4; ++v)
+#pragma unroll
+                for (int c = 0; c < 4; ++c) acc[k][f][v][c] = 0u;
+    // Units: a[u] (u = ri * 2 + type) rows, b[v] (v = cj * 2 + type) columns, as in gm_count.
+    auto issue = [&](int ks, int slot) {
+        gb_u64* dst = ring + slot * (8 * 32) + lane;
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            gm_cp8(dst + u * 32, base_r + (u & 1) * tstep_r + (gb_size)ks * kstep_r + (u >> 1) * 32,
+                   (u >> 1) ? va1 : va0);
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+            gm_cp8(dst + (4 + v) * 32, base_c + (v & 1) * tstep_c + (gb_size)ks * kstep_c + (v >> 1) * 32,
+                   (v >> 1) ? vb1 : vb0);
+    };
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+        const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
+#pragma unroll
+        for (int st = 0; st < GM_STAGES - 1; ++st) {
+            if (kb + st < ke) issue(kb + st, st);
+            gm_cp_commit();  // empty groups too: the wait below counts groups
+        }
+        for (int ks = kb; ks < ke; ++ks) {
+            const int i = ks - kb;
+            if (ks + GM_STAGES - 1 < ke) issue(ks + GM_STAGES - 1, (i + GM_STAGES - 1) % GM_STAGES);
+            gm_cp_commit();
+            gm_cp_wait<GM_STAGES - 1>();  // the group of step ks is complete
+            const gb_u64* src = ring + (i % GM_STAGES) * (8 * 32) + lane;
+            gb_u64 a[4], b[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) a[u] = src[u * 32];
+#pragma unroll
+            for (int v = 0; v < 4; ++v) b[v] = src[(4 + v) * 32];
+#pragma unroll
+            for (int f = 0; f < 2; ++f)
+#pragma unroll
+                for (int v = 0; v < 4; ++v) gm_mma(acc[k][f][v], a[2 * f], a[2 * f + 1], b[v]);
+        }
+        gm_cp_wait<0>();
+    }
+}
+#endif
 
 // Running summary of one thread: its 2 rows (ri) and its 4 columns (cc * 2 + e).
 struct gm_summ {
@@ -247,6 +329,295 @@ __device__ __forceinline__ void gm_pairs(gm_summ& sm, const gb_u32 (&acc)[2][NA]
     }
 }
 
+#if GM_F32 && !GM_COUNT_ONLY
+// ---- Float32 pre-screen of fully called blocks (mode <2,2>) ---------------------------------------
+//
+// Every pair's KSA in float64 (gb_ksa_fixed) was half of the kernel's time: 27 scattered 8-byte
+// lookups in shared memory, a float64 log and ~100 float64 operations per pair. But a pair's exact
+// value matters only if it can survive the screen, count in N_SIG, or be its row's or column's best
+// partner; for the other ~90 % of pairs only "valid" (DF > 0, exact from integer margins) counts.
+// So each pair first gets v32, KSA in float32 rearranged so that no sum has large terms, and a
+// bound E with |v32 - KSA| <= E, hence an interval [L, U] = [v32 - E, v32 + E] that holds the
+// float64 value. A pair is a candidate when U > the screen threshold, U >= the summary threshold,
+// or U >= the largest L of its row (column) among the warp's certain non-survivors (U <= screen
+// threshold): the true best partner always is one. Candidates are compacted into a per-warp queue
+// in shared memory and evaluated 32 at a time by gb_ksa_fixed with the unchanged float64 decision
+// code, so the outputs are bit for bit those of the float64-only kernel (GM_F32=0 keeps that kernel
+// for the tests to compare).
+//
+// The rearrangement (N samples; x(c) = c ln c; fully called SNPs so margins are per SNP):
+//   KSA/2 = sum_q [x(t_q0) + x(t_q1) - x(t_q0 + t_q1)]            each term in [-(t_q0+t_q1) ln 2, 0]
+//         + [x(n_a0) + x(n_a1) + x(n_a2) - sum_ak x(n_ak)]          row SNP, in [0, N ln 2]
+//         + [x(n_b0) + x(n_b1) + x(n_b2) - sum_bk x(n_bk)]          column SNP, in [0, N ln 2]
+//         + [x(n_0) + x(n_1) - x(N)]                                study, in [-N ln 2, 0]
+//         + N ln tau,   tau = sum_ab n_ab * sum_k P_ak Q_bk,  P_ak = n_ak / n_a,  Q_bk = n_bk / (n_b n_k)
+// (the three bracketed constants are formed in float64 once per SNP, then rounded). First-order
+// error, u = 2^-24: table entries 2u N ln N; the nine cell terms u (N ln N + N ln 2); twelve
+// additions of partial sums below 4 N ln 2: 33.3 u N; rounding the constants 2.1 u N; tau: 13 u
+// relative (P, Q rounded, 2 products, 9 fused accumulations of positive terms); logf 1 ulp; the
+// last fma u (4 N ln 2 + N |ln tau|). In all u (3 N ln N + 52 N + 3 N |ln tau|) for KSA/2; E takes
+// twice that for KSA, times a safety factor of 2: E = 4u (3 N ln N + 52 N) + 12 u N |ln tau|
+// (0.09 at N = 5,000). tests/test_gpu_tensor.py checks the kernel against the float64 one and
+// gboost.stats.f32screen (the same formula in NumPy float32) against the bound.
+
+#define GM_R32_FIELDS 7  // row SNP: K_a, P_00, P_01, P_10, P_11, P_20, P_21
+#define GM_C32_FIELDS 7  // column SNP: K_b, Q_00, Q_01, Q_10, Q_11, Q_20, Q_21
+
+// Per-SNP float32 terms and counts of a fully called SNP g into out32[f * stride] / cnt[x * stride].
+__device__ __forceinline__ void gm_snp_terms32(const int* __restrict__ counts, int g, const double* tab, float* out32,
+                                               int* cnt, int stride, bool as_row) {
+    int c[6];
+#pragma unroll
+    for (int x = 0; x < 6; ++x) {
+        c[x] = __ldg(counts + (gb_size)g * 6 + x);
+        cnt[x * stride] = c[x];
+    }
+    const int n0 = c[0] + c[1], n1 = c[2] + c[3], n2 = c[4] + c[5];
+    const double k = tab[n0] + tab[n1] + tab[n2] -
+                     (tab[c[0]] + tab[c[1]] + tab[c[2]] + tab[c[3]] + tab[c[4]] + tab[c[5]]);
+    out32[0] = (float)k;
+    const int nt[3] = {n0, n1, n2};
+    if (as_row) {
+#pragma unroll
+        for (int a = 0; a < 3; ++a)
+#pragma unroll
+            for (int q = 0; q < 2; ++q) out32[(1 + a * 2 + q) * stride] = (float)((double)c[a * 2 + q] * gb_recip(nt[a]));
+    } else {
+        const int k0 = c[0] + c[2] + c[4], k1 = c[1] + c[3] + c[5];
+        const double ik[2] = {gb_recip(k0), gb_recip(k1)};
+#pragma unroll
+        for (int b = 0; b < 3; ++b)
+#pragma unroll
+            for (int q = 0; q < 2; ++q)
+                out32[(1 + b * 2 + q) * stride] = (float)((double)c[b * 2 + q] * gb_recip(nt[b]) * ik[q]);
+    }
+}
+
+// The counted cells of a <2,2> warp tile, parked in shared memory as soon as the mmas are done so that
+// the 64 accumulator registers are free for the epilogue (with them live it spilled heavily): slot
+// s = ri * 4 + cj * 2 + e of each lane, 8 counts as 16-bit halves (class k, types ta, tb at
+// k * 4 + ta * 2 + tb; counts < 2^16 wherever the pre-screen runs: its table must fit in shared memory).
+__device__ __forceinline__ void gm_park22(uint4* cells, const gb_u32 (&acc)[2][2][4][4], int lane) {
+#pragma unroll
+    for (int ri = 0; ri < 2; ++ri)
+#pragma unroll
+        for (int cj = 0; cj < 2; ++cj)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                // acc[k][fragment ri][column unit cj * 2 + tb][row unit ta: 2 * ta + e]
+                uint4 w;
+                w.x = acc[0][ri][cj * 2 + 0][0 + e] | (acc[0][ri][cj * 2 + 1][0 + e] << 16);
+                w.y = acc[0][ri][cj * 2 + 0][2 + e] | (acc[0][ri][cj * 2 + 1][2 + e] << 16);
+                w.z = acc[1][ri][cj * 2 + 0][0 + e] | (acc[1][ri][cj * 2 + 1][0 + e] << 16);
+                w.w = acc[1][ri][cj * 2 + 0][2 + e] | (acc[1][ri][cj * 2 + 1][2 + e] << 16);
+                cells[(ri * 4 + cj * 2 + e) * 32 + lane] = w;
+            }
+}
+
+// The 18 cells of a parked pair, the third types by subtraction from the SNPs' counts (as gm_pairs).
+__device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int* cr, const int* cc) {
+    const unsigned c8[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+#pragma unroll
+        for (int ta = 0; ta < 2; ++ta)
+#pragma unroll
+            for (int tb = 0; tb < 2; ++tb) t[ta * 6 + tb * 2 + k] = (int)((c8[k * 2 + ta] >> (16 * tb)) & 0xffffu);
+#pragma unroll
+        for (int a = 0; a < 2; ++a) t[a * 6 + 4 + k] = cr[(a * 2 + k) * GM_BI] - t[a * 6 + k] - t[a * 6 + 2 + k];
+#pragma unroll
+        for (int b = 0; b < 3; ++b) t[12 + b * 2 + k] = cc[(b * 2 + k) * GM_BJ] - t[b * 2 + k] - t[6 + b * 2 + k];
+    }
+}
+
+// v32 (see above) and ln tau of a table; r32 / c32 point at the SNPs' fields (strides GM_BI / GM_BJ).
+__device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf, const float* r32, const float* c32,
+                                          float cst, float fn, float& lt) {
+    float s = 0.f;
+#pragma unroll
+    for (int q = 0; q < 9; ++q) {
+        const int c0 = t[2 * q], c1 = t[2 * q + 1];
+        s += (tabf[c0] + tabf[c1]) - tabf[c0 + c1];
+    }
+    s += r32[0];
+    s += c32[0];
+    s += cst;
+    float tau = 0.f;
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+        const float p0 = r32[(1 + a * 2) * GM_BI], p1 = r32[(2 + a * 2) * GM_BI];
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            const float q0 = c32[(1 + b * 2) * GM_BJ], q1 = c32[(2 + b * 2) * GM_BJ];
+            const float nab = (float)(t[a * 6 + b * 2] + t[a * 6 + b * 2 + 1]);
+            tau = fmaf(nab, fmaf(p0, q0, p1 * q1), tau);
+        }
+    }
+    lt = logf(tau);
+    return 2.f * fmaf(fn, lt, s);
+}
+
+// Per warp: the parked cells of its 256 pairs and a queue of 32 candidates (their slot * 32 + lane,
+// then their float64 KSA).
+struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dynamic shared memory by it
+    union {
+        struct {
+            uint4 cells[8 * 32];
+            int idx[32];
+            double v[32];
+        };
+        gb_u64 ring[(GM_STAGES > 1 ? GM_STAGES : 1) * 8 * 32];  // the staged counting loop's k-steps
+    };
+};
+
+__device__ __forceinline__ void gm_append(double v, int gi, int gj, const int (&t)[18], gb_u32* __restrict__ surv_n,
+                                          int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
+                                          int* __restrict__ surv_tab) {
+    const gb_u32 slot = atomicAdd(surv_n, 1u);
+    if (slot < (gb_u32)surv_cap) {
+        surv_ij[2 * (gb_size)slot] = gi;
+        surv_ij[2 * (gb_size)slot + 1] = gj;
+        surv_ksa[slot] = v;
+#pragma unroll
+        for (int w = 0; w < 18; ++w) surv_tab[(gb_size)slot * 18 + w] = t[w];
+    }
+}
+
+// The summary part of gm_pairs for a non-survivor with float64 KSA v (row ri, column x of this lane).
+__device__ __forceinline__ void gm_credit(gm_summ& sm, double v, double thr_sig, int ri, int x, int gi, int gj) {
+    if (v >= thr_sig) {
+        sm.rsig[ri] += 1;
+        sm.csig[x] += 1;
+    }
+    if (gb_better(v, gj, sm.rbest[ri], sm.rbp[ri])) {
+        sm.rbest[ri] = v;
+        sm.rbp[ri] = gj;
+    }
+    if (gb_better(v, gi, sm.cbest[x], sm.cbp[x])) {
+        sm.cbest[x] = v;
+        sm.cbp[x] = gi;
+    }
+}
+
+// gm_pairs for mode <2,2> with the float32 pre-screen, over the cells parked in pk. tab: the float64
+// c ln c table (global memory: only candidates read it), tabf its float32 copy in shared memory; f32c:
+// N, 4u(3 N ln N + 52 N), 12 u N, the study constant x(n_0) + x(n_1) - x(N).
+__device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const double* __restrict__ tab,
+                                               const float* tabf, const double* __restrict__ thr,
+                                               const double* rterm, const double* cterm, const double* consts,
+                                               const float* r32, const float* c32, const int* rcnt, const int* ccnt,
+                                               const float* f32c, int i0, int ni, int j0, int nj, int diag, int bi0,
+                                               int bj0, int r_blk0, int c_blk0, int lane, gb_u32* __restrict__ surv_n,
+                                               int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
+                                               int* __restrict__ surv_tab) {
+    const int g = lane >> 2, q = lane & 3;
+    const float fn = f32c[0], ea = f32c[1], eb = f32c[2], cst = f32c[3];
+    const float ninf = __int_as_float(0xff800000);
+    float up[8];  // U of slot s = ri * 4 + cj * 2 + e
+    unsigned valid = 0u, cand = 0u;
+    int dfs = 0;  // 3 bits a slot: the pair's DF
+    float rl_max[2] = {ninf, ninf}, cl_max[4] = {ninf, ninf, ninf, ninf};
+#pragma unroll
+    for (int ri = 0; ri < 2; ++ri) {
+        const int rl = r_blk0 + ri * 8 + g, r = bi0 + rl;
+#pragma unroll
+        for (int cj = 0; cj < 2; ++cj)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int s = ri * 4 + cj * 2 + e, x = cj * 2 + e;
+                const int cl = c_blk0 + cj * 8 + 2 * q + e, c = bj0 + cl;
+                up[s] = ninf;
+                if (r >= ni || c >= nj) continue;
+                if (diag && i0 + r >= j0 + c) continue;
+                const int e_a = (int)rterm[rl + 5 * GM_BI], e_b = (int)cterm[cl + 7 * GM_BJ];
+                if (e_a > 1 || e_b > 1) continue;
+                const int df = 4 >> (e_a + e_b);
+                int t[18];
+                gm_table_parked(t, pk.cells[s * 32 + lane], rcnt + rl, ccnt + cl);
+                float lt;
+                const float v = gm_ksa32(t, tabf, r32 + rl, c32 + cl, cst, fn, lt);
+                const float err = fmaf(eb, fabsf(lt), ea);
+                float u = v + err;
+                const float l = v - err;
+                if (!(u <= 3.0e38f)) u = __int_as_float(0x7f800000);  // NaN or overflow (tau <= 0): float64 decides
+                up[s] = u;
+                valid |= 1u << s;
+                dfs |= df << (3 * s);
+                sm.rtot[ri] += 1;
+                sm.ctot[x] += 1;
+                if ((double)u <= __ldg(thr + df) && l == l) {  // certainly not a survivor: it may set the bar
+                    rl_max[ri] = fmaxf(rl_max[ri], l);
+                    cl_max[x] = fmaxf(cl_max[x], l);
+                }
+            }
+    }
+    // The bars over the warp's 16 columns of each row (lanes q) and 16 rows of each column (lanes g).
+#pragma unroll
+    for (int ri = 0; ri < 2; ++ri) {
+        rl_max[ri] = fmaxf(rl_max[ri], __shfl_xor_sync(0xffffffffu, rl_max[ri], 1));
+        rl_max[ri] = fmaxf(rl_max[ri], __shfl_xor_sync(0xffffffffu, rl_max[ri], 2));
+    }
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+        cl_max[x] = fmaxf(cl_max[x], __shfl_xor_sync(0xffffffffu, cl_max[x], 4));
+        cl_max[x] = fmaxf(cl_max[x], __shfl_xor_sync(0xffffffffu, cl_max[x], 8));
+        cl_max[x] = fmaxf(cl_max[x], __shfl_xor_sync(0xffffffffu, cl_max[x], 16));
+    }
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+        if (!((valid >> s) & 1u)) continue;
+        const int df = (dfs >> (3 * s)) & 7;
+        const double u = (double)up[s];
+        if (u > __ldg(thr + df) || u >= __ldg(thr + 5 + df) || up[s] >= rl_max[s >> 2] || up[s] >= cl_max[s & 3])
+            cand |= 1u << s;
+    }
+    // Compact: this lane's candidates take positions pre, pre + 1, ... of the warp's list, which the
+    // queue takes 32 at a time.
+    const int cnt = __popc(cand);
+    int pre = cnt;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const int o = __shfl_up_sync(0xffffffffu, pre, d);
+        if (lane >= d) pre += o;
+    }
+    const int total = __shfl_sync(0xffffffffu, pre, 31);
+    pre -= cnt;
+    for (int base = 0; base < total; base += 32) {
+        int k = pre - base;
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+            if (!((cand >> s) & 1u)) continue;
+            if (k >= 0 && k < 32) pk.idx[k] = s * 32 + lane;
+            ++k;
+        }
+        __syncwarp();
+        if (lane < total - base) {  // the float64 KSA of queued candidate `lane`; survivors appended here
+            const int id = pk.idx[lane], s = id >> 5, o = id & 31;
+            const int rl = r_blk0 + (s >> 2) * 8 + (o >> 2), cl = c_blk0 + ((s >> 1) & 1) * 8 + 2 * (o & 3) + (s & 1);
+            int t[18], df;
+            gm_table_parked(t, pk.cells[id], rcnt + rl, ccnt + cl);
+            const double v = gb_ksa_fixed(t, tab, rterm + rl, GM_BI, cterm + cl, GM_BJ, consts, df);
+            if (v > __ldg(thr + df)) gm_append(v, i0 + bi0 + rl, j0 + bj0 + cl, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+            pk.v[lane] = v;
+        }
+        __syncwarp();
+        k = pre - base;
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {  // each owner credits its queued non-survivors
+            if (!((cand >> s) & 1u)) continue;
+            if (k >= 0 && k < 32) {
+                const int ri = s >> 2, x = s & 3, df = (dfs >> (3 * s)) & 7;
+                const int gi = i0 + bi0 + r_blk0 + ri * 8 + g, gj = j0 + bj0 + c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1);
+                const double v = pk.v[k];
+                if (v <= __ldg(thr + df)) gm_credit(sm, v, __ldg(thr + 5 + df), ri, x, gi, gj);
+            }
+            ++k;
+        }
+        __syncwarp();
+    }
+}
+#endif
+
 // Which <NA, NB> a block runs (as gb_block_mode of boost_screen.cu, for this kernel's block shape).
 __device__ __forceinline__ int gm_block_mode(const unsigned char* __restrict__ miss, int i0, int ni, int j0, int nj,
                                              int bi0, int bj0, int tid) {
@@ -264,7 +635,7 @@ __device__ __forceinline__ void gm_screen(
     const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
     int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
     const double* __restrict__ xlx, const double* __restrict__ thr, int KS, int ks0, int i0, int ni, int j0, int nj,
-    int diag, int write_empty, int n_tab, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
+    int diag, int write_empty, int n_tab, int use_f32, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
     double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
     double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
     double* __restrict__ cp_best, int* __restrict__ cp_partner) {
@@ -274,14 +645,33 @@ __device__ __forceinline__ void gm_screen(
     __shared__ double s_rbest[GM_BI][GM_WJ];
     __shared__ int s_csig[GM_BJ][GM_WI], s_ctot[GM_BJ][GM_WI], s_cbp[GM_BJ][GM_WI];
     __shared__ double s_cbest[GM_BJ][GM_WI];
+#if GM_F32 && !GM_COUNT_ONLY
+    // The float32 pre-screen (<2,2> only, with the table in shared memory): per-SNP terms, counts,
+    // the study's constants and a candidate queue per warp.
+    __shared__ float s_r32[GM_R32_FIELDS * GM_BI], s_c32[GM_C32_FIELDS * GM_BJ], s_f32c[4];
+    __shared__ int s_rcnt[6 * GM_BI], s_ccnt[6 * GM_BJ];
+    // Dynamic shared memory (sized by the host): the float32 table, then a gm_park per warp; the float64
+    // table stays in global memory, read only for candidates.
+    const bool f32 = NA == 2 && NB == 2 && n_tab > 0 && use_f32;
+    const float* tabf = (const float*)gb_xlx_s;
+    gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));
+#endif
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wy = warp / GM_WJ, wx = warp % GM_WJ, g = lane >> 2, q = lane & 3;
     const double* tab = xlx;
     if (n_tab > 0) {
-        for (int e = tid; e < n_tab; e += GM_THREADS) gb_xlx_s[e] = __ldg(xlx + e);
+#if GM_F32 && !GM_COUNT_ONLY
+        if (f32) {
+            float* tf = (float*)gb_xlx_s;
+            for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
+        } else
+#endif
+        {
+            for (int e = tid; e < n_tab; e += GM_THREADS) gb_xlx_s[e] = __ldg(xlx + e);
+            tab = gb_xlx_s;
+        }
         __syncthreads();
-        tab = gb_xlx_s;
     }
     const int nbx = (nj + GM_BJ - 1) / GM_BJ, nby = (ni + GM_BI - 1) / GM_BI;
     const int nblk = nbx * nby;
@@ -313,6 +703,29 @@ __device__ __forceinline__ void gm_screen(
                 const int c = tid - GM_BI;
                 if (c < nj_blk) gb_snp_terms(counts, j0 + bj0 + c, tab, s_cterm + c, GM_BJ, false, 0);
             }
+#if GM_F32 && !GM_COUNT_ONLY
+            if (f32) {
+                if (tid < GM_BI) {
+                    if (tid < ni_blk) gm_snp_terms32(counts, i0 + bi0 + tid, tab, s_r32 + tid, s_rcnt + tid, GM_BI, true);
+                } else if (tid < GM_BI + GM_BJ) {
+                    const int c = tid - GM_BI;
+                    if (c < nj_blk) gm_snp_terms32(counts, j0 + bj0 + c, tab, s_c32 + c, s_ccnt + c, GM_BJ, false);
+                } else if (tid == GM_BI + GM_BJ) {  // the study's constants (any fully called SNP has the class totals)
+                    int k0 = 0, k1 = 0;
+#pragma unroll
+                    for (int a = 0; a < 3; ++a) {
+                        k0 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2);
+                        k1 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2 + 1);
+                    }
+                    const int n = k0 + k1;
+                    const double u = 1.0 / 16777216.0, xn = tab[n];
+                    s_f32c[0] = (float)n;
+                    s_f32c[1] = (float)(4.0 * u * (3.0 * xn + 52.0 * n) * 1.0001);
+                    s_f32c[2] = (float)(12.0 * u * n * 1.0001);
+                    s_f32c[3] = (float)(tab[k0] + tab[k1] - xn);
+                }
+            }
+#endif
             __syncthreads();
         }
 
@@ -327,10 +740,27 @@ __device__ __forceinline__ void gm_screen(
         // Warp-uniform: a warp with no row, no column or only pairs on or below the diagonal skips.
         const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
         if (live) {
-            if (NA == 2 && NB == 2) {
+            if constexpr (NA == 2 && NB == 2) {
                 gb_u32 acc[2][NA][2 * NB][4];
+#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1
+                if (f32)  // the ring shares the warp's parking area (counting is over before parking)
+                    gm_count22_staged(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
+                                      off_c + bj0 + c_blk0, ncol, KS, ks0, lane, (gb_u64*)&s_park[warp]);
+                else
+#endif
                 gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
                                     off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
+#if GM_F32 && !GM_COUNT_ONLY
+                if (f32) {
+                    gm_park& pk = s_park[warp];
+                    __syncwarp();  // every lane's last reads of the ring are done before the cells overwrite it
+                    gm_park22(pk.cells, acc, lane);
+                    __syncwarp();
+                    gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt,
+                                   s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap,
+                                   surv_ij, surv_ksa, surv_tab);
+                } else
+#endif
                 gm_pairs<NA, NB, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
                                     bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
             } else {
@@ -406,14 +836,15 @@ __device__ __forceinline__ void gm_screen(
     const gb_u64 *__restrict__ planes_r, int stride_r, int off_r, const gb_u64 *__restrict__ planes_c,      \
         int stride_c, int off_c, const int *__restrict__ counts, const unsigned char *__restrict__ miss,      \
         const double *__restrict__ xlx, const double *__restrict__ thr, int KS, int ks0, int i0, int ni,      \
-        int j0, int nj, int diag, int write_empty, int n_tab, gb_u32 *__restrict__ surv_n, int surv_cap,      \
+        int j0, int nj, int diag, int write_empty, int n_tab, int use_f32, gb_u32 *__restrict__ surv_n,       \
+        int surv_cap,                                                                                         \
         int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,                 \
         int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
         int *__restrict__ rp_partner, int *__restrict__ cp_sig, int *__restrict__ cp_tot,                     \
         double *__restrict__ cp_best, int *__restrict__ cp_partner
 #define GM_SCREEN_PASS                                                                                       \
     planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, KS, ks0, i0, ni, j0, nj,    \
-        diag, write_empty, n_tab, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
+        diag, write_empty, n_tab, use_f32, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
         rp_partner, cp_sig, cp_tot, cp_best, cp_partner
 
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB22) gm_screen_22(GM_SCREEN_ARGS) { gm_screen<2, 2>(GM_SCREEN_PASS); }

@@ -1,0 +1,64 @@
+"""The tensor-core kernel's float32 pre-screen of KSA, in NumPy (reference and error-bound check).
+
+``boost_mma.cu`` evaluates every pair of a fully called block first in float32, rearranged so that
+no sum holds large terms, with a bound E such that |v32 - KSA| <= E; only pairs whose decision
+(survivor, N_SIG, best partner) the interval [v32 - E, v32 + E] leaves open get the float64 KSA of
+:func:`gboost.stats.fastksa.ksa_df_lookup`. This module computes the same float32 value and bound
+(same formula, float32 arithmetic; the kernel's fused multiply-adds round less, not more) so the
+tests can check the bound on the tables where it is tightest, without a GPU.
+
+Rearranged KSA/2 for a table t[a, b, k] with N samples, x(c) = c ln c:
+
+    sum_ab [x(t_ab0) + x(t_ab1) - x(t_ab0 + t_ab1)]            (each term in [-(n_ab) ln 2, 0])
+  + [sum_a x(n_a) - sum_ak x(n_ak)] + [sum_b x(n_b) - sum_bk x(n_bk)] + [x(n_0) + x(n_1) - x(N)]
+  + N ln tau,   tau = sum_ab n_ab sum_k (n_ak / n_a) (n_bk / (n_b n_k))
+"""
+from __future__ import annotations
+
+import numpy as np
+
+U32 = 2.0 ** -24  # unit roundoff of float32
+
+
+def bound(n: int, ln_tau) -> np.ndarray:
+    """E of the kernel: 4u (3 N ln N + 52 N) + 12 u N |ln tau| (twice the first-order bound)."""
+    xn = n * np.log(n) if n > 1 else 0.0
+    return (4 * U32 * (3 * xn + 52 * n) * 1.0001 + 12 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
+
+
+def ksa32(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(v32, ln tau) in float32 for tables (m, 3, 3, 2) of fully called pairs, as the kernel computes them."""
+    t = np.asarray(tables, dtype=np.int64)
+    n = int(t[0].sum())
+    x64 = np.zeros(n + 1)
+    x64[1:] = np.arange(1, n + 1) * np.log(np.arange(1, n + 1))
+    x32 = x64.astype(np.float32)
+    f = np.float32
+    nak, nbk = t.sum(axis=2), t.sum(axis=1)            # (m, 3, 2)
+    na, nb, nk = nak.sum(axis=2), nbk.sum(axis=2), nak.sum(axis=1)  # (m, 3), (m, 3), (m, 2)
+    # Per SNP and study, formed in float64 then rounded (the kernel does this once per SNP).
+    ka = (x64[na].sum(axis=1) - x64[nak].sum(axis=(1, 2))).astype(f)
+    kb = (x64[nb].sum(axis=1) - x64[nbk].sum(axis=(1, 2))).astype(f)
+    cst = (x64[nk[:, 0]] + x64[nk[:, 1]] - x64[n]).astype(f)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pa = (nak / na[:, :, None]).astype(f)                                   # P_ak
+        qb = (nbk / nb[:, :, None] / nk[:, None, :]).astype(f)                  # Q_bk
+    pa, qb = np.nan_to_num(pa), np.nan_to_num(qb)
+    s = np.zeros(len(t), f)
+    for a in range(3):
+        for b in range(3):
+            c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
+            s = s + ((x32[c0] + x32[c1]) - x32[c0 + c1])
+    s = s + ka
+    s = s + kb
+    s = s + cst
+    tau = np.zeros(len(t), f)
+    for a in range(3):
+        for b in range(3):
+            nab = (t[:, a, b, 0] + t[:, a, b, 1]).astype(f)
+            inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
+            tau = (nab.astype(np.float64) * inner + tau).astype(f)  # fmaf: one rounding
+    with np.errstate(divide="ignore"):
+        lt = np.log(tau)
+    v = (2 * (np.float64(n) * lt.astype(np.float64) + s).astype(f)).astype(f)
+    return v, lt

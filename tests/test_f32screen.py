@@ -1,0 +1,73 @@
+"""The float32 pre-screen's error bound (gboost/stats/f32screen.py, the formula of boost_mma.cu):
+on tables of fully called pairs, small and large studies, common and rare alleles, strong
+interactions and extreme tables, |v32 - KSA| stays below half the kernel's E (E carries a
+safety factor of 2 over the first-order bound). The GPU tests check the kernel itself against its
+float64-only build."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gboost.stats.f32screen import bound, ksa32
+from gboost.stats.fastksa import ksa_df_lookup, xlogx_table
+
+
+def _tables(n, n_case, m, rng, maf=(0.01, 0.5), effect=0.0):
+    """m tables of random fully called SNP pairs over one phenotype (n samples, n_case cases)."""
+    y = np.zeros(n, np.int64)
+    y[:n_case] = 1
+    out = np.zeros((m, 3, 3, 2), np.int64)
+    for q in range(m):
+        fa, fb = rng.uniform(*maf, 2)
+        ga = rng.binomial(2, fa, n)
+        gb = rng.binomial(2, fb, n)
+        if effect:  # cases enriched for one joint genotype
+            hit = (ga == 2) & (gb == 2) & (rng.random(n) < effect)
+            y = np.where(hit, 1, (np.arange(n) < n_case).astype(np.int64))
+        np.add.at(out[q], (ga, gb, y), 1)
+    return out
+
+
+def _check(tables):
+    n = int(tables[0].sum())
+    xlx = xlogx_table(n)
+    v32, lt = ksa32(tables)
+    e = bound(n, lt).astype(np.float64)
+    v64 = np.empty(len(tables))
+    df = np.empty(len(tables), np.int64)
+    for q, t in enumerate(tables):
+        v64[q], df[q] = ksa_df_lookup(t, xlx)
+    ok = (df > 0) & np.isfinite(v32)
+    assert ok.sum() > 0.5 * len(tables)
+    err = np.abs(v32[ok].astype(np.float64) - v64[ok])
+    assert (err <= e[ok] / 2).all(), f"max error {err.max():.3g} against half-bound {e[ok].min() / 2:.3g}"
+    return err.max(), e[ok].min()
+
+
+@pytest.mark.parametrize("n,n_case", [(60, 20), (2000, 1000), (5000, 2500), (5000, 700), (20000, 9000)])
+def test_error_within_half_the_bound_on_random_pairs(n, n_case):
+    rng = np.random.default_rng(n + n_case)
+    err, e = _check(_tables(n, n_case, 300, rng))
+    assert err < e / 4  # the first-order bound itself is far from tight: useful, not vacuous
+
+
+def test_error_within_bound_on_rare_alleles_and_strong_interactions():
+    rng = np.random.default_rng(3)
+    _check(_tables(5000, 2500, 200, rng, maf=(0.001, 0.02)))
+    _check(_tables(5000, 2500, 200, rng, effect=0.9))
+
+
+def test_error_within_bound_on_extreme_tables():
+    # Whole classes in one cell, empty rows, a single sample off the diagonal.
+    n = 5000
+    t = np.zeros((6, 3, 3, 2), np.int64)
+    t[0, 0, 0] = (2500, 2500)
+    t[1, 0, 0], t[1, 2, 2] = (2500, 0), (0, 2500)
+    t[2, 0, 0], t[2, 1, 1], t[2, 0, 1] = (1250, 1250), (1249, 1250), (1, 0)
+    t[3, :, :, 0], t[3, :, :, 1] = 277, 278  # flat
+    t[3, 2, 2, 0] += n - t[3].sum()
+    t[4, 0, :, 0], t[4, 1, :, 1] = (833, 833, 834), (833, 833, 834)
+    t[5, 0, 1], t[5, 1, 0], t[5, 2, 2] = (2000, 1), (1, 2000), (499, 499)
+    assert (t.sum(axis=(1, 2, 3)) == n).all()
+    n_valid_tables = [q for q in range(6) if ksa_df_lookup(t[q], xlogx_table(n))[1] > 0]
+    _check(t[n_valid_tables] if len(n_valid_tables) > 3 else np.concatenate([t[n_valid_tables]] * 2))
