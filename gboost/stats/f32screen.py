@@ -44,20 +44,19 @@ def ksa32(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pa = (nak / na[:, :, None]).astype(f)                                   # P_ak
         qb = (nbk / nb[:, :, None] / nk[:, None, :]).astype(f)                  # Q_bk
     pa, qb = np.nan_to_num(pa), np.nan_to_num(qb)
-    s = np.zeros(len(t), f)
+    # The kernel's order: one partial sum per row type a, for the cell terms and for tau.
+    sa, ta = [], []
     for a in range(3):
+        s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
         for b in range(3):
             c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
-            s = s + ((x32[c0] + x32[c1]) - x32[c0 + c1])
-    s = s + ka
-    s = s + kb
-    s = s + cst
-    tau = np.zeros(len(t), f)
-    for a in range(3):
-        for b in range(3):
-            nab = (t[:, a, b, 0] + t[:, a, b, 1]).astype(f)
+            s_a = s_a + ((x32[c0] + x32[c1]) - x32[c0 + c1])
             inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
-            tau = (nab.astype(np.float64) * inner + tau).astype(f)  # fmaf: one rounding
+            t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
+        sa.append(s_a)
+        ta.append(t_a)
+    s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (ka + kb)
+    tau = (ta[0] + ta[1]) + ta[2]
     with np.errstate(divide="ignore"):
         lt = np.log(tau)
     v = (2 * (np.float64(n) * lt.astype(np.float64) + s).astype(f)).astype(f)

@@ -433,26 +433,25 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
 // v32 (see above) and ln tau of a table; r32 / c32 point at the SNPs' fields (strides GM_BI / GM_BJ).
 __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf, const float* r32, const float* c32,
                                           float cst, float fn, float& lt) {
-    float s = 0.f;
-#pragma unroll
-    for (int q = 0; q < 9; ++q) {
-        const int c0 = t[2 * q], c1 = t[2 * q + 1];
-        s += (tabf[c0] + tabf[c1]) - tabf[c0 + c1];
-    }
-    s += r32[0];
-    s += c32[0];
-    s += cst;
-    float tau = 0.f;
+    // Three independent partial sums per quantity (one per row type a): the dependent chains of one
+    // long sum left the pipes waiting (ncu: "wait" the first stall reason); the bound above covers
+    // any order of the additions.
+    float sa[3], ta[3];
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
         const float p0 = r32[(1 + a * 2) * GM_BI], p1 = r32[(2 + a * 2) * GM_BI];
+        sa[a] = 0.f;
+        ta[a] = 0.f;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
+            const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
+            sa[a] += (tabf[c0] + tabf[c1]) - tabf[c0 + c1];
             const float q0 = c32[(1 + b * 2) * GM_BJ], q1 = c32[(2 + b * 2) * GM_BJ];
-            const float nab = (float)(t[a * 6 + b * 2] + t[a * 6 + b * 2 + 1]);
-            tau = fmaf(nab, fmaf(p0, q0, p1 * q1), tau);
+            ta[a] = fmaf((float)(c0 + c1), fmaf(p0, q0, p1 * q1), ta[a]);
         }
     }
+    const float s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (r32[0] + c32[0]);
+    const float tau = (ta[0] + ta[1]) + ta[2];
     lt = logf(tau);
     return 2.f * fmaf(fn, lt, s);
 }
