@@ -157,6 +157,8 @@ class MmaConfig:
     # k-steps in flight per warp in the <2,2> pre-screen kernel's counting loop, copied asynchronously
     # (cp.async) into shared memory; 0 or 1: the register prefetch of one k-step.
     stages: int = 4
+    # The pre-screen's nine x(n_ab) a pair from the SFU (lg2) instead of the shared-memory table.
+    sfu_xlogx: bool = False
 
     def __post_init__(self):
         if self.warps_rows < 1 or self.warps_cols < 1 or self.threads > 1024:
@@ -180,7 +182,7 @@ class MmaConfig:
         return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
                 f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
                 f"-DGM_COUNT_ONLY={int(self.count_only)}", f"-DGM_F32={int(self.f32_screen)}",
-                f"-DGM_STAGES={self.stages}")
+                f"-DGM_STAGES={self.stages}", f"-DGM_SFU={int(self.sfu_xlogx)}")
 
     @property
     def park_bytes(self) -> int:

@@ -16,10 +16,21 @@ __device__ __forceinline__ bool gb_better(double v, int q, double bv, int bq) {
     return v > bv || (v == bv && q < bq);
 }
 
-// One term of tau * N: n_ab / (n_a n_b) * sum_k n_ak n_bk / n_k, as fastksa.ksa_df_lookup writes it.
-#define GB_TAU(ta, tb, ra, rb, ak0, ak1, bk0, bk1)                                                          \
-    tau += (double)(t[ta * 6 + tb * 2] + t[ta * 6 + tb * 2 + 1]) * ra * rb *                                \
-           ((double)((ll)ak0 * (ll)bk0) * i0 + (double)((ll)ak1 * (ll)bk1) * i1)
+// tau * N = sum_ab n_ab / (n_a n_b) * sum_k n_ak n_bk / n_k, term by term in the order (a, b) =
+// (0,0), (0,1), ..., (2,2), exactly as fastksa.ksa_df_lookup sums it. ak[a][k] = n_ak, bk[b][k] = n_bk,
+// ra / rb the reciprocals of n_a / n_b, i0 / i1 those of n_0 / n_1.
+__device__ __forceinline__ double gb_tau(const int* t, const int (&ak)[3][2], const int (&bk)[3][2],
+                                         const double (&ra)[3], const double (&rb)[3], double i0, double i1) {
+    typedef long long ll;  // products of two counts need 64 bits beyond 46k samples
+    double tau = 0.0;
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int b = 0; b < 3; ++b)
+            tau += (double)(t[a * 6 + b * 2] + t[a * 6 + b * 2 + 1]) * ra[a] * rb[b] *
+                   ((double)((ll)ak[a][0] * (ll)bk[b][0]) * i0 + (double)((ll)ak[a][1] * (ll)bk[b][1]) * i1);
+    return tau;
+}
 
 // KSA and PLINK 1.9's DF of the table t[a*6 + b*2 + k], the same operations in the same order as
 // gboost/stats/fastksa.py:ksa_df_lookup (the CPU engine's): integer margins, reciprocals for tau,
@@ -58,17 +69,9 @@ __device__ __forceinline__ double gb_ksa_df(const int* t, const double* tab, int
     const double ra2 = na2 > 0 ? 1.0 / (double)na2 : 0.0;
     const double rb0 = nb0 > 0 ? 1.0 / (double)nb0 : 0.0, rb1 = nb1 > 0 ? 1.0 / (double)nb1 : 0.0;
     const double rb2 = nb2 > 0 ? 1.0 / (double)nb2 : 0.0;
-    typedef long long ll;  // products of two counts need 64 bits beyond 46k samples
-    double tau = 0.0;
-    GB_TAU(0, 0, ra0, rb0, a00, a01, b00, b01);
-    GB_TAU(0, 1, ra0, rb1, a00, a01, b10, b11);
-    GB_TAU(0, 2, ra0, rb2, a00, a01, b20, b21);
-    GB_TAU(1, 0, ra1, rb0, a10, a11, b00, b01);
-    GB_TAU(1, 1, ra1, rb1, a10, a11, b10, b11);
-    GB_TAU(1, 2, ra1, rb2, a10, a11, b20, b21);
-    GB_TAU(2, 0, ra2, rb0, a20, a21, b00, b01);
-    GB_TAU(2, 1, ra2, rb1, a20, a21, b10, b11);
-    GB_TAU(2, 2, ra2, rb2, a20, a21, b20, b21);
+    const int ak[3][2] = {{a00, a01}, {a10, a11}, {a20, a21}}, bk[3][2] = {{b00, b01}, {b10, b11}, {b20, b21}};
+    const double ra[3] = {ra0, ra1, ra2}, rb[3] = {rb0, rb1, rb2};
+    const double tau = gb_tau(t, ak, bk, ra, rb, i0, i1);
     const double ftotal = (double)total;
     return 2.0 * (s + ftotal * log(tau / ftotal));
 }
@@ -144,19 +147,64 @@ __device__ __forceinline__ double gb_ksa_fixed(const int* t, const double* tab, 
     const double i0 = consts[2], i1 = consts[3];
     const double ra0 = row[2 * rs], ra1 = row[3 * rs], ra2 = row[4 * rs];
     const double rb0 = col[4 * cs], rb1 = col[5 * cs], rb2 = col[6 * cs];
-    typedef long long ll;
-    double tau = 0.0;
-    GB_TAU(0, 0, ra0, rb0, a00, a01, b00, b01);
-    GB_TAU(0, 1, ra0, rb1, a00, a01, b10, b11);
-    GB_TAU(0, 2, ra0, rb2, a00, a01, b20, b21);
-    GB_TAU(1, 0, ra1, rb0, a10, a11, b00, b01);
-    GB_TAU(1, 1, ra1, rb1, a10, a11, b10, b11);
-    GB_TAU(1, 2, ra1, rb2, a10, a11, b20, b21);
-    GB_TAU(2, 0, ra2, rb0, a20, a21, b00, b01);
-    GB_TAU(2, 1, ra2, rb1, a20, a21, b10, b11);
-    GB_TAU(2, 2, ra2, rb2, a20, a21, b20, b21);
+    const int ak[3][2] = {{a00, a01}, {a10, a11}, {a20, a21}}, bk[3][2] = {{b00, b01}, {b10, b11}, {b20, b21}};
+    const double ra[3] = {ra0, ra1, ra2}, rb[3] = {rb0, rb1, rb2};
+    const double tau = gb_tau(t, ak, bk, ra, rb, i0, i1);
     const double ftotal = (double)total;
     return 2.0 * (s + ftotal * log(tau / ftotal));
+}
+
+// Append a survivor (pair gi < gj, KSA v, table t) to the bounded buffer; the host re-runs a tile
+// whose buffer overflowed (it reads the count, which keeps growing past the capacity).
+__device__ __forceinline__ void gb_append(double v, int gi, int gj, const int* t, gb_u32* __restrict__ surv_n,
+                                          int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
+                                          int* __restrict__ surv_tab) {
+    const gb_u32 slot = atomicAdd(surv_n, 1u);
+    if (slot < (gb_u32)surv_cap) {
+        surv_ij[2 * (gb_size)slot] = gi;
+        surv_ij[2 * (gb_size)slot + 1] = gj;
+        surv_ksa[slot] = v;
+#pragma unroll
+        for (int w = 0; w < 18; ++w) surv_tab[(gb_size)slot * 18 + w] = t[w];
+    }
+}
+
+// Credit a non-survivor with KSA v to a thread's running summaries of its row r and column c (any
+// summary struct with rsig, rbest, rbp, csig, cbest, cbp arrays): N_SIG at the summary threshold,
+// best partner by gb_better.
+template <class Summ>
+__device__ __forceinline__ void gb_credit(Summ& sm, double v, double thr_sig, int r, int c, int gi, int gj) {
+    if (v >= thr_sig) {
+        sm.rsig[r] += 1;
+        sm.csig[c] += 1;
+    }
+    if (gb_better(v, gj, sm.rbest[r], sm.rbp[r])) {
+        sm.rbest[r] = v;
+        sm.rbp[r] = gj;
+    }
+    if (gb_better(v, gi, sm.cbest[c], sm.cbp[c])) {
+        sm.cbest[c] = v;
+        sm.cbp[c] = gi;
+    }
+}
+
+// One SNP's summary from the W partial summaries of a block's threads or warps (shared memory rows).
+template <int W>
+__device__ __forceinline__ void gb_fold_row(const int (&sig)[W], const int (&tot)[W], const double (&best)[W],
+                                            const int (&bp)[W], int& sg, int& tt, double& bv, int& bq) {
+    sg = 0;
+    tt = 0;
+    bq = -1;
+    bv = gb_neg_inf();
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+        sg += sig[w];
+        tt += tot[w];
+        if (bp[w] >= 0 && gb_better(best[w], bp[w], bv, bq)) {
+            bv = best[w];
+            bq = bp[w];
+        }
+    }
 }
 
 // The c ln c table staged in shared memory (dynamic size) when the host passes n_tab > 0.

@@ -301,29 +301,10 @@ __device__ __forceinline__ void gm_pairs(gm_summ& sm, const gb_u32 (&acc)[2][NA]
                 const int x = cc * 2 + e;
                 sm.rtot[ri] += 1;
                 sm.ctot[x] += 1;
-                if (v > __ldg(thr + df)) {
-                    const gb_u32 slot = atomicAdd(surv_n, 1u);
-                    if (slot < (gb_u32)surv_cap) {
-                        surv_ij[2 * (gb_size)slot] = gi;
-                        surv_ij[2 * (gb_size)slot + 1] = gj;
-                        surv_ksa[slot] = v;
-#pragma unroll
-                        for (int w = 0; w < 18; ++w) surv_tab[(gb_size)slot * 18 + w] = t[w];
-                    }
-                    continue;
-                }
-                if (v >= __ldg(thr + 5 + df)) {
-                    sm.rsig[ri] += 1;
-                    sm.csig[x] += 1;
-                }
-                if (gb_better(v, gj, sm.rbest[ri], sm.rbp[ri])) {
-                    sm.rbest[ri] = v;
-                    sm.rbp[ri] = gj;
-                }
-                if (gb_better(v, gi, sm.cbest[x], sm.cbp[x])) {
-                    sm.cbest[x] = v;
-                    sm.cbp[x] = gi;
-                }
+                if (v > __ldg(thr + df))
+                    gb_append(v, gi, gj, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+                else
+                    gb_credit(sm, v, __ldg(thr + 5 + df), ri, x, gi, gj);
             }
         }
     }
@@ -430,6 +411,24 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
     }
 }
 
+#ifndef GM_SFU  // x(n_ab) of the pre-screen on the SFU (lg2) instead of the shared-memory table
+#define GM_SFU 0
+#endif
+// x(c) = c ln c of a cell total for the float32 pre-screen. The 27 table lookups a pair are random
+// addresses in shared memory (~3.5 wavefronts each from bank conflicts; ncu: the shared-memory pipe
+// bounds the kernel), so with GM_SFU the nine x(n_ab) come from the SFU's lg2 instead, a pipe of its
+// own: relative error <= 7u (lg2 2 ulp = 4u, the constant ln 2 and two roundings), which the bound
+// E accounts for: 9 N ln N in place of 3 N ln N (u N ln N for the table, 7u N ln N for these, u N ln N
+// for the cell terms' additions).
+__device__ __forceinline__ float gm_xlx_ab(const float* tabf, int c) {
+#if GM_SFU
+    const float f = (float)c;
+    return c > 1 ? f * (__log2f(f) * 0.69314718f) : 0.f;
+#else
+    return tabf[c];
+#endif
+}
+
 // v32 (see above) and ln tau of a table; r32 / c32 point at the SNPs' fields (strides GM_BI / GM_BJ).
 __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf, const float* r32, const float* c32,
                                           float cst, float fn, float& lt) {
@@ -445,7 +444,7 @@ __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf,
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
-            sa[a] += (tabf[c0] + tabf[c1]) - tabf[c0 + c1];
+            sa[a] += (tabf[c0] + tabf[c1]) - gm_xlx_ab(tabf, c0 + c1);
             const float q0 = c32[(1 + b * 2) * GM_BJ], q1 = c32[(2 + b * 2) * GM_BJ];
             ta[a] = fmaf((float)(c0 + c1), fmaf(p0, q0, p1 * q1), ta[a]);
         }
@@ -468,35 +467,6 @@ struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dyna
         gb_u64 ring[(GM_STAGES > 1 ? GM_STAGES : 1) * 8 * 32];  // the staged counting loop's k-steps
     };
 };
-
-__device__ __forceinline__ void gm_append(double v, int gi, int gj, const int (&t)[18], gb_u32* __restrict__ surv_n,
-                                          int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
-                                          int* __restrict__ surv_tab) {
-    const gb_u32 slot = atomicAdd(surv_n, 1u);
-    if (slot < (gb_u32)surv_cap) {
-        surv_ij[2 * (gb_size)slot] = gi;
-        surv_ij[2 * (gb_size)slot + 1] = gj;
-        surv_ksa[slot] = v;
-#pragma unroll
-        for (int w = 0; w < 18; ++w) surv_tab[(gb_size)slot * 18 + w] = t[w];
-    }
-}
-
-// The summary part of gm_pairs for a non-survivor with float64 KSA v (row ri, column x of this lane).
-__device__ __forceinline__ void gm_credit(gm_summ& sm, double v, double thr_sig, int ri, int x, int gi, int gj) {
-    if (v >= thr_sig) {
-        sm.rsig[ri] += 1;
-        sm.csig[x] += 1;
-    }
-    if (gb_better(v, gj, sm.rbest[ri], sm.rbp[ri])) {
-        sm.rbest[ri] = v;
-        sm.rbp[ri] = gj;
-    }
-    if (gb_better(v, gi, sm.cbest[x], sm.cbp[x])) {
-        sm.cbest[x] = v;
-        sm.cbp[x] = gi;
-    }
-}
 
 // gm_pairs for mode <2,2> with the float32 pre-screen, over the cells parked in pk. tab: the float64
 // c ln c table (global memory: only candidates read it), tabf its float32 copy in shared memory; f32c:
@@ -596,7 +566,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
             int t[18], df;
             gm_table_parked(t, pk.cells[id], rcnt + rl, ccnt + cl);
             const double v = gb_ksa_fixed(t, tab, rterm + rl, GM_BI, cterm + cl, GM_BJ, consts, df);
-            if (v > __ldg(thr + df)) gm_append(v, i0 + bi0 + rl, j0 + bj0 + cl, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+            if (v > __ldg(thr + df)) gb_append(v, i0 + bi0 + rl, j0 + bj0 + cl, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
             pk.v[lane] = v;
         }
         __syncwarp();
@@ -608,7 +578,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
                 const int ri = s >> 2, x = s & 3, df = (dfs >> (3 * s)) & 7;
                 const int gi = i0 + bi0 + r_blk0 + ri * 8 + g, gj = j0 + bj0 + c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1);
                 const double v = pk.v[k];
-                if (v <= __ldg(thr + df)) gm_credit(sm, v, __ldg(thr + 5 + df), ri, x, gi, gj);
+                if (v <= __ldg(thr + df)) gb_credit(sm, v, __ldg(thr + 5 + df), ri, x, gi, gj);
             }
             ++k;
         }
@@ -719,7 +689,7 @@ __device__ __forceinline__ void gm_screen(
                     const int n = k0 + k1;
                     const double u = 1.0 / 16777216.0, xn = tab[n];
                     s_f32c[0] = (float)n;
-                    s_f32c[1] = (float)(4.0 * u * (3.0 * xn + 52.0 * n) * 1.0001);
+                    s_f32c[1] = (float)(4.0 * u * ((GM_SFU ? 9.0 : 3.0) * xn + 52.0 * n) * 1.0001);
                     s_f32c[2] = (float)(12.0 * u * n * 1.0001);
                     s_f32c[3] = (float)(tab[k0] + tab[k1] - xn);
                 }
@@ -803,27 +773,17 @@ __device__ __forceinline__ void gm_screen(
         __syncthreads();
         if (tid < GM_BI) {
             const int r = tid;
-            int sg = 0, tt = 0, bp = -1;
-            double bv = gb_neg_inf();
-#pragma unroll
-            for (int w = 0; w < GM_WJ; ++w) {
-                sg += s_rsig[r][w];
-                tt += s_rtot[r][w];
-                if (s_rbp[r][w] >= 0 && gb_better(s_rbest[r][w], s_rbp[r][w], bv, bp)) { bv = s_rbest[r][w]; bp = s_rbp[r][w]; }
-            }
+            int sg, tt, bp;
+            double bv;
+            gb_fold_row<GM_WJ>(s_rsig[r], s_rtot[r], s_rbest[r], s_rbp[r], sg, tt, bv, bp);
             if (bi0 + r < ni) {
                 rp_sig[rbase + r] = sg; rp_tot[rbase + r] = tt; rp_best[rbase + r] = bv; rp_partner[rbase + r] = bp;
             }
         } else if (tid < GM_BI + GM_BJ) {
             const int c = tid - GM_BI;
-            int sg = 0, tt = 0, bp = -1;
-            double bv = gb_neg_inf();
-#pragma unroll
-            for (int w = 0; w < GM_WI; ++w) {
-                sg += s_csig[c][w];
-                tt += s_ctot[c][w];
-                if (s_cbp[c][w] >= 0 && gb_better(s_cbest[c][w], s_cbp[c][w], bv, bp)) { bv = s_cbest[c][w]; bp = s_cbp[c][w]; }
-            }
+            int sg, tt, bp;
+            double bv;
+            gb_fold_row<GM_WI>(s_csig[c], s_ctot[c], s_cbest[c], s_cbp[c], sg, tt, bv, bp);
             if (bj0 + c < nj) {
                 cp_sig[cbase + c] = sg; cp_tot[cbase + c] = tt; cp_best[cbase + c] = bv; cp_partner[cbase + c] = bp;
             }

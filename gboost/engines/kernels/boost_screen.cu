@@ -297,29 +297,10 @@ __device__ __forceinline__ void gb_block_pairs(
             if (df <= 0) continue;
             sm.rtot[ii] += 1;
             sm.ctot[jj] += 1;
-            if (v > __ldg(thr + df)) {
-                const gb_u32 slot = atomicAdd(surv_n, 1u);
-                if (slot < (gb_u32)surv_cap) {
-                    surv_ij[2 * (gb_size)slot] = gi;
-                    surv_ij[2 * (gb_size)slot + 1] = gj;
-                    surv_ksa[slot] = v;
-#pragma unroll
-                    for (int q = 0; q < 18; ++q) surv_tab[(gb_size)slot * 18 + q] = t[q];
-                }
-                continue;
-            }
-            if (v >= __ldg(thr + 5 + df)) {
-                sm.rsig[ii] += 1;
-                sm.csig[jj] += 1;
-            }
-            if (gb_better(v, gj, sm.rbest[ii], sm.rbp[ii])) {
-                sm.rbest[ii] = v;
-                sm.rbp[ii] = gj;
-            }
-            if (gb_better(v, gi, sm.cbest[jj], sm.cbp[jj])) {
-                sm.cbest[jj] = v;
-                sm.cbp[jj] = gi;
-            }
+            if (v > __ldg(thr + df))
+                gb_append(v, gi, gj, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+            else
+                gb_credit(sm, v, __ldg(thr + 5 + df), ii, jj, gi, gj);
         }
     }
 }
@@ -409,25 +390,17 @@ __device__ __forceinline__ void gb_screen(
     __syncthreads();
     if (tid < GB_BI) {
         const int r = tid;
-        int sg = 0, tt = 0, bp = -1;
-        double bv = gb_neg_inf();
-        for (int q = 0; q < GB_TX; ++q) {
-            sg += s_rsig[r][q];
-            tt += s_rtot[r][q];
-            if (s_rbp[r][q] >= 0 && gb_better(s_rbest[r][q], s_rbp[r][q], bv, bp)) { bv = s_rbest[r][q]; bp = s_rbp[r][q]; }
-        }
+        int sg, tt, bp;
+        double bv;
+        gb_fold_row<GB_TX>(s_rsig[r], s_rtot[r], s_rbest[r], s_rbp[r], sg, tt, bv, bp);
         if (bi0 + r < ni) {
             rp_sig[rbase + r] = sg; rp_tot[rbase + r] = tt; rp_best[rbase + r] = bv; rp_partner[rbase + r] = bp;
         }
     } else if (tid < GB_BI + GB_BJ) {
         const int c = tid - GB_BI;
-        int sg = 0, tt = 0, bp = -1;
-        double bv = gb_neg_inf();
-        for (int q = 0; q < GB_TY; ++q) {
-            sg += s_csig[c][q];
-            tt += s_ctot[c][q];
-            if (s_cbp[c][q] >= 0 && gb_better(s_cbest[c][q], s_cbp[c][q], bv, bp)) { bv = s_cbest[c][q]; bp = s_cbp[c][q]; }
-        }
+        int sg, tt, bp;
+        double bv;
+        gb_fold_row<GB_TY>(s_csig[c], s_ctot[c], s_cbest[c], s_cbp[c], sg, tt, bv, bp);
         if (bj0 + c < nj) {
             cp_sig[cbase + c] = sg; cp_tot[cbase + c] = tt; cp_best[cbase + c] = bv; cp_partner[cbase + c] = bp;
         }
