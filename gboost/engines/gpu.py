@@ -375,8 +375,10 @@ class _DeviceRunner:
         self.n_tab = study.n_samples + 1 if (study.n_samples + 1) * 8 <= cap else 0
         # The tensor-core <2,2> kernel's float32 pre-screen: a float32 copy of the table and a
         # parking area per warp in dynamic shared memory (the float64 table then stays in global memory).
+        # (The parked cells are 16-bit: counts below 2^16, which the table's fit implies today.)
         self.use_f32 = bool(self.counting == "mma" and self.n_tab and self.config.f32_screen
-                            and not self.config.count_only and self._f32_smem() <= cap)
+                            and not self.config.count_only and self._f32_smem() <= cap
+                            and study.n_samples < 1 << 16)
         for name in names:
             need = self._dyn_smem(name)
             if need and self.k[name].max_dynamic_shared_size_bytes < need:
