@@ -23,8 +23,12 @@
 // g. The low half of that word goes to the fragment register the PTX ISA puts at k-word q, the
 // high half to the one at k-word q + 4, for A and B alike; any permutation of k applied to both
 // operands leaves popc(a & b) unchanged, so no shuffling is needed. The next k-step's words are
-// loaded while the current one is multiplied.
+// loaded while the current one is multiplied (fully called blocks with the float32 pre-screen:
+// GM_STAGES k-steps in flight through cp.async, gm_count22_staged).
 //
+// Fully called blocks (<2,2>) take the float32 pre-screen described at gm_pairs22_f32 below, with
+// float64 only for the pairs whose decision needs it; the other modes, and builds with GM_F32=0,
+// run the float64 epilogue for every pair:
 // Epilogue, per pair and fused: the 18 cells from the accumulators (and subtraction), DF and KSA
 // by gb_ksa_df / gb_ksa_fixed (operation for operation fastksa.ksa_df_lookup, c ln c from a table
 // in shared memory), survivors appended to the bounded buffer (the host re-runs a tile whose
@@ -616,8 +620,8 @@ __device__ __forceinline__ void gm_screen(
     __shared__ int s_csig[GM_BJ][GM_WI], s_ctot[GM_BJ][GM_WI], s_cbp[GM_BJ][GM_WI];
     __shared__ double s_cbest[GM_BJ][GM_WI];
 #if GM_F32 && !GM_COUNT_ONLY
-    // The float32 pre-screen (<2,2> only, with the table in shared memory): per-SNP terms, counts,
-    // the study's constants and a candidate queue per warp.
+    // The float32 pre-screen (<2,2> only, where the host found room for it): per-SNP terms, counts
+    // and the study's constants.
     __shared__ float s_r32[GM_R32_FIELDS * GM_BI], s_c32[GM_C32_FIELDS * GM_BJ], s_f32c[4];
     __shared__ int s_rcnt[6 * GM_BI], s_ccnt[6 * GM_BJ];
     // Dynamic shared memory (sized by the host): the float32 table, then a gm_park per warp; the float64
