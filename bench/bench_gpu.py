@@ -52,7 +52,8 @@ VARIANTS = {
     "mma 4x2 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=4, warps_cols=2)),
     "mma f64 epilogue": dict(counting="mma", mma_config=MmaConfig(f32_screen=False)),
     "mma unstaged": dict(counting="mma", mma_config=MmaConfig(stages=0)),
-    "mma sfu x(n_ab)": dict(counting="mma", mma_config=MmaConfig(sfu_xlogx=True)),
+    "mma sfu 0 (table)": dict(counting="mma", mma_config=MmaConfig(sfu_xlogx=0)),
+    "mma sfu 1 x(n_ab)": dict(counting="mma", mma_config=MmaConfig(sfu_xlogx=1)),
 }
 
 

@@ -157,8 +157,9 @@ class MmaConfig:
     # k-steps in flight per warp in the <2,2> pre-screen kernel's counting loop, copied asynchronously
     # (cp.async) into shared memory; 0 or 1: the register prefetch of one k-step.
     stages: int = 4
-    # The pre-screen's nine x(n_ab) a pair from the SFU (lg2) instead of the shared-memory table.
-    sfu_xlogx: bool = False
+    # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
+    # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx).
+    sfu_xlogx: int = 0
 
     def __post_init__(self):
         if self.warps_rows < 1 or self.warps_cols < 1 or self.threads > 1024:

@@ -20,10 +20,13 @@ import numpy as np
 U32 = 2.0 ** -24  # unit roundoff of float32
 
 
-def bound(n: int, ln_tau) -> np.ndarray:
-    """E of the kernel: 4u (3 N ln N + 52 N) + 12 u N |ln tau| (twice the first-order bound)."""
+def bound(n: int, ln_tau, sfu: int = 0) -> np.ndarray:
+    """E of the kernel: 4u (c N ln N + 52 N) + 12 u N |ln tau| (twice the first-order bound), c = 3
+    with every x ln x from the table, 9 or 15 with nine or all 27 of them from the SFU's lg2
+    (``MmaConfig.sfu_xlogx``; relative error <= 7u each instead of u)."""
     xn = n * np.log(n) if n > 1 else 0.0
-    return (4 * U32 * (3 * xn + 52 * n) * 1.0001 + 12 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
+    c = (3.0, 9.0, 15.0)[sfu]
+    return (4 * U32 * (c * xn + 52 * n) * 1.0001 + 12 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
 
 
 def ksa32(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -415,22 +415,23 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
     }
 }
 
-#ifndef GM_SFU  // x(n_ab) of the pre-screen on the SFU (lg2) instead of the shared-memory table
+#ifndef GM_SFU  // which x(c) of the pre-screen come from the SFU (lg2): 0 none, 1 the nine x(n_ab), 2 all 27
 #define GM_SFU 0
 #endif
-// x(c) = c ln c of a cell total for the float32 pre-screen. The 27 table lookups a pair are random
+// x(c) = c ln c of a count for the float32 pre-screen. The 27 table lookups a pair are random
 // addresses in shared memory (~3.5 wavefronts each from bank conflicts; ncu: the shared-memory pipe
-// bounds the kernel), so with GM_SFU the nine x(n_ab) come from the SFU's lg2 instead, a pipe of its
-// own: relative error <= 7u (lg2 2 ulp = 4u, the constant ln 2 and two roundings), which the bound
-// E accounts for: 9 N ln N in place of 3 N ln N (u N ln N for the table, 7u N ln N for these, u N ln N
-// for the cell terms' additions).
-__device__ __forceinline__ float gm_xlx_ab(const float* tabf, int c) {
-#if GM_SFU
-    const float f = (float)c;
-    return c > 1 ? f * (__log2f(f) * 0.69314718f) : 0.f;
-#else
-    return tabf[c];
-#endif
+// bounds the kernel), so with GM_SFU some or all of them come from the SFU's lg2 instead, a pipe of
+// its own: relative error <= 7u (lg2 2 ulp = 4u, the constant ln 2 and two roundings), which the
+// bound E accounts for: the N ln N coefficient 3 (2u for table roundings, u for the cell terms'
+// additions) becomes 9 with GM_SFU 1 (u + 7u + u) and 15 with GM_SFU 2 (14u + u).
+template <bool SFU>
+__device__ __forceinline__ float gm_xlx(const float* tabf, int c) {
+    if constexpr (SFU) {
+        const float f = (float)c;
+        return c > 1 ? f * (__log2f(f) * 0.69314718f) : 0.f;
+    } else {
+        return tabf[c];
+    }
 }
 
 // v32 (see above) and ln tau of a table; r32 / c32 point at the SNPs' fields (strides GM_BI / GM_BJ).
@@ -448,7 +449,8 @@ __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf,
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
-            sa[a] += (tabf[c0] + tabf[c1]) - gm_xlx_ab(tabf, c0 + c1);
+            sa[a] += (gm_xlx<(GM_SFU >= 2)>(tabf, c0) + gm_xlx<(GM_SFU >= 2)>(tabf, c1)) -
+                     gm_xlx<(GM_SFU >= 1)>(tabf, c0 + c1);
             const float q0 = c32[(1 + b * 2) * GM_BJ], q1 = c32[(2 + b * 2) * GM_BJ];
             ta[a] = fmaf((float)(c0 + c1), fmaf(p0, q0, p1 * q1), ta[a]);
         }
@@ -696,7 +698,7 @@ __device__ __forceinline__ void gm_screen(
                     const int n = k0 + k1;
                     const double u = 1.0 / 16777216.0, xn = tab[n];
                     s_f32c[0] = (float)n;
-                    s_f32c[1] = (float)(4.0 * u * ((GM_SFU ? 9.0 : 3.0) * xn + 52.0 * n) * 1.0001);
+                    s_f32c[1] = (float)(4.0 * u * ((GM_SFU >= 2 ? 15.0 : GM_SFU == 1 ? 9.0 : 3.0) * xn + 52.0 * n) * 1.0001);
                     s_f32c[2] = (float)(12.0 * u * n * 1.0001);
                     s_f32c[3] = (float)(tab[k0] + tab[k1] - xn);
                 }
