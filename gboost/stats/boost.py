@@ -41,19 +41,12 @@ def plink_df(t) -> int:
     return 4
 
 
-@nb.njit(cache=True)
-def ksa_stat(t) -> float:
-    """Kirkwood superposition approximation statistic (BOOST's screen).
-
-    P(a,b,k) = p(a,b) p(b,k) p(a,k) / (p(a) p(b) p(k)) from the table's own margins,
-    tau = sum P, L = 2 sum n ln(n / (N P / tau)), zero cells skipped. L >= the exact statistic.
-    """
+@nb.njit(cache=True, inline="always")
+def _margins(t):
+    """The two-way margins n_ab, n_ak, n_bk and N of a table, as floats."""
     nab = np.zeros((3, 3))
     nak = np.zeros((3, 2))
     nbk = np.zeros((3, 2))
-    na = np.zeros(3)
-    nb_ = np.zeros(3)
-    nk = np.zeros(2)
     total = 0.0
     for a in range(3):
         for b in range(3):
@@ -62,10 +55,27 @@ def ksa_stat(t) -> float:
                 nab[a, b] += v
                 nak[a, k] += v
                 nbk[b, k] += v
-                na[a] += v
-                nb_[b] += v
-                nk[k] += v
                 total += v
+    return nab, nak, nbk, total
+
+
+@nb.njit(cache=True)
+def ksa_stat(t) -> float:
+    """Kirkwood superposition approximation statistic (BOOST's screen).
+
+    P(a,b,k) = p(a,b) p(b,k) p(a,k) / (p(a) p(b) p(k)) from the table's own margins,
+    tau = sum P, L = 2 sum n ln(n / (N P / tau)), zero cells skipped. L >= the exact statistic.
+    """
+    nab, nak, nbk, total = _margins(t)
+    na = np.zeros(3)
+    nb_ = np.zeros(3)
+    nk = np.zeros(2)
+    for a in range(3):  # sums of integer counts: exact in any order
+        for b in range(3):
+            na[a] += nab[a, b]
+            nb_[b] += nab[a, b]
+        for k in range(2):
+            nk[k] += nak[a, k]
     if total == 0.0:
         return 0.0
     tau = 0.0
@@ -96,18 +106,7 @@ def ipf_stat(t):
     STAT = 2 sum n ln(n/mu) + 2 N ln(sum mu / N).
     """
     mu = np.ones((3, 3, 2))
-    nab = np.zeros((3, 3))
-    nak = np.zeros((3, 2))
-    nbk = np.zeros((3, 2))
-    total = 0.0
-    for a in range(3):
-        for b in range(3):
-            for k in range(2):
-                v = float(t[a, b, k])
-                nab[a, b] += v
-                nak[a, k] += v
-                nbk[b, k] += v
-                total += v
+    nab, nak, nbk, total = _margins(t)
     converged = False
     prev = mu.copy()
     for _ in range(IPF_MAX_SWEEPS):
