@@ -158,11 +158,7 @@ class DaskEngine(Engine):
         """
         from distributed import wait
         from distributed.client import FutureCancelledError
-
-        try:
-            from distributed import KilledWorker
-        except ImportError:  # pragma: no cover - older distributed
-            from distributed.scheduler import KilledWorker
+        from distributed.scheduler import KilledWorker  # where the class is defined, in every release
 
         pending = {
             self.client.submit(_worker_tile, self._study_future, self.thr, self.device, self.threads, self._key,
