@@ -11,8 +11,10 @@ missing calls, no planted signal), so even 500k x 5k takes seconds to make. Besi
 script measures:
 
 * kernel s: device time of the screen kernels (CUDA events, ``GpuEngine.kernel_seconds``);
-* exact s: exact tests of the survivors and the summary fold; calib s: exact tests of 200,000
-  random pairs for the calibration (lambda);
+* prep s: the engine's set-up (planes uploaded and laid out, tables, kernels already compiled);
+* marg s, exact s, calib s: what finalize still waits for after the screen (with a GPU engine the
+  marginal tests, the calibration's 200,000 exact tests of random pairs and the survivors' exact
+  tests run in the background during the screen); exact s includes the summary fold;
 * both counting paths in the same run (``--countings``): binary tensor cores ("mma") and
   CUDA-core popcounts ("popc");
 * the popcount ceiling of the device: a kernel that does nothing but AND + 64-bit popcount from
@@ -54,6 +56,13 @@ VARIANTS = {
     "mma unstaged": dict(counting="mma", mma_config=MmaConfig(stages=0)),
     "mma sfu 0 (table)": dict(counting="mma", mma_config=MmaConfig(sfu_xlogx=0)),
     "mma sfu 1 x(n_ab)": dict(counting="mma", mma_config=MmaConfig(sfu_xlogx=1)),
+    "mma warp ring": dict(counting="mma", mma_config=MmaConfig(block_ring=False)),
+    "mma warp ring logf": dict(counting="mma", mma_config=MmaConfig(block_ring=False, fast_log=False)),
+    "mma logf": dict(counting="mma", mma_config=MmaConfig(fast_log=False)),
+    "mma 2 stages": dict(counting="mma", mma_config=MmaConfig(stages=2)),
+    "mma 8 stages": dict(counting="mma", mma_config=MmaConfig(stages=8)),
+    "mma default again": dict(counting="mma", mma_config=MmaConfig()),  # run-to-run spread
+    "mma no xbar": dict(counting="mma", mma_config=MmaConfig(defines=("GM_XBAR=0",))),
 }
 
 
@@ -165,6 +174,8 @@ def scan_row(study: Study, params: ScanParams, engine, label: str) -> dict:
     row = dict(label=label, p=p, n=n, pairs=pairs, wall_s=wall, screen_s=res.timings["screen"],
                exact_s=res.timings["exact"], marginal_s=res.timings["marginal"], prepare_s=res.timings["prepare"],
                calibration_s=res.timings.get("calibration", 0.0),
+               screen_call_s=res.timings.get("screen_call", float("nan")),
+               finalize_call_s=res.timings.get("finalize_call", float("nan")),
                kernel_s=getattr(engine, "kernel_seconds", float("nan")),
                survivors=int(len(res.screened)), valid=int(res.n_valid), device=res.device)
     row["ps_per_s"] = pairs * n / wall
@@ -260,8 +271,8 @@ def main(argv=None) -> int:
           f"with one popcount per 64-bit cell-word")
     print(f"tensor-core ceiling: {mma_ceil:.3e} bit-ops/s (m16n8k256 b1 AND+POPC) = {mma_ceil / 4:.3e} "
           f"pair·samples/s for a 4-cell count")
-    hdr = (f"{'engine':<18} {'p':>7} {'n':>5} {'pairs':>9} {'wall s':>8} {'screen s':>8} {'kernel s':>8} "
-           f"{'exact s':>7} {'calib s':>7} {'surv':>7} {'pair·smp/s':>10} {'kernel/s':>9} {'ceil%':>6}")
+    hdr = (f"{'engine':<18} {'p':>7} {'n':>5} {'pairs':>9} {'wall s':>8} {'prep s':>6} {'screen s':>8} {'kernel s':>8} "
+           f"{'marg s':>6} {'exact s':>7} {'calib s':>7} {'surv':>7} {'pair·smp/s':>10} {'kernel/s':>9} {'ceil%':>6}")
     print(hdr)
     for r in rows:
         if r["label"].startswith("gpu mma"):
@@ -270,9 +281,12 @@ def main(argv=None) -> int:
             ceil_pct = 100 * r["kernel_ps_per_s"] / (16 * ceiling)
         else:
             ceil_pct = float("nan")
-        print(f"{r['label']:<18} {r['p']:>7} {r['n']:>5} {r['pairs']:>9.3g} {r['wall_s']:>8.2f} {r['screen_s']:>8.2f} "
-              f"{r['kernel_s']:>8.2f} {r['exact_s']:>7.2f} {r['calibration_s']:>7.2f} {r['survivors']:>7} "
+        print(f"{r['label']:<18} {r['p']:>7} {r['n']:>5} {r['pairs']:>9.3g} {r['wall_s']:>8.2f} {r['prepare_s']:>6.2f} "
+              f"{r['screen_s']:>8.2f} {r['kernel_s']:>8.2f} {r['marginal_s']:>6.2f} {r['exact_s']:>7.2f} {r['calibration_s']:>7.2f} {r['survivors']:>7} "
               f"{r['ps_per_s']:>10.3g} {r['kernel_ps_per_s']:>9.3g} {ceil_pct:>6.0f}")
+    for r in rows:
+        print(f"  {r['label']}: screen() {r['screen_call_s']:.2f} s, finalize() {r['finalize_call_s']:.2f} s, "
+              f"rest of the wall {r['wall_s'] - r['screen_call_s'] - r['finalize_call_s']:.2f} s")
     print("pair·smp/s = pairs x n / wall of run_scan (screen + exact + summary + marginal + calibration); "
           "kernel/s = the same over kernel time; ceil% = kernel rate / the ceiling of its path (popcount or mma)")
     if roof:

@@ -304,9 +304,14 @@ def run_scan(study: Study, params: ScanParams | None = None, *, engine: Engine |
     ``checkpoint`` (a :class:`gboost.checkpoint.Ledger`) replays the tiles an interrupted run
     finished and records each new tile as it completes.
     """
+    t0 = time.perf_counter()
     acc, thr, timings, engine_desc = screen(study, params, engine=engine, progress=progress, cancel=cancel,
                                             checkpoint=checkpoint)
-    return finalize(study, params or ScanParams(), acc, thr, engine_desc, timings, covariates)
+    t1 = time.perf_counter()
+    timings["screen_call"] = t1 - t0  # prepare + screen + planning, as the caller sees it
+    res = finalize(study, params or ScanParams(), acc, thr, engine_desc, timings, covariates)
+    res.timings["finalize_call"] = time.perf_counter() - t1
+    return res
 
 
 def scan_thresholds(params: ScanParams) -> Thresholds:

@@ -28,11 +28,11 @@ def _tables(n, n_case, m, rng, maf=(0.01, 0.5), effect=0.0):
     return out
 
 
-def _check(tables):
+def _check(tables, log_shift=0.0):
     n = int(tables[0].sum())
     xlx = xlogx_table(n)
-    v32, lt = ksa32(tables)
-    e = bound(n, lt).astype(np.float64)
+    v32, lt = ksa32(tables, log_shift)
+    e = bound(n, lt, fast_log=bool(log_shift)).astype(np.float64)
     v64 = np.empty(len(tables))
     df = np.empty(len(tables), np.int64)
     for q, t in enumerate(tables):
@@ -71,3 +71,14 @@ def test_error_within_bound_on_extreme_tables():
     assert (t.sum(axis=(1, 2, 3)) == n).all()
     n_valid_tables = [q for q in range(6) if ksa_df_lookup(t[q], xlogx_table(n))[1] > 0]
     _check(t[n_valid_tables] if len(n_valid_tables) > 3 else np.concatenate([t[n_valid_tables]] * 2))
+
+
+@pytest.mark.parametrize("shift", [-1.0, 1.0])
+@pytest.mark.parametrize("n,n_case", [(60, 20), (5000, 2500), (20000, 9000)])
+def test_fast_log_bound_covers_logf_worst_case(n, n_case, shift):
+    """MmaConfig.fast_log: ln tau off by __logf's documented worst case, either way, stays within half
+    of the larger E the kernel then uses."""
+    rng = np.random.default_rng(n + 7)
+    _check(_tables(n, n_case, 300, rng), log_shift=shift)
+    if n >= 5000:  # (rare alleles leave too few valid tables at 60 samples)
+        _check(_tables(n, n_case, 100, rng, maf=(0.001, 0.02)), log_shift=shift)

@@ -158,14 +158,24 @@ class MmaConfig:
     # (cp.async) into shared memory; 0 or 1: the register prefetch of one k-step.
     stages: int = 4
     # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
-    # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx).
-    sfu_xlogx: int = 0
+    # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx). 1 was the fastest in every
+    # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md).
+    sfu_xlogx: int = 1
+    # With ``stages`` > 1: stage each k-step once per block (all warps read it; one barrier a k-step)
+    # instead of once per warp (boost_mma.cu, gm_count22_block).
+    block_ring: bool = True
+    # ln tau of the pre-screen from the SFU (__logf) instead of logf; its error is in the bound.
+    fast_log: bool = True
+    # bench/ only: extra -D macro definitions ("NAME=VALUE"), for experiments with the kernel's switches.
+    defines: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.warps_rows < 1 or self.warps_cols < 1 or self.threads > 1024:
             raise ValueError(f"MmaConfig: {self.warps_rows} x {self.warps_cols} warps is not a valid block")
         if len(self.min_blocks) != 2 or min(self.min_blocks) < 1:
             raise ValueError(f"MmaConfig.min_blocks must be two positive counts, got {self.min_blocks}")
+        if self.block_ring and self.stages > 1 and self.stages & (self.stages - 1):
+            raise ValueError(f"MmaConfig.stages must be a power of two with block_ring, got {self.stages}")
 
     @property
     def block_rows(self) -> int:
@@ -183,13 +193,26 @@ class MmaConfig:
         return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
                 f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
                 f"-DGM_COUNT_ONLY={int(self.count_only)}", f"-DGM_F32={int(self.f32_screen)}",
-                f"-DGM_STAGES={self.stages}", f"-DGM_SFU={int(self.sfu_xlogx)}")
+                f"-DGM_STAGES={self.stages}", f"-DGM_SFU={int(self.sfu_xlogx)}",
+                f"-DGM_BLOCK_RING={int(self.block_ring)}", f"-DGM_FASTLOG={int(self.fast_log)}",
+                *(f"-D{d}" for d in self.defines))
 
     @property
     def park_bytes(self) -> int:
         """sizeof(gm_park) in boost_mma.cu: a warp's parked cells, queue and values (4,480 bytes), or
-        its ring of staged k-steps (2 KiB each) where that is larger."""
-        return max(8 * 32 * 16 + 32 * 4 + 32 * 8, (self.stages if self.stages > 1 else 1) * 8 * 32 * 8)
+        its ring of staged k-steps (2 KiB each) where that is larger and the ring is per warp."""
+        cells = 8 * 32 * 16 + 32 * 4 + 32 * 8
+        if self.block_ring and self.stages > 1:
+            return cells
+        return max(cells, (self.stages if self.stages > 1 else 1) * 8 * 32 * 8)
+
+    @property
+    def ring_bytes(self) -> int:
+        """The block ring (``block_ring``): ``stages`` stages of 4 (warps_rows + warps_cols) units of
+        32 lanes x 8 bytes, after the parking areas."""
+        if not (self.block_ring and self.stages > 1):
+            return 0
+        return self.stages * 4 * (self.warps_rows + self.warps_cols) * 32 * 8
 
 
 _KERNELS: dict[tuple[int, object], dict] = {}
@@ -392,6 +415,7 @@ class _DeviceRunner:
             self.miss = cp.asarray(self.has_missing.astype(np.uint8))
             self.xlx = cp.asarray(xlogx_table(study.n_samples))
             self.thr = cp.asarray(np.concatenate([thresholds.screen, thresholds.summary]).astype(np.float64))
+            self._setup_bars()
         assert self.thr.shape == (10,)
         free, _total = cp.cuda.runtime.memGetInfo()
         self.budget = (int(min(free, memory_limit - self._used0)) if memory_limit is not None
@@ -419,8 +443,16 @@ class _DeviceRunner:
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
         cp.cuda.Device(self.device_id).synchronize()
 
+    def _setup_bars(self) -> None:
+        """The float32 pre-screen's best-partner bars across blocks (boost_mma.cu, gm_pairs22_f32): one
+        float a SNP, zeroed (none yet) for a tile's SNPs before the tile runs, so that a bar comes from
+        the tile's own pairs and each tile's partial summary is exactly the CPU engine's (a bar from
+        another tile could leave a tile's own best partner of a SNP unevaluated)."""
+        self.bar = self.cp.zeros(self.p if self.use_f32 else 1, np.float32)
+
     def _f32_smem(self) -> int:
-        return -(-self.n_tab * 4 // 16) * 16 + (self.config.threads // 32) * self.config.park_bytes
+        return (-(-self.n_tab * 4 // 16) * 16 + (self.config.threads // 32) * self.config.park_bytes
+                + self.config.ring_bytes)
 
     def _dyn_smem(self, name: str) -> int:
         """Dynamic shared memory of kernel ``name``: the c ln c table (float64), or for the <2,2>
@@ -585,6 +617,9 @@ class _DeviceRunner:
             rp, cpart = slot.part["r"], slot.part["c"]
             slot.t0.record(self.stream)
             slot.surv_n.fill(0)
+            if self.use_f32:  # bars from this tile's blocks only: each tile's summary stays its own, exact
+                self.bar[tile.i0:tile.i1] = 0
+                self.bar[tile.j0:tile.j1] = 0
             for k, mode in enumerate(self._modes(tile)):
                 self._launch(mode, k == 0, tile, slot, rows, cols, nbx, nby)
             for side, n, nb, part in (("r", ni, nbx, rp), ("c", nj, nby, cpart)):
@@ -614,6 +649,7 @@ class _DeviceRunner:
                 slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
         name = self.mode_kernels[mode]
         if self.counting == "mma":
+            args = (*args, self.bar)
             grid = (max(1, min(nbx * nby, self.grid_blocks[name])), 1, 1)
             self.k[name](grid, (self.config.threads, 1, 1), args, shared_mem=self._dyn_smem(name))
         else:
@@ -718,6 +754,7 @@ class _DeviceRunner:
         except Exception:  # noqa: BLE001
             pass
         self.planes = None
+        self.bar = None
         self._cache.clear()
         for slot in self.slots:
             slot.release()

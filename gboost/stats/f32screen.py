@@ -20,17 +20,30 @@ import numpy as np
 U32 = 2.0 ** -24  # unit roundoff of float32
 
 
-def bound(n: int, ln_tau, sfu: int = 0) -> np.ndarray:
+def bound(n: int, ln_tau, sfu: int = 0, fast_log: bool = False) -> np.ndarray:
     """E of the kernel: 4u (c N ln N + 52 N) + 12 u N |ln tau| (twice the first-order bound), c = 3
     with every x ln x from the table, 9 or 15 with nine or all 27 of them from the SFU's lg2
-    (``MmaConfig.sfu_xlogx``; relative error <= 7u each instead of u)."""
+    (``MmaConfig.sfu_xlogx``; relative error <= 7u each instead of u). With ``fast_log``
+    (``MmaConfig.fast_log``: ln tau by ``__logf``, absolute error <= 2^-21.41 for tau in [0.5, 2], else
+    3 ulp <= 6u |ln tau|, as the CUDA guide gives it) 52 becomes 59 and 12 becomes 36: the log's error
+    times N, doubled for KSA and by the safety factor."""
     xn = n * np.log(n) if n > 1 else 0.0
     c = (3.0, 9.0, 15.0)[sfu]
-    return (4 * U32 * (c * xn + 52 * n) * 1.0001 + 12 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
+    a, b = (59.0, 36.0) if fast_log else (52.0, 12.0)
+    return (4 * U32 * (c * xn + a * n) * 1.0001 + b * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
 
 
-def ksa32(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(v32, ln tau) in float32 for tables (m, 3, 3, 2) of fully called pairs, as the kernel computes them."""
+# __logf's documented worst case (CUDA C++ Programming Guide, intrinsic functions): absolute error
+# 2^-21.41 for x in [0.5, 2], else 3 ulp (<= 6u relative). Their sum bounds it everywhere.
+FAST_LOG_ABS = 2.0 ** -21.41
+FAST_LOG_REL = 6 * U32
+
+
+def ksa32(tables: np.ndarray, log_shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(v32, ln tau) in float32 for tables (m, 3, 3, 2) of fully called pairs, as the kernel computes them.
+
+    ``log_shift`` (-1 to 1) moves ln tau by that fraction of ``__logf``'s worst-case error, to model
+    the kernel's ``MmaConfig.fast_log`` at its worst in either direction."""
     t = np.asarray(tables, dtype=np.int64)
     n = int(t[0].sum())
     x64 = np.zeros(n + 1)
@@ -62,5 +75,7 @@ def ksa32(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tau = (ta[0] + ta[1]) + ta[2]
     with np.errstate(divide="ignore"):
         lt = np.log(tau)
+        if log_shift:
+            lt = (lt + log_shift * (FAST_LOG_ABS + FAST_LOG_REL * np.abs(lt.astype(np.float64)))).astype(f)
     v = (2 * (np.float64(n) * lt.astype(np.float64) + s).astype(f)).astype(f)
     return v, lt

@@ -143,6 +143,9 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
 #ifndef GM_STAGES  // k-steps in flight per warp in the staged counting loop (0: registers, one ahead)
 #define GM_STAGES 4
 #endif
+#ifndef GM_BLOCK_RING  // 1: the <2,2> pre-screen kernel stages each k-step once per block, not once per warp
+#define GM_BLOCK_RING 1
+#endif
 
 #if GM_STAGES > 1
 // 8 bytes global -> shared, asynchronously; zeros where !valid (src-size 0 reads nothing).
@@ -216,6 +219,146 @@ __device__ __forceinline__ void gm_count22_staged(gb_u32 (&acc)[2][2][4][4], con
         gm_cp_wait<0>();
     }
 }
+
+#if GM_BLOCK_RING
+// One stage of the block's ring: the A units of its GM_WI warp rows (unit wy * 4 + ri * 2 + type) and
+// the B units of its GM_WJ warp columns (4 * GM_WI + wx * 4 + cj * 2 + type), each 32 lanes x 8 bytes
+// in the order gm_count22_staged reads them.
+#define GM_RING_UNITS (4 * (GM_WI + GM_WJ))
+#define GM_STAGE_WORDS (GM_RING_UNITS * 32)
+#define GM_RING_CHUNKS (GM_RING_UNITS * 16)  // 16-byte copies a stage
+#define GM_RING_COPIES ((GM_RING_CHUNKS + GM_THREADS - 1) / GM_THREADS)
+static_assert((GM_STAGES & (GM_STAGES - 1)) == 0, "the block ring's stage count must be a power of two");
+
+// 16 bytes global -> shared (32-bit shared address), asynchronously, bypassing L1 (each word is
+// staged once per block, so L1 has no reuse to catch); zeros where !valid.
+__device__ __forceinline__ void gm_cp16(unsigned dst, const gb_u64* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+// Four 8 x 16-byte matrices from shared memory (ldmatrix; lane l gives the address of row l % 8 of
+// matrix l / 8): register i of lane (g, q) gets 32-bit word q of row g of matrix i. Used as a plain
+// data move: with matrices (top unit, k-half 0), (bottom unit, half 0), (top, half 1), (bottom, half 1)
+// it yields an A fragment in the mma's register order, and with (unit, half 0), (unit, half 1) two B
+// fragments, so the ring's reads need no register moves (k-word q <-> word q of half 0, k-word q + 4
+// <-> word q of half 1: the same permutation of k for both operands).
+__device__ __forceinline__ void gm_ldsm4(gb_u32 (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void gm_mma4(gb_u32 (&d)[4], const gb_u32 (&a)[4], gb_u32 b0, gb_u32 b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+// A stage's unit is 8 SNPs x 32 bytes; SNP r keeps its two 16-byte halves swapped when (r / 4) is odd,
+// so that the 8 rows of an ldmatrix matrix (one half of 8 SNPs, 32 bytes apart) fall in distinct banks.
+__device__ __forceinline__ unsigned gm_ring_off(int unit, int r, int half) {
+    return (unsigned)((unit * 8 + r) * 32 + ((half ^ ((r >> 2) & 1)) * 16));
+}
+
+// gm_count<2, 2, 2> of every warp of the block, with the k-steps staged once per block: the per-warp
+// ring copied each warp's 2 KB of operands a k-step through L1 into its own ring, 8 warps x 2 KB where
+// the block needs only (GM_WI + GM_WJ) KB of distinct words, and those copies, their address arithmetic
+// and the ring reads were most of the counting's shared-memory traffic and instructions (ncu: shared
+// wavefronts bound the kernel). Here the block's threads copy each distinct 16 bytes once (1.5 copies
+// a thread and k-step for 2 x 4 warps) and every warp reads its fragments from the shared stage; one
+// block barrier a k-step orders the copies of a stage before its reads and the reads of the stage
+// before it is refilled. Every warp of the block must call this (barriers); `live` warps multiply.
+template <class F>
+__device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], const gb_u64* __restrict__ planes_r,
+                                                 int stride_r, int off_r, const gb_u64* __restrict__ planes_c,
+                                                 int stride_c, int off_c, int bi0, int ni, int bj0, int nj, int KS,
+                                                 int ks0, int tid, bool live, gb_u64* ring, F&& while_loading) {
+    constexpr unsigned STAGE_BYTES = GM_STAGE_WORDS * 8;
+    const int lane = tid & 31, warp = tid >> 5, wy = warp / GM_WJ, wx = warp % GM_WJ;
+    const unsigned ring_s = (unsigned)__cvta_generic_to_shared(ring);
+    // This thread's copies: the source of the next k-step to issue, its k-step stride, the destination
+    // in stage 0 (shared address), whether the row or column exists.
+    const gb_u64* src[GM_RING_COPIES];
+    gb_size kst[GM_RING_COPIES];
+    unsigned dst[GM_RING_COPIES];
+    bool val[GM_RING_COPIES], on[GM_RING_COPIES];
+#pragma unroll
+    for (int m = 0; m < GM_RING_COPIES; ++m) {
+        // Chunk c lands at byte 16 c of the stage (cheap to recompute where registers are short) and
+        // holds what gm_ring_off puts there: unit U, SNP g, half (c & 1) ^ ((g >> 2) & 1).
+        const int c = tid + m * GM_THREADS;
+        const int U = c >> 4, g = (c >> 1) & 7, qq = ((c & 1) ^ ((g >> 2) & 1)) * 2;
+        on[m] = c < GM_RING_CHUNKS;
+        dst[m] = ring_s + (unsigned)c * 16u;
+        if (U < 4 * GM_WI) {
+            const int r = (U >> 2) * 16 + ((U >> 1) & 1) * 8 + g, ty = U & 1;
+            kst[m] = (gb_size)stride_r * 4;
+            val[m] = bi0 + r < ni;
+            src[m] = planes_r + (gb_size)ty * KS * kst[m] + (gb_size)(off_r + bi0 + (val[m] ? r : 0)) * 4 + qq;
+        } else {
+            const int V = U - 4 * GM_WI;
+            const int cl = (V >> 2) * 16 + ((V >> 1) & 1) * 8 + g, ty = V & 1;
+            kst[m] = (gb_size)stride_c * 4;
+            val[m] = bj0 + cl < nj;
+            src[m] = planes_c + (gb_size)ty * KS * kst[m] + (gb_size)(off_c + bj0 + (val[m] ? cl : 0)) * 4 + qq;
+        }
+    }
+    // Issues k-step ks; called for ks = 0, 1, 2, ... in order, so the sources just advance.
+    auto issue = [&](int ks) {
+        const unsigned so = (unsigned)(ks & (GM_STAGES - 1)) * STAGE_BYTES;
+#pragma unroll
+        for (int m = 0; m < GM_RING_COPIES; ++m) {
+            if (on[m]) gm_cp16(dst[m] + so, src[m], val[m]);
+            src[m] += kst[m];
+        }
+    };
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+#pragma unroll
+        for (int f = 0; f < 2; ++f)
+#pragma unroll
+            for (int v = 0; v < 4; ++v)
+#pragma unroll
+                for (int c = 0; c < 4; ++c) acc[k][f][v][c] = 0u;
+#pragma unroll
+    for (int st = 0; st < GM_STAGES - 1; ++st) {
+        if (st < KS) issue(st);
+        gm_cp_commit();  // empty groups too: the wait below counts groups
+    }
+    while_loading();  // (the first k-step's barrier orders its shared writes before any later read)
+    // This lane's ldmatrix row addresses: A fragment f (units wy * 4 + f * 2 + type, matrix i = type +
+    // 2 * half), B units 2p and 2p + 1 (matrix i = unit * 2 + half).
+    const int mi = lane >> 3, mr = lane & 7;
+    unsigned ra[2], rb[2];
+#pragma unroll
+    for (int f = 0; f < 2; ++f) ra[f] = ring_s + gm_ring_off(wy * 4 + f * 2 + (mi & 1), mr, mi >> 1);
+#pragma unroll
+    for (int p = 0; p < 2; ++p) rb[p] = ring_s + gm_ring_off(4 * GM_WI + wx * 4 + p * 2 + (mi >> 1), mr, mi & 1);
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+        const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
+        for (int ks = kb; ks < ke; ++ks) {
+            gm_cp_wait<GM_STAGES - 2>();  // this thread's copies of step ks are done ...
+            __syncthreads();              // ... and everyone's; everyone has read step ks - 1
+            if (ks + GM_STAGES - 1 < KS) issue(ks + GM_STAGES - 1);  // refills the slot of step ks - 1
+            gm_cp_commit();
+            if (live) {
+                const unsigned o = (unsigned)(ks & (GM_STAGES - 1)) * STAGE_BYTES;
+                gb_u32 a[2][4], b[2][4];
+#pragma unroll
+                for (int f = 0; f < 2; ++f) gm_ldsm4(a[f], ra[f] + o);
+#pragma unroll
+                for (int p = 0; p < 2; ++p) gm_ldsm4(b[p], rb[p] + o);
+#pragma unroll
+                for (int f = 0; f < 2; ++f)
+#pragma unroll
+                    for (int v = 0; v < 4; ++v) gm_mma4(acc[k][f][v], a[f], b[v >> 1][(v & 1) * 2], b[v >> 1][(v & 1) * 2 + 1]);
+            }
+        }
+    }
+    gm_cp_wait<0>();
+}
+#endif
 #endif
 
 // Running summary of one thread: its 2 rows (ri) and its 4 columns (cc * 2 + e).
@@ -348,14 +491,15 @@ __device__ __forceinline__ void gm_pairs(gm_summ& sm, const gb_u32 (&acc)[2][NA]
 #define GM_R32_FIELDS 7  // row SNP: K_a, P_00, P_01, P_10, P_11, P_20, P_21
 #define GM_C32_FIELDS 7  // column SNP: K_b, Q_00, Q_01, Q_10, Q_11, Q_20, Q_21
 
-// Per-SNP float32 terms and counts of a fully called SNP g into out32[f * stride] / cnt[x * stride].
+// Per-SNP float32 terms and counts of a fully called SNP g into out32[f * stride] / cnt[x * stride]
+// (cnt may be null).
 __device__ __forceinline__ void gm_snp_terms32(const int* __restrict__ counts, int g, const double* tab, float* out32,
                                                int* cnt, int stride, bool as_row) {
     int c[6];
 #pragma unroll
     for (int x = 0; x < 6; ++x) {
         c[x] = __ldg(counts + (gb_size)g * 6 + x);
-        cnt[x * stride] = c[x];
+        if (cnt) cnt[x * stride] = c[x];
     }
     const int n0 = c[0] + c[1], n1 = c[2] + c[3], n2 = c[4] + c[5];
     const double k = tab[n0] + tab[n1] + tab[n2] -
@@ -415,8 +559,14 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
     }
 }
 
+#ifndef GM_XBAR  // the pre-screen's best-partner bars across blocks (bar[SNP], gm_pairs22_f32)
+#define GM_XBAR 1
+#endif
+#ifndef GM_FASTLOG  // ln tau of the pre-screen from the SFU (__logf) instead of logf
+#define GM_FASTLOG 1
+#endif
 #ifndef GM_SFU  // which x(c) of the pre-screen come from the SFU (lg2): 0 none, 1 the nine x(n_ab), 2 all 27
-#define GM_SFU 0
+#define GM_SFU 1
 #endif
 // x(c) = c ln c of a count for the float32 pre-screen. The 27 table lookups a pair are random
 // addresses in shared memory (~3.5 wavefronts each from bank conflicts; ncu: the shared-memory pipe
@@ -457,8 +607,27 @@ __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf,
     }
     const float s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (r32[0] + c32[0]);
     const float tau = (ta[0] + ta[1]) + ta[2];
+#if GM_FASTLOG
+    lt = __logf(tau);  // SFU lg2: ~20 instructions fewer than logf a pair; its error is in E (see gm_screen)
+#else
     lt = logf(tau);
+#endif
     return 2.f * fmaf(fn, lt, s);
+}
+
+// The float32 pre-screen's constants of a study with k0 controls and k1 cases (float64 formed, then
+// rounded): N, ea and eb of the bound E = ea + eb |ln tau| (gboost.stats.f32screen.bound; with
+// GM_FASTLOG __logf's error, CUDA guide: absolute <= 2^-21.41 for tau in [0.5, 2], else 3 ulp <= 6u
+// |ln tau|, times N, doubled for KSA and by the safety factor: + 4N 2^-21.41 <= 25uN to ea (52 -> 59
+// inside the 4u bracket, with room) and + 24uN to eb (12 -> 36)), and x(n_0) + x(n_1) - x(N).
+__device__ __forceinline__ void gm_study_f32(const double* tab, int k0, int k1, float* f32c) {
+    const int n = k0 + k1;
+    const double u = 1.0 / 16777216.0, xn = tab[n];
+    f32c[0] = (float)n;
+    f32c[1] = (float)(4.0 * u * ((GM_SFU >= 2 ? 15.0 : GM_SFU == 1 ? 9.0 : 3.0) * xn + (GM_FASTLOG ? 59.0 : 52.0) * n) *
+                      1.0001);
+    f32c[2] = (float)((GM_FASTLOG ? 36.0 : 12.0) * u * n * 1.0001);
+    f32c[3] = (float)(tab[k0] + tab[k1] - xn);
 }
 
 // Per warp: the parked cells of its 256 pairs and a queue of 32 candidates (their slot * 32 + lane,
@@ -470,7 +639,9 @@ struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dyna
             int idx[32];
             double v[32];
         };
-        gb_u64 ring[(GM_STAGES > 1 ? GM_STAGES : 1) * 8 * 32];  // the staged counting loop's k-steps
+#if !GM_BLOCK_RING || GM_STAGES < 2
+        gb_u64 ring[(GM_STAGES > 1 ? GM_STAGES : 1) * 8 * 32];  // the per-warp staged counting loop's k-steps
+#endif
     };
 };
 
@@ -484,12 +655,13 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
                                                const float* f32c, int i0, int ni, int j0, int nj, int diag, int bi0,
                                                int bj0, int r_blk0, int c_blk0, int lane, gb_u32* __restrict__ surv_n,
                                                int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
-                                               int* __restrict__ surv_tab) {
+                                               int* __restrict__ surv_tab, float* __restrict__ bar,
+                                               const float* bar_r, const float* bar_c) {
     const int g = lane >> 2, q = lane & 3;
     const float fn = f32c[0], ea = f32c[1], eb = f32c[2], cst = f32c[3];
     const float ninf = __int_as_float(0xff800000);
     float up[8];  // U of slot s = ri * 4 + cj * 2 + e
-    unsigned valid = 0u, cand = 0u;
+    unsigned valid = 0u, cand = 0u, sure = 0u;  // sure: certainly a non-survivor with KSA >= the summary threshold
     int dfs = 0;  // 3 bits a slot: the pair's DF
     float rl_max[2] = {ninf, ninf}, cl_max[4] = {ninf, ninf, ninf, ninf};
 #pragma unroll
@@ -523,6 +695,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
                 if ((double)u <= __ldg(thr + df) && l == l) {  // certainly not a survivor: it may set the bar
                     rl_max[ri] = fmaxf(rl_max[ri], l);
                     cl_max[x] = fmaxf(cl_max[x], l);
+                    if ((double)l >= __ldg(thr + 5 + df)) sure |= 1u << s;  // KSA >= l: counts in N_SIG
                 }
             }
     }
@@ -538,13 +711,47 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
         cl_max[x] = fmaxf(cl_max[x], __shfl_xor_sync(0xffffffffu, cl_max[x], 8));
         cl_max[x] = fmaxf(cl_max[x], __shfl_xor_sync(0xffffffffu, cl_max[x], 16));
     }
+    // The bars across blocks: bar[SNP] holds the largest L of a certain non-survivor of that SNP seen in
+    // any block of this tile so far (0: none; only positive L are kept; the host zeroes a tile's SNPs
+    // before it runs, so each tile's partial summary is exact on its own), so a pair whose U is below
+    // it cannot be its SNP's best partner in the tile (that pair's KSA >= L > U). The true best always
+    // has U >= every L, so it stays a candidate. With the warp-local bars alone every row and column of a warp
+    // tile had its own best evaluated in float64 (~9.6 % of pairs); with them, after the first blocks
+    // of a row, only pairs near a threshold are (the N_SIG test below needs float64 only for pairs with
+    // L < the summary threshold <= U).
+    if (GM_XBAR) {
+        const int gr = i0 + bi0 + r_blk0 + g, gc = j0 + bj0 + c_blk0 + 2 * q;
+#pragma unroll
+        for (int ri = 0; ri < 2; ++ri) {
+            if (bi0 + r_blk0 + ri * 8 + g >= ni) continue;
+            const float f = bar_r[r_blk0 + ri * 8 + g];  // (read at the block's start)
+            if (q == 0 && rl_max[ri] > f && rl_max[ri] > 0.f)
+                atomicMax((int*)(bar + gr + ri * 8), __float_as_int(rl_max[ri]));  // positive floats order as ints
+            if (f > 0.f) rl_max[ri] = fmaxf(rl_max[ri], f);
+        }
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+            const int cl = c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1);
+            if (bj0 + cl >= nj) continue;
+            const float f = bar_c[cl];
+            if (g == 0 && cl_max[x] > f && cl_max[x] > 0.f)
+                atomicMax((int*)(bar + gc + (x >> 1) * 8 + (x & 1)), __float_as_int(cl_max[x]));
+            if (f > 0.f) cl_max[x] = fmaxf(cl_max[x], f);
+        }
+    }
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
         if (!((valid >> s) & 1u)) continue;
         const int df = (dfs >> (3 * s)) & 7;
         const double u = (double)up[s];
-        if (u > __ldg(thr + df) || u >= __ldg(thr + 5 + df) || up[s] >= rl_max[s >> 2] || up[s] >= cl_max[s & 3])
+        const bool s_sure = (sure >> s) & 1u;
+        if (u > __ldg(thr + df) || (u >= __ldg(thr + 5 + df) && !s_sure) || up[s] >= rl_max[s >> 2] ||
+            up[s] >= cl_max[s & 3])
             cand |= 1u << s;
+        else if (s_sure) {  // certainly in N_SIG and not a best partner: counted without its exact value
+            sm.rsig[s >> 2] += 1;
+            sm.csig[s & 3] += 1;
+        }
     }
     // Compact: this lane's candidates take positions pre, pre + 1, ... of the warp's list, which the
     // queue takes 32 at a time.
@@ -614,7 +821,7 @@ __device__ __forceinline__ void gm_screen(
     int diag, int write_empty, int n_tab, int use_f32, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
     double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
     double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
-    double* __restrict__ cp_best, int* __restrict__ cp_partner) {
+    double* __restrict__ cp_best, int* __restrict__ cp_partner, float* __restrict__ bar) {
     __shared__ double s_rterm[GB_ROW_FIELDS * GM_BI + 4];  // + the class constants
     __shared__ double s_cterm[GB_COL_FIELDS * GM_BJ];
     __shared__ int s_rsig[GM_BI][GM_WJ], s_rtot[GM_BI][GM_WJ], s_rbp[GM_BI][GM_WJ];
@@ -626,13 +833,23 @@ __device__ __forceinline__ void gm_screen(
     // and the study's constants.
     __shared__ float s_r32[GM_R32_FIELDS * GM_BI], s_c32[GM_C32_FIELDS * GM_BJ], s_f32c[4];
     __shared__ int s_rcnt[6 * GM_BI], s_ccnt[6 * GM_BJ];
+    __shared__ float s_bar_r[GM_BI], s_bar_c[GM_BJ];  // bar[] of the block's SNPs, read at its start
     // Dynamic shared memory (sized by the host): the float32 table, then a gm_park per warp; the float64
     // table stays in global memory, read only for candidates.
     const bool f32 = NA == 2 && NB == 2 && n_tab > 0 && use_f32;
     const float* tabf = (const float*)gb_xlx_s;
     gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));
+#if GM_BLOCK_RING && GM_STAGES > 1
+    gb_u64* s_ring = (gb_u64*)(s_park + GM_WARPS);  // GM_STAGES x GM_STAGE_WORDS, after the parking areas
+#endif
 #endif
 
+#if GM_F32 && !GM_COUNT_ONLY
+    constexpr bool kBlockRing = GM_BLOCK_RING && GM_STAGES > 1;
+#else
+    constexpr bool kBlockRing = false;
+    constexpr bool f32 = false;
+#endif
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wy = warp / GM_WJ, wx = warp % GM_WJ, g = lane >> 2, q = lane & 3;
     const double* tab = xlx;
@@ -674,36 +891,50 @@ __device__ __forceinline__ void gm_screen(
         __syncthreads();
         const int ni_blk = min(GM_BI, ni - bi0), nj_blk = min(GM_BJ, nj - bj0);
         double* consts = s_rterm + GB_ROW_FIELDS * GM_BI;
-        if (NA == 2 && NB == 2) {  // fully called block: per-SNP KSA terms once per SNP
-            if (tid < GM_BI) {
-                if (tid < ni_blk) gb_snp_terms(counts, i0 + bi0 + tid, tab, s_rterm + tid, GM_BI, true, tid == 0 ? consts : 0);
-            } else if (tid < GM_BI + GM_BJ) {
-                const int c = tid - GM_BI;
-                if (c < nj_blk) gb_snp_terms(counts, j0 + bj0 + c, tab, s_cterm + c, GM_BJ, false, 0);
-            }
+        // Per-SNP KSA terms of a fully called block, once per SNP; with the pre-screen also its float32
+        // terms and counts (other warps than the float64 terms, so both run at once), the study's
+        // constants, and the SNPs' cross-block bars (read before counting, so their latency hides).
+        auto terms = [&]() {
+            // Tasks t: [0, B) the float64 terms of row t (column t - GM_BI), [B, 2B) the float32 ones,
+            // [2B, 3B) the bars, 3B the study's constants (B = GM_BI + GM_BJ; with 2 x 4 warps: warps
+            // 0-2, 3-5, 6-7 and a second round of threads 0-32, so the two kinds of terms run at once).
+            constexpr int B = GM_BI + GM_BJ;
+            const int n_tasks = f32 ? 3 * B + 1 : B;
+            for (int t = tid; t < n_tasks; t += GM_THREADS) {
+                const int k = t / B, e = t % B;
+                const bool row = e < GM_BI;
+                const int x = row ? e : e - GM_BI;
+                if (row ? x >= ni_blk : x >= nj_blk) {
 #if GM_F32 && !GM_COUNT_ONLY
-            if (f32) {
-                if (tid < GM_BI) {
-                    if (tid < ni_blk) gm_snp_terms32(counts, i0 + bi0 + tid, tab, s_r32 + tid, s_rcnt + tid, GM_BI, true);
-                } else if (tid < GM_BI + GM_BJ) {
-                    const int c = tid - GM_BI;
-                    if (c < nj_blk) gm_snp_terms32(counts, j0 + bj0 + c, tab, s_c32 + c, s_ccnt + c, GM_BJ, false);
-                } else if (tid == GM_BI + GM_BJ) {  // the study's constants (any fully called SNP has the class totals)
+                    if (k == 2) (row ? s_bar_r[x] : s_bar_c[x]) = 0.f;
+#endif
+                    continue;
+                }
+                const int snp = row ? i0 + bi0 + x : j0 + bj0 + x;
+                if (k == 0) {
+                    if (row) gb_snp_terms(counts, snp, tab, s_rterm + x, GM_BI, true, x == 0 ? consts : 0);
+                    else gb_snp_terms(counts, snp, tab, s_cterm + x, GM_BJ, false, 0);
+                }
+#if GM_F32 && !GM_COUNT_ONLY
+                else if (k == 1) {
+                    if (row) gm_snp_terms32(counts, snp, tab, s_r32 + x, s_rcnt + x, GM_BI, true);
+                    else gm_snp_terms32(counts, snp, tab, s_c32 + x, s_ccnt + x, GM_BJ, false);
+                } else if (k == 2) {
+                    (row ? s_bar_r[x] : s_bar_c[x]) = __ldcg(bar + snp);
+                } else {  // any fully called SNP has the class totals
                     int k0 = 0, k1 = 0;
 #pragma unroll
                     for (int a = 0; a < 3; ++a) {
                         k0 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2);
                         k1 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2 + 1);
                     }
-                    const int n = k0 + k1;
-                    const double u = 1.0 / 16777216.0, xn = tab[n];
-                    s_f32c[0] = (float)n;
-                    s_f32c[1] = (float)(4.0 * u * ((GM_SFU >= 2 ? 15.0 : GM_SFU == 1 ? 9.0 : 3.0) * xn + 52.0 * n) * 1.0001);
-                    s_f32c[2] = (float)(12.0 * u * n * 1.0001);
-                    s_f32c[3] = (float)(tab[k0] + tab[k1] - xn);
+                    gm_study_f32(tab, k0, k1, s_f32c);
                 }
-            }
 #endif
+            }
+        };
+        if (NA == 2 && NB == 2 && !(kBlockRing && f32)) {  // (the block ring does it while its first loads fly)
+            terms();
             __syncthreads();
         }
 
@@ -717,10 +948,29 @@ __device__ __forceinline__ void gm_screen(
         const int nrow = min(16, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
         // Warp-uniform: a warp with no row, no column or only pairs on or below the diagonal skips.
         const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
+#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1 && GM_BLOCK_RING
+        if constexpr (NA == 2 && NB == 2) {
+            if (f32) {  // every warp takes part in the block ring's barriers; live ones count and pair
+                gb_u32 acc[2][2][4][4];
+                gm_count22_block(acc, planes_r, stride_r, off_r, planes_c, stride_c, off_c, bi0, ni, bj0, nj, KS,
+                                 ks0, tid, live, s_ring, terms);
+                if (live) {
+                    gm_park& pk = s_park[warp];
+                    gm_park22(pk.cells, acc, lane);
+                    __syncwarp();
+                    gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt,
+                                   s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap,
+                                   surv_ij, surv_ksa, surv_tab, bar, s_bar_r, s_bar_c);
+                }
+            }
+        }
+        if (!(NA == 2 && NB == 2 && f32) && live) {
+#else
         if (live) {
+#endif
             if constexpr (NA == 2 && NB == 2) {
                 gb_u32 acc[2][NA][2 * NB][4];
-#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1
+#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1 && !GM_BLOCK_RING
                 if (f32)  // the ring shares the warp's parking area (counting is over before parking)
                     gm_count22_staged(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
                                       off_c + bj0 + c_blk0, ncol, KS, ks0, lane, (gb_u64*)&s_park[warp]);
@@ -728,7 +978,7 @@ __device__ __forceinline__ void gm_screen(
 #endif
                 gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
                                     off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
-#if GM_F32 && !GM_COUNT_ONLY
+#if GM_F32 && !GM_COUNT_ONLY && !(GM_BLOCK_RING && GM_STAGES > 1)  // (the block ring's branch above did it)
                 if (f32) {
                     gm_park& pk = s_park[warp];
                     __syncwarp();  // every lane's last reads of the ring are done before the cells overwrite it
@@ -736,7 +986,7 @@ __device__ __forceinline__ void gm_screen(
                     __syncwarp();
                     gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt,
                                    s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap,
-                                   surv_ij, surv_ksa, surv_tab);
+                                   surv_ij, surv_ksa, surv_tab, bar, s_bar_r, s_bar_c);
                 } else
 #endif
                 gm_pairs<NA, NB, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
@@ -809,16 +1059,17 @@ __device__ __forceinline__ void gm_screen(
         int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,                 \
         int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
         int *__restrict__ rp_partner, int *__restrict__ cp_sig, int *__restrict__ cp_tot,                     \
-        double *__restrict__ cp_best, int *__restrict__ cp_partner
+        double *__restrict__ cp_best, int *__restrict__ cp_partner, float *__restrict__ bar
 #define GM_SCREEN_PASS                                                                                       \
     planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, KS, ks0, i0, ni, j0, nj,    \
         diag, write_empty, n_tab, use_f32, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
-        rp_partner, cp_sig, cp_tot, cp_best, cp_partner
+        rp_partner, cp_sig, cp_tot, cp_best, cp_partner, bar
 
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB22) gm_screen_22(GM_SCREEN_ARGS) { gm_screen<2, 2>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_23(GM_SCREEN_ARGS) { gm_screen<2, 3>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_32(GM_SCREEN_ARGS) { gm_screen<3, 2>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_33(GM_SCREEN_ARGS) { gm_screen<3, 3>(GM_SCREEN_PASS); }
+
 
 // SNP-major planes x[s][t][w] (n SNPs, W words: controls [0, w_ctrl), cases after) into the
 // kernel's layout out[t][ks][out_off + s][4] (out_stride SNPs per k-step row), each class padded
