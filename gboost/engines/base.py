@@ -41,8 +41,16 @@ class Tile:
     def n_pairs(self) -> int:
         if not self.diagonal:
             return (self.i1 - self.i0) * (self.j1 - self.j0)
-        # sum over rows i of max(0, j1 - max(j0, i + 1))
-        return sum(max(0, self.j1 - max(self.j0, i + 1)) for i in range(self.i0, self.i1))
+        # sum over rows i of max(0, j1 - max(j0, i + 1)), in closed form (a Python loop over the rows
+        # took 0.6 s for the diagonal tiles of a 500k-SNP plan): rows i < j0 see all j1 - j0 columns,
+        # rows i in [max(i0, j0), min(i1, j1 - 1)) see j1 - 1 - i.
+        i0, i1, j0, j1 = self.i0, self.i1, self.j0, self.j1
+        full = max(0, min(i1, j0) - i0) * max(0, j1 - j0)
+        a, b = max(i0, j0), min(i1, j1 - 1)  # rows [a, b)
+        if b <= a:
+            return full
+        n = b - a
+        return full + n * (j1 - 1) - (a + b - 1) * n // 2
 
 
 @dataclass
