@@ -56,8 +56,6 @@ VARIANTS = {
     "mma unstaged": dict(counting="mma", mma_config=MmaConfig(stages=0)),
     "mma sfu 0 (table)": dict(counting="mma", mma_config=MmaConfig(sfu_xlogx=0)),
     "mma sfu 1 x(n_ab)": dict(counting="mma", mma_config=MmaConfig(sfu_xlogx=1)),
-    "mma warp ring": dict(counting="mma", mma_config=MmaConfig(block_ring=False)),
-    "mma warp ring logf": dict(counting="mma", mma_config=MmaConfig(block_ring=False, fast_log=False)),
     "mma logf": dict(counting="mma", mma_config=MmaConfig(fast_log=False)),
     "mma 2 stages": dict(counting="mma", mma_config=MmaConfig(stages=2)),
     "mma 8 stages": dict(counting="mma", mma_config=MmaConfig(stages=8)),

@@ -154,16 +154,14 @@ class MmaConfig:
     # Fully called blocks: KSA first in float32 with a proven error bound, float64 only for the pairs
     # whose decision it can change (boost_mma.cu, "Float32 pre-screen"); False: float64 for every pair.
     f32_screen: bool = True
-    # k-steps in flight per warp in the <2,2> pre-screen kernel's counting loop, copied asynchronously
-    # (cp.async) into shared memory; 0 or 1: the register prefetch of one k-step.
+    # k-steps in flight in the <2,2> pre-screen kernel's counting loop, staged once per block in shared
+    # memory (cp.async; a power of two; one block barrier a k-step); 0 or 1: each warp's register
+    # prefetch of one k-step.
     stages: int = 4
     # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
     # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx). 1 was the fastest in every
     # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md).
     sfu_xlogx: int = 1
-    # With ``stages`` > 1: stage each k-step once per block (all warps read it; one barrier a k-step)
-    # instead of once per warp (boost_mma.cu, gm_count22_block).
-    block_ring: bool = True
     # ln tau of the pre-screen from the SFU (__logf) instead of logf; its error is in the bound.
     fast_log: bool = True
     # bench/ only: extra -D macro definitions ("NAME=VALUE"), for experiments with the kernel's switches.
@@ -174,8 +172,8 @@ class MmaConfig:
             raise ValueError(f"MmaConfig: {self.warps_rows} x {self.warps_cols} warps is not a valid block")
         if len(self.min_blocks) != 2 or min(self.min_blocks) < 1:
             raise ValueError(f"MmaConfig.min_blocks must be two positive counts, got {self.min_blocks}")
-        if self.block_ring and self.stages > 1 and self.stages & (self.stages - 1):
-            raise ValueError(f"MmaConfig.stages must be a power of two with block_ring, got {self.stages}")
+        if self.stages > 1 and self.stages & (self.stages - 1):
+            raise ValueError(f"MmaConfig.stages must be 0, 1 or a power of two, got {self.stages}")
 
     @property
     def block_rows(self) -> int:
@@ -194,25 +192,19 @@ class MmaConfig:
                 f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
                 f"-DGM_COUNT_ONLY={int(self.count_only)}", f"-DGM_F32={int(self.f32_screen)}",
                 f"-DGM_STAGES={self.stages}", f"-DGM_SFU={int(self.sfu_xlogx)}",
-                f"-DGM_BLOCK_RING={int(self.block_ring)}", f"-DGM_FASTLOG={int(self.fast_log)}",
+                f"-DGM_FASTLOG={int(self.fast_log)}",
                 *(f"-D{d}" for d in self.defines))
 
     @property
     def park_bytes(self) -> int:
-        """sizeof(gm_park) in boost_mma.cu: a warp's parked cells, queue and values (4,480 bytes), or
-        its ring of staged k-steps (2 KiB each) where that is larger and the ring is per warp."""
-        cells = 8 * 32 * 16 + 32 * 4 + 32 * 8
-        if self.block_ring and self.stages > 1:
-            return cells
-        return max(cells, (self.stages if self.stages > 1 else 1) * 8 * 32 * 8)
+        """sizeof(gm_park) in boost_mma.cu: a warp's parked cells, queue and values (4,480 bytes)."""
+        return 8 * 32 * 16 + 32 * 4 + 32 * 8
 
     @property
     def ring_bytes(self) -> int:
-        """The block ring (``block_ring``): ``stages`` stages of 4 (warps_rows + warps_cols) units of
+        """The block ring (``stages`` > 1): ``stages`` stages of 4 (warps_rows + warps_cols) units of
         32 lanes x 8 bytes, after the parking areas."""
-        if not (self.block_ring and self.stages > 1):
-            return 0
-        return self.stages * 4 * (self.warps_rows + self.warps_cols) * 32 * 8
+        return self.stages * 4 * (self.warps_rows + self.warps_cols) * 32 * 8 if self.stages > 1 else 0
 
 
 _KERNELS: dict[tuple[int, object], dict] = {}

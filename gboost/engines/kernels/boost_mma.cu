@@ -23,8 +23,9 @@
 // g. The low half of that word goes to the fragment register the PTX ISA puts at k-word q, the
 // high half to the one at k-word q + 4, for A and B alike; any permutation of k applied to both
 // operands leaves popc(a & b) unchanged, so no shuffling is needed. The next k-step's words are
-// loaded while the current one is multiplied (fully called blocks with the float32 pre-screen:
-// GM_STAGES k-steps in flight through cp.async, gm_count22_staged).
+// loaded while the current one is multiplied. Fully called blocks with the float32 pre-screen stage
+// GM_STAGES k-steps instead, once per block in shared memory (cp.async), every warp reading its
+// fragments from there with ldmatrix (gm_count22_block; its own permutation of k, the same for A and B).
 //
 // Fully called blocks (<2,2>) take the float32 pre-screen described at gm_pairs22_f32 below, with
 // float64 only for the pairs whose decision needs it; the other modes, and builds with GM_F32=0,
@@ -64,18 +65,22 @@
 #define GM_BJ (16 * GM_WJ)
 
 static_assert(GM_THREADS >= GM_BI + GM_BJ && GM_THREADS <= 1024, "a block needs a thread per row and per column SNP");
-static_assert(!GM_F32 || GM_THREADS > GM_BI + GM_BJ, "the float32 pre-screen needs one more thread for the study's constants");
 
-// d += popc(A & B) over 256 bits: top/bot are the 64-bit words of this lane's rows of the two row
-// units (low half at k-word q, high half at k-word q + 4), b the word of its column.
-__device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, gb_u64 b) {
+// d += popc(A & B) over 256 bits: a[0..3] the A fragment (rows g and g + 8 at k-word q, then at
+// k-word q + 4), b0, b1 the B fragment (column g at k-words q and q + 4).
+__device__ __forceinline__ void gm_mma4(gb_u32 (&d)[4], const gb_u32 (&a)[4], gb_u32 b0, gb_u32 b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%0,%1,%2,%3};"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"((gb_u32)top), "r"((gb_u32)bot), "r"((gb_u32)(top >> 32)), "r"((gb_u32)(bot >> 32)), "r"((gb_u32)b),
-          "r"((gb_u32)(b >> 32)));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #endif
+}
+// The same with the A fragment as this lane's 64-bit words of its rows in the two row units (top,
+// bot: low half at k-word q, high half at k-word q + 4) and b the word of its column.
+__device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, gb_u64 b) {
+    const gb_u32 a[4] = {(gb_u32)top, (gb_u32)bot, (gb_u32)(top >> 32), (gb_u32)(bot >> 32)};
+    gm_mma4(d, a, (gb_u32)b, (gb_u32)(b >> 32));
 }
 
 // Counts of one warp: acc[k][f][v][c] for class k, A fragment f (row units 2f, 2f + 1), column unit
@@ -140,90 +145,18 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
     }
 }
 
-#ifndef GM_STAGES  // k-steps in flight per warp in the staged counting loop (0: registers, one ahead)
+#ifndef GM_STAGES  // k-steps in flight in the <2,2> pre-screen kernel's block ring (0, 1: registers, one ahead)
 #define GM_STAGES 4
-#endif
-#ifndef GM_BLOCK_RING  // 1: the <2,2> pre-screen kernel stages each k-step once per block, not once per warp
-#define GM_BLOCK_RING 1
 #endif
 
 #if GM_STAGES > 1
-// 8 bytes global -> shared, asynchronously; zeros where !valid (src-size 0 reads nothing).
-__device__ __forceinline__ void gm_cp8(gb_u64* dst, const gb_u64* src, bool valid) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 8 : 0));
-}
 __device__ __forceinline__ void gm_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void gm_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-// gm_count<2, 2, 2> with the operands of GM_STAGES k-steps in flight, copied asynchronously into this
-// warp's ring in shared memory (ring[stage][unit][lane], 8 bytes each: 2 KB a stage) instead of
-// registers. The one-ahead register prefetch left the loop waiting on L2 (ncu: ~58 % of issue slots
-// busy at 16 warps per SM) and registers allow no deeper one. Each lane copies and later reads the
-// very words it uses, so no barrier is needed, only cp.async.wait_group.
-__device__ __forceinline__ void gm_count22_staged(gb_u32 (&acc)[2][2][4][4], const gb_u64* __restrict__ planes_r,
-                                                  int stride_r, int prow, int nrow,
-                                                  const gb_u64* __restrict__ planes_c, int stride_c, int pcol,
-                                                  int ncol, int KS, int ks0, int lane, gb_u64* ring) {
-    const int g = lane >> 2, q = lane & 3;
-    const gb_size tstep_r = (gb_size)KS * (gb_size)stride_r * 4, kstep_r = (gb_size)stride_r * 4;
-    const gb_size tstep_c = (gb_size)KS * (gb_size)stride_c * 4, kstep_c = (gb_size)stride_c * 4;
-    const gb_u64* base_r = planes_r + (gb_size)(prow + g) * 4 + q;
-    const gb_u64* base_c = planes_c + (gb_size)(pcol + g) * 4 + q;
-    const bool va0 = g < nrow, va1 = 8 + g < nrow, vb0 = g < ncol, vb1 = 8 + g < ncol;
-#pragma unroll
-    for (int k = 0; k < 2; ++k)
-#pragma unroll
-        for (int f = 0; f < 2; ++f)
-#pragma unroll
-            for (int v = 0; v < 4; ++v)
-#pragma unroll
-                for (int c = 0; c < 4; ++c) acc[k][f][v][c] = 0u;
-    // Units: a[u] (u = ri * 2 + type) rows, b[v] (v = cj * 2 + type) columns, as in gm_count.
-    auto issue = [&](int ks, int slot) {
-        gb_u64* dst = ring + slot * (8 * 32) + lane;
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-            gm_cp8(dst + u * 32, base_r + (u & 1) * tstep_r + (gb_size)ks * kstep_r + (u >> 1) * 32,
-                   (u >> 1) ? va1 : va0);
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-            gm_cp8(dst + (4 + v) * 32, base_c + (v & 1) * tstep_c + (gb_size)ks * kstep_c + (v >> 1) * 32,
-                   (v >> 1) ? vb1 : vb0);
-    };
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-        const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
-#pragma unroll
-        for (int st = 0; st < GM_STAGES - 1; ++st) {
-            if (kb + st < ke) issue(kb + st, st);
-            gm_cp_commit();  // empty groups too: the wait below counts groups
-        }
-        for (int ks = kb; ks < ke; ++ks) {
-            const int i = ks - kb;
-            if (ks + GM_STAGES - 1 < ke) issue(ks + GM_STAGES - 1, (i + GM_STAGES - 1) % GM_STAGES);
-            gm_cp_commit();
-            gm_cp_wait<GM_STAGES - 1>();  // the group of step ks is complete
-            const gb_u64* src = ring + (i % GM_STAGES) * (8 * 32) + lane;
-            gb_u64 a[4], b[4];
-#pragma unroll
-            for (int u = 0; u < 4; ++u) a[u] = src[u * 32];
-#pragma unroll
-            for (int v = 0; v < 4; ++v) b[v] = src[(4 + v) * 32];
-#pragma unroll
-            for (int f = 0; f < 2; ++f)
-#pragma unroll
-                for (int v = 0; v < 4; ++v) gm_mma(acc[k][f][v], a[2 * f], a[2 * f + 1], b[v]);
-        }
-        gm_cp_wait<0>();
-    }
-}
-
-#if GM_BLOCK_RING
 // One stage of the block's ring: the A units of its GM_WI warp rows (unit wy * 4 + ri * 2 + type) and
 // the B units of its GM_WJ warp columns (4 * GM_WI + wx * 4 + cj * 2 + type), each 32 lanes x 8 bytes
-// in the order gm_count22_staged reads them.
+// in the order gm_count reads them (as 16-byte halves, gm_ring_off).
 #define GM_RING_UNITS (4 * (GM_WI + GM_WJ))
 #define GM_STAGE_WORDS (GM_RING_UNITS * 32)
 #define GM_RING_CHUNKS (GM_RING_UNITS * 16)  // 16-byte copies a stage
@@ -245,14 +178,6 @@ __device__ __forceinline__ void gm_ldsm4(gb_u32 (&r)[4], unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
-}
-__device__ __forceinline__ void gm_mma4(gb_u32 (&d)[4], const gb_u32 (&a)[4], gb_u32 b0, gb_u32 b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
 }
 // A stage's unit is 8 SNPs x 32 bytes; SNP r keeps its two 16-byte halves swapped when (r / 4) is odd,
 // so that the 8 rows of an ldmatrix matrix (one half of 8 SNPs, 32 bytes apart) fall in distinct banks.
@@ -359,7 +284,21 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
     gm_cp_wait<0>();
 }
 #endif
-#endif
+
+// The cells of class k that were not counted: where the column SNP is fully called (NB == 2) its
+// third type along each row, where the row SNP is (NA == 2) its third type along each column, by
+// subtraction from the SNPs' counts cr[(type * 2 + k) * rs] (row) and cc[(type * 2 + k) * cs] (column).
+template <int NA, int NB>
+__device__ __forceinline__ void gm_subtract(int (&t)[18], const int* cr, int rs, const int* cc, int cs, int k) {
+    if (NB == 2) {
+#pragma unroll
+        for (int a = 0; a < NA; ++a) t[a * 6 + 4 + k] = cr[(a * 2 + k) * rs] - t[a * 6 + k] - t[a * 6 + 2 + k];
+    }
+    if (NA == 2) {
+#pragma unroll
+        for (int b = 0; b < 3; ++b) t[12 + b * 2 + k] = cc[(b * 2 + k) * cs] - t[b * 2 + k] - t[6 + b * 2 + k];
+    }
+}
 
 // Running summary of one thread: its 2 rows (ri) and its 4 columns (cc * 2 + e).
 struct gm_summ {
@@ -422,14 +361,7 @@ __device__ __forceinline__ void gm_pairs(gm_summ& sm, const gb_u32 (&acc)[2][NA]
                             const int u = ri * NA + ta;
                             t[ta * 6 + tb * 2 + k] = (int)acc[k][u >> 1][cj * NB + tb][(u & 1) * 2 + e];
                         }
-                    if (NB == 2) {  // column SNP fully called: its third type by subtraction along the row
-#pragma unroll
-                        for (int a = 0; a < NA; ++a) t[a * 6 + 4 + k] = ci[a * 2 + k] - t[a * 6 + k] - t[a * 6 + 2 + k];
-                    }
-                    if (NA == 2) {  // row SNP fully called: its third type by subtraction along the column
-#pragma unroll
-                        for (int b = 0; b < 3; ++b) t[12 + b * 2 + k] = cn[b * 2 + k] - t[b * 2 + k] - t[6 + b * 2 + k];
-                    }
+                    gm_subtract<NA, NB>(t, ci, 1, cn, 1, k);
                 }
 #if GM_COUNT_ONLY
                 {
@@ -552,10 +484,7 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
         for (int ta = 0; ta < 2; ++ta)
 #pragma unroll
             for (int tb = 0; tb < 2; ++tb) t[ta * 6 + tb * 2 + k] = (int)((c8[k * 2 + ta] >> (16 * tb)) & 0xffffu);
-#pragma unroll
-        for (int a = 0; a < 2; ++a) t[a * 6 + 4 + k] = cr[(a * 2 + k) * GM_BI] - t[a * 6 + k] - t[a * 6 + 2 + k];
-#pragma unroll
-        for (int b = 0; b < 3; ++b) t[12 + b * 2 + k] = cc[(b * 2 + k) * GM_BJ] - t[b * 2 + k] - t[6 + b * 2 + k];
+        gm_subtract<2, 2>(t, cr, GM_BI, cc, GM_BJ, k);
     }
 }
 
@@ -633,16 +562,9 @@ __device__ __forceinline__ void gm_study_f32(const double* tab, int k0, int k1, 
 // Per warp: the parked cells of its 256 pairs and a queue of 32 candidates (their slot * 32 + lane,
 // then their float64 KSA).
 struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dynamic shared memory by it
-    union {
-        struct {
-            uint4 cells[8 * 32];
-            int idx[32];
-            double v[32];
-        };
-#if !GM_BLOCK_RING || GM_STAGES < 2
-        gb_u64 ring[(GM_STAGES > 1 ? GM_STAGES : 1) * 8 * 32];  // the per-warp staged counting loop's k-steps
-#endif
-    };
+    uint4 cells[8 * 32];
+    int idx[32];
+    double v[32];
 };
 
 // gm_pairs for mode <2,2> with the float32 pre-screen, over the cells parked in pk. tab: the float64
@@ -839,13 +761,13 @@ __device__ __forceinline__ void gm_screen(
     const bool f32 = NA == 2 && NB == 2 && n_tab > 0 && use_f32;
     const float* tabf = (const float*)gb_xlx_s;
     gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));
-#if GM_BLOCK_RING && GM_STAGES > 1
+#if GM_STAGES > 1
     gb_u64* s_ring = (gb_u64*)(s_park + GM_WARPS);  // GM_STAGES x GM_STAGE_WORDS, after the parking areas
 #endif
 #endif
 
 #if GM_F32 && !GM_COUNT_ONLY
-    constexpr bool kBlockRing = GM_BLOCK_RING && GM_STAGES > 1;
+    constexpr bool kBlockRing = GM_STAGES > 1;
 #else
     constexpr bool kBlockRing = false;
     constexpr bool f32 = false;
@@ -857,7 +779,8 @@ __device__ __forceinline__ void gm_screen(
 #if GM_F32 && !GM_COUNT_ONLY
         if (f32) {
             float* tf = (float*)gb_xlx_s;
-            for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
+            if (GM_SFU < 2)  // (with every x ln x from the SFU nothing reads it)
+                for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
         } else
 #endif
         {
@@ -948,7 +871,7 @@ __device__ __forceinline__ void gm_screen(
         const int nrow = min(16, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
         // Warp-uniform: a warp with no row, no column or only pairs on or below the diagonal skips.
         const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
-#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1 && GM_BLOCK_RING
+#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1
         if constexpr (NA == 2 && NB == 2) {
             if (f32) {  // every warp takes part in the block ring's barriers; live ones count and pair
                 gb_u32 acc[2][2][4][4];
@@ -970,18 +893,11 @@ __device__ __forceinline__ void gm_screen(
 #endif
             if constexpr (NA == 2 && NB == 2) {
                 gb_u32 acc[2][NA][2 * NB][4];
-#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1 && !GM_BLOCK_RING
-                if (f32)  // the ring shares the warp's parking area (counting is over before parking)
-                    gm_count22_staged(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
-                                      off_c + bj0 + c_blk0, ncol, KS, ks0, lane, (gb_u64*)&s_park[warp]);
-                else
-#endif
                 gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
                                     off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
-#if GM_F32 && !GM_COUNT_ONLY && !(GM_BLOCK_RING && GM_STAGES > 1)  // (the block ring's branch above did it)
+#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES < 2  // (with the block ring its branch above did it)
                 if (f32) {
                     gm_park& pk = s_park[warp];
-                    __syncwarp();  // every lane's last reads of the ring are done before the cells overwrite it
                     gm_park22(pk.cells, acc, lane);
                     __syncwarp();
                     gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt,
