@@ -871,20 +871,24 @@ __device__ __forceinline__ void gm_screen(
         const int nrow = min(16, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
         // Warp-uniform: a warp with no row, no column or only pairs on or below the diagonal skips.
         const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
+#if GM_F32 && !GM_COUNT_ONLY
+        // A <2,2> warp tile's cells parked, then its pairs through the float32 pre-screen.
+        auto park_and_pair = [&](const gb_u32 (&acc)[2][2][4][4]) {
+            gm_park& pk = s_park[warp];
+            gm_park22(pk.cells, acc, lane);
+            __syncwarp();
+            gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt, s_f32c, i0,
+                           ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa,
+                           surv_tab, bar, s_bar_r, s_bar_c);
+        };
+#endif
 #if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1
         if constexpr (NA == 2 && NB == 2) {
             if (f32) {  // every warp takes part in the block ring's barriers; live ones count and pair
                 gb_u32 acc[2][2][4][4];
                 gm_count22_block(acc, planes_r, stride_r, off_r, planes_c, stride_c, off_c, bi0, ni, bj0, nj, KS,
                                  ks0, tid, live, s_ring, terms);
-                if (live) {
-                    gm_park& pk = s_park[warp];
-                    gm_park22(pk.cells, acc, lane);
-                    __syncwarp();
-                    gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt,
-                                   s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap,
-                                   surv_ij, surv_ksa, surv_tab, bar, s_bar_r, s_bar_c);
-                }
+                if (live) park_and_pair(acc);
             }
         }
         if (!(NA == 2 && NB == 2 && f32) && live) {
@@ -896,14 +900,9 @@ __device__ __forceinline__ void gm_screen(
                 gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
                                     off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
 #if GM_F32 && !GM_COUNT_ONLY && GM_STAGES < 2  // (with the block ring its branch above did it)
-                if (f32) {
-                    gm_park& pk = s_park[warp];
-                    gm_park22(pk.cells, acc, lane);
-                    __syncwarp();
-                    gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt,
-                                   s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap,
-                                   surv_ij, surv_ksa, surv_tab, bar, s_bar_r, s_bar_c);
-                } else
+                if (f32)
+                    park_and_pair(acc);
+                else
 #endif
                 gm_pairs<NA, NB, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
                                     bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
