@@ -503,11 +503,21 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
 // its own: relative error <= 7u (lg2 2 ulp = 4u, the constant ln 2 and two roundings), which the
 // bound E accounts for: the N ln N coefficient 3 (2u for table roundings, u for the cell terms'
 // additions) becomes 9 with GM_SFU 1 (u + 7u + u) and 15 with GM_SFU 2 (14u + u).
+// lg2.approx with denormals flushed: what __log2f computes for a normal x (the pre-screen's counts
+// and tau), without the 3 extra instructions (test, scale, correct) __log2f spends on denormal
+// inputs in a build without -ftz (~30 a pair, 10 % of the epilogue's instructions); a denormal tau
+// reads as 0, so ln tau = -inf and the pair goes to float64 like any tau <= 0.
+__device__ __forceinline__ float gm_lg2(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 template <bool SFU>
 __device__ __forceinline__ float gm_xlx(const float* tabf, int c) {
     if constexpr (SFU) {
         const float f = (float)c;
-        return c > 1 ? f * (__log2f(f) * 0.69314718f) : 0.f;
+        return c > 1 ? f * (gm_lg2(f) * 0.69314718f) : 0.f;
     } else {
         return tabf[c];
     }
@@ -537,7 +547,8 @@ __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf,
     const float s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (r32[0] + c32[0]);
     const float tau = (ta[0] + ta[1]) + ta[2];
 #if GM_FASTLOG
-    lt = __logf(tau);  // SFU lg2: ~20 instructions fewer than logf a pair; its error is in E (see gm_screen)
+    lt = gm_lg2(tau) * 0.69314718f;  // __logf's own computation: ~20 instructions fewer than logf a pair;
+                                     // its error is in E (see gm_study_f32)
 #else
     lt = logf(tau);
 #endif
