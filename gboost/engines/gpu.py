@@ -392,8 +392,12 @@ class _DeviceRunner:
         # The tensor-core <2,2> kernel's float32 pre-screen: a float32 copy of the table and a
         # parking area per warp in dynamic shared memory (the float64 table then stays in global memory).
         # (The parked cells are 16-bit: counts below 2^16, which the table's fit implies today.)
+        # Its room: MMA_TABLE_SMEM_MAX per 256 threads of a block (two default blocks share an SM;
+        # a block of 512 threads is alone on one).
+        cap_f32 = min(MMA_TABLE_SMEM_MAX * max(1, self.config.threads // 256), optin - static) \
+            if self.counting == "mma" else 0
         self.use_f32 = bool(self.counting == "mma" and self.n_tab and self.config.f32_screen
-                            and not self.config.count_only and self._f32_smem() <= cap
+                            and not self.config.count_only and self._f32_smem() <= cap_f32
                             and study.n_samples < 1 << 16)
         for name in names:
             need = self._dyn_smem(name)
