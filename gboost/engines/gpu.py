@@ -147,9 +147,12 @@ class MmaConfig:
     blocks per SM the register allocation aims at for the <2,2> kernel and for the others.
     """
 
-    warps_rows: int = 2
+    # 4 x 4 warps (64 x 64 SNPs, one block of 512 threads an SM at 128 registers) was 4 % faster at
+    # 500k than 2 x 4 (two blocks an SM): the per-block costs (per-SNP terms, barriers, the fold)
+    # spread over twice the pairs (docs/PERFORMANCE.md).
+    warps_rows: int = 4
     warps_cols: int = 4
-    min_blocks: tuple[int, int] = (2, 1)
+    min_blocks: tuple[int, int] = (1, 1)
     count_only: bool = False  # bench/ only: the counting alone, no KSA or survivors (wrong results)
     # Fully called blocks: KSA first in float32 with a proven error bound, float64 only for the pairs
     # whose decision it can change (boost_mma.cu, "Float32 pre-screen"); False: float64 for every pair.

@@ -41,13 +41,13 @@
 // the c ln c table is staged in shared memory once per thread block, not once per 2,048 pairs.
 
 #ifndef GM_WI
-#define GM_WI 2  // warps along the rows of a block (16 row SNPs each)
+#define GM_WI 4  // warps along the rows of a block (16 row SNPs each)
 #endif
 #ifndef GM_WJ
 #define GM_WJ 4  // warps along the columns (16 column SNPs each)
 #endif
 #ifndef GM_MINB22  // blocks per SM the register allocation aims at
-#define GM_MINB22 2
+#define GM_MINB22 1
 #endif
 #ifndef GM_MINB33
 #define GM_MINB33 1
