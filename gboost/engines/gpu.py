@@ -160,7 +160,9 @@ class MmaConfig:
     # k-steps in flight in the <2,2> pre-screen kernel's counting loop, staged once per block in shared
     # memory (cp.async; a power of two; one block barrier a k-step); 0 or 1: each warp's register
     # prefetch of one k-step.
-    stages: int = 4
+    stages: int = 8
+    # k-steps a block barrier of that ring covers (stages a multiple of it, at least twice it).
+    bar_steps: int = 2
     # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
     # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx). 1 was the fastest in every
     # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md).
@@ -175,8 +177,10 @@ class MmaConfig:
             raise ValueError(f"MmaConfig: {self.warps_rows} x {self.warps_cols} warps is not a valid block")
         if len(self.min_blocks) != 2 or min(self.min_blocks) < 1:
             raise ValueError(f"MmaConfig.min_blocks must be two positive counts, got {self.min_blocks}")
-        if self.stages > 1 and self.stages & (self.stages - 1):
-            raise ValueError(f"MmaConfig.stages must be 0, 1 or a power of two, got {self.stages}")
+        if self.stages > 1 and (self.stages & (self.stages - 1) or self.bar_steps < 1
+                                or self.stages % self.bar_steps or self.stages < 2 * self.bar_steps):
+            raise ValueError(f"MmaConfig: stages must be 0, 1 or a power of two holding at least two groups of "
+                             f"bar_steps k-steps, got stages={self.stages}, bar_steps={self.bar_steps}")
 
     @property
     def block_rows(self) -> int:
@@ -194,7 +198,7 @@ class MmaConfig:
         return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
                 f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
                 f"-DGM_COUNT_ONLY={int(self.count_only)}", f"-DGM_F32={int(self.f32_screen)}",
-                f"-DGM_STAGES={self.stages}", f"-DGM_SFU={int(self.sfu_xlogx)}",
+                f"-DGM_STAGES={self.stages}", f"-DGM_BAR_STEPS={self.bar_steps}", f"-DGM_SFU={int(self.sfu_xlogx)}",
                 f"-DGM_FASTLOG={int(self.fast_log)}",
                 *(f"-D{d}" for d in self.defines))
 

@@ -146,7 +146,7 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
 }
 
 #ifndef GM_STAGES  // k-steps in flight in the <2,2> pre-screen kernel's block ring (0, 1: registers, one ahead)
-#define GM_STAGES 4
+#define GM_STAGES 8
 #endif
 
 #if GM_STAGES > 1
@@ -161,7 +161,12 @@ __device__ __forceinline__ void gm_cp_wait() { asm volatile("cp.async.wait_group
 #define GM_STAGE_WORDS (GM_RING_UNITS * 32)
 #define GM_RING_CHUNKS (GM_RING_UNITS * 16)  // 16-byte copies a stage
 #define GM_RING_COPIES ((GM_RING_CHUNKS + GM_THREADS - 1) / GM_THREADS)
+#ifndef GM_BAR_STEPS  // k-steps a block barrier of the ring covers
+#define GM_BAR_STEPS 2
+#endif
 static_assert((GM_STAGES & (GM_STAGES - 1)) == 0, "the block ring's stage count must be a power of two");
+static_assert(GM_STAGES % GM_BAR_STEPS == 0 && GM_STAGES >= 2 * GM_BAR_STEPS,
+              "the ring holds at least two groups of GM_BAR_STEPS k-steps");
 
 // 16 bytes global -> shared (32-bit shared address), asynchronously, bypassing L1 (each word is
 // staged once per block, so L1 has no reuse to catch); zeros where !valid.
@@ -191,8 +196,9 @@ __device__ __forceinline__ unsigned gm_ring_off(int unit, int r, int half) {
 // and the ring reads were most of the counting's shared-memory traffic and instructions (ncu: shared
 // wavefronts bound the kernel). Here the block's threads copy each distinct 16 bytes once (1.5 copies
 // a thread and k-step for 2 x 4 warps) and every warp reads its fragments from the shared stage; one
-// block barrier a k-step orders the copies of a stage before its reads and the reads of the stage
-// before it is refilled. Every warp of the block must call this (barriers); `live` warps multiply.
+// block barrier every GM_BAR_STEPS k-steps orders the copies of those steps before their reads and
+// the reads of the slots it refills (each barrier waits for the block's slowest warp, so fewer of
+// them). Every warp of the block must call this (barriers); `live` warps multiply.
 template <class F>
 __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], const gb_u64* __restrict__ planes_r,
                                                  int stride_r, int off_r, const gb_u64* __restrict__ planes_c,
@@ -245,12 +251,15 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
             for (int v = 0; v < 4; ++v)
 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[k][f][v][c] = 0u;
+    constexpr int G = GM_STAGES / GM_BAR_STEPS;  // groups of GM_BAR_STEPS k-steps the ring holds
 #pragma unroll
-    for (int st = 0; st < GM_STAGES - 1; ++st) {
-        if (st < KS) issue(st);
+    for (int gr = 0; gr < G - 1; ++gr) {
+#pragma unroll
+        for (int b = 0; b < GM_BAR_STEPS; ++b)
+            if (gr * GM_BAR_STEPS + b < KS) issue(gr * GM_BAR_STEPS + b);
         gm_cp_commit();  // empty groups too: the wait below counts groups
     }
-    while_loading();  // (the first k-step's barrier orders its shared writes before any later read)
+    while_loading();  // (the first barrier orders its shared writes before any later read)
     // This lane's ldmatrix row addresses: A fragment f (units wy * 4 + f * 2 + type, matrix i = type +
     // 2 * half), B units 2p and 2p + 1 (matrix i = unit * 2 + half).
     const int mi = lane >> 3, mr = lane & 7;
@@ -259,25 +268,33 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
     for (int f = 0; f < 2; ++f) ra[f] = ring_s + gm_ring_off(wy * 4 + f * 2 + (mi & 1), mr, mi >> 1);
 #pragma unroll
     for (int p = 0; p < 2; ++p) rb[p] = ring_s + gm_ring_off(4 * GM_WI + wx * 4 + p * 2 + (mi >> 1), mr, mi & 1);
+    auto step = [&](gb_u32 (&ac)[2][4][4], int ks) {
+        const unsigned o = (unsigned)(ks & (GM_STAGES - 1)) * STAGE_BYTES;
+        gb_u32 a[2][4], b[2][4];
 #pragma unroll
-    for (int k = 0; k < 2; ++k) {
-        const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
-        for (int ks = kb; ks < ke; ++ks) {
-            gm_cp_wait<GM_STAGES - 2>();  // this thread's copies of step ks are done ...
-            __syncthreads();              // ... and everyone's; everyone has read step ks - 1
-            if (ks + GM_STAGES - 1 < KS) issue(ks + GM_STAGES - 1);  // refills the slot of step ks - 1
-            gm_cp_commit();
-            if (live) {
-                const unsigned o = (unsigned)(ks & (GM_STAGES - 1)) * STAGE_BYTES;
-                gb_u32 a[2][4], b[2][4];
+        for (int f = 0; f < 2; ++f) gm_ldsm4(a[f], ra[f] + o);
 #pragma unroll
-                for (int f = 0; f < 2; ++f) gm_ldsm4(a[f], ra[f] + o);
+        for (int p = 0; p < 2; ++p) gm_ldsm4(b[p], rb[p] + o);
 #pragma unroll
-                for (int p = 0; p < 2; ++p) gm_ldsm4(b[p], rb[p] + o);
+        for (int f = 0; f < 2; ++f)
 #pragma unroll
-                for (int f = 0; f < 2; ++f)
+            for (int v = 0; v < 4; ++v) gm_mma4(ac[f][v], a[f], b[v >> 1][(v & 1) * 2], b[v >> 1][(v & 1) * 2 + 1]);
+    };
+    // One barrier a GM_BAR_STEPS k-steps: it orders the copies of those steps before their reads and
+    // the reads of the GM_BAR_STEPS steps before them before their slots are refilled.
+    for (int kk = 0; kk < KS; kk += GM_BAR_STEPS) {
+        gm_cp_wait<G - 2>();  // this thread's copies of steps kk, kk + 1, ... are done ...
+        __syncthreads();      // ... and everyone's; everyone has read the steps before kk
 #pragma unroll
-                    for (int v = 0; v < 4; ++v) gm_mma4(acc[k][f][v], a[f], b[v >> 1][(v & 1) * 2], b[v >> 1][(v & 1) * 2 + 1]);
+        for (int b = 0; b < GM_BAR_STEPS; ++b)
+            if (kk + (G - 1) * GM_BAR_STEPS + b < KS) issue(kk + (G - 1) * GM_BAR_STEPS + b);
+        gm_cp_commit();
+        if (live) {
+#pragma unroll
+            for (int b = 0; b < GM_BAR_STEPS; ++b) {
+                const int ks = kk + b;
+                if (ks < ks0) step(acc[0], ks);  // controls' k-steps, then the cases'
+                else if (ks < KS) step(acc[1], ks);
             }
         }
     }
