@@ -146,7 +146,7 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
 }
 
 #ifndef GM_STAGES  // k-steps in flight in the <2,2> pre-screen kernel's block ring (0, 1: registers, one ahead)
-#define GM_STAGES 8
+#define GM_STAGES 4
 #endif
 
 #if GM_STAGES > 1
