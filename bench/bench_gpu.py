@@ -60,7 +60,7 @@ VARIANTS = {
     "mma 4 stages 1 step/bar": dict(counting="mma", mma_config=MmaConfig(stages=4, bar_steps=1)),
     "mma 8 stages 1 step/bar": dict(counting="mma", mma_config=MmaConfig(stages=8, bar_steps=1)),
     "mma 8 stages 2 steps/bar": dict(counting="mma", mma_config=MmaConfig(stages=8, bar_steps=2)),
-    "mma 8 stages 4 steps/bar": dict(counting="mma", mma_config=MmaConfig(stages=8, bar_steps=4)),
+    "mma 4 stages 2 steps/bar": dict(counting="mma", mma_config=MmaConfig(stages=4, bar_steps=2)),
     "mma default again": dict(counting="mma", mma_config=MmaConfig()),  # run-to-run spread
     "mma 2x4 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=2, warps_cols=4, min_blocks=(2, 1),
                                                                 stages=4)),

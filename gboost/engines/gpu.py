@@ -160,11 +160,11 @@ class MmaConfig:
     # k-steps in flight in the <2,2> pre-screen kernel's counting loop, staged once per block in shared
     # memory (cp.async; a power of two; one block barrier a k-step); 0 or 1: each warp's register
     # prefetch of one k-step.
-    stages: int = 4
+    stages: int = 8
     # k-steps a block barrier of that ring covers (stages a multiple of it, at least twice it). On an
-    # H100 at 500k, 4 stages with a barrier every 2 k-steps: kernel 4.95 s, against 5.24 s with one
-    # every k-step and 5.02 s with 8 stages (docs/PERFORMANCE.md).
-    bar_steps: int = 2
+    # H100 at 500k: 8 stages with a barrier every 4 k-steps, kernel 4.68 s; 4 and 2, 4.99 s; 4 and 1,
+    # 5.32 s (docs/PERFORMANCE.md): every barrier waits for the block's slowest warp.
+    bar_steps: int = 4
     # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
     # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx). 1 was the fastest in every
     # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md).

@@ -146,7 +146,7 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
 }
 
 #ifndef GM_STAGES  // k-steps in flight in the <2,2> pre-screen kernel's block ring (0, 1: registers, one ahead)
-#define GM_STAGES 4
+#define GM_STAGES 8
 #endif
 
 #if GM_STAGES > 1
@@ -162,7 +162,7 @@ __device__ __forceinline__ void gm_cp_wait() { asm volatile("cp.async.wait_group
 #define GM_RING_CHUNKS (GM_RING_UNITS * 16)  // 16-byte copies a stage
 #define GM_RING_COPIES ((GM_RING_CHUNKS + GM_THREADS - 1) / GM_THREADS)
 #ifndef GM_BAR_STEPS  // k-steps a block barrier of the ring covers
-#define GM_BAR_STEPS 2
+#define GM_BAR_STEPS 4
 #endif
 static_assert((GM_STAGES & (GM_STAGES - 1)) == 0, "the block ring's stage count must be a power of two");
 static_assert(GM_STAGES % GM_BAR_STEPS == 0 && GM_STAGES >= 2 * GM_BAR_STEPS,
