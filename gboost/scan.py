@@ -433,7 +433,8 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
     # One sort of the key i * p + j (unique: every pair is screened once) orders as lexsort((j, i)),
     # ~6x faster at 7e5 survivors.
     order = np.argsort(i.astype(np.int64) * acc.p + j)
-    screened = Pairs(i[order], j[order], ksa[order], stat[order], df[order], pval[order], conv[order], tab[order])
+    screened = Pairs(i[order], j[order], ksa[order], stat[order], df[order], pval[order], conv[order],
+                     _take_rows(tab, order))
     if covariates is not None:
         from gboost.covariates import adjusted_tests
 
@@ -538,6 +539,23 @@ def _spare_a_core() -> None:
 def _exact_chunk(tables: list) -> tuple:
     tab = np.concatenate(tables) if tables else np.zeros((0, 3, 3, 2), np.int64)
     return exact_tests(tab)
+
+
+@nb.njit(parallel=True, cache=True)
+def _take_rows_2d(a, order, out):
+    for k in nb.prange(order.shape[0]):
+        out[k] = a[order[k]]
+
+
+def _take_rows(a: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """a[order] for the survivors' tables, on all cores: the one big gather of finalize (7e5 x 18
+    int64, ~100 MB; 0.2 s as plain fancy indexing on a 2-core VM)."""
+    if len(order) < 100_000:
+        return a[order]
+    flat = np.ascontiguousarray(a).reshape(len(a), -1)
+    out = np.empty((len(order), flat.shape[1]), flat.dtype)
+    _take_rows_2d(flat, order, out)
+    return out.reshape((len(order),) + a.shape[1:])
 
 
 @nb.njit(cache=True)
