@@ -63,7 +63,7 @@ VARIANTS = {
     "mma 4 stages 2 steps/bar": dict(counting="mma", mma_config=MmaConfig(stages=4, bar_steps=2)),
     "mma default again": dict(counting="mma", mma_config=MmaConfig()),  # run-to-run spread
     "mma 2x4 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=2, warps_cols=4, min_blocks=(2, 1),
-                                                                stages=4)),
+                                                                stages=4, bar_steps=2)),
     "mma 2x8 warps": dict(counting="mma", mma_config=MmaConfig(warps_cols=8, min_blocks=(1, 1))),
     "mma 4x4 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=4, warps_cols=4, min_blocks=(1, 1))),
     "mma no xbar": dict(counting="mma", mma_config=MmaConfig(defines=("GM_XBAR=0",))),

@@ -276,7 +276,7 @@ def test_other_kernel_configurations_give_the_same_tiles(config):
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.skipif(_mma_unavailable() is not None, reason=f"{_mma_unavailable()}")
-@pytest.mark.parametrize("config", [dict(warps_rows=1, warps_cols=2), dict(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4)])
+@pytest.mark.parametrize("config", [dict(warps_rows=1, warps_cols=2), dict(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2)])
 @pytest.mark.parametrize("name", ["many-words", "missing-2pct-mixed-modes"])
 def test_other_tensor_core_configurations_give_the_same_tiles(config, name):
     from gboost.engines.gpu import MmaConfig
