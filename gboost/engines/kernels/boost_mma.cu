@@ -194,8 +194,8 @@ __device__ __forceinline__ unsigned gm_ring_off(int unit, int r, int half) {
 // ring copied each warp's 2 KB of operands a k-step through L1 into its own ring, 8 warps x 2 KB where
 // the block needs only (GM_WI + GM_WJ) KB of distinct words, and those copies, their address arithmetic
 // and the ring reads were most of the counting's shared-memory traffic and instructions (ncu: shared
-// wavefronts bound the kernel). Here the block's threads copy each distinct 16 bytes once (1.5 copies
-// a thread and k-step for 2 x 4 warps) and every warp reads its fragments from the shared stage; one
+// wavefronts bound the kernel). Here the block's threads copy each distinct 16 bytes once (one copy a
+// thread and k-step for 4 x 4 warps) and every warp reads its fragments from the shared stage; one
 // block barrier every GM_BAR_STEPS k-steps orders the copies of those steps before their reads and
 // the reads of the slots it refills (each barrier waits for the block's slowest warp, so fewer of
 // them). Every warp of the block must call this (barriers); `live` warps multiply.
@@ -847,8 +847,8 @@ __device__ __forceinline__ void gm_screen(
         // constants, and the SNPs' cross-block bars (read before counting, so their latency hides).
         auto terms = [&]() {
             // Tasks t: [0, B) the float64 terms of row t (column t - GM_BI), [B, 2B) the float32 ones,
-            // [2B, 3B) the bars, 3B the study's constants (B = GM_BI + GM_BJ; with 2 x 4 warps: warps
-            // 0-2, 3-5, 6-7 and a second round of threads 0-32, so the two kinds of terms run at once).
+            // [2B, 3B) the bars, 3B the study's constants (B = GM_BI + GM_BJ; with 4 x 4 warps: warps
+            // 0-3, 4-7, 8-11 and thread 384, so the two kinds of terms run at once).
             constexpr int B = GM_BI + GM_BJ;
             const int n_tasks = f32 ? 3 * B + 1 : B;
             for (int t = tid; t < n_tasks; t += GM_THREADS) {
