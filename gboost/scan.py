@@ -274,7 +274,7 @@ class Accumulator:
         i = np.concatenate(self.surv_i) if self.surv_i else np.zeros(0, np.int64)
         j = np.concatenate(self.surv_j) if self.surv_j else np.zeros(0, np.int64)
         ksa = np.concatenate(self.surv_ksa) if self.surv_ksa else np.zeros(0)
-        tab = _concat_rows(self.surv_tables) if self.surv_tables else np.zeros((0, 3, 3, 2), np.int64)
+        tab = np.concatenate(self.surv_tables) if self.surv_tables else np.zeros((0, 3, 3, 2), np.int64)
         return i, j, ksa, tab
 
     def to_arrays(self) -> dict:
@@ -433,8 +433,7 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
     # One sort of the key i * p + j (unique: every pair is screened once) orders as lexsort((j, i)),
     # ~6x faster at 7e5 survivors.
     order = np.argsort(i.astype(np.int64) * acc.p + j)
-    screened = Pairs(i[order], j[order], ksa[order], stat[order], df[order], pval[order], conv[order],
-                     _take_rows(tab, order))
+    screened = Pairs(i[order], j[order], ksa[order], stat[order], df[order], pval[order], conv[order], tab[order])
     if covariates is not None:
         from gboost.covariates import adjusted_tests
 
@@ -457,9 +456,9 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
 # background thread. Not beside the CPU engine: it has the cores already, and numba's default
 # (workqueue) threading layer aborts when two threads run parallel kernels at once.
 OVERLAPPING_ENGINES = ("gpu", "dask")
-# Survivors per background batch of exact tests (~0.04 s each on 16 cores): what is left when the
-# screen ends (less than a batch, plus the last tile's) is what finalize waits for; 50,000 left up
-# to ~0.1 s of it at 500k SNPs.
+# Survivors per background batch of exact tests: what is left when the screen ends (less than a
+# batch, plus the last tile's) is what finalize waits for. (20,000 against 50,000 made no measurable
+# difference at 500k SNPs on the H100 host, docs/PERFORMANCE.md; the smaller batch bounds the tail.)
 EXACT_CHUNK = 20_000
 
 
@@ -539,47 +538,6 @@ def _spare_a_core() -> None:
 def _exact_chunk(tables: list) -> tuple:
     tab = np.concatenate(tables) if tables else np.zeros((0, 3, 3, 2), np.int64)
     return exact_tests(tab)
-
-
-def _workers() -> int:
-    import os
-
-    return min(8, os.cpu_count() or 1)
-
-
-def _concat_rows(chunks: list) -> np.ndarray:
-    """np.concatenate(chunks) of the survivors' tables, the chunks copied on several threads."""
-    n = sum(len(c) for c in chunks)
-    if n < 100_000 or _workers() < 2:
-        return np.concatenate(chunks)
-    out = np.empty((n,) + chunks[0].shape[1:], np.result_type(*chunks))
-    offs = np.concatenate([[0], np.cumsum([len(c) for c in chunks])])
-
-    def part(k: int) -> None:
-        out[offs[k]:offs[k + 1]] = chunks[k]
-
-    with ThreadPoolExecutor(_workers()) as pool:
-        list(pool.map(part, range(len(chunks))))
-    return out
-
-
-def _take_rows(a: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """a[order] for the survivors' tables, in slices on several threads (np.take releases the GIL):
-    the one big gather of finalize (7e5 x 18 int64, ~100 MB; 0.13 s as one fancy index on a 2-core
-    VM, 0.06 s in slices). No numba here: its first compile would cost seconds at finalize."""
-    workers = _workers()
-    if len(order) < 100_000 or workers < 2:
-        return a[order]
-    flat = np.ascontiguousarray(a).reshape(len(a), -1)
-    out = np.empty((len(order), flat.shape[1]), flat.dtype)
-    bounds = np.linspace(0, len(order), workers + 1).astype(np.int64)
-
-    def part(k: int) -> None:
-        np.take(flat, order[bounds[k]:bounds[k + 1]], axis=0, out=out[bounds[k]:bounds[k + 1]])
-
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(part, range(workers)))
-    return out.reshape((len(order),) + a.shape[1:])
 
 
 @nb.njit(cache=True)

@@ -128,22 +128,3 @@ def test_tile_pair_count_closed_form_equals_the_row_by_row_count():
                     t = Tile(0, i0, i1, j0, j1)
                     assert t.n_pairs == direct(t), (i0, i1, j0, j1)
 
-
-def test_parallel_row_gather_equals_fancy_indexing():
-    """finalize's gather of the survivors' tables (threaded, above 100,000 rows) is a[order]."""
-    from gboost.scan import _take_rows
-
-    rng = np.random.default_rng(3)
-    tab = rng.integers(0, 2500, (150_000, 3, 3, 2))
-    order = rng.permutation(150_000)
-    got = _take_rows(tab, order)
-    assert got.shape == tab.shape and got.dtype == tab.dtype
-    np.testing.assert_array_equal(got, tab[order])
-
-
-def test_threaded_concatenation_equals_numpy():
-    from gboost.scan import _concat_rows
-
-    rng = np.random.default_rng(4)
-    chunks = [rng.integers(0, 2500, (k, 3, 3, 2)) for k in (50_000, 0, 70_000, 1, 30_000)]
-    np.testing.assert_array_equal(_concat_rows(chunks), np.concatenate(chunks))

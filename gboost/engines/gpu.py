@@ -158,8 +158,8 @@ class MmaConfig:
     # whose decision it can change (boost_mma.cu, "Float32 pre-screen"); False: float64 for every pair.
     f32_screen: bool = True
     # k-steps in flight in the <2,2> pre-screen kernel's counting loop, staged once per block in shared
-    # memory (cp.async; a power of two; one block barrier a k-step); 0 or 1: each warp's register
-    # prefetch of one k-step.
+    # memory (cp.async; a power of two; one block barrier every bar_steps k-steps); 0 or 1: each
+    # warp's register prefetch of one k-step.
     stages: int = 8
     # k-steps a block barrier of that ring covers (stages a multiple of it, at least twice it). On an
     # H100 at 500k: 8 stages with a barrier every 4 k-steps, kernel 4.68 s; 4 and 2, 4.99 s; 4 and 1,
