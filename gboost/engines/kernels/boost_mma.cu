@@ -38,7 +38,7 @@
 // pair is written to device memory.
 //
 // Blocks are persistent: a grid sized to the device loops over the tile's GM_BI x GM_BJ blocks, so
-// the c ln c table is staged in shared memory once per thread block, not once per 2,048 pairs.
+// the c ln c table is staged in shared memory once per thread block, not once per block of 4,096 pairs.
 
 #ifndef GM_WI
 #define GM_WI 4  // warps along the rows of a block (16 row SNPs each)
