@@ -63,8 +63,9 @@ LAUNCH_TARGET_S = 0.05
 DEFAULT_SURVIVOR_CAPACITY = 1 << 16
 # Largest c ln c table staged in shared memory (8 bytes per entry, n_samples + 1 entries). The
 # CUDA-core kernel: 64 KiB keeps two blocks per SM beside their 32-44 KiB of plane and reduction
-# buffers. The tensor-core kernel stages it once per persistent block and keeps its operands in
-# registers, so it can take more.
+# buffers. The tensor-core kernel stages it once per persistent block, so it can take more; its
+# float32 pre-screen (float32 table, parked cells, operand ring) may use this much per 256 threads
+# of a block (a default block of 512 threads is alone on an SM).
 TABLE_SMEM_MAX = 64 << 10
 MMA_TABLE_SMEM_MAX = 100 << 10
 # Planes stay resident when they take at most this share of a device's memory budget.
