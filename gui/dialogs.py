@@ -24,6 +24,12 @@ def show_error(parent: QWidget, title: str, message: str, details: str = "") -> 
     return box
 
 
+def confirm_replace(parent: QWidget, title: str, message: str) -> bool:
+    """Ask before an export replaces what a folder holds; True only for an explicit Yes."""
+    ans = QMessageBox.question(parent, title, message)
+    return ans == QMessageBox.StandardButton.Yes
+
+
 def about_text(engine: str) -> str:
     return (f"<h3>gboost {gboost.__version__}</h3>"
             "<p>Exhaustive SNP × SNP epistasis scans with BOOST (Wan et al., AJHG 2010) as accelerated by "

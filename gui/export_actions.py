@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 
 from gui import export, settings
+from gui.dialogs import confirm_replace
 from gui.worker import Task
 
 
@@ -61,9 +62,8 @@ class ExportMixin:
         settings.set_value("export/dir", d)
         overwrite = False
         if os.path.isdir(d) and any(os.scandir(d)):
-            ans = QMessageBox.question(self, "Replace folder contents?",
-                                       f"{d} is not empty. Replace its contents with this scan's result files?")
-            if ans != QMessageBox.StandardButton.Yes:
+            if not confirm_replace(self, "Replace folder contents?",
+                                   f"{d} is not empty. Replace its contents with this scan's result files?"):
                 return
             overwrite = True
         self.export_all(d, overwrite)

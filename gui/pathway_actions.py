@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLineEdit, QMessageBox, QPushButton, QWidget)
+                               QLineEdit, QPushButton, QWidget)
 
 from gboost.pathways import BUNDLED_BUILD, DEFAULT_WINDOW_KB, write_graph_files
 from gboost.pathways.graph import GRAPH_FILES
 from gboost.stats.pvalues import chi2_isf
 from gui import pathway_data, settings
+from gui.dialogs import confirm_replace
 from gui.pathway_data import PathwaySources
 from gui.worker import Task
 
@@ -185,9 +186,7 @@ class PathwayMixin:
                                                      "folder (or one holding an earlier graph export).")
             return
         if present:
-            ans = QMessageBox.question(self, "Replace the earlier graph?",
-                                       f"{d} holds an earlier graph export. Replace it?")
-            if ans != QMessageBox.StandardButton.Yes:
+            if not confirm_replace(self, "Replace the earlier graph?", f"{d} holds an earlier graph export. Replace it?"):
                 return
             overwrite = True
         self.export_graph(d, overwrite)

@@ -183,3 +183,23 @@ def test_screenshot_option_writes_non_blank_pngs(study_prefix, tmp_path, isolate
     assert colour_pixels(graph, NODE_KNOWN) + colour_pixels(graph, NODE_UNKNOWN) > 100
     # (the key below the graph has one small dot of each colour: about 45 pixels)
     assert colour_pixels(graph, SELECTED) > 100 and colour_pixels(graph, NEIGHBOUR) > 100
+
+
+@pytest.mark.parametrize("answer, want", [("Yes", True), ("No", False), ("Cancel", False)])
+def test_replacing_a_folder_needs_an_explicit_yes(qtbot, monkeypatch, answer, want):
+    """Both folder exports (result files, pathway graph) ask through gui.dialogs.confirm_replace."""
+    from PySide6.QtWidgets import QMessageBox, QWidget
+
+    from gui.dialogs import confirm_replace
+
+    asked = []
+
+    def question(parent, title, text):
+        asked.append((title, text))
+        return getattr(QMessageBox.StandardButton, answer)
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(question))
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    assert confirm_replace(parent, "Replace?", "out/ is not empty.") is want
+    assert asked == [("Replace?", "out/ is not empty.")]
