@@ -180,7 +180,7 @@ def scan_row(study: Study, params: ScanParams, engine, label: str) -> dict:
                calibration_s=res.timings.get("calibration", 0.0),
                screen_call_s=res.timings.get("screen_call", float("nan")),
                finalize_call_s=res.timings.get("finalize_call", float("nan")),
-               exact_split=tuple(res.timings.get(k, float("nan")) for k in ("exact_concat", "exact_wait", "exact_sort")),
+               exact_split=tuple(res.timings.get(k, float("nan")) for k in ("exact_wait", "exact_join", "exact_fold")),
                kernel_s=getattr(engine, "kernel_seconds", float("nan")),
                survivors=int(len(res.screened)), valid=int(res.n_valid), device=res.device)
     row["ps_per_s"] = pairs * n / wall
@@ -292,7 +292,7 @@ def main(argv=None) -> int:
     for r in rows:
         print(f"  {r['label']}: screen() {r['screen_call_s']:.2f} s, finalize() {r['finalize_call_s']:.2f} s, "
               f"rest of the wall {r['wall_s'] - r['screen_call_s'] - r['finalize_call_s']:.2f} s; exact s = "
-              "concatenate {:.2f} + wait for the tests {:.2f} + sort {:.2f} + fold".format(*r["exact_split"]))
+              "wait for the last row blocks {:.3f} + join them {:.3f} + fold into the summary {:.3f}".format(*r["exact_split"]))
     print("pair·smp/s = pairs x n / wall of run_scan (screen + exact + summary + marginal + calibration); "
           "kernel/s = the same over kernel time; ceil% = kernel rate / the ceiling of its path (popcount or mma)")
     if roof:

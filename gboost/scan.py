@@ -238,6 +238,9 @@ class Accumulator:
     surv_j: list = field(default_factory=list)
     surv_ksa: list = field(default_factory=list)
     surv_tables: list = field(default_factory=list)
+    # The row block (its first SNP) each entry of the surv_ lists came from; None where unknown
+    # (absorbed or loaded survivors). HostWork sorts and tests survivors row block by row block.
+    surv_rows: list = field(default_factory=list)
     n_valid: int = 0
     pairs_done: int = 0
     tiles_done: set = field(default_factory=set)
@@ -257,6 +260,7 @@ class Accumulator:
         self.surv_j.append(res.surv_j)
         self.surv_ksa.append(res.surv_ksa)
         self.surv_tables.append(res.surv_tables)
+        self.surv_rows.append(res.tile.i0)
         self.n_valid += res.n_valid
         self.pairs_done += res.tile.n_pairs
         self.tiles_done.add(res.tile.index)
@@ -267,6 +271,7 @@ class Accumulator:
         self.summary.merge(0, s.n_sig, s.n_tot, s.best, s.best_partner)
         for name in ("surv_i", "surv_j", "surv_ksa", "surv_tables"):
             getattr(self, name).extend(getattr(other, name))
+        self.surv_rows.extend([None] * len(other.surv_i))
         self.n_valid += other.n_valid
         self.pairs_done += other.pairs_done
 
@@ -291,6 +296,7 @@ class Accumulator:
                                        np.array(d["best_partner"])))
         acc.surv_i, acc.surv_j = [np.array(d["surv_i"])], [np.array(d["surv_j"])]
         acc.surv_ksa, acc.surv_tables = [np.array(d["surv_ksa"])], [np.array(d["surv_tables"])]
+        acc.surv_rows = [None]
         acc.n_valid, acc.pairs_done = int(d["n_valid"]), int(d["pairs_done"])
         return acc
 
@@ -352,6 +358,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
             for res in checkpoint.replay():
                 acc.add(res)
         if host is not None:
+            host.expect(tiles)
             host.feed(acc)
         todo = [t for t in tiles if t.index not in acc.tiles_done]
         t1 = time.perf_counter()
@@ -419,27 +426,20 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
             calib = host.calibration.result()
             timings["calibration"] = time.perf_counter() - t
         t2 = time.perf_counter()
-        i, j, ksa, tab = acc.survivors()
+        blocks = [f.result() for f in host.blocks]
         t3 = time.perf_counter()
-        # The chunks cover acc's survivor lists in order, so their rows line up with survivors().
-        stat, df, pval, conv = (np.concatenate(x) for x in zip(*(f.result() for f in host.exact)))
-        t4 = time.perf_counter()
     finally:
         host.close()
     if overlapped:
         timings["host_overlapped"] = host.busy_s
-    if len(stat) != len(i):
-        raise RuntimeError(f"exact tests of {len(stat)} pairs for {len(i)} survivors")
-    # Every exact test depends only on its own table, so testing before sorting by (i, j) gives
-    # what sorting first would.
-    # One sort of the key i * p + j (unique: every pair is screened once) orders as lexsort((j, i)),
-    # ~6x faster at 7e5 survivors.
-    order = np.argsort(i.astype(np.int64) * acc.p + j)
-    screened = Pairs(i[order], j[order], ksa[order], stat[order], df[order], pval[order], conv[order], tab[order])
-    t5 = time.perf_counter()
-    # The split of "exact" (bench/bench_gpu.py prints it): gathering the survivors, waiting for
-    # their exact tests, sorting them.
-    timings["exact_concat"], timings["exact_wait"], timings["exact_sort"] = t3 - t2, t4 - t3, t5 - t4
+    i, j, ksa, tab, stat, df, pval, conv = _join_blocks(blocks, acc.p)
+    if len(i) != sum(len(x) for x in acc.surv_i):
+        raise RuntimeError(f"exact tests of {len(i)} pairs for {sum(len(x) for x in acc.surv_i)} survivors")
+    screened = Pairs(i, j, ksa, stat, df, pval, conv, tab)
+    t4 = time.perf_counter()
+    # The split of "exact" (bench/bench_gpu.py prints it): waiting for the last row blocks' sorts and
+    # exact tests, joining the blocks, folding them into the summary (after the covariates, if any).
+    timings["exact_wait"], timings["exact_join"] = t3 - t2, t4 - t3
     if covariates is not None:
         from gboost.covariates import adjusted_tests
 
@@ -450,7 +450,9 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
         screened.adj = adj
     summary = Summary(acc.summary.n_sig.copy(), acc.summary.n_tot.copy(), acc.summary.best.copy(),
                       acc.summary.best_partner.copy())
+    t5 = time.perf_counter()
     _fold_survivors(summary, screened, thr)
+    timings["exact_fold"] = time.perf_counter() - t5
     timings["exact"] = time.perf_counter() - t2
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
     return ScanResult(study, params, engine_desc[0], engine_desc[1], screened, summary, mstat, mp, mdf,
@@ -462,12 +464,6 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
 # background thread. Not beside the CPU engine: it has the cores already, and numba's default
 # (workqueue) threading layer aborts when two threads run parallel kernels at once.
 OVERLAPPING_ENGINES = ("gpu", "dask")
-# Survivors per background batch of exact tests: what is left when the screen ends (less than a
-# batch, plus the last tile's) is what finalize waits for. (20,000 against 50,000 made no measurable
-# difference at 500k SNPs on the H100 host, docs/PERFORMANCE.md; the smaller batch bounds the tail.)
-EXACT_CHUNK = 20_000
-
-
 def overlaps_host_work(engine: Engine) -> bool:
     """Whether finalize's host work may run in the background while ``engine`` screens (an engine
     may say so itself with an ``overlaps_host_work`` attribute)."""
@@ -476,7 +472,11 @@ def overlaps_host_work(engine: Engine) -> bool:
 
 class HostWork:
     """The host work of :func:`finalize` that needs no finished screen: marginal tests and
-    calibration (the study alone) and exact tests of the survivors (in chunks, as tiles arrive).
+    calibration (the study alone), and the survivors of each row block of tiles, sorted by (i, j)
+    and exact-tested as soon as the block's last tile is in.
+
+    Row blocks cover disjoint SNP1 ranges, so finalize only joins the sorted blocks; what it waits
+    for after the screen is the last row block (the smallest: one diagonal tile).
 
     In the background it all runs on ONE worker thread, in submission order: two threads must
     never run numba-parallel kernels at once. The kernels release the GIL (``nogil``), so the
@@ -495,18 +495,38 @@ class HostWork:
         self.calibration = None
         if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
             self.calibration = self._submit(calibrate, study, n_pairs=params.calibration_pairs)
-        self.exact: list = []  # (stat, df, p, converged) per chunk of acc.surv_tables, in list order
-        self._fed = 0  # acc.surv_tables[:_fed] are in chunks
+        self.blocks: list = []  # one job per row block: its survivors sorted, with their exact tests
+        self._fed = 0  # entries of acc's survivor lists already placed in a row block
+        self._left: dict = {}  # row block -> tiles of the plan not yet in
+        self._waiting: dict = {}  # row block -> indices into acc's survivor lists
 
     def serves(self, study: Study, params: ScanParams) -> bool:
         return study is self.study and params == self.params
 
+    def expect(self, tiles: list[Tile]) -> None:
+        """The scan's tile plan: a row block's job starts when its last tile has been fed."""
+        for t in tiles:
+            self._left[t.i0] = self._left.get(t.i0, 0) + 1
+
     def feed(self, acc: Accumulator, *, final: bool = False) -> None:
-        """Submit the survivors not yet submitted once there are EXACT_CHUNK of them (or ``final``)."""
-        tables = acc.surv_tables[self._fed:]
-        if final or sum(len(t) for t in tables) >= EXACT_CHUNK:
-            self.exact.append(self._submit(_exact_chunk, tables))
-            self._fed += len(tables)
+        """Place the tiles fed since the last call in their row blocks; submit each completed block
+        (with ``final``: every block still open, and survivors of no known block, as one job)."""
+        for k in range(self._fed, len(acc.surv_i)):
+            row = acc.surv_rows[k]
+            row = row if row in self._left else None
+            self._waiting.setdefault(row, []).append(k)
+            if row is not None:
+                self._left[row] -= 1
+                if self._left[row] == 0:
+                    self._submit_block(acc, self._waiting.pop(row))
+        self._fed = len(acc.surv_i)
+        if final and self._waiting:
+            self._submit_block(acc, sorted(k for ks in self._waiting.values() for k in ks))
+            self._waiting.clear()
+
+    def _submit_block(self, acc: Accumulator, ks: list[int]) -> None:
+        self.blocks.append(self._submit(_sorted_block, acc.p, [acc.surv_i[k] for k in ks], [acc.surv_j[k] for k in ks],
+                                        [acc.surv_ksa[k] for k in ks], [acc.surv_tables[k] for k in ks]))
 
     def close(self) -> None:
         """Drop the jobs not started, wait for the running one (numba cannot be interrupted)."""
@@ -541,9 +561,41 @@ def _spare_a_core() -> None:
     nb.set_num_threads(max(1, nb.config.NUMBA_NUM_THREADS - 1))
 
 
-def _exact_chunk(tables: list) -> tuple:
-    tab = np.concatenate(tables) if tables else np.zeros((0, 3, 3, 2), np.int64)
-    return exact_tests(tab)
+def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list) -> tuple:
+    """One row block's survivors (lists of tile arrays) sorted by (i, j), with their exact tests:
+    (i, j, ksa, tables, stat, df, p, converged). Every exact test depends only on its own table,
+    so testing the sorted tables gives what sorting the tests would."""
+    i, j, ksa, tab = _concat(i, np.int64), _concat(j, np.int64), _concat(ksa, np.float64), _concat(tables, np.int64, (3, 3, 2))
+    # One sort of the key i * p + j (unique: every pair is screened once) orders as lexsort((j, i)),
+    # ~6x faster at 7e5 survivors; skipped where the block is one tile (tiles come sorted).
+    key = i * p + j
+    if len(key) > 1 and not (key[1:] > key[:-1]).all():
+        order = np.argsort(key)
+        i, j, ksa, tab = i[order], j[order], ksa[order], tab[order]
+    return (i, j, ksa, tab, *exact_tests(tab))
+
+
+def _concat(parts: list, dtype, shape: tuple = ()) -> np.ndarray:
+    if len(parts) == 1:
+        return np.asarray(parts[0], dtype=dtype)
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros((0, *shape), dtype)
+
+
+def _join_blocks(blocks: list[tuple], p: int) -> tuple:
+    """The row blocks' sorted fields, in (i, j) order: row blocks cover disjoint SNP1 ranges, so
+    joining them in order of their first SNP1 is the sort; a full sort only if they overlap (never
+    in a planned scan; kept so that any grouping gives the same result)."""
+    blocks = sorted((b for b in blocks if len(b[0])), key=lambda b: b[0][0])
+    if not blocks:
+        return _sorted_block(p, [], [], [], [])
+    if len(blocks) == 1:
+        return blocks[0]
+    fields = [np.concatenate(f) for f in zip(*blocks)]
+    key = fields[0] * p + fields[1]
+    if not (key[1:] > key[:-1]).all():
+        order = np.argsort(key)
+        fields = [f[order] for f in fields]
+    return tuple(fields)
 
 
 @nb.njit(cache=True)

@@ -389,6 +389,72 @@ def test_streamed_tiles_equal_cpu_engine(counting):
         _assert_tile_equal(g, want[g.tile.index])
 
 
+def _slow_chunks(monkeypatch, *, snps_per_chunk: int, delay_s: float, fail_at: int | None = None):
+    """Resident planes uploaded in chunks of ``snps_per_chunk`` SNPs, each ``delay_s`` late (so tiles
+    queue while the upload is under way); the chunk ``fail_at`` raises."""
+    import threading
+    import time
+
+    from gboost.engines import gpu
+
+    real = gpu._DeviceRunner._upload
+    calls = []
+
+    def upload(self, a, b, out, off):
+        if threading.current_thread().name.startswith("gboost-upload"):
+            calls.append(a)
+            if fail_at is not None and len(calls) == fail_at:
+                raise ValueError("disk went away")
+            time.sleep(delay_s)
+        return real(self, a, b, out, off)
+
+    monkeypatch.setattr(gpu._DeviceRunner, "_upload", upload)
+    monkeypatch.setattr(gpu._DeviceRunner, "_chunk_snps", lambda self: snps_per_chunk)
+    return calls
+
+
+def _upload_threads():
+    import threading
+
+    return [t for t in threading.enumerate() if t.name.startswith("gboost-upload")]
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_tiles_queued_while_the_planes_upload_equal_cpu_engine(monkeypatch, counting):
+    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    tiles = plan_tiles(study.n_snps, 40)
+    # Off the grid and out of order: the first tile needs the last chunks, the second the first.
+    tiles = [Tile(0, 120, 157, 130, 157), Tile(1, 0, 30, 5, 50)] + [
+        Tile(k + 2, t.i0, t.i1, t.j0, t.j1) for k, t in enumerate(tiles)]
+    want = _tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
+    calls = _slow_chunks(monkeypatch, snps_per_chunk=7, delay_s=0.02)
+    eng = _engine(tile=40, counting=counting)
+    eng.prepare(study, LOOSE)
+    try:
+        up = eng._runners[0]._uploading
+        assert up is not None and not all(e.is_set() for e in up.ready)  # prepare did not wait for it
+        got = list(eng.run_tiles(tiles))
+        assert eng._runners[0]._uploading is None  # every chunk waited for: the upload is dropped
+    finally:
+        eng.close()
+    assert calls == list(range(0, study.n_snps, 7))
+    assert not _upload_threads()
+    assert sorted(r.tile.index for r in got) == [t.index for t in tiles]
+    for g in got:
+        _assert_tile_equal(g, want[g.tile.index])
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_failed_plane_upload_stops_the_scan_with_a_clear_error(monkeypatch):
+    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    _slow_chunks(monkeypatch, snps_per_chunk=7, delay_s=0.0, fail_at=3)
+    with pytest.raises(RuntimeError, match="uploading the genotype planes failed: ValueError: disk went away"):
+        _scan(study, _engine(tile=40))
+    assert not _upload_threads()
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monkeypatch, counting):

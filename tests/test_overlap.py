@@ -1,5 +1,5 @@
 """Finalize's host work overlapping the screen (gboost.scan.HostWork): same outputs, chunked exact
-tests, clean cancel and errors. A stand-in GPU engine (name "gpu", tiles computed beforehand by
+tests by row block, clean cancel and errors. A stand-in GPU engine (name "gpu", tiles computed beforehand by
 the CPU engine, so no numba runs on the scan's thread while it screens) gets the overlap."""
 import threading
 import time
@@ -80,16 +80,16 @@ def wait_until(cond, timeout=30.0):
 
 @pytest.fixture
 def chunks(monkeypatch):
-    """Small chunks, and a record of each chunk's size and thread."""
-    monkeypatch.setattr(scan, "EXACT_CHUNK", 10)
+    """A record of each row-block job: (its first SNP1, its survivors, its thread)."""
     seen = []
-    real = scan._exact_chunk
+    real = scan._sorted_block
 
-    def spy(tables):
-        seen.append((sum(len(t) for t in tables), threading.current_thread().name))
-        return real(tables)
+    def spy(p, i, j, ksa, tables):
+        out = real(p, i, j, ksa, tables)
+        seen.append((int(out[0][0]) if len(out[0]) else -1, len(out[0]), threading.current_thread().name))
+        return out
 
-    monkeypatch.setattr(scan, "_exact_chunk", spy)
+    monkeypatch.setattr(scan, "_sorted_block", spy)
     return seen
 
 
@@ -98,14 +98,14 @@ def outputs(res):
             "marginal": format_marginal_tsv(res)}
 
 
-def test_overlapped_outputs_are_identical_and_exact_tests_run_in_chunks_during_the_screen(study, chunks):
+def test_overlapped_outputs_are_identical_and_exact_tests_run_by_row_block_during_the_screen(study, chunks):
     prm = params()
     serial = run_scan(study, prm)
     assert "host_overlapped" not in serial.timings
-    assert chunks and all(name == threading.current_thread().name for _, name in chunks)  # CPU: no thread
+    assert chunks and all(name == threading.current_thread().name for *_, name in chunks)  # CPU: no thread
     chunks.clear()
 
-    during = []  # chunks finished before the screen's last tile: proof of overlap
+    during = []  # row blocks finished before the screen's last tile: proof of overlap
     engine = FakeGpuEngine(study, prm, on_tile=lambda k, n: k == n - 1 and during.append(wait_until(lambda: chunks)))
     acc, thr, timings, desc = screen(study, prm, engine=engine)  # the CLI's and the GUI's way
     assert acc.host is not None and engine.closed
@@ -125,12 +125,16 @@ def test_overlapped_outputs_are_identical_and_exact_tests_run_in_chunks_during_t
     assert res.calibration.stat.tobytes() == serial.calibration.stat.tobytes()
     assert res.n_valid == serial.n_valid
 
-    # Many chunks, all on the one background thread, covering every survivor once; each but the
-    # last submitted once EXACT_CHUNK survivors were pending.
-    sizes = [n for n, _ in chunks]
-    assert len(sizes) > 3 and sum(sizes) == len(res.screened) > 50
-    assert all(n >= scan.EXACT_CHUNK for n in sizes[:-1])
-    assert {name for _, name in chunks} == {"gboost-host_0"}
+    # One job per row block of tiles, all on the one background thread, each holding its block's
+    # survivors (sorted, disjoint SNP1 ranges) and together every survivor once.
+    n_blocks = -(-study.n_snps // TILE)
+    assert len(chunks) == n_blocks
+    sizes = [n for _, n, _ in chunks]
+    assert sum(sizes) == len(res.screened) > 50
+    firsts = [i for i, n, _ in chunks if n]
+    assert firsts == sorted(firsts)  # blocks completed in row order (one engine, tiles in plan order)
+    assert all(i // TILE == k for k, (i, n, _) in enumerate(chunks) if n)
+    assert {name for *_, name in chunks} == {"gboost-host_0"}
     assert {"prepare", "screen", "exact", "marginal", "calibration", "total", "host_overlapped"} <= set(res.timings)
     assert res.timings["host_overlapped"] > 0
 
@@ -167,7 +171,7 @@ def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chu
     led.close()
     res = finalize(study, prm, acc, thr, desc, timings)
     assert outputs(res) == reference
-    assert sum(n for n, _ in chunks) == len(res.screened)
+    assert sum(n for _, n, _ in chunks) == len(res.screened)
     # The accumulator still holds every survivor, as the ledger and --part need.
     assert len(acc.survivors()[0]) == len(res.screened)
 
@@ -211,13 +215,15 @@ def test_an_error_in_the_background_surfaces_from_finalize(study, chunks, monkey
     if where == "exact":
         calls = []
 
-        def fail_second(tables):
+        real = scan._sorted_block
+
+        def fail_second(*args):
             calls.append(1)
             if len(calls) == 2:
                 fail()
-            return scan.exact_tests(np.concatenate(tables) if tables else np.zeros((0, 3, 3, 2), np.int64))
+            return real(*args)
 
-        monkeypatch.setattr(scan, "_exact_chunk", fail_second)
+        monkeypatch.setattr(scan, "_sorted_block", fail_second)
     else:
         monkeypatch.setattr(scan, "marginal_tests", fail)
     prm = params()

@@ -70,7 +70,9 @@ TABLE_SMEM_MAX = 64 << 10
 MMA_TABLE_SMEM_MAX = 100 << 10
 # Planes stay resident when they take at most this share of a device's memory budget.
 RESIDENT_FRACTION = 0.5
-UPLOAD_CHUNK_BYTES = 256 << 20  # planes go up in chunks of about this much (SNP-major staging)
+# Planes go up in chunks of about this much (SNP-major staging). Resident planes go up on a host
+# thread while the first tiles run (_PlaneUpload): the first tile waits for one chunk, not for all.
+UPLOAD_CHUNK_BYTES = 64 << 20
 MIN_EDGE = 8  # back-off floor of the tile edge, in SNPs
 MIN_CAPACITY = 16  # back-off floor of the survivor buffer
 _MODE_KERNELS = ("gb_screen_22", "gb_screen_23", "gb_screen_32", "gb_screen_33")
@@ -365,6 +367,7 @@ class _DeviceRunner:
         self.epoch = 0
         self.streaming = False
         self.planes = None
+        self._uploading: _PlaneUpload | None = None  # resident planes still going up
         self.where: Tile | None = None
         self._host = np.ascontiguousarray(study.planes, dtype=np.uint64)
         assert self._host.shape == (self.p, 3, self.n_words)
@@ -433,10 +436,7 @@ class _DeviceRunner:
         if resident_bytes <= RESIDENT_FRACTION * self.budget:
             try:
                 with self.stream:
-                    planes = self._alloc_planes(self.p)
-                    self._upload(0, self.p, planes, 0)
-                self.stream.synchronize()
-                self.planes = planes
+                    self.planes = self._alloc_planes(self.p)
             except Exception as exc:
                 if not _is_oom(cp, exc):
                     raise
@@ -448,6 +448,8 @@ class _DeviceRunner:
         self.slots = (_Slot(cp), _Slot(cp))
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
         cp.cuda.Device(self.device_id).synchronize()
+        if self.planes is not None:
+            self._uploading = _PlaneUpload(self, self.planes)
 
     def _setup_bars(self) -> None:
         """The float32 pre-screen's best-partner bars across blocks (boost_mma.cu, gm_pairs22_f32): one
@@ -543,8 +545,12 @@ class _DeviceRunner:
         return arr
 
     def _planes_for(self, a: int, b: int, keep: tuple[int, int] | None = None):
-        """(planes, stride in SNPs, plane column of SNP a) for SNPs [a, b)."""
+        """(planes, stride in SNPs, plane column of SNP a) for SNPs [a, b); work queued on the
+        current stream after this call finds them there."""
         if self.planes is not None:
+            if self._uploading is not None and self._uploading.wait(a, b):
+                self._uploading.close(sync=False)  # done: the current stream already waits for every chunk
+                self._uploading = None
             return self.planes, self.p, a
         return self._block(a, b, keep), b - a, 0
 
@@ -759,6 +765,9 @@ class _DeviceRunner:
                     self.stream.synchronize()
         except Exception:  # noqa: BLE001
             pass
+        if self._uploading is not None:
+            self._uploading.close()
+            self._uploading = None
         self.planes = None
         self.bar = None
         self._cache.clear()
@@ -777,6 +786,78 @@ class _DeviceRunner:
                     self._old_limit = None
         except Exception:  # noqa: BLE001
             pass
+
+
+class _PlaneUpload:
+    """Resident planes going up chunk by chunk, in SNP order, on a host thread and a stream of their
+    own, while the first tiles run (a pageable copy holds its calling thread until it is staged, so
+    the copies must not sit on the thread that queues the tiles).
+
+    :meth:`wait` (on the tile-queuing thread) makes the current stream wait for the chunks that hold
+    SNPs [a, b); a chunk the stream has waited for once needs no second wait (later work on that
+    stream is ordered after it). Tiles go row block by row block, and the first needs only its own
+    columns' chunks, so the upload stays ahead of the tiles.
+    """
+
+    def __init__(self, runner: "_DeviceRunner", planes):
+        cp = runner.cp
+        self.cp = cp
+        step = runner._chunk_snps()
+        self.starts = list(range(0, runner.p, step))
+        self.step = step
+        self.ready = [threading.Event() for _ in self.starts]
+        self.events = [cp.cuda.Event(disable_timing=True) for _ in self.starts]
+        self.waited = [False] * len(self.starts)
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._runner, self._planes = runner, planes
+        self._stream = cp.cuda.Stream(non_blocking=True)
+        self._thread = threading.Thread(target=self._run, name=f"gboost-upload{runner.device_id}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        r, cp = self._runner, self.cp
+        try:
+            with cp.cuda.Device(r.device_id), self._stream:
+                for k, a in enumerate(self.starts):
+                    if self._stop.is_set():  # closed mid-way: the chunks not sent must not pass for sent
+                        self.error = RuntimeError("the upload was stopped (engine closed)")
+                        break
+                    r._upload(a, min(r.p, a + self.step), self._planes, a)
+                    self.events[k].record(self._stream)
+                    self.ready[k].set()
+        except BaseException as exc:  # noqa: BLE001 - raised where a tile waits for the chunk
+            self.error = exc
+        finally:
+            for ev in self.ready:  # no waiter may hang on a chunk that will never come
+                ev.set()
+
+    def wait(self, a: int, b: int) -> bool:
+        """Order the current stream after the chunks holding SNPs [a, b); True once the stream has
+        waited for every chunk (the upload is then of no further concern)."""
+        stream = self.cp.cuda.get_current_stream()
+        for k in range(a // self.step, -(-b // self.step)):
+            if self.waited[k]:
+                continue
+            self.ready[k].wait()
+            if self.error is not None:
+                # Not an out-of-memory error even where it was one: the tile's back-off cannot help.
+                raise RuntimeError(f"uploading the genotype planes failed: {type(self.error).__name__}: "
+                                   f"{self.error}") from self.error
+            stream.wait_event(self.events[k])
+            self.waited[k] = True
+        return all(self.waited)
+
+    def close(self, *, sync: bool = True) -> None:
+        """Stop after the chunk in hand; with ``sync`` also wait for the copies already queued
+        (before the planes may be freed)."""
+        self._stop.set()
+        self._thread.join()
+        if sync:
+            try:
+                self._stream.synchronize()
+            except Exception:  # noqa: BLE001 - after a CUDA error the context may be unusable
+                pass
 
 
 def _partial(start: int, n: int, host) -> SummaryPartial:
