@@ -182,6 +182,7 @@ def scan_row(study: Study, params: ScanParams, engine, label: str) -> dict:
                finalize_call_s=res.timings.get("finalize_call", float("nan")),
                exact_split=tuple(res.timings.get(k, float("nan")) for k in ("exact_wait", "exact_join", "exact_fold")),
                kernel_s=getattr(engine, "kernel_seconds", float("nan")),
+               idle_s=getattr(engine, "idle_seconds", float("nan")),
                survivors=int(len(res.screened)), valid=int(res.n_valid), device=res.device)
     row["ps_per_s"] = pairs * n / wall
     row["kernel_ps_per_s"] = pairs * n / row["kernel_s"] if row["kernel_s"] == row["kernel_s"] else float("nan")
@@ -291,7 +292,8 @@ def main(argv=None) -> int:
               f"{r['ps_per_s']:>10.3g} {r['kernel_ps_per_s']:>9.3g} {ceil_pct:>6.0f}")
     for r in rows:
         print(f"  {r['label']}: screen() {r['screen_call_s']:.2f} s, finalize() {r['finalize_call_s']:.2f} s, "
-              f"rest of the wall {r['wall_s'] - r['screen_call_s'] - r['finalize_call_s']:.2f} s; exact s = "
+              f"rest of the wall {r['wall_s'] - r['screen_call_s'] - r['finalize_call_s']:.2f} s; GPU idle before and "
+              f"between tiles {r['idle_s']:.3f} s; exact s = "
               "wait for the last row blocks {:.3f} + join them {:.3f} + fold into the summary {:.3f}".format(*r["exact_split"]))
     print("pair·smp/s = pairs x n / wall of run_scan (screen + exact + summary + marginal + calibration); "
           "kernel/s = the same over kernel time; ceil% = kernel rate / the ceiling of its path (popcount or mma)")

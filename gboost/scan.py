@@ -426,19 +426,18 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
             calib = host.calibration.result()
             timings["calibration"] = time.perf_counter() - t
         t2 = time.perf_counter()
-        blocks = [f.result() for f in host.blocks]
+        for f in host.blocks:
+            f.result()
         t3 = time.perf_counter()
+        screened = Pairs(*host.results(acc))
     finally:
         host.close()
     if overlapped:
         timings["host_overlapped"] = host.busy_s
-    i, j, ksa, tab, stat, df, pval, conv = _join_blocks(blocks, acc.p)
-    if len(i) != sum(len(x) for x in acc.surv_i):
-        raise RuntimeError(f"exact tests of {len(i)} pairs for {sum(len(x) for x in acc.surv_i)} survivors")
-    screened = Pairs(i, j, ksa, stat, df, pval, conv, tab)
     t4 = time.perf_counter()
-    # The split of "exact" (bench/bench_gpu.py prints it): waiting for the last row blocks' sorts and
-    # exact tests, joining the blocks, folding them into the summary (after the covariates, if any).
+    # The split of "exact" (bench/bench_gpu.py prints it): waiting for the last row blocks' sorts,
+    # exact tests and folds, joining the blocks, merging the fold into the summary (after the
+    # covariates, if any).
     timings["exact_wait"], timings["exact_join"] = t3 - t2, t4 - t3
     if covariates is not None:
         from gboost.covariates import adjusted_tests
@@ -451,7 +450,8 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
     summary = Summary(acc.summary.n_sig.copy(), acc.summary.n_tot.copy(), acc.summary.best.copy(),
                       acc.summary.best_partner.copy())
     t5 = time.perf_counter()
-    _fold_survivors(summary, screened, thr)
+    f = host.folded
+    summary.merge(0, f.n_sig, f.n_tot, f.best, f.best_partner)
     timings["exact_fold"] = time.perf_counter() - t5
     timings["exact"] = time.perf_counter() - t2
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
@@ -495,7 +495,10 @@ class HostWork:
         self.calibration = None
         if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
             self.calibration = self._submit(calibrate, study, n_pairs=params.calibration_pairs)
-        self.blocks: list = []  # one job per row block: its survivors sorted, with their exact tests
+        self.blocks: list = []  # one job per row block (None, or the block where it has no place in .screened)
+        self.screened = _SortedSink(study.n_snps)  # the planned row blocks' survivors, joined in row order
+        self.folded = Summary.empty(study.n_snps)  # the survivors' exact tests folded in (PLINK's z)
+        self._thr = scan_thresholds(params)
         self._fed = 0  # entries of acc's survivor lists already placed in a row block
         self._left: dict = {}  # row block -> tiles of the plan not yet in
         self._waiting: dict = {}  # row block -> indices into acc's survivor lists
@@ -507,6 +510,7 @@ class HostWork:
         """The scan's tile plan: a row block's job starts when its last tile has been fed."""
         for t in tiles:
             self._left[t.i0] = self._left.get(t.i0, 0) + 1
+            self.screened.plan(t.i0, t.n_pairs)
 
     def feed(self, acc: Accumulator, *, final: bool = False) -> None:
         """Place the tiles fed since the last call in their row blocks; submit each completed block
@@ -518,15 +522,38 @@ class HostWork:
             if row is not None:
                 self._left[row] -= 1
                 if self._left[row] == 0:
-                    self._submit_block(acc, self._waiting.pop(row))
+                    self._submit_block(acc, self._waiting.pop(row), row)
         self._fed = len(acc.surv_i)
         if final and self._waiting:
-            self._submit_block(acc, sorted(k for ks in self._waiting.values() for k in ks))
+            self._submit_block(acc, sorted(k for ks in self._waiting.values() for k in ks), None)
             self._waiting.clear()
 
-    def _submit_block(self, acc: Accumulator, ks: list[int]) -> None:
-        self.blocks.append(self._submit(_sorted_block, acc.p, [acc.surv_i[k] for k in ks], [acc.surv_j[k] for k in ks],
-                                        [acc.surv_ksa[k] for k in ks], [acc.surv_tables[k] for k in ks]))
+    def _submit_block(self, acc: Accumulator, ks: list[int], row: int | None) -> None:
+        self.blocks.append(self._submit(self._block_job, row, acc.p, [acc.surv_i[k] for k in ks],
+                                        [acc.surv_j[k] for k in ks], [acc.surv_ksa[k] for k in ks],
+                                        [acc.surv_tables[k] for k in ks]))
+
+    def _block_job(self, row: int | None, p: int, *lists) -> tuple | None:
+        """Sort and test one row block, fold it into ``folded`` and join it to ``screened`` (jobs
+        run one at a time, so the two are never touched by two threads at once); a block of no
+        planned row (``row`` None) is returned instead, for finalize to join."""
+        block = _sorted_block(p, *lists)
+        i, j, _ksa, stat, df, *_ = block
+        _fold_survivors(self.folded, i, j, stat, df, self._thr)
+        if row is None:
+            return block
+        self.screened.put(row, block)
+        return None
+
+    def results(self, acc: Accumulator) -> tuple:
+        """Every survivor's fields in (i, j) order (waits for the jobs); finalize's only copy is
+        where blocks arrived out of row order or outside the plan."""
+        leftovers = [b for b in (f.result() for f in self.blocks) if b is not None]
+        fields = _join_blocks(self.screened.parts() + leftovers, acc.p)
+        n = sum(len(x) for x in acc.surv_i)
+        if len(fields[0]) != n:
+            raise RuntimeError(f"exact tests of {len(fields[0])} pairs for {n} survivors")
+        return fields
 
     def close(self) -> None:
         """Drop the jobs not started, wait for the running one (numba cannot be interrupted)."""
@@ -546,13 +573,18 @@ class HostWork:
 
 
 class _Deferred:
-    """A job that runs when its result is asked for: the serial stand-in for a Future."""
+    """A job that runs when its result is first asked for: the serial stand-in for a Future."""
+
+    _UNSET = object()
 
     def __init__(self, job):
         self._job = job
+        self._result = self._UNSET
 
     def result(self):
-        return self._job()
+        if self._result is self._UNSET:
+            self._result = self._job()
+        return self._result
 
 
 def _spare_a_core() -> None:
@@ -563,7 +595,7 @@ def _spare_a_core() -> None:
 
 def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list) -> tuple:
     """One row block's survivors (lists of tile arrays) sorted by (i, j), with their exact tests:
-    (i, j, ksa, tables, stat, df, p, converged). Every exact test depends only on its own table,
+    (i, j, ksa, stat, df, p, converged, tables): the fields of :class:`Pairs`. Every exact test depends only on its own table,
     so testing the sorted tables gives what sorting the tests would."""
     i, j, ksa, tab = _concat(i, np.int64), _concat(j, np.int64), _concat(ksa, np.float64), _concat(tables, np.int64, (3, 3, 2))
     # One sort of the key i * p + j (unique: every pair is screened once) orders as lexsort((j, i)),
@@ -572,7 +604,7 @@ def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list) -> tuple:
     if len(key) > 1 and not (key[1:] > key[:-1]).all():
         order = np.argsort(key)
         i, j, ksa, tab = i[order], j[order], ksa[order], tab[order]
-    return (i, j, ksa, tab, *exact_tests(tab))
+    return (i, j, ksa, *exact_tests(tab), tab)
 
 
 def _concat(parts: list, dtype, shape: tuple = ()) -> np.ndarray:
@@ -608,17 +640,72 @@ def _fold_loop(n_sig, best, best_partner, i, j, value, sig):
                 best_partner[a] = b
 
 
-def _fold_survivors(summary: Summary, pairs: Pairs, thr: Thresholds) -> None:
-    """Credit each screened pair to both SNPs with PLINK's value z = max(exact STAT, screen
+def _fold_survivors(summary: Summary, i, j, stat, df, thr: Thresholds) -> None:
+    """Credit each screened pair (i, j) to both SNPs with PLINK's value z = max(exact STAT, screen
     threshold), counted in N_SIG when z >= the summary threshold for its DF; the best partner by
     PLINK's order (:func:`better_partner`: larger z, then a partner after the SNP, then the
-    smaller index). One compiled pass: a 500k-SNP scan screens ~7e5 pairs.
+    smaller index). One compiled pass; the order is total, so folding row blocks apart and merging
+    gives what one fold of all would.
     """
-    valid = pairs.df > 0
+    valid = df > 0
     if not valid.any():
         return
-    df = pairs.df[valid]
-    value = np.maximum(pairs.stat[valid], thr.screen[df])
-    sig = (value >= thr.summary[df]).astype(np.int64)
-    _fold_loop(summary.n_sig, summary.best, summary.best_partner, np.ascontiguousarray(pairs.i[valid]),
-               np.ascontiguousarray(pairs.j[valid]), value, sig)
+    d = df[valid]
+    value = np.maximum(stat[valid], thr.screen[d])
+    sig = (value >= thr.summary[d]).astype(np.int64)
+    _fold_loop(summary.n_sig, summary.best, summary.best_partner, np.ascontiguousarray(i[valid]),
+               np.ascontiguousarray(j[valid]), value, sig)
+
+
+class _SortedSink:
+    """The screened pairs' fields (those of :class:`Pairs`, in its order) in (i, j) order, grown
+    row block by row block on the host-work thread, so that finalize copies nothing: a block is
+    appended once every planned row block before it is in (blocks that come early wait).
+
+    The arrays grow ahead of need, to the count the blocks so far project for the whole plan (their
+    survivors per pair), so the joined result is views of one allocation with little slack.
+    """
+
+    def __init__(self, p: int):
+        self.p = p
+        self._rows: dict = {}  # planned row block -> its pairs
+        self._order: list | None = None
+        self._next = 0
+        self._early: dict = {}  # row block -> sorted block waiting for the blocks before it
+        self._fields: list | None = None
+        self.n = 0
+        self._pairs_in = 0
+
+    def plan(self, row: int, n_pairs: int) -> None:
+        self._rows[row] = self._rows.get(row, 0) + n_pairs
+        self._order = None
+
+    def put(self, row: int, block: tuple) -> None:
+        if self._order is None:
+            self._order = sorted(self._rows)
+        self._early[row] = block
+        while self._next < len(self._order) and self._order[self._next] in self._early:
+            r = self._order[self._next]
+            self._append(self._early.pop(r), self._rows[r])
+            self._next += 1
+
+    def _append(self, block: tuple, n_pairs: int) -> None:
+        m = len(block[0])
+        self._pairs_in += n_pairs
+        if self._fields is None or self.n + m > len(self._fields[0]):
+            total = sum(self._rows.values())
+            projected = (self.n + m) * total // max(1, self._pairs_in)
+            cap = max(self.n + m, projected + projected // 16 + 1024)
+            grown = [np.empty((cap, *f.shape[1:]), f.dtype) for f in block]
+            if self._fields is not None:
+                for g, f in zip(grown, self._fields):
+                    g[:self.n] = f[:self.n]
+            self._fields = grown
+        for g, f in zip(self._fields, block):
+            g[self.n:self.n + m] = f
+        self.n += m
+
+    def parts(self) -> list[tuple]:
+        """The joined blocks (views), then any block still waiting for one before it."""
+        head = [tuple(f[:self.n] for f in self._fields)] if self._fields is not None else []
+        return head + list(self._early.values())

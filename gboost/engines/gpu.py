@@ -362,6 +362,10 @@ class _DeviceRunner:
         self.has_missing = np.asarray(study.has_missing, dtype=bool)
         self.capacity = int(capacity)
         self.kernel_seconds = 0.0
+        # Device time between the end of set-up (or of the last tile) and the start of a tile's
+        # kernels: the GPU waiting for planes or for the host to queue the tile.
+        self.idle_seconds = 0.0
+        self._last_end = None  # CUDA event: end of set-up, then end of the last collected tile
         self.max_edge: int | None = None  # sub-tile edge after an out-of-memory back-off
         self.backoffs = 0
         self.epoch = 0
@@ -450,6 +454,8 @@ class _DeviceRunner:
         cp.cuda.Device(self.device_id).synchronize()
         if self.planes is not None:
             self._uploading = _PlaneUpload(self, self.planes)
+        self._last_end = cp.cuda.Event()
+        self._last_end.record(self.stream)
 
     def _setup_bars(self) -> None:
         """The float32 pre-screen's best-partner bars across blocks (boost_mma.cu, gm_pairs22_f32): one
@@ -638,6 +644,7 @@ class _DeviceRunner:
                 out = getattr(slot, f"out_{side}")
                 rgrid, rblock = _reduce_geometry(n)
                 self.k["gb_reduce_partials"](rgrid, rblock, (np.int32(n), np.int32(nb), *part, *out))
+            slot.t1 = cp.cuda.Event()  # a new event a tile: the next collect reads this one after submit re-uses the slot
             slot.t1.record(self.stream)
             slot.surv_n.get(stream=self.stream, out=slot.h_n, blocking=False)
             for side, n in (("r", ni), ("c", nj)):
@@ -680,6 +687,10 @@ class _DeviceRunner:
             slot.done.synchronize()
             n = int(slot.h_n[0])
         self.kernel_seconds += cp.cuda.get_elapsed_time(slot.t0, slot.t1) / 1000.0
+        if self._last_end is not None:
+            # Tiles are collected in the order they were queued on the one stream, so this is the gap before this tile.
+            self.idle_seconds += max(0.0, cp.cuda.get_elapsed_time(self._last_end, slot.t0) / 1000.0)
+        self._last_end = slot.t1
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         with cp.cuda.Device(self.device_id):
             ij = slot.surv_ij[:n].get(stream=self.copy_stream)
@@ -958,6 +969,7 @@ class GpuEngine(Engine):
         self._describe: str | None = None
         self._choice: dict[int, tuple[str, str | None]] = {}
         self._kernel_s = 0.0
+        self._idle_s = 0.0
         self._backoffs = 0
         self._streaming: bool | None = None
         self._active: list = []  # (stop event, worker threads) of run_tiles iterators still running
@@ -1049,6 +1061,7 @@ class GpuEngine(Engine):
         self.study = study
         self.thr = thresholds
         self._kernel_s = 0.0
+        self._idle_s = 0.0
         self._backoffs = 0
         runners = []
         try:
@@ -1180,6 +1193,12 @@ class GpuEngine(Engine):
         return self._kernel_s + sum(r.kernel_seconds for r in self._runners)
 
     @property
+    def idle_seconds(self) -> float:
+        """Device time between set-up and the first tile and between tiles (waiting for plane chunks
+        or for the host), summed over GPUs; the bench prints it beside kernel_seconds."""
+        return self._idle_s + sum(r.idle_seconds for r in self._runners)
+
+    @property
     def streaming(self) -> bool | None:
         """Whether the planes are streamed through the device rather than resident (None before prepare)."""
         return any(r.streaming for r in self._runners) if self._runners else self._streaming
@@ -1208,6 +1227,7 @@ class GpuEngine(Engine):
         for r in self._runners:
             r.close()
             self._kernel_s += r.kernel_seconds
+            self._idle_s += r.idle_seconds
             self._backoffs += r.backoffs
         self._runners = []
         for d in ids:
