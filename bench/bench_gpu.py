@@ -183,6 +183,7 @@ def scan_row(study: Study, params: ScanParams, engine, label: str) -> dict:
                exact_split=tuple(res.timings.get(k, float("nan")) for k in ("exact_wait", "exact_join", "exact_fold")),
                kernel_s=getattr(engine, "kernel_seconds", float("nan")),
                idle_s=getattr(engine, "idle_seconds", float("nan")),
+               idle_gaps=list(getattr(engine, "idle_gaps", [])),
                survivors=int(len(res.screened)), valid=int(res.n_valid), device=res.device)
     row["ps_per_s"] = pairs * n / wall
     row["kernel_ps_per_s"] = pairs * n / row["kernel_s"] if row["kernel_s"] == row["kernel_s"] else float("nan")
@@ -295,6 +296,12 @@ def main(argv=None) -> int:
               f"rest of the wall {r['wall_s'] - r['screen_call_s'] - r['finalize_call_s']:.2f} s; GPU idle before and "
               f"between tiles {r['idle_s']:.3f} s; exact s = "
               "wait for the last row blocks {:.3f} + join them {:.3f} + fold into the summary {:.3f}".format(*r["exact_split"]))
+    for r in rows:
+        gaps = r.get("idle_gaps") or []
+        if gaps:
+            top = sorted(gaps, key=lambda g: -g[1])[:6]
+            print(f"  {r['label']} p={r['p']}: {len(gaps)} tiles; GPU idle before tile (index: ms) "
+                  + ", ".join(f"{k}: {1e3 * s:.1f}" for k, s in top) + f"; median {1e3 * float(np.median([s for _, s in gaps])):.2f} ms")
     print("pair·smp/s = pairs x n / wall of run_scan (screen + exact + summary + marginal + calibration); "
           "kernel/s = the same over kernel time; ceil% = kernel rate / the ceiling of its path (popcount or mma)")
     if roof:

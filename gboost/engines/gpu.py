@@ -365,6 +365,7 @@ class _DeviceRunner:
         # Device time between the end of set-up (or of the last tile) and the start of a tile's
         # kernels: the GPU waiting for planes or for the host to queue the tile.
         self.idle_seconds = 0.0
+        self.idle_gaps: list[tuple[int, float]] = []  # (tile index, seconds idle before it), in stream order
         self._last_end = None  # CUDA event: end of set-up, then end of the last collected tile
         self.max_edge: int | None = None  # sub-tile edge after an out-of-memory back-off
         self.backoffs = 0
@@ -689,7 +690,9 @@ class _DeviceRunner:
         self.kernel_seconds += cp.cuda.get_elapsed_time(slot.t0, slot.t1) / 1000.0
         if self._last_end is not None:
             # Tiles are collected in the order they were queued on the one stream, so this is the gap before this tile.
-            self.idle_seconds += max(0.0, cp.cuda.get_elapsed_time(self._last_end, slot.t0) / 1000.0)
+            gap = max(0.0, cp.cuda.get_elapsed_time(self._last_end, slot.t0) / 1000.0)
+            self.idle_seconds += gap
+            self.idle_gaps.append((tile.index, gap))
         self._last_end = slot.t1
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         with cp.cuda.Device(self.device_id):
@@ -970,6 +973,7 @@ class GpuEngine(Engine):
         self._choice: dict[int, tuple[str, str | None]] = {}
         self._kernel_s = 0.0
         self._idle_s = 0.0
+        self._idle_gaps: list = []
         self._backoffs = 0
         self._streaming: bool | None = None
         self._active: list = []  # (stop event, worker threads) of run_tiles iterators still running
@@ -1062,6 +1066,7 @@ class GpuEngine(Engine):
         self.thr = thresholds
         self._kernel_s = 0.0
         self._idle_s = 0.0
+        self._idle_gaps: list = []
         self._backoffs = 0
         runners = []
         try:
@@ -1199,6 +1204,11 @@ class GpuEngine(Engine):
         return self._idle_s + sum(r.idle_seconds for r in self._runners)
 
     @property
+    def idle_gaps(self) -> list[tuple[int, float]]:
+        """(tile index, seconds) of each idle gap in :attr:`idle_seconds`."""
+        return self._idle_gaps + [g for r in self._runners for g in r.idle_gaps]
+
+    @property
     def streaming(self) -> bool | None:
         """Whether the planes are streamed through the device rather than resident (None before prepare)."""
         return any(r.streaming for r in self._runners) if self._runners else self._streaming
@@ -1228,6 +1238,7 @@ class GpuEngine(Engine):
             r.close()
             self._kernel_s += r.kernel_seconds
             self._idle_s += r.idle_seconds
+            self._idle_gaps += r.idle_gaps
             self._backoffs += r.backoffs
         self._runners = []
         for d in ids:
