@@ -389,27 +389,25 @@ def test_streamed_tiles_equal_cpu_engine(counting):
         _assert_tile_equal(g, want[g.tile.index])
 
 
-def _slow_chunks(monkeypatch, *, snps_per_chunk: int, delay_s: float, fail_at: int | None = None):
+def _slow_chunks(monkeypatch, study, *, snps_per_chunk: int, delay_s: float, fail_at: int | None = None):
     """Resident planes uploaded in chunks of ``snps_per_chunk`` SNPs, each ``delay_s`` late (so tiles
     queue while the upload is under way); the chunk ``fail_at`` raises."""
-    import threading
     import time
 
     from gboost.engines import gpu
 
-    real = gpu._DeviceRunner._upload
+    real = gpu._PlaneUpload._send
     calls = []
 
-    def upload(self, a, b, out, off):
-        if threading.current_thread().name.startswith("gboost-upload"):
-            calls.append(a)
-            if fail_at is not None and len(calls) == fail_at:
-                raise ValueError("disk went away")
-            time.sleep(delay_s)
-        return real(self, a, b, out, off)
+    def send(self, k, a, b, buf, sent):
+        calls.append(a)
+        if fail_at is not None and len(calls) == fail_at:
+            raise ValueError("disk went away")
+        time.sleep(delay_s)
+        return real(self, k, a, b, buf, sent)
 
-    monkeypatch.setattr(gpu._DeviceRunner, "_upload", upload)
-    monkeypatch.setattr(gpu._DeviceRunner, "_chunk_snps", lambda self: snps_per_chunk)
+    monkeypatch.setattr(gpu._PlaneUpload, "_send", send)
+    monkeypatch.setattr(gpu, "PRELOAD_CHUNK_BYTES", snps_per_chunk * 3 * 8 * study.layout.n_words)
     return calls
 
 
@@ -428,7 +426,7 @@ def test_tiles_queued_while_the_planes_upload_equal_cpu_engine(monkeypatch, coun
     tiles = [Tile(0, 120, 157, 130, 157), Tile(1, 0, 30, 5, 50)] + [
         Tile(k + 2, t.i0, t.i1, t.j0, t.j1) for k, t in enumerate(tiles)]
     want = _tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
-    calls = _slow_chunks(monkeypatch, snps_per_chunk=7, delay_s=0.02)
+    calls = _slow_chunks(monkeypatch, study, snps_per_chunk=7, delay_s=0.02)
     eng = _engine(tile=40, counting=counting)
     eng.prepare(study, LOOSE)
     try:
@@ -449,7 +447,7 @@ def test_tiles_queued_while_the_planes_upload_equal_cpu_engine(monkeypatch, coun
 @needs_gpu
 def test_a_failed_plane_upload_stops_the_scan_with_a_clear_error(monkeypatch):
     study = _study(**STUDIES["missing-2pct-mixed-modes"])
-    _slow_chunks(monkeypatch, snps_per_chunk=7, delay_s=0.0, fail_at=3)
+    _slow_chunks(monkeypatch, study, snps_per_chunk=7, delay_s=0.0, fail_at=3)
     with pytest.raises(RuntimeError, match="uploading the genotype planes failed: ValueError: disk went away"):
         _scan(study, _engine(tile=40))
     assert not _upload_threads()

@@ -70,9 +70,13 @@ TABLE_SMEM_MAX = 64 << 10
 MMA_TABLE_SMEM_MAX = 100 << 10
 # Planes stay resident when they take at most this share of a device's memory budget.
 RESIDENT_FRACTION = 0.5
-# Planes go up in chunks of about this much (SNP-major staging). Resident planes go up on a host
-# thread while the first tiles run (_PlaneUpload): the first tile waits for one chunk, not for all.
+# Planes go up in chunks of about this much (SNP-major staging).
 UPLOAD_CHUNK_BYTES = 64 << 20
+# Resident planes go up on a host thread while the first tiles run (_PlaneUpload), through two
+# page-locked buffers of this size: the first tile waits only for its own SNPs' chunks. (Pageable
+# 64 MB chunks beside the tiles ran at ~2.5 GB/s on the H100 host: the first two tiles waited
+# 0.12 s for them, docs/PERFORMANCE.md.)
+PRELOAD_CHUNK_BYTES = 8 << 20
 MIN_EDGE = 8  # back-off floor of the tile edge, in SNPs
 MIN_CAPACITY = 16  # back-off floor of the survivor buffer
 _MODE_KERNELS = ("gb_screen_22", "gb_screen_23", "gb_screen_32", "gb_screen_33")
@@ -515,22 +519,26 @@ class _DeviceRunner:
         """Host planes of SNPs [a, b) into ``out`` (kernel layout) from SNP ``off`` on, on the
         current stream, through SNP-major chunks that are laid out on the device."""
         cp = self.cp
-        n_out = out.shape[2]
         step = self._chunk_snps()
         for c0 in range(a, b, step):
             c1 = min(b, c0 + step)
             x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
             x.set(self._host[c0:c1], stream=cp.cuda.get_current_stream())
-            o = off + c0 - a
-            if self.counting == "mma":
-                total = (c1 - c0) * 3 * self.n_ks * 4
-                grid = (-(-total // _LAYOUT_THREADS), 1, 1)
-                self.k["gm_layout"](grid, (_LAYOUT_THREADS, 1, 1),
-                                    (x, np.int32(c1 - c0), np.int32(self.n_words), np.int32(self.w_ctrl),
-                                     np.int32(self.ks0), np.int32(self.n_ks), out, np.int64(n_out), np.int64(o)))
-            else:
-                out[:, :, o:o + c1 - c0] = x.transpose(1, 2, 0)
+            self._lay_out(x, out, off + c0 - a)
             del x
+
+    def _lay_out(self, x, out, o: int) -> None:
+        """SNP-major planes ``x`` (on the device) into ``out`` in kernel layout, from SNP ``o`` on
+        (current stream)."""
+        n = x.shape[0]
+        if self.counting == "mma":
+            total = n * 3 * self.n_ks * 4
+            grid = (-(-total // _LAYOUT_THREADS), 1, 1)
+            self.k["gm_layout"](grid, (_LAYOUT_THREADS, 1, 1),
+                                (x, np.int32(n), np.int32(self.n_words), np.int32(self.w_ctrl),
+                                 np.int32(self.ks0), np.int32(self.n_ks), out, np.int64(out.shape[2]), np.int64(o)))
+        else:
+            out[:, :, o:o + n] = x.transpose(1, 2, 0)
 
     def _block(self, a: int, b: int, keep: tuple[int, int] | None = None):
         """Kernel-layout planes of SNPs [a, b) on the device (streaming), from the LRU cache."""
@@ -816,7 +824,7 @@ class _PlaneUpload:
     def __init__(self, runner: "_DeviceRunner", planes):
         cp = runner.cp
         self.cp = cp
-        step = runner._chunk_snps()
+        step = max(1, PRELOAD_CHUNK_BYTES // max(1, 3 * 8 * runner.n_words))
         self.starts = list(range(0, runner.p, step))
         self.step = step
         self.ready = [threading.Event() for _ in self.starts]
@@ -833,18 +841,39 @@ class _PlaneUpload:
         r, cp = self._runner, self.cp
         try:
             with cp.cuda.Device(r.device_id), self._stream:
+                # Two page-locked staging buffers: the host fills one while the other is copied up.
+                shape = (self.step, 3, r.n_words)
+                stage = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(1, int(np.prod(shape))) * 8), np.uint64,
+                                       int(np.prod(shape))).reshape(shape) for _ in range(2)]
+                sent = [cp.cuda.Event(disable_timing=True) for _ in range(2)]
                 for k, a in enumerate(self.starts):
                     if self._stop.is_set():  # closed mid-way: the chunks not sent must not pass for sent
                         self.error = RuntimeError("the upload was stopped (engine closed)")
                         break
-                    r._upload(a, min(r.p, a + self.step), self._planes, a)
-                    self.events[k].record(self._stream)
+                    self._send(k, a, min(r.p, a + self.step), stage[k % 2], sent[k % 2])
                     self.ready[k].set()
+                self._stream.synchronize()  # the staging buffers outlive their last copies
         except BaseException as exc:  # noqa: BLE001 - raised where a tile waits for the chunk
             self.error = exc
+            try:
+                self._stream.synchronize()  # no copy may still read a staging buffer when it is freed
+            except Exception:  # noqa: BLE001 - after a CUDA error the context may be unusable
+                pass
         finally:
             for ev in self.ready:  # no waiter may hang on a chunk that will never come
                 ev.set()
+
+    def _send(self, k: int, a: int, b: int, buf: np.ndarray, sent) -> None:
+        """Chunk ``k`` (SNPs [a, b)) through staging buffer ``buf``, whose last copy ``sent`` marks."""
+        r, cp = self._runner, self.cp
+        sent.synchronize()  # the copy that last read this buffer is done
+        n = b - a
+        np.copyto(buf[:n], r._host[a:b])
+        x = cp.empty((n, 3, r.n_words), dtype=np.uint64)
+        x.set(buf[:n], stream=self._stream)  # page-locked source: an asynchronous DMA
+        sent.record(self._stream)
+        r._lay_out(x, self._planes, a)
+        self.events[k].record(self._stream)
 
     def wait(self, a: int, b: int) -> bool:
         """Order the current stream after the chunks holding SNPs [a, b); True once the stream has
