@@ -678,7 +678,13 @@ class _DeviceRunner:
         name = self.mode_kernels[mode]
         if self.counting == "mma":
             args = (*args, self.bar)
-            grid = (max(1, min(nbx * nby, self.grid_blocks[name])), 1, 1)
+            # While planes still go up, one SM is left to the upload's layout kernels: a persistent
+            # kernel holds every SM for its whole tile, and a chunk's layout would wait for the
+            # tile's end (the first tiles then wait for their chunks; measured, docs/PERFORMANCE.md).
+            blocks = self.grid_blocks[name]
+            if self._uploading is not None and blocks > 1:
+                blocks -= max(1, blocks // int(self.props["multiProcessorCount"]))
+            grid = (max(1, min(nbx * nby, blocks)), 1, 1)
             self.k[name](grid, (self.config.threads, 1, 1), args, shared_mem=self._dyn_smem(name))
         else:
             self.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1)), shared_mem=self.n_tab * 8)
