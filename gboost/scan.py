@@ -595,9 +595,10 @@ def _spare_a_core() -> None:
 
 def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list) -> tuple:
     """One row block's survivors (lists of tile arrays) sorted by (i, j), with their exact tests:
-    (i, j, ksa, stat, df, p, converged, tables): the fields of :class:`Pairs`. Every exact test depends only on its own table,
-    so testing the sorted tables gives what sorting the tests would."""
-    i, j, ksa, tab = _concat(i, np.int64), _concat(j, np.int64), _concat(ksa, np.float64), _concat(tables, np.int64, (3, 3, 2))
+    (i, j, ksa, stat, df, p, converged, tables), the fields of :class:`Pairs`. Every exact test
+    depends only on its own table, so testing the sorted tables gives what sorting the tests would."""
+    i, j, ksa = _concat(i, np.int64), _concat(j, np.int64), _concat(ksa, np.float64)
+    tab = _concat(tables, np.int64, (3, 3, 2))
     # One sort of the key i * p + j (unique: every pair is screened once) orders as lexsort((j, i)),
     # ~6x faster at 7e5 survivors; skipped where the block is one tile (tiles come sorted).
     key = i * p + j
@@ -608,9 +609,10 @@ def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list) -> tuple:
 
 
 def _concat(parts: list, dtype, shape: tuple = ()) -> np.ndarray:
-    if len(parts) == 1:
-        return np.asarray(parts[0], dtype=dtype)
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros((0, *shape), dtype)
+    """A new array (never a tile's own: the result must not alias what a checkpoint or part holds)."""
+    if not parts:
+        return np.zeros((0, *shape), dtype)
+    return np.concatenate(parts).astype(dtype, copy=False) if len(parts) > 1 else np.array(parts[0], dtype=dtype)
 
 
 def _join_blocks(blocks: list[tuple], p: int) -> tuple:
@@ -630,7 +632,7 @@ def _join_blocks(blocks: list[tuple], p: int) -> tuple:
     return tuple(fields)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)  # runs on the host-work thread beside the GPU screen (HostWork)
 def _fold_loop(n_sig, best, best_partner, i, j, value, sig):
     for k in range(i.shape[0]):
         for a, b in ((i[k], j[k]), (j[k], i[k])):

@@ -247,6 +247,7 @@ def test_background_kernels_release_the_gil():
 
     assert exact._exact_batch.targetoptions.get("nogil")
     assert marginal._sf_many.targetoptions.get("nogil")
+    assert scan._fold_loop.targetoptions.get("nogil")
 
 
 def test_tiles_out_of_row_order_give_the_same_outputs(study, chunks):

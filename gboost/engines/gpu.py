@@ -653,7 +653,8 @@ class _DeviceRunner:
                 out = getattr(slot, f"out_{side}")
                 rgrid, rblock = _reduce_geometry(n)
                 self.k["gb_reduce_partials"](rgrid, rblock, (np.int32(n), np.int32(nb), *part, *out))
-            slot.t1 = cp.cuda.Event()  # a new event a tile: the next collect reads this one after submit re-uses the slot
+            # A new event a tile: the next tile's collect reads this one (idle gap) after the slot is re-used.
+            slot.t1 = cp.cuda.Event()
             slot.t1.record(self.stream)
             slot.surv_n.get(stream=self.stream, out=slot.h_n, blocking=False)
             for side, n in (("r", ni), ("c", nj)):
