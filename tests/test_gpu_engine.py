@@ -84,9 +84,11 @@ def study(request):
 
 
 def _engine(**kw):
+    """A GPU engine on device 0 alone unless ``gpus`` says otherwise: these tests look at one
+    device's behaviour (its back-offs, its faults, its upload); test_two_gpus_* covers several."""
     from gboost.engines.gpu import GpuEngine
 
-    return GpuEngine(**kw)
+    return GpuEngine(**{"gpus": [0], **kw})
 
 
 def _mma_unavailable() -> str | None:

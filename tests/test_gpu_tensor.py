@@ -72,7 +72,7 @@ def test_auto_counting_takes_the_tensor_cores():
     from gboost.engines.base import Thresholds
     from gboost.stats.pvalues import thresholds_by_df
 
-    eng = GpuEngine(counting="auto")
+    eng = GpuEngine(counting="auto", gpus=[0])  # one device: one counting path to look at
     assert "tensor-core b1 mma counting" in eng.describe()
     eng.prepare(_study(p=40, n=100, n_case=50), Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2)))
     try:
