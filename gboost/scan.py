@@ -697,7 +697,11 @@ class _SortedSink:
         if self._fields is None or self.n + m > len(self._fields[0]):
             total = sum(self._rows.values())
             projected = (self.n + m) * total // max(1, self._pairs_in)
-            cap = max(self.n + m, projected + projected // 16 + 1024)
+            # At least 1.5x the old room: a projection that keeps falling short (survivors denser in
+            # later row blocks) still costs O(final size) in copies. Room never written is never
+            # touched (np.empty), so a projection that overshoots costs address space, not memory.
+            old = len(self._fields[0]) if self._fields is not None else 0
+            cap = max(self.n + m, projected + projected // 16 + 1024, old + old // 2)
             grown = [np.empty((cap, *f.shape[1:]), f.dtype) for f in block]
             if self._fields is not None:
                 for g, f in zip(grown, self._fields):

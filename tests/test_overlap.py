@@ -295,3 +295,23 @@ def test_sorted_sink_joins_blocks_in_row_order_and_grows():
     assert np.all(np.diff(joined[0] * 1000 + joined[1]) > 0)
     # The head is views of the sink's arrays: finalize copies nothing.
     assert all(np.shares_memory(a, b) for a, b in zip(parts[0], sink._fields))
+
+
+def test_sorted_sink_grows_geometrically_when_its_projection_falls_short():
+    """Row 0 holds nearly all pairs but few survivors, later rows the survivors: every projection
+    falls short, yet the arrays are reallocated O(log n) times, not once a block."""
+    sink = scan._SortedSink(10**6)
+    rows = list(range(0, 2000, 10))
+    sink.plan(0, 10**9)
+    for r in rows[1:]:
+        sink.plan(r, 1)
+    allocations = set()
+    for r in rows:
+        m = 3 if r == 0 else 2000
+        i = np.full(m, r, np.int64)
+        block = (i, np.arange(r + 1, r + 1 + m, dtype=np.int64), np.zeros(m), np.zeros(m), np.full(m, 4, np.int64),
+                 np.zeros(m), np.ones(m, bool), np.zeros((m, 3, 3, 2), np.int64))
+        sink.put(r, block)
+        allocations.add(len(sink._fields[0]))  # the room only ever grows: one value an allocation
+    assert sink.n == 3 + 2000 * (len(rows) - 1)
+    assert len(allocations) <= 15  # ~log_1.5(4e5 / 1e3) + a few; one a block would be 200
