@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pairs.tsv: leave out pairs of SNPs closer than KB kilobases on one chromosome")
     g.add_argument("--max-r2", type=float, metavar="R2", help="pairs.tsv: leave out pairs whose genotypic r^2 exceeds R2")
     g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
+    g.add_argument("--calibration-pairs", type=int, default=200_000, metavar="N",
+                   help="exact tests of N random pairs for the interaction test's inflation lambda in run.json "
+                        "(default 200000; 0: none, which saves their time on small or quick scans)")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
 
     merge = sub.add_parser("merge", help="join the outputs of `gboost scan --part k/n` runs into one scan's outputs")
@@ -159,7 +162,8 @@ def cmd_scan(args) -> int:
         params = ScanParams(epi1=args.epi1, epi2=args.epi2, device=args.device, threads=args.threads,
                             tile=args.tile, gpus=[int(x) for x in args.gpus.split(",")] if args.gpus else None,
                             allelic=args.allelic, part=args.part, dask=args.dask,
-                            min_distance_kb=args.min_distance, max_r2=args.max_r2)
+                            min_distance_kb=args.min_distance, max_r2=args.max_r2,
+                            calibration_pairs=args.calibration_pairs)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if args.threads is not None and args.threads < 1:

@@ -50,6 +50,8 @@ class ScanParams:
             v = getattr(self, name)
             if not 0.0 < v < 1.0:
                 raise ValueError(f"--{name} must be between 0 and 1 (exclusive), got {v}")
+        if self.calibration_pairs < 0:
+            raise ValueError(f"--calibration-pairs must be 0 (no calibration) or more, got {self.calibration_pairs}")
 
 
 @dataclass

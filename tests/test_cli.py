@@ -116,6 +116,22 @@ def test_missing_fileset_and_bad_flags_exit_2(tmp_path):
     assert r.returncode == 2 and "epi1" in r.stderr
 
 
+def test_calibration_pairs_sets_or_turns_off_the_lambda_sample(study, tmp_path):
+    args = ["scan", "--bfile", study, "--device", "cpu", "--quiet", "--epi1", "1e-3"]
+    assert main([*args, "--out", str(tmp_path / "off"), "--calibration-pairs", "0"]) == 0
+    assert main([*args, "--out", str(tmp_path / "few"), "--calibration-pairs", "500"]) == 0
+    off = json.loads((tmp_path / "off" / "run.json").read_text())
+    few = json.loads((tmp_path / "few" / "run.json").read_text())
+    assert off["calibration"] is None and off["parameters"]["calibration_pairs"] == 0
+    assert few["calibration"] is not None and few["parameters"]["calibration_pairs"] == 500
+    # The scan's own outputs do not depend on it.
+    for name in ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv"):
+        assert (tmp_path / "off" / name).read_text() == (tmp_path / "few" / name).read_text()
+    r = run_cli(*args, "--out", str(tmp_path / "bad"), "--calibration-pairs", "-5")
+    assert r.returncode == 2 and "--calibration-pairs" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "bad").exists()
+
+
 def test_library_never_imports_qt_or_cupy():
     code = ("import sys, gboost, gboost.scan, gboost.cli, gboost.engines, gboost.io.results, gboost.load, gboost.simulate;"
             "bad=[m for m in sys.modules if m.split('.')[0] in ('PySide6','pyqtgraph','PyQt5','PyQt6','cupy','dask')];"
