@@ -133,8 +133,43 @@ def from_gpu_layout(planes_gpu: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(planes_gpu, (2, 0, 1)))
 
 
+@nb.njit(parallel=True, cache=True)
+def _plane_popcounts(planes, w_ctrl, out):
+    for r in nb.prange(planes.shape[0]):
+        for t in range(3):
+            c0 = 0
+            for w in range(w_ctrl):
+                c0 += _popcount64(planes[r, t, w])
+            c1 = 0
+            for w in range(w_ctrl, planes.shape[2]):
+                c1 += _popcount64(planes[r, t, w])
+            out[r, t, 0] = c0
+            out[r, t, 1] = c1
+
+
+@nb.njit(inline="always")
+def _popcount64(x):
+    # SWAR popcount (LLVM turns it into POPCNT where the CPU has one).
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+def plane_counts(planes: np.ndarray, layout: ClassLayout) -> np.ndarray:
+    """Per-SNP called-genotype counts ``(b, 3, 2)`` from CPU-layout planes, by popcount: what
+    :func:`genotype_counts` gives for the genotypes the planes encode (a missing call sets no bit),
+    at a few words a SNP instead of a pass over every sample per type and class."""
+    planes = np.ascontiguousarray(planes, dtype=np.uint64)
+    out = np.empty((planes.shape[0], 3, 2), dtype=np.int64)
+    if planes.shape[0]:
+        _plane_popcounts(planes, layout.w_ctrl, out)
+    return out
+
+
 def genotype_counts(geno: np.ndarray, is_case: np.ndarray) -> np.ndarray:
-    """Per-SNP called-genotype counts ``(b, 3, 2)``: [snp, type, class] with class 0 = control."""
+    """Per-SNP called-genotype counts ``(b, 3, 2)``: [snp, type, class] with class 0 = control
+    (NumPy; the reference for :func:`plane_counts`)."""
     geno = np.asarray(geno)
     is_case = np.asarray(is_case, dtype=bool)
     out = np.empty((geno.shape[0], 3, 2), dtype=np.int64)

@@ -35,7 +35,7 @@ from typing import Callable
 import numba as nb
 import numpy as np
 
-from gboost.encode import ClassLayout, encode_block, genotype_counts, sample_order
+from gboost.encode import ClassLayout, encode_block, plane_counts, sample_order
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.study import GenotypeSource, QCOptions, QCReport, Study, VariantTable, plink_snp_width
@@ -332,19 +332,28 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         if len(rows) == 0:
             continue
         block = geno if len(rows) == len(geno) else geno[rows - start]
-        keep, cnt = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report)
+        keep = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report)
         scan = block[keep, : sets.n_scan] if not keep.all() else block[:, : sets.n_scan]
-        planes[filled : filled + len(scan)] = encode_block(scan, sets.is_case)
-        counts[filled : filled + len(scan)] = cnt
-        filled += len(scan)
-        kept.append(rows[keep])
+        # Encoded before the last check: the counts come from the planes by popcount, and SNPs with
+        # fewer than two genotype classes (PLINK's --fast-epistasis skips them) are dropped after.
+        pl = encode_block(scan, sets.is_case)
+        cnt = plane_counts(pl, sets.layout)
+        mono = (cnt.sum(axis=2) > 0).sum(axis=1) < 2
+        report.snps_monomorphic += int(mono.sum())
+        if mono.any():
+            pl, cnt = pl[~mono], cnt[~mono]
+        planes[filled : filled + len(pl)] = pl
+        counts[filled : filled + len(pl)] = cnt
+        filled += len(pl)
+        kept.append(rows[keep][~mono])
     planes.resize((filled, 3, sets.layout.n_words), refcheck=False)
     counts.resize((filled, 3, 2), refcheck=False)
     return planes, counts, np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
 
 
-def _block_verdict(block, kinds, skipped, sets, qc, report) -> tuple[np.ndarray, np.ndarray]:
-    """Which SNPs of a block go into the scan, counting each removal; their genotype counts."""
+def _block_verdict(block, kinds, skipped, sets, qc, report) -> np.ndarray:
+    """Which SNPs of a block pass QC and are autosomal, counting each removal (the monomorphic
+    ones are found from their planes' counts, in _qc_and_encode)."""
     verdict = _snp_verdicts(block, kinds, sets, qc)
     keep = ~(verdict.geno | verdict.hwe | verdict.maf)
     report.snps_geno += int(verdict.geno.sum())
@@ -352,13 +361,7 @@ def _block_verdict(block, kinds, skipped, sets, qc, report) -> tuple[np.ndarray,
     report.snps_maf += int(verdict.maf.sum())
     off_autosome = keep & skipped
     report.snps_non_autosomal += int(off_autosome.sum())
-    keep &= ~off_autosome
-    cnt = np.zeros((len(block), 3, 2), dtype=np.int64)
-    cnt[keep] = genotype_counts(block[keep, : sets.n_scan], sets.is_case)
-    monomorphic = keep & ((cnt.sum(axis=2) > 0).sum(axis=1) < 2)
-    report.snps_monomorphic += int(monomorphic.sum())
-    keep &= ~monomorphic
-    return keep, cnt[keep]
+    return keep & ~off_autosome
 
 
 def _snp_verdicts(block: np.ndarray, kinds: np.ndarray, sets: _SampleSets, qc: QCOptions) -> _Verdicts:

@@ -166,7 +166,7 @@ def study_from_genotypes(geno: np.ndarray, is_case: np.ndarray, variants: Varian
 
     No QC is applied: for tests, simulations and Python users who filtered already.
     """
-    from gboost.encode import encode_block, genotype_counts, sample_order
+    from gboost.encode import encode_block, plane_counts, sample_order
 
     geno = np.asarray(geno, dtype=np.int8)
     is_case = np.asarray(is_case, dtype=bool)
@@ -180,5 +180,6 @@ def study_from_genotypes(geno: np.ndarray, is_case: np.ndarray, variants: Varian
         samples = SampleTable(ids, ids.copy(), np.zeros(n, np.int8), np.where(is_case, 2, 1).astype(np.int8))
     order = sample_order(is_case)
     g, c = geno[:, order], is_case[order]
-    return Study(variants, samples.take(order), ClassLayout.from_status(c), encode_block(g, c),
-                 genotype_counts(g, c), QCReport(samples_in=n, snps_in=p))
+    layout, planes = ClassLayout.from_status(c), encode_block(g, c)
+    return Study(variants, samples.take(order), layout, planes, plane_counts(planes, layout),
+                 QCReport(samples_in=n, snps_in=p))

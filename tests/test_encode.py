@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from gboost.encode import (ClassLayout, decode_planes, encode_block, encode_block_reference, from_gpu_layout,
-                           genotype_counts, sample_order, to_gpu_layout)
+                           genotype_counts, plane_counts, sample_order, to_gpu_layout)
 from gboost.stats.table import pair_table, pair_table_bruteforce
 from tests.conftest import random_genotypes
 
@@ -81,6 +81,16 @@ def test_every_cell_equals_bruteforce(rng, n, case_frac):
         for j in range(12):
             pair_table(planes, counts, has_missing, w_ctrl, i, j, t)
             np.testing.assert_array_equal(t, pair_table_bruteforce(g[i], g[j], is_case), err_msg=f"pair {i},{j}")
+
+
+@pytest.mark.parametrize("n,case_frac", [(1, 1.0), (63, 0.3), (64, 0.5), (65, 0.5), (200, 0.1), (513, 0.7)])
+def test_plane_counts_equal_the_genotype_counts(rng, n, case_frac):
+    g, is_case = random_genotypes(rng, 40, n, missing=0.1, case_frac=case_frac) if n > 1 else (np.array([[2]] * 40, np.int8), np.array([True]))
+    planes = encode_block(g, is_case)  # columns in file order: classes interleaved
+    got = plane_counts(planes, ClassLayout.from_status(is_case))
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, genotype_counts(g, is_case))
+    assert plane_counts(planes[:0], ClassLayout.from_status(is_case)).shape == (0, 3, 2)
 
 
 @pytest.mark.parametrize("n,case_frac", [(1, 1.0), (64, 0.5), (200, 0.1), (513, 0.7)])

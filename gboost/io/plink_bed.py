@@ -63,7 +63,9 @@ class BedSource:
                 stop = min(start + block_snps, p)
                 # Fortran order (samples fastest) so the transpose is C-contiguous (snps, samples).
                 geno = bed.read(index=np.s_[sample_index, start:stop], dtype="int8", order="F").T
-                geno[geno == BED_READER_MISSING] = -1
+                # -127 (missing) -> -1; 0/1/2 unchanged. One SIMD pass, no mask: at 25 % missing
+                # calls a masked assignment took 6x longer.
+                np.maximum(geno, -1, out=geno)
                 yield start, geno
 
     def input_files(self) -> list[str]:
