@@ -35,7 +35,7 @@ from typing import Callable
 import numba as nb
 import numpy as np
 
-from gboost.encode import ClassLayout, encode_block, plane_counts, sample_order
+from gboost.encode import ClassLayout, encode_bed_bytes, encode_block, plane_counts, sample_order
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.study import GenotypeSource, QCOptions, QCReport, Study, VariantTable, plink_snp_width
@@ -321,22 +321,31 @@ class _Verdicts:
 
 
 def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report):
-    """Stream the genotypes once: per-SNP QC, the scan's skips, and encoding of what is kept."""
+    """Stream the genotypes once: per-SNP QC, the scan's skips, and encoding of what is kept.
+
+    A .bed without per-SNP QC (--geno, --hwe, --maf: they need the decoded calls) is encoded from
+    its own bytes in one pass (``iter_bed_rows``); every other input through int8 blocks.
+    """
     n_candidates = int(snp_keep.sum())
     # np.empty does not touch memory: rows never filled cost nothing, and resize() trims them.
     planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
     counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
+    direct = not _needs_calls(qc) and hasattr(source, "iter_bed_rows")
+    blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(sets.read_index, block_snps)
     kept, filled = [], 0
-    for start, geno in source.iter_blocks(sets.read_index, block_snps):
-        rows = start + np.flatnonzero(snp_keep[start : start + len(geno)])
+    for start, data in blocks:
+        rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
         if len(rows) == 0:
             continue
-        block = geno if len(rows) == len(geno) else geno[rows - start]
-        keep = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report)
-        scan = block[keep, : sets.n_scan] if not keep.all() else block[:, : sets.n_scan]
-        # Encoded before the last check: the counts come from the planes by popcount, and SNPs with
-        # fewer than two genotype classes (PLINK's --fast-epistasis skips them) are dropped after.
-        pl = encode_block(scan, sets.is_case)
+        block = data if len(rows) == len(data) else data[rows - start]
+        keep = _block_verdict(None if direct else block, kinds[rows], skipped[rows], sets, qc, report)
+        part = block if keep.all() else block[keep]
+        if direct:
+            pl = encode_bed_bytes(part, sets.scan_index, sets.is_case)
+        else:
+            pl = encode_block(part[:, : sets.n_scan], sets.is_case)
+        # The counts come from the planes by popcount; SNPs with fewer than two genotype classes
+        # (PLINK's --fast-epistasis skips them) are dropped after encoding.
         cnt = plane_counts(pl, sets.layout)
         mono = (cnt.sum(axis=2) > 0).sum(axis=1) < 2
         report.snps_monomorphic += int(mono.sum())
@@ -351,9 +360,15 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
     return planes, counts, np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
 
 
+def _needs_calls(qc: QCOptions) -> bool:
+    """Whether the per-SNP filters need the decoded calls of the QC sample set."""
+    return qc.geno is not None or qc.hwe is not None or bool(qc.maf)
+
+
 def _block_verdict(block, kinds, skipped, sets, qc, report) -> np.ndarray:
     """Which SNPs of a block pass QC and are autosomal, counting each removal (the monomorphic
-    ones are found from their planes' counts, in _qc_and_encode)."""
+    ones are found from their planes' counts, in _qc_and_encode). ``block`` (int8 calls) may be
+    None when no filter needs it."""
     verdict = _snp_verdicts(block, kinds, sets, qc)
     keep = ~(verdict.geno | verdict.hwe | verdict.maf)
     report.snps_geno += int(verdict.geno.sum())
@@ -366,8 +381,8 @@ def _block_verdict(block, kinds, skipped, sets, qc, report) -> np.ndarray:
 
 def _snp_verdicts(block: np.ndarray, kinds: np.ndarray, sets: _SampleSets, qc: QCOptions) -> _Verdicts:
     """--geno, --hwe, --maf decisions for a block of SNPs over the QC sample set."""
-    fail_geno = np.zeros(len(block), bool)
-    if qc.geno is None and qc.hwe is None and not qc.maf:
+    fail_geno = np.zeros(len(kinds), bool)
+    if not _needs_calls(qc):
         return _Verdicts(fail_geno, fail_geno.copy(), fail_geno.copy())
     c = _set_counts(block, sets.masks)
     if qc.geno is not None:

@@ -189,6 +189,28 @@ def test_kept_snps_samples_and_counts_match_plink_fast_epistasis(qc_fileset, cas
     assert r.snps_in - r.snps_chr_filter - r.snps_geno - r.snps_hwe - r.snps_maf == passed
 
 
+@pytest.mark.parametrize("qc", [QCOptions(), QCOptions(mind=0.1), QCOptions(chrom=["1", "XY", "MT", "X"])],
+                         ids=["none", "mind", "chr"])
+@pytest.mark.parametrize("block_snps", [64, 4096])
+def test_bed_bytes_encoded_directly_equal_the_decoded_calls(qc_fileset, monkeypatch, qc, block_snps):
+    """Without per-SNP QC a .bed is encoded from its own 2-bit codes; the same study as through
+    bed-reader's decoded int8 calls, on a fileset with every kind of SNP and sample."""
+    from gboost.io.plink_bed import BedSource
+
+    _, prefix = qc_fileset
+    direct = load_study(open_bfile(prefix), qc, block_snps=block_snps)
+    monkeypatch.delattr(BedSource, "iter_bed_rows")
+    decoded = load_study(open_bfile(prefix), qc, block_snps=block_snps)
+    assert direct.planes.dtype == decoded.planes.dtype and (direct.planes == decoded.planes).all()
+    assert (direct.counts == decoded.counts).all()
+    assert list(direct.variants.snp) == list(decoded.variants.snp)
+    assert list(direct.samples.iid) == list(decoded.samples.iid)
+    assert direct.qc.as_dict() == decoded.qc.as_dict()
+    assert direct.qc.snps_monomorphic > 0 and direct.qc.samples_missing_pheno > 0  # the fileset's hard cases
+    geno, is_case = decode_planes(direct.planes, direct.layout)
+    assert (direct.counts == genotype_counts(geno, is_case)).all()
+
+
 @needs_plink
 @pytest.mark.plink
 @pytest.mark.parametrize("flags, qc", [

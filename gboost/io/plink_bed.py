@@ -68,6 +68,18 @@ class BedSource:
                 np.maximum(geno, -1, out=geno)
                 yield start, geno
 
+    def iter_bed_rows(self, block_snps: int) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(first_snp, uint8 (snps, ceil(n/4)))``: the .bed's own bytes, 2-bit codes of
+        every sample (gboost.encode.encode_bed_bytes turns them into planes in one pass; check_bed
+        has validated the header and the size)."""
+        p, n = len(self.variants), len(self.samples)
+        raw = np.memmap(self.path, dtype=np.uint8, mode="r", offset=BED_HEADER_LEN, shape=(p, (n + 3) // 4))
+        try:
+            for start in range(0, p, block_snps):
+                yield start, raw[start:start + block_snps]
+        finally:
+            del raw  # the mapping closes with its last reference
+
     def input_files(self) -> list[str]:
         """The .bed, .bim, .fam (and --pheno file) read."""
         return list(self._files)
