@@ -62,7 +62,7 @@ def sample_order(is_case: np.ndarray) -> np.ndarray:
 def _pack_class(geno: np.ndarray, n_words: int) -> np.ndarray:
     """Pack one class's genotypes ``(b, n)`` into ``(b, 3, n_words)`` uint64 planes (NumPy).
 
-    The reference for :func:`_pack_planes`; sample s of the class is bit s % 64 of word s // 64.
+    The reference for :func:`encode_block`; sample s of the class is bit s % 64 of word s // 64.
     """
     b, n = geno.shape
     out = np.zeros((b, 3, n_words * WORD_BITS), dtype=bool)
@@ -72,21 +72,33 @@ def _pack_class(geno: np.ndarray, n_words: int) -> np.ndarray:
     return packed.view("<u8").reshape(b, 3, n_words).astype(np.uint64, copy=False)
 
 
-@nb.njit(parallel=True, cache=True)
-def _pack_planes(geno, cols, w_first, out):
-    """Set bit (s % 64) of word w_first + s // 64 in plane geno[snp, cols[s]] (missing: none).
+# A .bed 2-bit code -> the A1 count bed-reader gives with count_A1=True (00 -> 2, 01 missing, 10 -> 1, 11 -> 0).
+_BED_GENO = np.array([2, -1, 1, 0], dtype=np.int8)
 
-    One pass over the int8 block instead of three comparisons and a packbits per class; each word
-    of the three planes is built in registers from 64 samples, branch-free, and stored once.
+
+@nb.njit(parallel=True, cache=True)
+def _encode_words(src, cols, w_first, out, bed):
+    """Planes of the samples ``cols`` (in plane order) of every SNP row of ``src`` into words
+    ``w_first...`` of ``out``: sample s is bit s % 64 of word w_first + s // 64 of the plane of its
+    genotype (a missing call sets none). ``src`` is an int8 block of calls (0/1/2, negative
+    missing, column = sample) or, with ``bed``, raw .bed rows (column = byte of 4 samples).
+
+    Each word of the three planes is built in registers from 64 samples, branch-free, and stored
+    once: a store per sample (and, on random genotypes, a mispredicted branch) was the cost of the
+    first versions (~5x).
     """
     n = cols.shape[0]
-    for r in nb.prange(geno.shape[0]):
+    for r in nb.prange(src.shape[0]):
         for w in range((n + 63) >> 6):
             w0 = np.uint64(0)
             w1 = np.uint64(0)
             w2 = np.uint64(0)
             for b in range(min(64, n - (w << 6))):
-                g = geno[r, cols[(w << 6) + b]]
+                c = cols[(w << 6) + b]
+                if bed:  # the same every iteration: no misprediction
+                    g = _BED_GENO[(src[r, c >> 2] >> ((c & 3) * 2)) & 3]
+                else:
+                    g = src[r, c]
                 sh = np.uint64(b)
                 w0 |= np.uint64(g == 0) << sh
                 w1 |= np.uint64(g == 1) << sh
@@ -96,40 +108,12 @@ def _pack_planes(geno, cols, w_first, out):
             out[r, 2, w_first + w] = w2
 
 
-@nb.njit(parallel=True, cache=True)
-def _bed_to_planes(raw, cols, w_first, out):
-    """Set the plane bits of samples ``cols`` (their .bed columns, in plane order) straight from
-    .bed bytes ``raw`` (one row of ceil(n/4) bytes a SNP): 2-bit codes, low bits first; A1 counts
-    as bed-reader's ``count_A1=True`` gives them: 00 -> 2, 10 -> 1, 11 -> 0, 01 missing (no bit).
-
-    A word of each plane is built in registers from 64 samples and stored once (a store per sample
-    into the planes was the cost of a first version).
-    """
-    n = cols.shape[0]
-    for r in nb.prange(raw.shape[0]):
-        for w in range((n + 63) >> 6):
-            w0 = np.uint64(0)
-            w1 = np.uint64(0)
-            w2 = np.uint64(0)
-            for b in range(min(64, n - (w << 6))):
-                c = cols[(w << 6) + b]
-                code = (raw[r, c >> 2] >> ((c & 3) * 2)) & 3
-                sh = np.uint64(b)
-                # Branch-free (genotypes are random to the branch predictor).
-                w0 |= np.uint64(code == 3) << sh
-                w1 |= np.uint64(code == 2) << sh
-                w2 |= np.uint64(code == 0) << sh
-            out[r, 0, w_first + w] = w0
-            out[r, 1, w_first + w] = w1
-            out[r, 2, w_first + w] = w2
-
-
 def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """CPU-layout planes ``(b, 3, W)`` of the samples at .bed columns ``columns`` (plane order:
     controls then cases, as ``is_case`` says per column) from a block of raw .bed rows ``raw``
     (uint8, ``(b, ceil(n/4))``): what :func:`encode_block` gives for the same genotypes read and
-    decoded first (the tests compare the two), in one pass over the 2-bit codes. ``out`` (zeroed,
-    ``(b, 3, W)``) receives them when given."""
+    decoded first (the tests compare the two), in one pass over the 2-bit codes. ``out``
+    (``(b, 3, W)``; every word is written) receives them when given."""
     is_case = np.asarray(is_case, dtype=bool)
     columns = np.asarray(columns, dtype=np.int64)
     layout = ClassLayout.from_status(is_case)
@@ -137,8 +121,8 @@ def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, 
         out = np.zeros((raw.shape[0], 3, layout.n_words), dtype=np.uint64)
     if raw.shape[0]:
         raw = np.ascontiguousarray(raw, dtype=np.uint8)
-        _bed_to_planes(raw, np.ascontiguousarray(columns[~is_case]), 0, out)
-        _bed_to_planes(raw, np.ascontiguousarray(columns[is_case]), layout.w_ctrl, out)
+        _encode_words(raw, np.ascontiguousarray(columns[~is_case]), 0, out, True)
+        _encode_words(raw, np.ascontiguousarray(columns[is_case]), layout.w_ctrl, out, True)
     return out
 
 
@@ -164,8 +148,8 @@ def encode_block(geno: np.ndarray, is_case: np.ndarray) -> np.ndarray:
     out = np.zeros((geno.shape[0], 3, layout.n_words), dtype=np.uint64)
     if geno.shape[0]:
         g = np.ascontiguousarray(geno, dtype=np.int8)
-        _pack_planes(g, np.flatnonzero(~is_case), 0, out)
-        _pack_planes(g, np.flatnonzero(is_case), layout.w_ctrl, out)
+        _encode_words(g, np.flatnonzero(~is_case), 0, out, False)
+        _encode_words(g, np.flatnonzero(is_case), layout.w_ctrl, out, False)
     return out
 
 
