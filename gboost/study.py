@@ -66,6 +66,10 @@ class GenotypeSource(Protocol):
         """Every file read, for checksums in run.json."""
         ...
 
+    # Optional: ``iter_bed_rows(block_snps)`` yielding ``(first_snp, uint8 (snps, ceil(n/4)))`` raw
+    # .bed rows of every sample; where present and no per-SNP QC flag needs decoded calls, the
+    # loader encodes those bytes directly (gboost.io.plink_bed.BedSource has it).
+
 
 @dataclass
 class QCReport:
