@@ -63,8 +63,8 @@ class BedSource:
                 stop = min(start + block_snps, p)
                 # Fortran order (samples fastest) so the transpose is C-contiguous (snps, samples).
                 geno = bed.read(index=np.s_[sample_index, start:stop], dtype="int8", order="F").T
-                # -127 (missing) -> -1; 0/1/2 unchanged. One SIMD pass, no mask: at 25 % missing
-                # calls a masked assignment took 6x longer.
+                # BED_READER_MISSING (-127) -> -1, 0/1/2 unchanged: one SIMD pass, no mask (at 25 %
+                # missing calls a masked assignment took 6x longer).
                 np.maximum(geno, -1, out=geno)
                 yield start, geno
 
