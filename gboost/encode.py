@@ -196,6 +196,38 @@ def _popcount64(x):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
+@nb.njit(parallel=True, cache=True)
+def _masked_popcounts(planes, masks, out):
+    for r in nb.prange(planes.shape[0]):
+        for t in range(3):
+            for k in range(masks.shape[0]):
+                c = 0
+                for w in range(planes.shape[2]):
+                    c += _popcount64(planes[r, t, w] & masks[k, w])
+                out[r, t, k] = c
+
+
+def masked_counts(planes: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Per-SNP genotype counts within sample sets: ``out[snp, type, k]`` = the samples of set k
+    (bit-mask words ``masks[k]``, laid out as the planes' words) with that type; by popcount."""
+    planes = np.ascontiguousarray(planes, dtype=np.uint64)
+    masks = np.ascontiguousarray(masks, dtype=np.uint64)
+    out = np.empty((planes.shape[0], 3, masks.shape[0]), dtype=np.int64)
+    if planes.shape[0]:
+        _masked_popcounts(planes, masks, out)
+    return out
+
+
+def mask_words(member: np.ndarray) -> np.ndarray:
+    """Boolean sample-set membership ``(n, k)`` (samples in plane order of one class) as bit-mask
+    words ``(k, ceil(n/64))`` for :func:`masked_counts`."""
+    member = np.asarray(member, dtype=bool)
+    n, k = member.shape
+    bits = np.zeros((k, words_for(n) * WORD_BITS), dtype=bool)
+    bits[:, :n] = member.T
+    return np.packbits(bits, axis=-1, bitorder="little").view("<u8").astype(np.uint64).reshape(k, words_for(n))
+
+
 def plane_counts(planes: np.ndarray, layout: ClassLayout) -> np.ndarray:
     """Per-SNP called-genotype counts ``(b, 3, 2)`` from CPU-layout planes, by popcount: what
     :func:`genotype_counts` gives for the genotypes the planes encode (a missing call sets no bit),

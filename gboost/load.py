@@ -35,7 +35,8 @@ from typing import Callable
 import numba as nb
 import numpy as np
 
-from gboost.encode import ClassLayout, encode_bed_bytes, encode_block, plane_counts, sample_order
+from gboost.encode import (ClassLayout, encode_bed_bytes, encode_block, mask_words, masked_counts, plane_counts,
+                           sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.study import GenotypeSource, QCOptions, QCReport, Study, VariantTable, plink_snp_width
@@ -323,22 +324,28 @@ class _Verdicts:
 def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report):
     """Stream the genotypes once: per-SNP QC, the scan's skips, and encoding of what is kept.
 
-    A .bed without per-SNP QC (--geno, --hwe, --maf: they need the decoded calls) is encoded from
-    its own bytes in one pass (``iter_bed_rows``); every other input through int8 blocks.
+    A .bed is encoded from its own bytes (``iter_bed_rows``; per-SNP QC counts from planes of the
+    QC samples, a second pass over the same bytes); every other input goes through int8 blocks.
     """
     n_candidates = int(snp_keep.sum())
     # np.empty does not touch memory: rows never filled cost nothing, and resize() trims them.
     planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
     counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
-    direct = not _needs_calls(qc) and hasattr(source, "iter_bed_rows")
+    direct = hasattr(source, "iter_bed_rows")
     blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(sets.read_index, block_snps)
+    # The direct path's per-SNP QC: each sample set's genotype counts by popcount of planes over the
+    # QC samples (read order, one class) ANDed with the set's bit mask.
+    qc_masks = mask_words(sets.masks > 0) if direct and _needs_calls(qc) else None
+    no_class = np.zeros(sets.n_qc, dtype=bool)
     kept, filled = [], 0
     for start, data in blocks:
         rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
         if len(rows) == 0:
             continue
         block = data if len(rows) == len(data) else data[rows - start]
-        keep = _block_verdict(None if direct else block, kinds[rows], skipped[rows], sets, qc, report)
+        set_counts = (masked_counts(encode_bed_bytes(block, sets.read_index, no_class), qc_masks)
+                      if qc_masks is not None else None)
+        keep = _block_verdict(None if direct else block, kinds[rows], skipped[rows], sets, qc, report, set_counts)
         part = block if keep.all() else block[keep]
         if direct:
             pl = encode_bed_bytes(part, sets.scan_index, sets.is_case)
@@ -365,11 +372,11 @@ def _needs_calls(qc: QCOptions) -> bool:
     return qc.geno is not None or qc.hwe is not None or bool(qc.maf)
 
 
-def _block_verdict(block, kinds, skipped, sets, qc, report) -> np.ndarray:
+def _block_verdict(block, kinds, skipped, sets, qc, report, set_counts=None) -> np.ndarray:
     """Which SNPs of a block pass QC and are autosomal, counting each removal (the monomorphic
     ones are found from their planes' counts, in _qc_and_encode). ``block`` (int8 calls) may be
-    None when no filter needs it."""
-    verdict = _snp_verdicts(block, kinds, sets, qc)
+    None when no filter needs it or ``set_counts`` (as :func:`_set_counts` gives) are known."""
+    verdict = _snp_verdicts(block, kinds, sets, qc, set_counts)
     keep = ~(verdict.geno | verdict.hwe | verdict.maf)
     report.snps_geno += int(verdict.geno.sum())
     report.snps_hwe += int(verdict.hwe.sum())
@@ -379,18 +386,18 @@ def _block_verdict(block, kinds, skipped, sets, qc, report) -> np.ndarray:
     return keep & ~off_autosome
 
 
-def _snp_verdicts(block: np.ndarray, kinds: np.ndarray, sets: _SampleSets, qc: QCOptions) -> _Verdicts:
+def _snp_verdicts(block, kinds: np.ndarray, sets: _SampleSets, qc: QCOptions, set_counts=None) -> _Verdicts:
     """--geno, --hwe, --maf decisions for a block of SNPs over the QC sample set."""
     fail_geno = np.zeros(len(kinds), bool)
     if not _needs_calls(qc):
         return _Verdicts(fail_geno, fail_geno.copy(), fail_geno.copy())
-    c = _set_counts(block, sets.masks)
+    c = set_counts if set_counts is not None else _set_counts(block, sets.masks)
     if qc.geno is not None:
         fail_geno = call_rate(c, kinds, sets.n_qc, sets.n_male) < (1.0 - qc.geno) * (1 - SMALL_EPSILON)
-    fail_hwe = np.zeros(len(block), bool)
+    fail_hwe = np.zeros(len(kinds), bool)
     if qc.hwe is not None:
         fail_hwe = ~fail_geno & (hwe_control_p(c, kinds) < qc.hwe * (1 - SMALL_EPSILON))
-    fail_maf = np.zeros(len(block), bool)
+    fail_maf = np.zeros(len(kinds), bool)
     if qc.maf:  # PLINK applies --maf 0 as "off"
         fail_maf = ~fail_geno & ~fail_hwe & (founder_maf(c, kinds) < qc.maf * (1 - SMALL_EPSILON))
     return _Verdicts(fail_geno, fail_hwe, fail_maf)

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from gboost.encode import (ClassLayout, decode_planes, encode_block, encode_block_reference, from_gpu_layout,
-                           genotype_counts, plane_counts, sample_order, to_gpu_layout)
+                           genotype_counts, mask_words, masked_counts, plane_counts, sample_order,
+                           to_gpu_layout)
 from gboost.stats.table import pair_table, pair_table_bruteforce
 from tests.conftest import random_genotypes
 
@@ -91,6 +92,19 @@ def test_plane_counts_equal_the_genotype_counts(rng, n, case_frac):
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, genotype_counts(g, is_case))
     assert plane_counts(planes[:0], ClassLayout.from_status(is_case)).shape == (0, 3, 2)
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 300])
+def test_masked_counts_equal_counts_within_each_sample_set(rng, n):
+    g, _ = random_genotypes(rng, 25, n, missing=0.1) if n > 1 else (np.array([[1]] * 25, np.int8), None)
+    member = rng.random((n, 4)) < 0.5
+    planes = encode_block(g, np.zeros(n, bool))  # one class: sample s is bit s
+    got = masked_counts(planes, mask_words(member))
+    want = np.zeros((25, 3, 4), np.int64)
+    for t in range(3):
+        for k in range(4):
+            want[:, t, k] = ((g == t) & member[:, k]).sum(axis=1)
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("n,case_frac", [(1, 1.0), (64, 0.5), (200, 0.1), (513, 0.7)])
