@@ -126,6 +126,36 @@ def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, 
     return out
 
 
+@nb.njit(parallel=True, cache=True)
+def _bed_missing(raw, n, out):
+    for j in nb.prange(raw.shape[1]):  # a byte column: 4 samples
+        c0 = c1 = c2 = c3 = 0
+        for r in range(raw.shape[0]):
+            b = raw[r, j]
+            c0 += (b & 3) == 1
+            c1 += ((b >> 2) & 3) == 1
+            c2 += ((b >> 4) & 3) == 1
+            c3 += ((b >> 6) & 3) == 1
+        s = 4 * j
+        out[s] += c0
+        if s + 1 < n:
+            out[s + 1] += c1
+        if s + 2 < n:
+            out[s + 2] += c2
+        if s + 3 < n:
+            out[s + 3] += c3
+
+
+def bed_missing_counts(raw: np.ndarray, n: int) -> np.ndarray:
+    """Missing calls (.bed code 01) of each of the ``n`` samples over the raw .bed rows ``raw``
+    (uint8, ``(b, ceil(n/4))``), in file order: the per-sample count --mind needs, without
+    decoding the calls."""
+    out = np.zeros(n, dtype=np.int64)
+    if raw.shape[0] and n:
+        _bed_missing(np.ascontiguousarray(raw, dtype=np.uint8), n, out)
+    return out
+
+
 def encode_block(geno: np.ndarray, is_case: np.ndarray) -> np.ndarray:
     """Encode an int8 genotype block ``(b, n)`` (0/1/2, -1 missing) into CPU-layout planes.
 

@@ -35,8 +35,8 @@ from typing import Callable
 import numba as nb
 import numpy as np
 
-from gboost.encode import (ClassLayout, encode_bed_bytes, encode_block, mask_words, masked_counts, plane_counts,
-                           sample_order)
+from gboost.encode import (ClassLayout, bed_missing_counts, encode_bed_bytes, encode_block, mask_words, masked_counts,
+                           plane_counts, sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.study import GenotypeSource, QCOptions, QCReport, Study, VariantTable, plink_snp_width
@@ -211,12 +211,15 @@ def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.n
         return np.ones(n, dtype=bool)
     male = source.samples.sex == 1
     missing = np.zeros(n, dtype=np.int64)
-    for start, geno in source.iter_blocks(np.arange(n), block_snps):
-        rows = snp_keep[start : start + len(geno)]
-        is_y = kinds[start : start + len(geno)] == CHR_Y
-        missing += (geno[rows & ~is_y] < 0).sum(axis=0)
-        # A non-male's Y calls are expected missing: PLINK counts Y for males only.
-        missing += (geno[rows & is_y] < 0).sum(axis=0) * male
+    direct = hasattr(source, "iter_bed_rows")  # a .bed: count its missing codes, no decoding
+    blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(np.arange(n), block_snps)
+    for start, data in blocks:
+        rows = snp_keep[start : start + len(data)]
+        is_y = kinds[start : start + len(data)] == CHR_Y
+        for sel, weight in ((rows & ~is_y, 1), (rows & is_y, male)):  # Y calls count for males only
+            if sel.any():
+                part = data[sel]
+                missing += (bed_missing_counts(part, n) if direct else (part < 0).sum(axis=0)) * weight
     n_snps = int(snp_keep.sum())
     n_nony = n_snps - int((snp_keep & (kinds == CHR_Y)).sum())
     limit = np.where(male, int(mind * n_snps * (1 + SMALL_EPSILON)), int(mind * n_nony * (1 + SMALL_EPSILON)))

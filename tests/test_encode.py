@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from gboost.encode import (ClassLayout, decode_planes, encode_block, encode_block_reference, from_gpu_layout,
+from gboost.encode import (ClassLayout, bed_missing_counts, decode_planes, encode_bed_bytes, encode_block,
+                           encode_block_reference, from_gpu_layout,
                            genotype_counts, mask_words, masked_counts, plane_counts, sample_order,
                            to_gpu_layout)
 from gboost.stats.table import pair_table, pair_table_bruteforce
@@ -111,3 +112,24 @@ def test_masked_counts_equal_counts_within_each_sample_set(rng, n):
 def test_numba_encoder_equals_numpy_reference(rng, n, case_frac):
     g, is_case = random_genotypes(rng, 9, n, missing=0.1, case_frac=case_frac) if n > 1 else (np.array([[2]] * 9, np.int8), np.array([True]))
     np.testing.assert_array_equal(encode_block(g, is_case), encode_block_reference(g, is_case))
+
+
+def _bed_rows(codes: np.ndarray) -> np.ndarray:
+    """2-bit .bed codes ``(b, n)`` packed as a .bed stores them: 4 samples a byte, low bits first."""
+    b, n = codes.shape
+    padded = np.zeros((b, -(-n // 4) * 4), np.uint8)
+    padded[:, :n] = codes
+    q = padded.reshape(b, -1, 4)
+    return (q[:, :, 0] | (q[:, :, 1] << 2) | (q[:, :, 2] << 4) | (q[:, :, 3] << 6)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 63, 64, 65, 257])
+def test_bed_bytes_decode_as_plink_codes_say(rng, n):
+    """.bed codes 00 / 10 / 11 are 2 / 1 / 0 copies of A1 (PLINK's count_A1), 01 is missing."""
+    codes = rng.integers(0, 4, (11, n)).astype(np.uint8)
+    raw = _bed_rows(codes)
+    geno = np.array([2, -1, 1, 0], np.int8)[codes]
+    np.testing.assert_array_equal(bed_missing_counts(raw, n), (codes == 1).sum(axis=0))
+    cols = rng.permutation(n)[: max(1, n - 2)]  # a subset of the samples, in any order
+    is_case = rng.random(len(cols)) < 0.5
+    np.testing.assert_array_equal(encode_bed_bytes(raw, cols, is_case), encode_block(geno[:, cols], is_case))
