@@ -1,9 +1,11 @@
 """PLINK 1 binary filesets (.bed/.bim/.fam), read lazily: metadata now, genotypes in SNP blocks.
 
 We parse .bim and .fam ourselves (so every problem names its file and line) and check the .bed's
-header and size before streaming genotypes through bed-reader, which decodes 2-bit calls into
-A1 counts in parallel. Only one block of ``block_snps x samples`` int8 exists at a time, so a
-study larger than RAM streams.
+header and size before streaming genotypes. The loader reads the .bed's own rows (``iter_bed_rows``,
+memory-mapped) and encodes their 2-bit codes straight into bit planes (gboost.encode); decoded int8
+A1 counts (``iter_blocks``, through bed-reader) serve the GenotypeSource interface and the tests
+that check the direct path against them. Only one block of SNPs is in hand at a time, so a study
+larger than RAM streams.
 
 .bed layout (SNP-major): 3 magic bytes ``6c 1b 01``, then per SNP ``ceil(n/4)`` bytes, four
 samples per byte starting at the low bits; ``00`` = A1/A1, ``01`` = missing, ``10`` = het,
