@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from gboost.stats.table import popcount64  # the hardware popcount (LLVM ctpop)
+
 WORD_BITS = 64
 
 
@@ -209,21 +211,12 @@ def _plane_popcounts(planes, w_ctrl, out):
         for t in range(3):
             c0 = 0
             for w in range(w_ctrl):
-                c0 += _popcount64(planes[r, t, w])
+                c0 += np.int64(popcount64(planes[r, t, w]))
             c1 = 0
             for w in range(w_ctrl, planes.shape[2]):
-                c1 += _popcount64(planes[r, t, w])
+                c1 += np.int64(popcount64(planes[r, t, w]))
             out[r, t, 0] = c0
             out[r, t, 1] = c1
-
-
-@nb.njit(inline="always")
-def _popcount64(x):
-    # SWAR popcount (LLVM turns it into POPCNT where the CPU has one).
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @nb.njit(parallel=True, cache=True)
@@ -233,7 +226,7 @@ def _masked_popcounts(planes, masks, out):
             for k in range(masks.shape[0]):
                 c = 0
                 for w in range(planes.shape[2]):
-                    c += _popcount64(planes[r, t, w] & masks[k, w])
+                    c += np.int64(popcount64(planes[r, t, w] & masks[k, w]))
                 out[r, t, k] = c
 
 
