@@ -368,7 +368,6 @@ class _DeviceRunner:
         self.kernel_seconds = 0.0
         # Device time between the end of set-up (or of the last tile) and the start of a tile's
         # kernels: the GPU waiting for planes or for the host to queue the tile.
-        self.idle_seconds = 0.0
         self.idle_gaps: list[tuple[int, float]] = []  # (tile index, seconds idle before it), in stream order
         self._last_end = None  # CUDA event: end of set-up, then end of the last collected tile
         self.max_edge: int | None = None  # sub-tile edge after an out-of-memory back-off
@@ -706,7 +705,6 @@ class _DeviceRunner:
         if self._last_end is not None:
             # Tiles are collected in the order they were queued on the one stream, so this is the gap before this tile.
             gap = max(0.0, cp.cuda.get_elapsed_time(self._last_end, slot.t0) / 1000.0)
-            self.idle_seconds += gap
             self.idle_gaps.append((tile.index, gap))
         self._last_end = slot.t1
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
@@ -1008,7 +1006,6 @@ class GpuEngine(Engine):
         self._describe: str | None = None
         self._choice: dict[int, tuple[str, str | None]] = {}
         self._kernel_s = 0.0
-        self._idle_s = 0.0
         self._idle_gaps: list = []
         self._backoffs = 0
         self._streaming: bool | None = None
@@ -1101,7 +1098,6 @@ class GpuEngine(Engine):
         self.study = study
         self.thr = thresholds
         self._kernel_s = 0.0
-        self._idle_s = 0.0
         self._idle_gaps: list = []
         self._backoffs = 0
         runners = []
@@ -1237,7 +1233,7 @@ class GpuEngine(Engine):
     def idle_seconds(self) -> float:
         """Device time between set-up and the first tile and between tiles (waiting for plane chunks
         or for the host), summed over GPUs; the bench prints it beside kernel_seconds."""
-        return self._idle_s + sum(r.idle_seconds for r in self._runners)
+        return sum(gap for _, gap in self.idle_gaps)
 
     @property
     def idle_gaps(self) -> list[tuple[int, float]]:
@@ -1273,7 +1269,6 @@ class GpuEngine(Engine):
         for r in self._runners:
             r.close()
             self._kernel_s += r.kernel_seconds
-            self._idle_s += r.idle_seconds
             self._idle_gaps += r.idle_gaps
             self._backoffs += r.backoffs
         self._runners = []
