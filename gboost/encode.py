@@ -110,17 +110,15 @@ def _encode_words(src, cols, w_first, out, bed):
             out[r, 2, w_first + w] = w2
 
 
-def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray) -> np.ndarray:
     """CPU-layout planes ``(b, 3, W)`` of the samples at .bed columns ``columns`` (plane order:
     controls then cases, as ``is_case`` says per column) from a block of raw .bed rows ``raw``
     (uint8, ``(b, ceil(n/4))``): what :func:`encode_block` gives for the same genotypes read and
-    decoded first (the tests compare the two), in one pass over the 2-bit codes. ``out``
-    (``(b, 3, W)``; every word is written) receives them when given."""
+    decoded first (the tests compare the two), in one pass over the 2-bit codes."""
     is_case = np.asarray(is_case, dtype=bool)
     columns = np.asarray(columns, dtype=np.int64)
     layout = ClassLayout.from_status(is_case)
-    if out is None:
-        out = np.zeros((raw.shape[0], 3, layout.n_words), dtype=np.uint64)
+    out = np.zeros((raw.shape[0], 3, layout.n_words), dtype=np.uint64)
     if raw.shape[0]:
         raw = np.ascontiguousarray(raw, dtype=np.uint8)
         _encode_words(raw, np.ascontiguousarray(columns[~is_case]), 0, out, True)
@@ -206,20 +204,6 @@ def from_gpu_layout(planes_gpu: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(parallel=True, cache=True)
-def _plane_popcounts(planes, w_ctrl, out):
-    for r in nb.prange(planes.shape[0]):
-        for t in range(3):
-            c0 = 0
-            for w in range(w_ctrl):
-                c0 += np.int64(popcount64(planes[r, t, w]))
-            c1 = 0
-            for w in range(w_ctrl, planes.shape[2]):
-                c1 += np.int64(popcount64(planes[r, t, w]))
-            out[r, t, 0] = c0
-            out[r, t, 1] = c1
-
-
-@nb.njit(parallel=True, cache=True)
 def _masked_popcounts(planes, masks, out):
     for r in nb.prange(planes.shape[0]):
         for t in range(3):
@@ -255,11 +239,9 @@ def plane_counts(planes: np.ndarray, layout: ClassLayout) -> np.ndarray:
     """Per-SNP called-genotype counts ``(b, 3, 2)`` from CPU-layout planes, by popcount: what
     :func:`genotype_counts` gives for the genotypes the planes encode (a missing call sets no bit),
     at a few words a SNP instead of a pass over every sample per type and class."""
-    planes = np.ascontiguousarray(planes, dtype=np.uint64)
-    out = np.empty((planes.shape[0], 3, 2), dtype=np.int64)
-    if planes.shape[0]:
-        _plane_popcounts(planes, layout.w_ctrl, out)
-    return out
+    classes = np.zeros((2, layout.n_words), dtype=np.uint64)  # each class's words, all bits
+    classes[0, : layout.w_ctrl] = classes[1, layout.w_ctrl :] = ~np.uint64(0)
+    return masked_counts(planes, classes)  # padding bits are never set in the planes
 
 
 def genotype_counts(geno: np.ndarray, is_case: np.ndarray) -> np.ndarray:
