@@ -498,7 +498,7 @@ class HostWork:
         if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
             self.calibration = self._submit(calibrate, study, n_pairs=params.calibration_pairs)
         self.blocks: list = []  # one job per row block (None, or the block where it has no place in .screened)
-        self.screened = _SortedSink(study.n_snps)  # the planned row blocks' survivors, joined in row order
+        self.screened = _SortedSink()  # the planned row blocks' survivors, joined in row order
         self.folded = Summary.empty(study.n_snps)  # the survivors' exact tests folded in (PLINK's z)
         self._thr = scan_thresholds(params)
         self._fed = 0  # entries of acc's survivor lists already placed in a row block
@@ -670,8 +670,7 @@ class _SortedSink:
     survivors per pair), so the joined result is views of one allocation with little slack.
     """
 
-    def __init__(self, p: int):
-        self.p = p
+    def __init__(self):
         self._rows: dict = {}  # planned row block -> its pairs
         self._order: list | None = None
         self._next = 0

@@ -280,7 +280,7 @@ def _block(rows, p=1000, seed=0):
 
 
 def test_sorted_sink_joins_blocks_in_row_order_and_grows():
-    sink = scan._SortedSink(1000)
+    sink = scan._SortedSink()
     for r in range(0, 100, 10):
         sink.plan(r, 1)  # a projection of ~1 survivor per pair: far too few, so the arrays must grow
     blocks = {r: _block((r, r + 10), seed=r) for r in range(0, 100, 10)}
@@ -300,7 +300,7 @@ def test_sorted_sink_joins_blocks_in_row_order_and_grows():
 def test_sorted_sink_grows_geometrically_when_its_projection_falls_short():
     """Row 0 holds nearly all pairs but few survivors, later rows the survivors: every projection
     falls short, yet the arrays are reallocated O(log n) times, not once a block."""
-    sink = scan._SortedSink(10**6)
+    sink = scan._SortedSink()
     rows = list(range(0, 2000, 10))
     sink.plan(0, 10**9)
     for r in rows[1:]:

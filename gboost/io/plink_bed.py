@@ -76,11 +76,8 @@ class BedSource:
         has validated the header and the size)."""
         p, n = len(self.variants), len(self.samples)
         raw = np.memmap(self.path, dtype=np.uint8, mode="r", offset=BED_HEADER_LEN, shape=(p, (n + 3) // 4))
-        try:
-            for start in range(0, p, block_snps):
-                yield start, raw[start:start + block_snps]
-        finally:
-            del raw  # the mapping closes with its last reference
+        for start in range(0, p, block_snps):
+            yield start, raw[start:start + block_snps]
 
     def input_files(self) -> list[str]:
         """The .bed, .bim, .fam (and --pheno file) read."""
