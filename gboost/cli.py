@@ -210,6 +210,13 @@ def cmd_scan(args) -> int:
 
 
 def _report(args, result, out) -> None:
+    from gboost.io.results import ipf_cap_hits
+    from gboost.stats.boost import IPF_MAX_SWEEPS
+
+    hits = ipf_cap_hits(result)
+    if hits:  # never seen on real or simulated data; said loudly when it happens
+        print(f"gboost: warning: {hits} pair(s) stopped at the IPF safety cap of {IPF_MAX_SWEEPS} sweeps "
+              "before PLINK's convergence rule held; their STAT may differ from PLINK's", file=sys.stderr)
     _log(args, f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); "
                f"{len(result.screened)} pairs passed the screen; {len(result.reported)} with P <= {result.params.epi1:g}")
     _log(args, f"outputs in {out}/ ({result.timings['total']:.2f} s)")

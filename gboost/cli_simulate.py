@@ -18,8 +18,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--controls", type=int, required=True, metavar="N", help="number of controls")
     parser.add_argument("--seed", type=int, required=True, metavar="S", help="random seed (same seed, same files)")
     parser.add_argument("--missing", type=float, default=0.0, metavar="R", help="missing-call rate (default 0)")
-    parser.add_argument("--chromosomes", type=int, default=1, metavar="K",
-                        help="spread SNPs over autosomes 1..K in proportion to their length (default 1)")
+    parser.add_argument("--chromosomes", type=parse_chromosomes, default=1, metavar="K|LIST",
+                        help="spread SNPs over autosomes 1..K, or over a list such as 1,2,3,X, in proportion to "
+                             "their length (default 1); on X males carry one haplotype")
+    parser.add_argument("--ld-block", type=int, default=0, metavar="B",
+                        help="haplotype blocks of B SNPs in linkage disequilibrium (default 0: independent SNPs)")
+    parser.add_argument("--ld-rho", type=float, default=0.95, metavar="R",
+                        help="within a block, the chance a haplotype keeps its latent allele from one SNP to the next "
+                             "(default 0.95; near 1 gives r^2 near 1 between neighbours of similar MAF)")
+    parser.add_argument("--unknown-sex", type=float, default=0.0, metavar="F",
+                        help="share of samples written with sex 0 (unknown; default 0)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing PREFIX.bed/.bim/.fam")
     parser.add_argument("--maf-min", type=float, default=0.05, metavar="F", help="lowest MAF (default 0.05)")
     parser.add_argument("--maf-max", type=float, default=0.5, metavar="F", help="highest MAF (default 0.5)")
     parser.add_argument("--prevalence", type=float, default=0.1, metavar="K", help="population prevalence (default 0.1)")
@@ -29,6 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "(xor, additive: no marginal effects; threshold: with marginal effects); STRENGTH = largest / smallest "
              "risk factor; optional MAF for both SNPs. Repeatable; pairs must not share SNPs.",
     )
+
+
+def parse_chromosomes(text: str):
+    """``K`` (autosomes 1..K) or a comma-separated list of chromosome codes."""
+    if text.strip().isdigit():
+        k = int(text)
+        if k < 1:
+            raise argparse.ArgumentTypeError("--chromosomes needs at least 1")
+        return k
+    codes = [c.strip() for c in text.split(",") if c.strip()]
+    if not codes:
+        raise argparse.ArgumentTypeError(f"--chromosomes {text!r}: expected K or a list such as 1,2,X")
+    return codes
 
 
 def parse_plant(text: str) -> PlantedPair:
@@ -49,11 +71,17 @@ def parse_plant(text: str) -> PlantedPair:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate and write the fileset; print what was planted. Returns the exit code."""
+    import os
+
+    existing = [args.out + ext for ext in (".bed", ".bim", ".fam") if os.path.lexists(args.out + ext)]
+    if existing and not getattr(args, "overwrite", False):  # never replace a user's fileset by accident
+        print(f"gboost simulate: {existing[0]} exists; choose another --out or add --overwrite", file=sys.stderr)
+        return 2
     try:
         study = simulate_study(
             args.snps, args.cases, args.controls, seed=args.seed, chromosomes=args.chromosomes,
             maf_range=(args.maf_min, args.maf_max), missing_rate=args.missing, planted=args.plant,
-            prevalence=args.prevalence,
+            prevalence=args.prevalence, ld_block=args.ld_block, ld_rho=args.ld_rho, unknown_sex=args.unknown_sex,
         )
     except ValueError as exc:
         print(f"gboost simulate: {exc}", file=sys.stderr)

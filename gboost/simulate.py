@@ -18,7 +18,17 @@ genotypes (a, b = copies of the counted allele, A1); the penetrance is
 
 Sampling is retrospective: individuals are drawn from the population (planted SNPs only),
 their status drawn from the penetrance, and cases and controls kept until the requested numbers
-are reached; every other SNP is an independent Hardy-Weinberg draw at its own MAF. Planted pairs
+are reached; every other SNP is a Hardy-Weinberg draw at its own MAF: independent of the others,
+or, with ``ld_block``, in haplotype blocks with linkage disequilibrium (below).
+
+LD blocks (``ld_block`` = B SNPs, ``ld_rho`` = r): each haplotype carries a latent uniform u that
+runs along a block; at each next SNP it is kept with probability r and redrawn otherwise, and the
+haplotype carries A1 where u < MAF. Every SNP keeps its MAF exactly in expectation, and neighbours
+are correlated up to r^2 ~ 1 when r is near 1 and the MAFs are alike. Real chips look like this:
+near-diagonal pair tables, empty cells, DF 2 and DF 1 pairs, and exact tests whose IPF needs
+hundreds of sweeps, which independent SNPs never produce. On chromosome X males carry one
+haplotype, written homozygous (as PLINK stores haploid calls); ``unknown_sex`` is the share of
+samples whose sex is written 0. Planted pairs
 must not share SNPs (so their factors are independent and the no-marginal property holds).
 Independent random streams (derived from the seed) drive layout, sampling, background genotypes,
 sex and missing calls, so changing the missing rate does not change the genotypes.
@@ -157,6 +167,9 @@ def simulate_study(
     planted: Sequence[PlantedPair] = (),
     prevalence: float = 0.1,
     positions: tuple[Sequence[str], Sequence[int]] | None = None,
+    ld_block: int = 0,
+    ld_rho: float = 0.95,
+    unknown_sex: float = 0.0,
 ) -> SimulatedStudy:
     """Simulate a case-control study with planted pairwise interactions.
 
@@ -183,12 +196,22 @@ def simulate_study(
         wanted in the ``.bim`` (e.g. on real gene coordinates); ``chromosomes`` is then ignored.
         Without it positions are drawn as described above. Either way the rest of the study is
         drawn the same way.
+    ld_block, ld_rho
+        Haplotype blocks of ``ld_block`` consecutive SNPs (0: independent SNPs) in which the latent
+        allele of a haplotype is kept from one SNP to the next with probability ``ld_rho``; see the
+        module notes. Blocks do not cross chromosomes.
+    unknown_sex
+        Share of samples whose sex is unknown (0 in the .fam).
 
     Returns
     -------
     SimulatedStudy
     """
     _check_arguments(n_snps, n_cases, n_controls, maf_range, missing_rate, planted, prevalence)
+    if ld_block < 0 or not 0 <= ld_rho <= 1:
+        raise ValueError(f"ld_block must be >= 0 and ld_rho in [0, 1], got {ld_block} and {ld_rho}")
+    if not 0 <= unknown_sex <= 1:
+        raise ValueError(f"unknown_sex must be in [0, 1], got {unknown_sex}")
     layout_rng, sample_rng, background_rng, sex_rng, missing_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)
     )
@@ -201,10 +224,13 @@ def simulate_study(
         maf[planted_snps], planted, factors, baseline, n_cases, n_controls, sample_rng
     )
     n = n_cases + n_controls
-    genotypes = _background(maf, n, background_rng)
+    samples = _samples(is_case, sex_rng, unknown_sex)
+    if ld_block > 1 or "X" in set(variants.chrom.tolist()):
+        genotypes = _haplotype_blocks(maf, variants.chrom, samples.sex, ld_block, ld_rho, background_rng)
+    else:  # (the original independent draw, kept so that earlier seeds give the same studies)
+        genotypes = _background(maf, n, background_rng)
     genotypes[planted_snps] = planted_geno
     _set_missing(genotypes, missing_rate, missing_rng)
-    samples = _samples(is_case, sex_rng)
     return SimulatedStudy(genotypes, variants, samples, maf, list(planted), factors, baseline, seed, draws)
 
 
@@ -329,6 +355,30 @@ def _background(maf: np.ndarray, n: int, rng) -> np.ndarray:
     return out
 
 
+def _haplotype_blocks(maf, chrom, sex, block: int, rho: float, rng) -> np.ndarray:
+    """Genotypes drawn as two haplotypes per sample, in LD blocks of ``block`` SNPs (see the module
+    notes); males on X get one haplotype, doubled."""
+    p, n = len(maf), len(sex)
+    out = np.empty((p, n), dtype=np.int8)
+    male = np.asarray(sex) == 1
+    u = rng.random((2, n))
+    run = 0
+    for j in range(p):
+        if j and block > 1 and run < block and chrom[j] == chrom[j - 1]:
+            keep = rng.random((2, n)) < rho
+            u = np.where(keep, u, rng.random((2, n)))
+            run += 1
+        else:
+            u = rng.random((2, n))
+            run = 1
+        h = u < maf[j]
+        g = h[0].astype(np.int8) + h[1]
+        if chrom[j] == "X":
+            g = np.where(male, 2 * h[0], g).astype(np.int8)
+        out[j] = g
+    return out
+
+
 def _set_missing(genotypes: np.ndarray, rate: float, rng) -> None:
     if rate > 0:
         for start in range(0, len(genotypes), 4096):
@@ -336,12 +386,15 @@ def _set_missing(genotypes: np.ndarray, rate: float, rng) -> None:
             block[rng.random(block.shape) < rate] = -1
 
 
-def _samples(is_case: np.ndarray, rng) -> SampleTable:
+def _samples(is_case: np.ndarray, rng, unknown_sex: float = 0.0) -> SampleTable:
     n = len(is_case)
+    sex = rng.integers(1, 3, n).astype(np.int8)
+    if unknown_sex > 0:  # (drawn after the sexes, so that 0 keeps earlier seeds' studies)
+        sex[rng.random(n) < unknown_sex] = 0
     return SampleTable(
         np.array([f"fam{k}" for k in range(1, n + 1)], dtype=str),
         np.array([f"ind{k}" for k in range(1, n + 1)], dtype=str),
-        rng.integers(1, 3, n).astype(np.int8),
+        sex,
         np.where(is_case, 2, 1).astype(np.int8),
     )
 

@@ -203,3 +203,47 @@ def test_plink_finds_every_planted_pair_of_the_sample_study(tmp_path):
         assert f"{a} (*{gene_a}*" in readme and f"{b} (*{gene_b}*" in readme
         assert found[frozenset((a, b))] < 1e-8
     assert len(rows) < 60  # the null pairs look like chance (about 22 expected at P < 5e-6)
+
+
+def test_simulate_refuses_to_replace_an_existing_fileset(tmp_path, capsys):
+    from gboost.cli import main
+
+    prefix = tmp_path / "mine"
+    for ext, data in ((".bed", b"\x6c\x1b\x01user"), (".bim", b"user bim\n"), (".fam", b"user fam\n")):
+        (tmp_path / f"mine{ext}").write_bytes(data)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    rc = main(["simulate", "--out", str(prefix), "--snps", "20", "--cases", "5", "--controls", "5", "--seed", "1"])
+    assert rc == 2
+    assert "mine.bed exists" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    rc = main(["simulate", "--out", str(prefix), "--snps", "20", "--cases", "5", "--controls", "5", "--seed", "1",
+               "--overwrite"])
+    assert rc == 0 and (tmp_path / "mine.bed").read_bytes() != before["mine.bed"]
+
+
+def test_ld_blocks_correlate_neighbours_and_keep_each_maf():
+    import numpy as np
+
+    from gboost.simulate import simulate_study
+
+    sim = simulate_study(200, 1000, 1000, seed=5, ld_block=20, ld_rho=0.98, maf_range=(0.2, 0.5))
+    g = sim.genotypes.astype(float)
+    r = [np.corrcoef(g[j], g[j + 1])[0, 1] for j in range(199) if (j + 1) % 20]
+    assert np.median(np.square(r)) > 0.5  # strong LD inside blocks
+    across = [np.corrcoef(g[j], g[j + 1])[0, 1] ** 2 for j in range(19, 199, 20)]
+    assert max(across) < 0.05  # none across block edges
+    freq = g.mean(axis=1) / 2
+    assert np.abs(freq - sim.maf).max() < 0.05
+
+
+def test_males_on_x_are_homozygous_and_unknown_sex_is_written():
+    import numpy as np
+
+    from gboost.simulate import simulate_study
+
+    sim = simulate_study(60, 300, 300, seed=6, chromosomes=["1", "X"], unknown_sex=0.1)
+    x = sim.variants.chrom == "X"
+    males = sim.samples.sex == 1
+    assert x.any() and (sim.genotypes[np.ix_(x, males)] != 1).all()
+    assert (sim.genotypes[np.ix_(x, sim.samples.sex == 2)] == 1).any()
+    assert 0.03 < (sim.samples.sex == 0).mean() < 0.2

@@ -28,6 +28,11 @@ from gboost.stats.pvalues import chi2_sf
 _CHROM_CODES = {"X": "23", "Y": "24", "XY": "25", "MT": "26", "M": "26"}
 
 
+def ipf_cap_hits(result) -> int:
+    """Screened pairs whose exact test stopped at the IPF safety cap instead of PLINK's rule."""
+    return int((~result.screened.converged & (result.screened.df > 0)).sum())
+
+
 def plink_chrom(code: str) -> str:
     """Chromosome as PLINK 1.9 prints it: numeric, 'chr' prefix dropped, X/Y/XY/MT as 23-26."""
     c = str(code)
@@ -173,7 +178,8 @@ def run_record(result, extra: dict | None = None) -> dict:
             "valid_tests": int(result.n_valid),
             "screened_survivors": int(len(result.screened)),
             "reported_pairs": int(len(result.reported)),
-            "not_converged": int((~result.screened.converged & (result.screened.df > 0)).sum()),
+            # pairs whose IPF reached the safety cap (gboost.stats.boost.IPF_MAX_SWEEPS); 0 on every study seen
+            "ipf_safety_cap_hits": ipf_cap_hits(result),
         },
         "bonferroni_0.05": result.bonferroni,
         "calibration": result.calibration.as_dict() if result.calibration is not None else None,

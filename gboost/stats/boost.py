@@ -12,7 +12,11 @@ import numba as nb
 import numpy as np
 
 IPF_TOL = 0.001  # PLINK's convergence rule: sum |delta mu| <= 0.001 after a full sweep
-IPF_MAX_SWEEPS = 100  # far above what real tables need; a pair that hits it is flagged
+# PLINK iterates until that rule holds, with no cap. Pairs in strong LD (near-diagonal tables with
+# empty cells) need hundreds of sweeps, and a cap of 100 changed printed STATs of real chips
+# (docs/plink_boost_notes.md §4). This safety cap is far beyond any table seen: a pair that reaches
+# it is flagged (run.json "ipf_safety_cap_hits", a warning in the log), never silently cut short.
+IPF_MAX_SWEEPS = 1_000_000
 
 
 @nb.njit(cache=True)
@@ -98,34 +102,33 @@ def ksa_stat(t) -> float:
 
 
 @nb.njit(cache=True)
-def ipf_stat(t):
-    """Exact BOOST statistic: LR of [AB][AC][BC] against the saturated model, fitted by IPF.
+def ipf_fit(t, max_sweeps):
+    """The fitted [AB][AC][BC] table mu of ``t`` by PLINK's IPF, the sweeps it took, and whether
+    PLINK's rule (summed |delta mu| over a sweep <= 0.001) held within ``max_sweeps``.
 
-    Returns ``(stat, converged)``. mu starts at 1 and sweeps the AB, AC, BC margins until the
-    summed absolute change of mu over a sweep is <= 0.001 (PLINK's rule).
-    STAT = 2 sum n ln(n/mu) + 2 N ln(sum mu / N).
+    mu starts at 1; each sweep fits the AB, then AC, then BC margins (a margin whose fitted sum is
+    0 scales its cells by 0), in PLINK's order of operations (docs/plink_boost_notes.md §4).
     """
     mu = np.ones((3, 3, 2))
     nab, nak, nbk, total = _margins(t)
-    converged = False
     prev = mu.copy()
-    for _ in range(IPF_MAX_SWEEPS):
+    for sweep in range(1, max_sweeps + 1):
         for a in range(3):
             for b in range(3):
                 m = mu[a, b, 0] + mu[a, b, 1]
-                f = nab[a, b] / m if m > 0 else 0.0
+                f = nab[a, b] / m if m != 0.0 else 0.0
                 mu[a, b, 0] *= f
                 mu[a, b, 1] *= f
         for a in range(3):
             for k in range(2):
                 m = mu[a, 0, k] + mu[a, 1, k] + mu[a, 2, k]
-                f = nak[a, k] / m if m > 0 else 0.0
+                f = nak[a, k] / m if m != 0.0 else 0.0
                 for b in range(3):
                     mu[a, b, k] *= f
         for b in range(3):
             for k in range(2):
                 m = mu[0, b, k] + mu[1, b, k] + mu[2, b, k]
-                f = nbk[b, k] / m if m > 0 else 0.0
+                f = nbk[b, k] / m if m != 0.0 else 0.0
                 for a in range(3):
                     mu[a, b, k] *= f
         delta = 0.0
@@ -134,16 +137,40 @@ def ipf_stat(t):
                 for k in range(2):
                     delta += abs(mu[a, b, k] - prev[a, b, k])
                     prev[a, b, k] = mu[a, b, k]
-        if delta <= IPF_TOL:
-            converged = True
-            break
-    s = 0.0
-    musum = 0.0
+        if not (delta > IPF_TOL):  # PLINK's test, as written there
+            return mu, sweep, True
+    return mu, max_sweeps, False
+
+
+@nb.njit(cache=True)
+def ipf_stat(t):
+    """Exact BOOST statistic: LR of [AB][AC][BC] against the saturated model, fitted by IPF.
+
+    Returns ``(stat, converged)``: :func:`ipf_fit` with no practical cap (``converged`` is False
+    only for a pair that reached the safety cap IPF_MAX_SWEEPS), then
+    STAT = 2 sum n ln(n/mu) + 2 N ln(sum mu / N), evaluated as PLINK does.
+    """
+    mu, _, converged = ipf_fit(t, IPF_MAX_SWEEPS)
+    total = 0.0
     for a in range(3):
         for b in range(3):
             for k in range(2):
-                musum += mu[a, b, k]
-                v = float(t[a, b, k])
-                if v > 0:
-                    s += v * math.log(v / mu[a, b, k])
-    return 2.0 * s + 2.0 * total * math.log(musum / total), converged
+                total += float(t[a, b, k])
+    # STAT in PLINK's order of evaluation (docs/plink_boost_notes.md §4): p = n/N and q = mu/N with
+    # r = 1/N, class outermost, acc += p ln(p/q), tau += q, then (acc + ln tau) * 2N. Statistics
+    # near 0 are differences of nearly equal sums, so another order prints other digits.
+    r = 1.0 / total
+    acc = 0.0
+    tau = 0.0
+    for k in range(2):
+        for a in range(3):
+            for b in range(3):
+                pp = float(t[a, b, k]) * r
+                q = mu[a, b, k] * r
+                if pp != 0.0:
+                    if q != 0.0:
+                        acc += pp * math.log(pp / q)
+                    else:
+                        acc += pp * math.log(pp)
+                tau += q
+    return (acc + math.log(tau)) * (2.0 * total), converged

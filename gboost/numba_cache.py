@@ -1,0 +1,58 @@
+"""Where numba keeps gboost's compiled functions: one cache folder per version of the source.
+
+numba's own cache (``cache=True``) checks only the modification time of the file that defines a
+function. A compiled function inlines the numba functions it calls from other modules (the exact
+test's batch loop inlines ``gboost.stats.boost.ipf_stat``), so after an edit or an upgrade of a
+callee alone it would load the stale machine code and print the old statistics. So the cache lives
+in a folder named by a hash of every gboost source file: any change of any module gives a fresh
+folder (compiled once, then loaded), and an unchanged install never recompiles.
+
+The folder is ``$NUMBA_CACHE_DIR/gboost-<hash>`` when the user set NUMBA_CACHE_DIR, else
+``$XDG_CACHE_HOME/gboost/numba/<hash>`` (``~/.cache/...``), else a folder in the temp directory
+when the home is not writable. Imported by ``gboost/__init__`` before any module compiles.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def source_hash() -> str:
+    """SHA-256 (16 hex digits) over the relative paths and bytes of gboost's .py files."""
+    h = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        h.update(str(path.relative_to(_PACKAGE)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    """The folder for this source version (not created)."""
+    tag = source_hash()
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if user:
+        return Path(user) / f"gboost-{tag}"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gboost" / "numba" / tag
+
+
+def configure() -> Path:
+    """Point numba's cache at :func:`cache_dir` (created; the temp directory if that fails)."""
+    import numba
+
+    path = cache_dir()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if not os.access(path, os.W_OK):
+            raise PermissionError(path)
+    except OSError:
+        path = Path(tempfile.gettempdir()) / f"gboost-numba-{os.getuid() if hasattr(os, 'getuid') else 0}" / path.name
+        path.mkdir(parents=True, exist_ok=True)
+    numba.config.CACHE_DIR = str(path)
+    return path

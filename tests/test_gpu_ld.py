@@ -1,0 +1,31 @@
+"""The GPU engine on the LD-rich study (tests/ld_study.py) against the CPU engine: near-diagonal
+tables, empty cells, DF 1 and 2, missing calls in every block, at loose thresholds so thousands
+of pairs pass the screen. Run on the GPU machine; skipped with the reason elsewhere."""
+from __future__ import annotations
+
+import pytest
+
+from ld_study import ld_study
+from test_gpu_engine import _assert_scan_equal, _engine, needs_gpu
+
+from gboost.engines.cpu import CpuEngine
+from gboost.load import load_study
+from gboost.scan import ScanParams, run_scan
+from gboost.study import QCOptions
+
+
+@pytest.fixture(scope="module")
+def study():
+    return load_study(ld_study().source(), QCOptions())
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("counting", ["mma", "popc"])
+@pytest.mark.parametrize("epi1", [1e-4, 1e-2])
+def test_ld_study_gpu_equals_cpu(study, counting, epi1):
+    params = ScanParams(epi1=epi1, epi2=0.05)
+    want = run_scan(study, params, engine=CpuEngine())
+    got = run_scan(study, params, engine=_engine(counting=counting))
+    assert (want.screened.df == 1).any() and (want.screened.df == 2).any()
+    _assert_scan_equal(got, want)
