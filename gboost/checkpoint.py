@@ -31,11 +31,36 @@ _HEAD = struct.Struct("<4sIQI")  # magic, tile index, payload bytes, crc32 of pa
 _MAGIC = b"GBT1"
 
 
+def study_content_hash(study) -> str:
+    """SHA-256 of what the screen's results depend on, cheap enough for 500k SNPs: every SNP's
+    genotype counts per class, the samples (IDs and status, in plane order) and the bit planes of
+    every 16th SNP (and the last). Two studies with the same SNP IDs and class sizes but other
+    genotypes differ in their counts or in the sampled planes (tests/test_nothing_lost.py)."""
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(study.counts, dtype=np.int64).tobytes())
+    s = study.samples
+    h.update("\n".join(f"{f} {i} {int(st)}" for f, i, st in zip(s.fid, s.iid, s.status)).encode())
+    p = study.n_snps
+    if p:
+        pick = np.unique(np.r_[np.arange(0, p, 16), p - 1])
+        h.update(np.ascontiguousarray(study.planes[pick]).tobytes())
+    return h.hexdigest()
+
+
 def _fingerprint(study, params) -> dict:
     ids = hashlib.sha256("\n".join(map(str, study.variants.snp)).encode()).hexdigest()
     return {"snps": int(study.n_snps), "cases": int(study.layout.n_case), "controls": int(study.layout.n_ctrl),
-            "snp_ids_sha256": ids, "epi1": params.epi1, "epi2": params.epi2,
-            "part": list(params.part) if params.part else None}
+            "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), "epi1": params.epi1,
+            "epi2": params.epi2, "part": list(params.part) if params.part else None}
+
+
+_WHAT = {"snps": "the number of SNPs", "cases": "the number of cases", "controls": "the number of controls",
+         "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples", "epi1": "--epi1",
+         "epi2": "--epi2", "part": "--part"}
+
+
+def _differences(saved: dict, now: dict) -> list[str]:
+    return [_WHAT.get(k, k) for k in now if saved.get(k) != now[k]] or ["the checkpoint's format"]
 
 
 def _encode(res: TileResult) -> bytes:
@@ -95,11 +120,19 @@ class Ledger:
         self._good_bytes = 0
         manifest = self.dir / MANIFEST
         if resume and manifest.exists():
-            saved = json.loads(manifest.read_text())
-            if saved.get("fingerprint") != self.fingerprint:
-                raise InputError(self.dir, "the interrupted scan here was of other data or other thresholds "
-                                 "(epi1/epi2/part); use --overwrite to start a new scan")
-            self.tile = int(saved["tile"])
+            try:
+                saved = json.loads(manifest.read_text())
+                saved_fp, saved_tile = saved["fingerprint"], int(saved["tile"])
+                if not isinstance(saved_fp, dict):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError, OSError):
+                raise InputError(manifest, "is not a gboost checkpoint (damaged?); use --overwrite to start "
+                                           "a new scan") from None
+            if saved_fp != self.fingerprint:
+                what = ", ".join(_differences(saved_fp, self.fingerprint))
+                raise InputError(self.dir, f"the interrupted scan here was of another study or other settings "
+                                           f"({what} differ); use --overwrite to start a new scan")
+            self.tile = saved_tile
         elif not resume:
             for name in (LEDGER, MANIFEST):
                 (self.dir / name).unlink(missing_ok=True)
@@ -112,8 +145,12 @@ class Ledger:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.tile = tile
         tmp = self.dir / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps({"fingerprint": self.fingerprint, "tile": tile, "tiles": tiles}, indent=1))
-        os.replace(tmp, self.dir / MANIFEST)
+        try:
+            tmp.write_text(json.dumps({"fingerprint": self.fingerprint, "tile": tile, "tiles": tiles}, indent=1))
+            os.replace(tmp, self.dir / MANIFEST)
+        except OSError as exc:  # a full disk: leave nothing that would block a rerun, name the file
+            tmp.unlink(missing_ok=True)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(tmp)) from None
 
     def replay(self) -> Iterator[TileResult]:
         """Tiles already finished, in file order; a torn trailing record is dropped."""

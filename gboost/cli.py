@@ -11,6 +11,7 @@ import importlib.util
 import sys
 
 import gboost
+from gboost import validate as V
 from gboost.errors import InputError, ScanCancelled
 
 
@@ -30,10 +31,10 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
 
 def _add_qc_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("QC (PLINK's flags and meanings; all off by default, as in PLINK 1.9)")
-    g.add_argument("--maf", type=float, help="drop SNPs with minor allele frequency below this")
-    g.add_argument("--geno", type=float, help="drop SNPs with missing-call rate above this")
-    g.add_argument("--mind", type=float, help="drop samples with missing-call rate above this")
-    g.add_argument("--hwe", type=float, help="drop SNPs with HWE exact test p below this (controls)")
+    g.add_argument("--maf", type=V.in_range("--maf", 0, 1, lo_open=True), help="drop SNPs with minor allele frequency below this")
+    g.add_argument("--geno", type=V.in_range("--geno", 0, 1), help="drop SNPs with missing-call rate above this")
+    g.add_argument("--mind", type=V.in_range("--mind", 0, 1), help="drop samples with missing-call rate above this")
+    g.add_argument("--hwe", type=V.in_range("--hwe", 0, 1, hi_open=True), help="drop SNPs with HWE exact test p below this (controls)")
     g.add_argument("--extract", metavar="FILE", help="keep only the SNP IDs listed in FILE")
     g.add_argument("--exclude", metavar="FILE", help="drop the SNP IDs listed in FILE")
     g.add_argument("--chr", dest="chrom", metavar="CHR", help="keep only these chromosomes, e.g. 1-4,22")
@@ -81,19 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue the interrupted scan checkpointed in DIR (same data and thresholds)")
     g.add_argument("--part", metavar="K/N", type=_parse_part,
                    help="scan only the K-th of N equal shares of the pairs (SLURM arrays); join with `gboost merge`")
-    g.add_argument("--epi1", type=float, default=5e-6, help="screening/reporting p threshold (default 5e-6, PLINK's for boost)")
-    g.add_argument("--epi2", type=float, default=0.01, help="p threshold counted in the .summary's N_SIG (default 0.01)")
+    g.add_argument("--epi1", type=V.in_range("--epi1", 0, 1, lo_open=True, hi_open=True), default=5e-6, help="screening/reporting p threshold (default 5e-6, PLINK's for boost)")
+    g.add_argument("--epi2", type=V.in_range("--epi2", 0, 1, lo_open=True, hi_open=True), default=0.01, help="p threshold counted in the .summary's N_SIG (default 0.01)")
     g.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="engine (auto: GPU when CuPy sees one)")
-    g.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
-    g.add_argument("--gpus", help="GPU ids to use, e.g. 0,1 (default: all)")
-    g.add_argument("--dask", metavar="ADDRESS",
+    g.add_argument("--threads", type=V.at_least("--threads", 1, int), help="CPU threads (default: all cores)")
+    g.add_argument("--gpus", type=V.gpu_list, help="GPU ids to use, e.g. 0,1 (default: all)")
+    g.add_argument("--dask", metavar="ADDRESS", type=V.dask_address,
                    help="run tiles on a Dask cluster: scheduler address (tcp://host:8786) or local:N for N local workers")
-    g.add_argument("--tile", type=int, help="tile edge in SNPs (default: chosen by the engine)")
-    g.add_argument("--min-distance", type=float, metavar="KB",
+    g.add_argument("--tile", type=V.at_least("--tile", 1, int), help="tile edge in SNPs (default: chosen by the engine)")
+    g.add_argument("--min-distance", type=V.at_least("--min-distance", 0), metavar="KB",
                    help="pairs.tsv: leave out pairs of SNPs closer than KB kilobases on one chromosome")
-    g.add_argument("--max-r2", type=float, metavar="R2", help="pairs.tsv: leave out pairs whose genotypic r^2 exceeds R2")
+    g.add_argument("--max-r2", type=V.in_range("--max-r2", 0, 1), metavar="R2", help="pairs.tsv: leave out pairs whose genotypic r^2 exceeds R2")
     g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
-    g.add_argument("--calibration-pairs", type=int, default=200_000, metavar="N",
+    g.add_argument("--calibration-pairs", type=V.at_least("--calibration-pairs", 0, int), default=200_000, metavar="N",
                    help="exact tests of N random pairs for the interaction test's inflation lambda in run.json "
                         "(default 200000; 0: none, which saves their time on small or quick scans)")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
@@ -126,25 +127,50 @@ def _log(args, msg: str) -> None:
 def _check_out_dir(out, args) -> bool:
     """Refuse to clobber earlier work; returns True when an interrupted scan is to be resumed."""
     from gboost.checkpoint import Ledger
+    from gboost.io.outdir import LOCK, clear_leftovers
 
     if not out.exists():
         return False
     if not out.is_dir():
         raise InputError(out, "exists and is not a directory")
+    clear_leftovers(out)
     if Ledger.exists(out):
         if args.resume:
             return True
         if not args.overwrite:
             raise InputError(out, "holds an interrupted scan: use --resume to continue it or --overwrite to start over")
         return False
-    if any(out.iterdir()) and not args.overwrite:
-        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
+    if any(p.name != LOCK for p in out.iterdir()) and not args.overwrite:
+        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace gboost's "
+                              "files in it; nothing else there is touched)")
     return False
+
+
+def _input_paths(args) -> list[str]:
+    """Every input file the command line names (an --out among them is refused)."""
+    paths = []
+    if getattr(args, "bfile", None):
+        paths += [args.bfile + ext for ext in (".bed", ".bim", ".fam")]
+    if getattr(args, "file", None):
+        paths += [args.file + ".ped", args.file + ".map"]
+    for name in ("ped", "map_file", "boost_matrix", "pheno", "covar", "extract", "exclude"):
+        if getattr(args, name, None):
+            paths.append(getattr(args, name))
+    return paths
 
 
 def cmd_scan(args) -> int:
     from pathlib import Path
 
+    from gboost.io.outdir import OutLock, refuse_unsafe_out
+
+    out = Path(args.out)
+    refuse_unsafe_out(out, _input_paths(args))
+    with OutLock(out):
+        return _scan_locked(args, out)
+
+
+def _scan_locked(args, out) -> int:
     from gboost.checkpoint import Ledger
     from gboost.engines import make_engine
     from gboost.inputs import open_input
@@ -154,13 +180,12 @@ def cmd_scan(args) -> int:
     from gboost.scan import ScanParams, finalize, screen
     from gboost.study import QCOptions
 
-    out = Path(args.out)
     resume = _check_out_dir(out, args)
     ped = args.ped or (args.file + ".ped" if args.file else None)
     map_file = args.map_file or (args.file + ".map" if args.file else None)
     try:
         params = ScanParams(epi1=args.epi1, epi2=args.epi2, device=args.device, threads=args.threads,
-                            tile=args.tile, gpus=[int(x) for x in args.gpus.split(",")] if args.gpus else None,
+                            tile=args.tile, gpus=args.gpus,
                             allelic=args.allelic, part=args.part, dask=args.dask,
                             min_distance_kb=args.min_distance, max_r2=args.max_r2,
                             calibration_pairs=args.calibration_pairs)
@@ -225,22 +250,33 @@ def _report(args, result, out) -> None:
 def cmd_merge(args) -> int:
     from pathlib import Path
 
+    from gboost.io.outdir import OutLock, refuse_unsafe_out
     from gboost.io.results import write_outputs
-    from gboost.parts import merge_parts
+    from gboost.parts import PART_FILE, merge_parts
 
     out = Path(args.out)
+    refuse_unsafe_out(out, [str(Path(p) / PART_FILE) for p in args.parts])
     if out.exists() and any(out.iterdir()) and not args.overwrite:
-        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
-    result = merge_parts(args.parts)
-    write_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
+        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace gboost's "
+                              "files in it; nothing else there is touched)")
+    with OutLock(out):
+        result = merge_parts(args.parts)
+        write_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
     _report(args, result, out)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            try:  # from here Ctrl-C is a KeyboardInterrupt that the handlers below turn into one line
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            except ValueError:  # not the main thread (a test calling main() from a worker)
+                pass
         if args.command == "scan":
             return cmd_scan(args)
         if args.command == "merge":

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gboost import validate as V
+
 from gboost.errors import InputError
 
 
@@ -24,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "sets, unless --snp-pathway is given")
     parser.add_argument("--snp-pathway", metavar="FILE",
                         help="direct SNP -> pathway table (2 columns: SNP PATHWAY); adds to the --gmt pathways")
-    parser.add_argument("--window-kb", type=float, default=None, metavar="K",
+    parser.add_argument("--window-kb", type=V.at_least("--window-kb", 0), default=None, metavar="K",
                         help="map a SNP to genes within K kb of either end (default 10)")
     parser.add_argument("--build", metavar="NAME",
                         help="genome build of the SNP positions; must match the annotation's when it states one")
@@ -51,9 +53,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:  # networkx is the one extra dependency
         raise InputError(None, f"gboost pathways needs networkx ({exc}); pip install networkx") from None
 
-    window = ann.DEFAULT_WINDOW_KB if args.window_kb is None else args.window_kb
-    if not window >= 0:
-        raise InputError(None, f"--window-kb must be >= 0, got {args.window_kb}")
+    window = ann.DEFAULT_WINDOW_KB if args.window_kb is None else args.window_kb  # (>= 0: gboost.validate)
     annotation = ann.read_annotation(args.annotation) if args.annotation else ann.bundled_annotation()
     if args.build and annotation.build and not _same_build(args.build, annotation.build):
         raise InputError(annotation.path, f"genes are on build {annotation.build}, the SNPs on {args.build} "
@@ -70,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
 
     graph = graph_from_output_dir(args.pairs, annotation=annotation, gene_sets=gene_sets,
                                   snp_pathways=snp_pathways, window_kb=window)
-    out = write_graph_files(graph, args.out, overwrite=args.overwrite)
+    from gboost.io.outdir import OutLock, refuse_unsafe_out
+
+    # (--out may be the scan's own folder: only the graph's files are written there, the scan's kept)
+    refuse_unsafe_out(args.out)
+    with OutLock(args.out):
+        out = write_graph_files(graph, args.out, overwrite=args.overwrite)
     if not args.quiet:
         groups = node_groups(graph)
         known = [g for g in groups if g != UNKNOWN]

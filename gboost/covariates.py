@@ -55,9 +55,13 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
                 vals.append(math.nan)
                 continue
             try:
-                vals.append(float(t))
+                v = float(t)
             except ValueError:
                 raise InputError(path, f"line {line}: covariate value {t!r} is not a number") from None
+            if not math.isfinite(v):  # inf / 1e400 made every adjusted fit NaN
+                col = header[len(vals)] if header else f"COV{len(vals) + 1}"
+                raise InputError(path, f"line {line}: covariate {col} value {t!r} is not a finite number")
+            vals.append(v)
         values[(tok[0], tok[1])] = vals
     cols = list(range(len(header)))
     if names:
@@ -67,12 +71,18 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
         cols = [header.index(n) for n in names]
     n = len(study.samples)
     out = np.full((n, len(cols)), np.nan)
+    matched = 0
     for s in range(n):
         v = values.get((str(study.samples.fid[s]), str(study.samples.iid[s])))
         if v is not None:
             out[s] = [v[c] for c in cols]
-    if np.isnan(out).all(axis=1).all():
+            matched += 1
+    if matched == 0:
         raise InputError(path, "no sample of the study has covariates here (FID/IID do not match the .fam)")
+    empty = [header[c] for k, c in enumerate(cols) if np.isnan(out[:, k]).all()]
+    if empty:
+        raise InputError(path, f"covariate {', '.join(empty)} is missing (-9/NA) for every sample of the study; "
+                               "leave it out with --covar-name")
     return out, [header[c] for c in cols]
 
 

@@ -17,7 +17,10 @@ def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: st
     if bfile:
         from gboost.io.plink_bed import open_bfile
 
-        prefix = bfile[:-4] if bfile.endswith((".bed", ".bim", ".fam")) else bfile
+        # PLINK's rule: the prefix as given when PREFIX.bed exists (x.bed.bed), else without a typed extension
+        prefix = bfile
+        if bfile.endswith((".bed", ".bim", ".fam")) and not os.path.exists(bfile + ".bed"):
+            prefix = bfile[:-4]
         return open_bfile(prefix, pheno=pheno, allow_no_sex=allow_no_sex)
     if ped or map_file:
         if not (ped and map_file):

@@ -36,6 +36,8 @@ def cache_dir() -> Path:
     """The folder for this source version (not created)."""
     tag = source_hash()
     user = os.environ.get("NUMBA_CACHE_DIR")
+    if user and Path(user).name in (tag, f"gboost-{tag}"):  # set by configure() here or in a parent process
+        return Path(user)
     if user:
         return Path(user) / f"gboost-{tag}"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -43,8 +45,11 @@ def cache_dir() -> Path:
 
 
 def configure() -> Path:
-    """Point numba's cache at :func:`cache_dir` (created; the temp directory if that fails)."""
-    import numba
+    """Point numba's cache at :func:`cache_dir` (created; the temp directory if that fails).
+
+    Through the environment when numba is not imported yet (so ``import gboost`` stays light: the
+    CLI answers Ctrl-C and bad flags before numba loads), and numba's config when it is."""
+    import sys
 
     path = cache_dir()
     try:
@@ -54,5 +59,7 @@ def configure() -> Path:
     except OSError:
         path = Path(tempfile.gettempdir()) / f"gboost-numba-{os.getuid() if hasattr(os, 'getuid') else 0}" / path.name
         path.mkdir(parents=True, exist_ok=True)
-    numba.config.CACHE_DIR = str(path)
+    if "numba" in sys.modules:
+        sys.modules["numba"].config.CACHE_DIR = str(path)
+    os.environ["NUMBA_CACHE_DIR"] = str(path)
     return path

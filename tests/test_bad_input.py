@@ -113,27 +113,28 @@ def test_output_directory_that_exists_is_refused(clean, tmp_path, capsys):
 def test_disk_full_while_writing_keeps_previous_outputs(clean, tmp_path, capsys, monkeypatch):
     import errno
 
-    import gboost.io.results as results
+    import gboost.io.outdir as outdir
 
     out = tmp_path / "o"
     assert main(["scan", "--bfile", clean, "--out", str(out), "--quiet", "--device", "cpu"]) == 0
     before = {f: (out / f).read_bytes() for f in os.listdir(out)}
-    real_open = open
+    real_open = os.open
     written = []
 
-    def full_disk_open(path, mode="r", *a, **k):
-        if "w" in mode and ".partial-" in str(path):
+    def full_disk_open(path, flags, *a, **k):
+        if flags & os.O_WRONLY and ".gboost-tmp-" in str(path):
             written.append(path)
-            if len(written) == 3:  # the third output file hits a full disk
-                raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        return real_open(path, mode, *a, **k)
+            if len(written) == 3:  # the third output file hits a full disk (write() names no file)
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real_open(path, flags, *a, **k)
 
-    monkeypatch.setattr(results, "open", full_disk_open, raising=False)
+    monkeypatch.setattr(outdir.os, "open", full_disk_open)
     rc = main(["scan", "--bfile", clean, "--out", str(out), "--quiet", "--device", "cpu", "--overwrite", "--epi1", "0.01"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "No space left on device" in err[0]
+    assert str(out) in err[0]  # the error names the file
     assert {f: (out / f).read_bytes() for f in before} == before
-    assert not [p for p in os.listdir(tmp_path) if ".partial-" in p]  # staging cleaned up
+    assert not [p for p in os.listdir(out) if p.startswith(".gboost-tmp-")]  # temporaries cleaned up
     # The finished screen is checkpointed beside them: once space is freed, --resume writes the outputs.
     monkeypatch.undo()
     assert main(["scan", "--bfile", clean, "--out", str(out), "--quiet", "--device", "cpu", "--resume", "--epi1", "0.01"]) == 0

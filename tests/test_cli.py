@@ -52,14 +52,15 @@ def test_scan_writes_every_output_and_provenance(study, tmp_path):
     assert {top[1], top[4]} == {"snp6", "snp61"}  # the planted pair leads
 
 
-def test_existing_output_is_refused_then_replaced_with_overwrite(study, tmp_path):
+def test_existing_output_is_refused_then_gboosts_files_replaced_with_overwrite(study, tmp_path):
     out = tmp_path / "res"
     out.mkdir()
     (out / "keep.txt").write_text("x")
     r = run_cli("scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet")
     assert r.returncode == 2 and "--overwrite" in r.stderr and (out / "keep.txt").exists()
     r = run_cli("scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", "--overwrite")
-    assert r.returncode == 0 and (out / "pairs.tsv").exists() and not (out / "keep.txt").exists()
+    # --overwrite replaces gboost's own files only: the user's file stays, byte for byte
+    assert r.returncode == 0 and (out / "pairs.tsv").exists() and (out / "keep.txt").read_text() == "x"
 
 
 def _corrupt_magic(p):

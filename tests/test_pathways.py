@@ -416,7 +416,6 @@ def test_cli_writes_an_empty_graph_when_no_pair_was_reported(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--pairs", "missing_dir"], "not a directory"),
-    (["--window-kb", "-1"], "--window-kb must be >= 0"),
     (["--build", "GRCh37"], "genes are on build GRCh38, the SNPs on GRCh37"),
 ])
 def test_cli_refuses_bad_requests_with_exit_2(scanned, tmp_path, capsys, args, message):

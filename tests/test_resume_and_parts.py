@@ -145,4 +145,4 @@ def test_interrupted_scan_needs_resume_or_overwrite(study, tmp_path):
     assert r.returncode == 2 and "--resume" in r.stderr
     # Resuming with other thresholds is refused, not mixed.
     r = subprocess.run(_scan_cmd(study, out)[:-6] + ["--epi1", "1e-2", "--resume"], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 2 and "thresholds" in r.stderr
+    assert r.returncode == 2 and "--epi1" in r.stderr

@@ -61,13 +61,18 @@ def open_boost_matrix(path: str | os.PathLike) -> ArraySource:
 
 
 def _read_rows(path: str) -> tuple[list[np.ndarray], list[int]]:
+    from gboost.io.pheno import UTF8_BOM, check_regular_file
+
     rows, labels, width = [], [], None
+    check_regular_file(path, "BOOST matrix")
     try:
         fh = open(path, "rb")
     except OSError as exc:
         raise InputError(path, f"cannot read the BOOST matrix: {exc.strerror or exc}") from None
     with fh:
         for number, raw in enumerate(fh, start=1):
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
             tokens = raw.translate(_SEPARATORS).split()
             if not tokens:
                 continue

@@ -146,13 +146,18 @@ def _number(token: str, convert, path: str, line: int, what: str):
 
 def _read_ped_lines(path: str, p: int):
     """Split every sample line into its 6 header fields and a ``(2p,)`` bytes array of alleles."""
+    from gboost.io.pheno import UTF8_BOM, check_regular_file
+
     fid, iid, pat, mat, sex, pheno, lines, alleles = [], [], [], [], [], [], [], []
+    check_regular_file(path, ".ped")
     try:
         fh = open(path, "rb")
     except OSError as exc:
         raise InputError(path, f"cannot read the .ped file: {exc.strerror or exc}") from None
     with fh:
         for number, raw in enumerate(fh, start=1):
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
             tokens = _ped_tokens(raw, number, path)
             if not tokens or tokens[0].startswith(b"#"):
                 continue

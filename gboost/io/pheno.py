@@ -96,11 +96,7 @@ def read_table(path: str | os.PathLike, n_columns: int, what: str, columns: str)
     InputError
         Unreadable or non-UTF-8 file, or a line with another number of tokens (naming it).
     """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, f"cannot read the {what} file: {exc.strerror or exc}") from None
+    data = read_input_bytes(path, what)
     parts, lines, first_line = [], [], 1
     for chunk in _line_chunks(data):
         _check_utf8(chunk, first_line, path, what)
@@ -166,13 +162,37 @@ def as_text(column: np.ndarray) -> np.ndarray:
         return np.char.decode(column, "utf-8")
 
 
-def read_text(path: str | os.PathLike, what: str) -> str:
-    """Whole file as text, with an :class:`InputError` for unreadable or non-UTF-8 files."""
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def check_regular_file(path: str | os.PathLike, what: str) -> None:
+    """Refuse a FIFO, a device or a folder as an input (reading one blocks or never ends)."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise InputError(path, f"cannot read the {what} file: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a pipe or device, not a regular file"
+        raise InputError(path, f"the {what} file is {kind}")
+
+
+def read_input_bytes(path: str | os.PathLike, what: str) -> bytes:
+    """A text input's bytes, a leading UTF-8 byte-order mark removed (spreadsheet exports add one;
+    kept, it became part of the first ID or chromosome code)."""
+    check_regular_file(path, what)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         raise InputError(path, f"cannot read the {what} file: {exc.strerror or exc}") from None
+    return data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data
+
+
+def read_text(path: str | os.PathLike, what: str) -> str:
+    """Whole file as text (BOM removed), with an :class:`InputError` for unreadable or non-UTF-8 files."""
+    data = read_input_bytes(path, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

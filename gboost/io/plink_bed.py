@@ -216,6 +216,9 @@ def check_bed(path: str | os.PathLike, *, n_snps: int, n_samples: int, bim: str,
         Not a PLINK 1 .bed, an individual-major .bed, or a size other than
         ``3 + n_snps * ceil(n_samples / 4)`` bytes.
     """
+    from gboost.io.pheno import check_regular_file
+
+    check_regular_file(path, ".bed")
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:

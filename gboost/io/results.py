@@ -11,9 +11,7 @@ import json
 import math
 import os
 import platform
-import shutil
 import struct
-import tempfile
 import time
 from pathlib import Path
 
@@ -216,42 +214,18 @@ def _json_default(o):
 
 
 def atomic_directory(out_dir: str | os.PathLike, fill, *, overwrite: bool = False) -> Path:
-    """Create ``out_dir`` all or nothing: ``fill(staging)`` writes into a staging directory beside
-    it, which is then swapped in by rename, so a crash or a full disk never leaves half-written
-    files and a previous run's outputs stay intact until the new ones are complete."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError(out, "exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise InputError(out, "output directory exists and is not empty (use --overwrite to replace it)")
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
-    try:
-        fill(staging)
-        for f in staging.iterdir():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
-        old = None
-        if out.exists():
-            old = parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(staging, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return out
+    """``fill(staging)`` writes gboost-named files; they go into ``out_dir`` whole, replacing only
+    files of the same names (gboost/io/outdir.py: nothing else in the folder is ever touched)."""
+    from gboost.io.outdir import staged_files
+
+    return staged_files(out_dir, fill, overwrite=overwrite)
 
 
 def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None) -> Path:
-    """Write every output of SPEC §5 into ``out_dir``, all or nothing (see atomic_directory)."""
-    texts = render_outputs(result, extra)
+    """Write the scan's five outputs into ``out_dir`` (each whole, run.json last) and drop the
+    finished scan's checkpoint; nothing else in the folder is touched (gboost/io/outdir.py)."""
+    from gboost.checkpoint import LEDGER, MANIFEST
+    from gboost.io.outdir import write_files
 
-    def fill(staging: Path) -> None:
-        for name, text in texts.items():
-            with open(staging / name, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-
-    return atomic_directory(out_dir, fill, overwrite=overwrite)
+    return write_files(out_dir, render_outputs(result, extra), overwrite=overwrite,
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"))

@@ -88,6 +88,9 @@ def _normalise_chroms(codes: Sequence[str]) -> np.ndarray:
     return np.array([cache.get(c) or cache.setdefault(c, plink_chrom(c)) for c in codes], dtype=object)
 
 
+_MAX_POS = 2**31 - 1  # PLINK's limit for a base-pair position
+
+
 def read_bed(path: str | os.PathLike, build: str | None = None) -> GeneAnnotation:
     """Read genes from a BED file: ``chrom start end name [...]`` (0-based half-open).
 
@@ -112,6 +115,8 @@ def read_bed(path: str | os.PathLike, build: str | None = None) -> GeneAnnotatio
             raise InputError(path, f"line {n}: start and end must be integers, got {f[1]!r} and {f[2]!r}") from None
         if s < 0 or e <= s:
             raise InputError(path, f"line {n}: expected 0 <= start < end, got {s} and {e}")
+        if e > _MAX_POS:  # (larger than any chromosome; int64 arrays overflowed on 1e23)
+            raise InputError(path, f"line {n}: end {e} is beyond any chromosome (at most {_MAX_POS})")
         chrom.append(f[0])
         start.append(s)
         end.append(e)
@@ -146,6 +151,8 @@ def read_gtf(path: str | os.PathLike, build: str | None = None, feature: str = "
             raise InputError(path, f"line {n}: start and end must be integers, got {f[3]!r} and {f[4]!r}") from None
         if s < 1 or e < s:
             raise InputError(path, f"line {n}: expected 1 <= start <= end, got {s} and {e}")
+        if e > _MAX_POS:
+            raise InputError(path, f"line {n}: end {e} is beyond any chromosome (at most {_MAX_POS})")
         attrs = dict(_GTF_ATTR.findall(f[8]))
         gene = attrs.get("gene_name") or attrs.get("gene_id")
         if not gene:

@@ -1,0 +1,270 @@
+"""Writing into an output folder without ever touching what gboost did not write.
+
+The rules (README "Nothing lost"; tests/test_nothing_lost.py checks each byte of a user's files):
+
+* gboost replaces only files of the names it writes itself (a scan's five outputs and checkpoint,
+  a part file, the pathway files). Everything else in ``--out`` — a user's thesis, subfolders,
+  the input fileset — is never removed, renamed or rewritten, with or without ``--overwrite``.
+* A set of files appears whole: each is written to a hidden temporary file in the same folder,
+  flushed to disk, then renamed over its old version; ``run.json`` (the record of a complete run)
+  is removed first and renamed in last, so a crash mid-way leaves old or new files, each whole,
+  and no run.json claiming a run that did not finish.
+* A symlinked ``--out`` is followed, not replaced. New folders and files get the user's umask.
+* ``--out`` that is the working folder or one of its parents, or the folder of an input or one of
+  its parents, is refused before anything runs (:func:`refuse_unsafe_out`).
+* A run holds ``.gboost.lock`` in ``--out`` (:class:`OutLock`); a second run into the same folder
+  is refused with the first one's PID; a lock whose process is gone is taken over.
+* Temporary files and folders left by a killed run (``.gboost-tmp-*``, ``.gboost-staging-*``,
+  and the ``.NAME.partial-*``/``.NAME.old-*`` folders of gboost before 0.2) are cleared on the next
+  run into the same folder, once their process is gone.
+* Errors from the disk (no space, no permission) name the file.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from pathlib import Path
+from typing import Callable, Iterable
+
+from gboost.errors import InputError
+
+LOCK = ".gboost.lock"
+_TMP = ".gboost-tmp-"
+_STAGING = ".gboost-staging-"
+# run.json last: its presence says the set is complete.
+_LAST = "run.json"
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _real(path: str | os.PathLike) -> Path:
+    return Path(os.path.realpath(os.fspath(path)))
+
+
+def _is_same_or_parent(parent: Path, child: Path) -> bool:
+    return parent == child or parent in child.parents
+
+
+def refuse_unsafe_out(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Refuse an ``--out`` that could only be a mistake: the working folder or a parent of it, or a
+    folder that holds an input (or a parent of one)."""
+    text = os.fspath(out)
+    target = _real(out)
+    if text.rstrip("/\\") in (".", "..", "") or _is_same_or_parent(target, _real(os.getcwd())):
+        raise InputError(out, "is the working folder or a parent of it; give --out a folder of its own, e.g. results/")
+    for f in inputs:
+        if f is None:
+            continue
+        folder = _real(f).parent
+        if _is_same_or_parent(target, folder):
+            raise InputError(out, f"holds the input {f}; give --out a folder of its own, e.g. results/")
+
+
+def _pid_of(name: str, prefix: str) -> int | None:
+    rest = name[len(prefix):]
+    head = rest.split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def clear_leftovers(out: str | os.PathLike) -> list[str]:
+    """Remove what a killed gboost run left in (and, for old versions, beside) ``out``: only names
+    gboost makes, only when the process that made them is gone. Returns the names removed."""
+    out = Path(out)
+    removed: list[str] = []
+    if out.is_dir():
+        for p in out.iterdir():
+            for prefix in (_TMP, _STAGING):
+                if p.name.startswith(prefix):
+                    pid = _pid_of(p.name, prefix)
+                    if pid is not None and not pid_alive(pid):
+                        _remove(p)
+                        removed.append(p.name)
+    parent = _real(out).parent if out.exists() else Path(os.path.abspath(out)).parent
+    name = _real(out).name if out.exists() else out.name
+    if parent.is_dir():
+        for p in parent.iterdir():
+            if p.is_dir() and not p.is_symlink() and (p.name.startswith(f".{name}.partial-")
+                                                     or p.name.startswith(f".{name}.old-")):
+                pid = _pid_of(p.name, f".{name}.old-") if ".old-" in p.name else None
+                if pid is not None and pid_alive(pid):
+                    continue
+                if all(c.is_file() and c.name in GBOOST_FILES for c in p.iterdir()):
+                    _remove(p)
+                    removed.append(p.name)
+    return removed
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        p.unlink(missing_ok=True)
+
+
+# Every file name gboost writes into an output folder (scan, checkpoint, part, pathways).
+GBOOST_FILES = frozenset({
+    "pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json",
+    "checkpoint.json", "checkpoint.ledger", "checkpoint.json.tmp", "part.npz",
+    "nodes.tsv", "edges.tsv", "graph.graphml", "pathways.json",
+})
+
+
+def _write_temp(path: Path, data: bytes) -> Path:
+    """``data`` in a flushed hidden temporary file beside ``path`` (umask modes); returns it."""
+    tmp = path.with_name(f"{_TMP}{os.getpid()}-{path.name}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise _named(exc, path) from None
+    return tmp
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """The same error with the file named (ENOSPC from write() carries no file name)."""
+    if getattr(exc, "filename", None):
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+def write_files(out_dir: str | os.PathLike, files: dict[str, bytes | str], *, overwrite: bool = False,
+                remove: Iterable[str] = ()) -> Path:
+    """Write ``files`` (name -> content) into ``out_dir`` under the rules of this module; ``remove``
+    names further gboost files to delete once the new set is in place (a finished scan's
+    checkpoint). Returns the folder."""
+    for name in list(files) + list(remove):
+        if name not in GBOOST_FILES or "/" in name or name.startswith("."):
+            raise ValueError(f"not a gboost output name: {name!r}")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "exists and is not a directory")
+    if out.is_dir():
+        clear_leftovers(out)
+        others = [p for p in out.iterdir() if p.name != LOCK and not p.name.startswith((_TMP, _STAGING))]
+        if others and not overwrite:
+            raise InputError(out, "output directory exists and is not empty (use --overwrite to replace "
+                                  "gboost's files in it; nothing else there is touched)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _named(exc, out) from None
+    data = {k: (v.encode("utf-8") if isinstance(v, str) else v) for k, v in files.items()}
+    order = sorted(data, key=lambda k: k == _LAST)  # run.json last
+    # Every new file complete on disk before any old one is replaced: a full disk or a kill here
+    # leaves the previous set exactly as it was.
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for name in order:
+            temps.append((_write_temp(out / name, data[name]), out / name))
+    except BaseException:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+        raise
+    if _LAST in data:
+        (out / _LAST).unlink(missing_ok=True)
+    for tmp, final in temps:
+        os.replace(tmp, final)
+    for name in remove:
+        (out / name).unlink(missing_ok=True)
+    _fsync_dir(out)
+    return out
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def staged_files(out_dir: str | os.PathLike, fill: Callable[[Path], None], *, overwrite: bool = False) -> Path:
+    """:func:`write_files` for writers that fill a folder: ``fill(staging)`` writes gboost-named
+    files into a private staging folder, whose files then go into ``out_dir`` by the same rules."""
+    out = Path(out_dir)
+    parent = out if out.is_dir() else Path(os.path.abspath(out)).parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = parent / f"{_STAGING}{os.getpid()}-{os.urandom(4).hex()}"
+    staging.mkdir()
+    try:
+        fill(staging)
+        files = {p.name: p.read_bytes() for p in staging.iterdir() if p.is_file()}
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return write_files(out, files, overwrite=overwrite)
+
+
+class OutLock:
+    """``.gboost.lock`` in ``out`` for the life of a run (a context manager). A second run is
+    refused naming the holder's PID; a lock left by a dead process is taken over. A folder this
+    lock created is removed again on exit if nothing but the lock was put in it."""
+
+    def __init__(self, out: str | os.PathLike):
+        self.out = Path(out)
+        self.path = self.out / LOCK
+        self.created_dir = False
+        self.held = False
+
+    def __enter__(self) -> "OutLock":
+        if not self.out.exists():
+            try:
+                self.out.mkdir(parents=True)
+            except OSError as exc:
+                raise _named(exc, self.out) from None
+            self.created_dir = True
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                try:
+                    pid = int(self.path.read_text().split()[0])
+                except (OSError, ValueError, IndexError):
+                    pid = -1
+                if pid_alive(pid) and pid != os.getpid():
+                    raise InputError(self.out, f"another gboost run (PID {pid}) is writing here; wait for it "
+                                               f"or choose another --out") from None
+                self.path.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            except OSError as exc:
+                raise _named(exc, self.path) from None
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"{os.getpid()}\n")
+            self.held = True
+            return self
+        raise InputError(self.out, "could not take the output folder's lock")
+
+    def __exit__(self, *exc) -> None:
+        if self.held:
+            self.path.unlink(missing_ok=True)
+            self.held = False
+        if self.created_dir:
+            try:
+                self.out.rmdir()  # only if empty: a failed start leaves no empty folder behind
+            except OSError:
+                pass
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
