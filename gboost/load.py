@@ -29,6 +29,7 @@ plane order (controls first). The int8 genotypes are never held whole: one block
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -111,12 +112,49 @@ def load_study(
     sample_keep = _mind_filter(source, snp_keep, kinds, qc.mind, block_snps, report, say)
     sets = _sample_sets(source, sample_keep, report, say)
     skipped = np.isin(codes, list(EPISTASIS_SKIPPED_CODES))
+    check_memory(source, int((snp_keep & ~skipped).sum()), sets.layout)
     planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report)
     _report_snp_filters(qc, report, say)
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
     study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
     return study
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this process can still take without swapping: MemAvailable on Linux, the
+    free physical pages elsewhere; ``GBOOST_MEMORY_LIMIT`` (bytes) overrides both (tests, shared
+    nodes whose job has a smaller share than the machine)."""
+    forced = os.environ.get("GBOOST_MEMORY_LIMIT")
+    if forced:
+        return int(float(forced))
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(source, n_snps: int, layout) -> None:
+    """Refuse, before reading a genotype, a study whose bit planes would not fit in memory (it would
+    swap for hours or be killed mid-scan), saying how many SNPs would fit and how to get there."""
+    need = n_snps * 3 * layout.n_words * 8  # uint64 planes: 3 types x words per SNP
+    have = available_memory()
+    if have is None or need <= 0.8 * have:
+        return
+    per_snp = 3 * layout.n_words * 8
+    fits = int(0.8 * have // per_snp)
+    raise InputError(getattr(source, "path", None),
+                     f"the bit planes of {n_snps:,} SNPs x {layout.n_ctrl + layout.n_case:,} samples need "
+                     f"{need / 2**30:.1f} GiB, more than the {0.8 * have / 2**30:.1f} GiB of memory this machine can "
+                     f"spare; about {fits:,} SNPs fit: scan fewer at a time with --chr or --extract "
+                     "(then --part k/n spreads each over machines)")
 
 
 class _Messenger:

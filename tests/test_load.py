@@ -384,3 +384,20 @@ def test_whole_scan_of_the_qc_fileset_equals_plinks_files(qc_fileset, case):
     plink("--bfile", prefix, "--fast-epistasis", "boost", "--epi1", "0.01", "--out", str(tmp / f"p_{case}"), *flags, cwd=tmp)
     assert (out / "pairs.epi.cc").read_text() == (tmp / f"p_{case}.epi.cc").read_text()
     assert (out / "pairs.epi.cc.summary").read_text() == (tmp / f"p_{case}.epi.cc.summary").read_text()
+
+
+def test_a_study_whose_planes_exceed_memory_is_refused_before_reading(tmp_path, monkeypatch, capsys):
+    """Issue 21: say so up front, with what would fit, instead of swapping or being killed."""
+    from gboost.cli import main
+    from gboost.simulate import simulate_study
+
+    prefix = str(tmp_path / "big")
+    simulate_study(400, 300, 300, seed=21).write(prefix)
+    # 400 SNPs x 600 samples: 3 x (5 + 5) words x 8 bytes = 240 bytes a SNP, 96,000 in all
+    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", "60000")
+    assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--quiet", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "need" in err[0] and "about 200 SNPs fit" in err[0] and "--chr" in err[0]
+    assert not (tmp_path / "o").exists()
+    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", "200000")
+    assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--quiet", "--device", "cpu"]) == 0
