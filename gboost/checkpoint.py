@@ -118,6 +118,9 @@ class Ledger:
         self._fh = None
         self._last_sync = 0.0
         self._good_bytes = 0
+        self._thread = None
+        self._queue = None
+        self._error: OSError | None = None
         manifest = self.dir / MANIFEST
         if resume and manifest.exists():
             try:
@@ -169,21 +172,60 @@ class Ledger:
             self._fh.seek(self._good_bytes)
 
     def record(self, res: TileResult) -> None:
+        """Queue a finished tile for the ledger. A writer thread encodes and appends it, so the
+        scan never waits for the disk (at 500k SNPs the inline writes cost 15 s of a 54 s
+        command: issue 24). A kill before a queued record reaches the disk only means that tile
+        is screened again on --resume; framing and CRCs still drop a torn tail."""
         self._open()
-        payload = _encode(res)
-        self._fh.write(_HEAD.pack(_MAGIC, res.tile.index, len(payload), zlib.crc32(payload)) + payload)
-        now = time.monotonic()
-        if now - self._last_sync >= self.sync_every:
-            self.flush()
-            self._last_sync = now
+        if self._error is not None:
+            raise self._error
+        if self._thread is None:
+            import queue
+            import threading
+
+            self._queue = queue.Queue(maxsize=256)  # bounded: a slow disk slows the scan, never fills RAM
+            self._thread = threading.Thread(target=self._writer, name="gboost-ledger", daemon=True)
+            self._thread.start()
+        self._queue.put(res)
+
+    def _writer(self) -> None:
+        while True:
+            res = self._queue.get()
+            if res is None:
+                return
+            if self._error is not None:
+                continue
+            try:
+                payload = _encode(res)
+                self._fh.write(_HEAD.pack(_MAGIC, res.tile.index, len(payload), zlib.crc32(payload)) + payload)
+                now = time.monotonic()
+                if now - self._last_sync >= self.sync_every:
+                    self._fh.flush()
+                    os.fsync(self._fh.fileno())
+                    self._last_sync = now
+            except OSError as exc:  # a full disk: reported by the next record() or by close()
+                self._error = OSError(exc.errno, exc.strerror or str(exc), str(self.dir / LEDGER))
+
+    def _drain(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
 
     def flush(self) -> None:
+        self._drain()
         if self._fh is not None:
             self._fh.flush()
             os.fsync(self._fh.fileno())
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise err
 
     def close(self) -> None:
+        """Write what is queued, sync, close (re-raising a write error of the writer thread)."""
         if self._fh is not None:
-            self.flush()
-            self._fh.close()
-            self._fh = None
+            try:
+                self.flush()
+            finally:
+                self._fh.close()
+                self._fh = None

@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gboost.simulate import MODELS, PlantedPair, SimulatedStudy, simulate_study
+# (gboost.simulate, which loads numba, is imported when the command runs: building the parser of
+# every `gboost ...` command stays light; tests/test_simulate.py keeps this list equal to its MODELS)
+MODELS = ("xor", "additive", "threshold")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,8 +55,10 @@ def parse_chromosomes(text: str):
     return codes
 
 
-def parse_plant(text: str) -> PlantedPair:
-    """Parse ``I:J:MODEL:STRENGTH[:MAF]`` (I, J 1-based) into a :class:`PlantedPair`."""
+def parse_plant(text: str):
+    """Parse ``I:J:MODEL:STRENGTH[:MAF]`` (I, J 1-based) into a :class:`gboost.simulate.PlantedPair`."""
+    from gboost.simulate import PlantedPair
+
     parts = text.split(":")
     if len(parts) not in (4, 5):
         raise argparse.ArgumentTypeError(f"--plant {text!r}: expected I:J:MODEL:STRENGTH[:MAF]")
@@ -77,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if existing and not getattr(args, "overwrite", False):  # never replace a user's fileset by accident
         print(f"gboost simulate: {existing[0]} exists; choose another --out or add --overwrite", file=sys.stderr)
         return 2
+    from gboost.simulate import simulate_study
+
     try:
         study = simulate_study(
             args.snps, args.cases, args.controls, seed=args.seed, chromosomes=args.chromosomes,
@@ -92,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def describe(study: SimulatedStudy) -> str:
+def describe(study) -> str:
     """Human-readable account of the simulation: size, baseline and every planted pair."""
     v = study.variants
     lines = [

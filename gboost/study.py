@@ -98,7 +98,7 @@ def plink_snp_width(ids) -> int:
     the ID's length + 2 (so IDs 'abcde', 'abcdef' give 7, not 8). Order matters: file order."""
     w = 4
     for x in ids:
-        n = len(str(x))
+        n = len(str(x).encode("utf-8"))  # PLINK counts bytes (strlen)
         if n > w:
             w = n + 2
     return w

@@ -247,3 +247,9 @@ def test_males_on_x_are_homozygous_and_unknown_sex_is_written():
     assert x.any() and (sim.genotypes[np.ix_(x, males)] != 1).all()
     assert (sim.genotypes[np.ix_(x, sim.samples.sex == 2)] == 1).any()
     assert 0.03 < (sim.samples.sex == 0).mean() < 0.2
+
+
+def test_the_cli_lists_the_simulators_models():
+    from gboost import cli_simulate, simulate
+
+    assert cli_simulate.MODELS == simulate.MODELS

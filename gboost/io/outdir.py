@@ -144,9 +144,10 @@ def _named(exc: OSError, path: Path) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
-def write_files(out_dir: str | os.PathLike, files: dict[str, bytes | str], *, overwrite: bool = False,
+def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = False,
                 remove: Iterable[str] = ()) -> Path:
-    """Write ``files`` (name -> content) into ``out_dir`` under the rules of this module; ``remove``
+    """Write ``files`` (name -> bytes, str, or a function returning one, called once the others
+    are written) into ``out_dir`` under the rules of this module; ``remove``
     names further gboost files to delete once the new set is in place (a finished scan's
     checkpoint). Returns the folder."""
     for name in list(files) + list(remove):
@@ -165,19 +166,21 @@ def write_files(out_dir: str | os.PathLike, files: dict[str, bytes | str], *, ov
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _named(exc, out) from None
-    data = {k: (v.encode("utf-8") if isinstance(v, str) else v) for k, v in files.items()}
-    order = sorted(data, key=lambda k: k == _LAST)  # run.json last
+    order = sorted(files, key=lambda k: k == _LAST)  # run.json last
     # Every new file complete on disk before any old one is replaced: a full disk or a kill here
     # leaves the previous set exactly as it was.
     temps: list[tuple[Path, Path]] = []
     try:
         for name in order:
-            temps.append((_write_temp(out / name, data[name]), out / name))
+            v = files[name]
+            if callable(v):  # rendered only now, after the others are on disk (run.json times them)
+                v = v()
+            temps.append((_write_temp(out / name, v.encode("utf-8") if isinstance(v, str) else v), out / name))
     except BaseException:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
         raise
-    if _LAST in data:
+    if _LAST in files:
         (out / _LAST).unlink(missing_ok=True)
     for tmp, final in temps:
         os.replace(tmp, final)
