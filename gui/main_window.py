@@ -158,8 +158,20 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
             self.restoreGeometry(geom)
         else:
             self.resize(1500, 950)
+        self._fit_docks_on_show = not isinstance(state, QByteArray)
         if isinstance(state, QByteArray):
             self.restoreState(state)
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        if self._fit_docks_on_show:
+            # First start: docks in proportion to the window as shown (a fixed 300-pixel pair table
+            # leaves the plots a strip at 1280x720).
+            self._fit_docks_on_show = False
+            h, w = self.height(), self.width()
+            self.resizeDocks([self.docks["pairs"], self.docks["study"]], [max(150, int(0.3 * h)), int(0.45 * h)],
+                             Qt.Orientation.Vertical)
+            self.resizeDocks([self.docks["study"]], [max(340, min(440, int(0.26 * w)))], Qt.Orientation.Horizontal)
 
     # -- status ---------------------------------------------------------------------------------
     @Slot(str)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QProgressBar, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
@@ -80,6 +80,12 @@ def _parse_p(text: str, flag: str) -> float:
     return v
 
 
+def _narrow(combo: QComboBox) -> None:
+    """A combo box that may be narrower than its longest item (the dock can be ~300 pixels)."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(12)
+
+
 def _tip_label(text: str, tip: str) -> QLabel:
     lab = QLabel(text)
     lab.setToolTip(tip)
@@ -122,15 +128,21 @@ class RunPanel(QWidget):
         scroll.setWidget(settings_widget)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # fields shrink instead
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(scroll, 1)
 
         in_box = QGroupBox("Samples and phenotypes")
         form = QFormLayout(in_box)
-        self.allow_no_sex = QCheckBox("Keep phenotypes of samples of unknown sex")
+        # The flag on the box, the meaning beside it in a wrapping label: the dock may be narrow.
+        self.allow_no_sex = QCheckBox("--allow-no-sex")
         self.allow_no_sex.setToolTip(NO_SEX_TIP)
-        form.addRow(self.allow_no_sex)
+        no_sex_text = QLabel("keep phenotypes of samples of unknown sex")
+        no_sex_text.setWordWrap(True)
+        no_sex_text.setToolTip(NO_SEX_TIP)
+        no_sex_text.setBuddy(self.allow_no_sex)
+        form.addRow(self.allow_no_sex, no_sex_text)
         self.file_edits: dict[str, QLineEdit] = {}
         for name in ("pheno", "covar"):
             form.addRow(*self._file_row(name))
@@ -173,6 +185,7 @@ class RunPanel(QWidget):
         self.marginal = QComboBox()
         self.marginal.addItem("Genotype LR (2 df, BOOST)", False)
         self.marginal.addItem("Allelic χ² (1 df, PLINK --assoc)", True)
+        _narrow(self.marginal)
         self.marginal.setToolTip("Single-locus test drawn in the Manhattan and QQ plots and written to marginal.tsv.")
         form.addRow("Single-locus test", self.marginal)
         self.min_distance = QDoubleSpinBox()
@@ -191,13 +204,14 @@ class RunPanel(QWidget):
         self.calibration.setValue(ScanParams.calibration_pairs)
         self.calibration.setSpecialValueText("none")
         self.calibration.setToolTip(CALIB_TIP)
-        form.addRow(_tip_label("Calibration pairs", CALIB_TIP), self.calibration)
+        form.addRow(_tip_label("Calibration", CALIB_TIP), self.calibration)
         lay.addWidget(thr_box)
 
         eng_box = QGroupBox("Engine")
         form = QFormLayout(eng_box)
         self.engine = QComboBox()
         self.engine.setToolTip(ENGINE_TIP)
+        _narrow(self.engine)
         self.set_gpu_info(False, "not checked yet")
         form.addRow("Device", self.engine)
         self.threads = QSpinBox()

@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QDoubleValidator
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from gboost.pathways import UNKNOWN
 from gui.pathway_data import GraphArrays, describe_node, graph_arrays, shorten
@@ -33,6 +33,7 @@ LABEL_MODES = {"gene": "Gene (else SNP)", "snp": "SNP name", "pathway": "Pathway
 # Node labels drawn at the default zoom; zooming in by a factor z allows z² times as many (the
 # same density of text on screen), the strongest SNPs first.
 LABEL_BUDGET = 40
+CAPTION_BUDGET = 24  # pathway captions at the default zoom, largest groups first
 LABEL_BUDGET_MAX = 800
 # Pairs drawn as edges: the strongest EDGE_BUDGET (a few thousand grey lines are only a blot);
 # the title says how many were left out. Three widths by strength tier.
@@ -47,7 +48,7 @@ LEGEND = ("Each circle is one pathway (a GO biological process with the bundled 
           "one holding most SNPs of the graph; hover over it to list all its pathways. Node size or colour: "
           "the SNP's single-locus score, −log10 P of the marginal test, up to genome-wide significance "
           "(7.3, P = 5e-8; stronger SNPs look the same). Edges: the reported pairs, wider and darker for a "
-          f"larger interaction χ² (thirds of the pairs drawn); beyond {EDGE_BUDGET} pairs only the strongest are "
+          f"larger interaction χ² (three steps on a log scale); beyond {EDGE_BUDGET} pairs only the strongest are "
           "drawn. Thick orange: pairs whose interaction χ² is above the threshold. Labels: gene symbols where "
           f"the SNP lies in a gene, else its ID; the {LABEL_BUDGET} strongest SNPs at first, more as you zoom in. "
           "Untick 'Unknown pathway' to hide the SNPs of no known pathway. Click a SNP: it turns yellow, its partners green, and the "
@@ -122,14 +123,21 @@ class PathwayView(PlotPanel):
         bar.addWidget(QLabel("Highlight edges with χ² >"))
         bar.addWidget(self.threshold_edit)
         bar.addWidget(self.threshold_count)
-        bar.addSpacing(8)
-        bar.addWidget(self.show_unknown)
         bar.addStretch(1)
-        bar.addWidget(info)
-        bar.addWidget(self.sources_button)
-        bar.addWidget(self.export_button)
+        # A second row: one row of every control is wider than the plot area of a 1280-pixel window.
+        bar2 = QHBoxLayout()
+        bar2.setContentsMargins(4, 0, 4, 0)
+        bar2.addWidget(self.show_unknown)
+        bar2.addStretch(1)
+        bar2.addWidget(info)
+        bar2.addWidget(self.sources_button)
+        bar2.addWidget(self.export_button)
         holder = QWidget()
-        holder.setLayout(bar)
+        rows = QVBoxLayout(holder)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setSpacing(2)
+        rows.addLayout(bar)
+        rows.addLayout(bar2)
         self.layout().insertWidget(0, holder)
 
         self.label_mode.currentIndexChanged.connect(lambda _i: self._draw_labels())
@@ -174,7 +182,7 @@ class PathwayView(PlotPanel):
             item.setZValue(z)
             p.addItem(item)
         self.labels.setZValue(20)
-        self.labels.budgets = {0: LABEL_BUDGET}
+        self.labels.budgets = {0: LABEL_BUDGET, 1: CAPTION_BUDGET}
         p.addItem(self.labels, ignoreBounds=True)
         self._default_size: tuple[float, float] | None = None
         p.getViewBox().sigRangeChanged.connect(self._update_label_budget)
@@ -215,9 +223,15 @@ class PathwayView(PlotPanel):
         """Node colours in the key only when they mean the pathway kind (else the colour bar is the key)."""
         self.legend_item.clear()
         mode = self.score_mode.currentData()
-        rows = (([] if mode in ("colour", "both") else self._legend_nodes)
-                + (self._legend_sizes if mode in ("size", "both") else []) + self._legend_rest
-                + [(item, text) for item, text in zip(self._legend_edges, self._edge_tier_text) if text])
+        # Rows of four: what a node's colour and size say; edge widths and the threshold; selection.
+        has_unknown = self.arrays is not None and UNKNOWN in self.arrays.groups
+        nodes = self._legend_nodes if has_unknown else self._legend_nodes[:1]
+        rows = (([] if mode in ("colour", "both") else nodes)
+                + (self._legend_sizes if mode in ("size", "both") else [])
+                + [(item, text) for item, text in zip(self._legend_edges, self._edge_tier_text) if text]
+                + self._legend_rest[2:])
+        if self.selected is not None:  # the selection colours only while something is selected
+            rows += self._legend_rest[:2]
         for item, text in rows:
             self.legend_item.addItem(item, text)
         self.legend_item.setVisible(self.arrays is not None)
@@ -249,6 +263,7 @@ class PathwayView(PlotPanel):
 
     def _redraw_graph(self) -> None:
         graph, sources_text, bonferroni_chi2 = self.graph, self.sources_text, getattr(self, "_bonferroni_chi2", None)
+        keep = self.selected_snp if self.arrays is not None else None  # the selection survives a redraw
         self.clear()
         self.graph = graph
         if graph is None or graph.number_of_nodes() == 0:
@@ -278,12 +293,17 @@ class PathwayView(PlotPanel):
         self._threshold_edited()
         n_groups = sum(1 for g in a.groups if g != UNKNOWN)
         hidden = graph.number_of_nodes() - len(a)
-        self.plot.setTitle(f"Pathway graph: {len(a):,} SNPs in {len(a.edges):,} pairs, "
+        # Short enough for a 1280-pixel window; the annotation files are named in the tooltip.
+        self.plot.setTitle(f"{len(a):,} SNPs in {len(a.edges):,} pairs, "
                            f"{n_groups:,} pathway group{'s' if n_groups != 1 else ''}"
                            + (f"; strongest {drawn:,} pairs drawn" if drawn < len(a.edges) else "")
-                           + (f"; {hidden:,} SNPs of unknown pathway hidden" if hidden else "")
-                           + (f"  ({sources_text})" if sources_text else ""))
+                           + (f"; {hidden:,} SNPs of unknown pathway hidden" if hidden else ""), size="10pt")
+        self.plot.titleLabel.setToolTip(f"Annotation: {sources_text}" if sources_text else "")
+        self.sources_button.setToolTip("Gene annotation (BED/GTF), gene sets (.gmt) and the SNP-to-gene window"
+                                       + (f"; now: {sources_text}" if sources_text else ""))
         self.export_button.setEnabled(True)
+        if keep is not None:
+            self.select_snp(keep)
         self.reset_view()
 
     def _draw_edges(self) -> int:
@@ -291,7 +311,17 @@ class PathwayView(PlotPanel):
         a = self.arrays
         order = np.argsort(-a.edge_stat, kind="stable")[:EDGE_BUDGET]
         self.drawn_edges = order
-        tiers = np.array_split(order[::-1], len(self.edge_tiers))  # weakest third first
+        # Tiers on a log scale of χ² between the weakest and the strongest pair drawn: the many
+        # pairs near the reporting threshold stay thin and faint, the few strong ones stand out.
+        st = a.edge_stat[order]
+        tier = np.zeros(len(order), np.int64)
+        # The top of the scale is the 98th percentile: one pair at χ² 300 must not leave every
+        # other pair in the thinnest tier.
+        top = float(np.quantile(st, 0.98)) if len(st) else 0.0
+        if len(order) and top > st.min() > 0:
+            cuts = st.min() * (top / st.min()) ** (np.arange(1, len(self.edge_tiers)) / len(self.edge_tiers))
+            tier = np.searchsorted(cuts, st, side="right")
+        tiers = [order[tier == t] for t in range(len(self.edge_tiers))]
         self._edge_tier_text = []
         for item, rows in zip(self.edge_tiers, tiers):
             item.setData(*self._segments(a.edges[rows]), connect="pairs")
@@ -313,7 +343,9 @@ class PathwayView(PlotPanel):
             return
         rect = self.plot.getViewBox().viewRect()
         zoom = max(1.0, self._default_size[0] / max(rect.width(), 1e-12), self._default_size[1] / max(rect.height(), 1e-12))
-        self.labels.budgets = {0: int(min(LABEL_BUDGET_MAX, LABEL_BUDGET * zoom * zoom))}
+        grow = zoom * zoom
+        self.labels.budgets = {0: int(min(LABEL_BUDGET_MAX, LABEL_BUDGET * grow)),
+                               1: int(min(LABEL_BUDGET_MAX, CAPTION_BUDGET * grow))}
         self.labels.update()
 
     def _segments(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -409,7 +441,8 @@ class PathwayView(PlotPanel):
             direction = np.vstack([direction, cdir])
             texts = texts + ctexts
             offset = np.r_[offset, widest + 8.0]
-            priority = np.r_[priority, np.full(len(cx), score.max(initial=0.0) + 1.0)]  # captions first
+            counts = np.bincount(a.group_of, minlength=len(a.groups))
+            priority = np.r_[priority, score.max(initial=0.0) + 1.0 + counts]  # captions first, largest groups first
             style = np.r_[style, np.ones(len(cx), np.int64)]
         self.labels.setData(x, y, texts, direction=direction, offset=offset, priority=priority, style=style)
 
@@ -484,6 +517,7 @@ class PathwayView(PlotPanel):
         self._draw_selection()
 
     def _draw_selection(self) -> None:
+        self._update_legend()
         a = self.arrays
         if a is None or self.selected is None:
             self.selected_item.clear()
@@ -543,4 +577,4 @@ class PathwayView(PlotPanel):
                            yRange=(float(a.y.min() - pad), float(a.y.max() + pad)), padding=0)
         # The range asked for; with the aspect locked the view widens one side, never both.
         self._default_size = (float(np.ptp(a.x) + 2 * pad), float(np.ptp(a.y) + 2 * pad))
-        self.labels.budgets = {0: LABEL_BUDGET}
+        self.labels.budgets = {0: LABEL_BUDGET, 1: CAPTION_BUDGET}
