@@ -193,6 +193,8 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.last_error = (title, message)
         self.log(f"{title}: {message}")
         self.statusBar().showMessage(message, 10000)
+        if not self.busy:
+            self.run_panel.show_status(f"{title}: not done (see the message).")  # not a stale "Starting…"
         fixes = remedies.fixes_for(self, message) if not details else []
         self.error_box = dialogs.show_error(self, title, message, details, fixes)
         self.taskFailed.emit(title, message)

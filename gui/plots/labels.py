@@ -107,6 +107,8 @@ class LabelLayer(pg.GraphicsObject):
         # lies to the right, its bottom edge when it lies above, and so on in between.
         left = cx - w * (0.5 - 0.5 * np.clip(dx * 1.6, -1.0, 1.0))
         top = cy - heights * (0.5 - 0.5 * np.clip(dy * 1.6, -1.0, 1.0))
+        # Labels that would stick out of the view are moved inside rather than drawn cut in half.
+        bounds = tr.mapRect(rect) if rect is not None else None
         painter.save()
         painter.resetTransform()
         current = -1
@@ -121,6 +123,10 @@ class LabelLayer(pg.GraphicsObject):
             if not text or per_style.get(st, 0) >= self.budgets.get(st, self.max_labels):
                 continue
             box = QRectF(left[n], top[n], w[n], heights[n])
+            if bounds is not None and not bounds.contains(box):
+                # Slide it back inside (a caption at the edge of the view stays whole and readable).
+                box.moveLeft(min(max(box.left(), bounds.left()), bounds.right() - box.width()))
+                box.moveTop(min(max(box.top(), bounds.top()), bounds.bottom() - box.height()))
             keys = [(gx, gy) for gx in range(int(box.left() // cell), int(box.right() // cell) + 1)
                     for gy in range(int(box.top() // cell), int(box.bottom() // cell) + 1)]
             if any(box.intersects(other) for key in keys for other in taken.get(key, ())):
