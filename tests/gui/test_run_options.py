@@ -66,6 +66,34 @@ def test_every_cli_scan_option_has_a_control(window):
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
                "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs"}
     assert flags - cli_only == covered
+    rp = window.run_panel
+    controls = {"--pheno": rp.file_edits["pheno"], "--covar": rp.file_edits["covar"], "--covar-name": rp.covar_name,
+                "--allow-no-sex": rp.allow_no_sex, "--extract": rp.file_edits["extract"],
+                "--exclude": rp.file_edits["exclude"], "--chr": rp.chrom, "--epi1": rp.epi1, "--epi2": rp.epi2,
+                "--device": rp.engine, "--threads": rp.threads, "--gpus": rp.gpus, "--dask": rp.dask, "--tile": rp.tile,
+                "--min-distance": rp.min_distance, "--max-r2": rp.max_r2, "--allelic": rp.marginal,
+                "--calibration-pairs": rp.calibration,
+                **{f"--{k}": rp.qc_checks[k] for k in ("maf", "geno", "mind", "hwe")}}
+    assert set(controls) == covered
+    for flag, widget in controls.items():
+        assert widget.toolTip(), flag
+
+
+def test_defaults_are_plinks(window):
+    """Defaults button: every option as `gboost scan` without flags (PLINK 1.9's defaults)."""
+    from gboost.scan import ScanParams
+    from gboost.study import QCOptions
+    from gui.run_options import RunOptions
+
+    rp = window.run_panel
+    rp.epi1.setText("1e-3")
+    rp.allow_no_sex.setChecked(True)
+    rp.calibration.setValue(0)
+    rp.dask.setText("local:2")
+    rp.restore_defaults()
+    opts = rp.run_options()
+    assert opts == RunOptions(qc=QCOptions(), params=ScanParams(device="auto"))
+    assert opts.cli_args() == ["--epi1", "5e-06", "--epi2", "0.01", "--device", "auto"]
 
 
 def test_run_options_reach_the_scan(qtbot, window, study_prefix, tmp_path):
