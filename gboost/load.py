@@ -341,11 +341,15 @@ def _check_both_classes(source, is_case, report) -> None:
         return
     few = f"{n_case} case{_s(n_case)} (phenotype 2)" if n_case < 2 else f"{n_ctrl} control{_s(n_ctrl)} (phenotype 1)"
     path = getattr(source, "pheno_path", None) or _source_file(source, "fam_path")
+    no_sex = getattr(source, "pheno_without_sex", 0)
     raise InputError(
         path,
         f"only {few} among the {n_case + n_ctrl} samples with a phenotype ({report.samples_in} in the file, "
         f"{report.samples_mind} removed by --mind, {report.samples_missing_pheno} with a missing phenotype); "
-        "an epistasis scan needs at least two cases and two controls, as PLINK 1.9 does",
+        "an epistasis scan needs at least two cases and two controls, as PLINK 1.9 does"
+        + (f". {no_sex} sample{_s(no_sex)} of unknown sex (column 5 not 1 or 2) had {'its' if no_sex == 1 else 'their'} "
+           "phenotype ignored, as PLINK 1.9 does by default: keep phenotypes of samples of unknown sex with "
+           "--allow-no-sex" if no_sex else ""),
     )
 
 

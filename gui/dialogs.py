@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import platform
+from typing import Callable, Sequence
 
 import numpy as np
 import PySide6
@@ -13,12 +14,25 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 import gboost
 
 
-def show_error(parent: QWidget, title: str, message: str, details: str = "") -> QMessageBox:
-    """A window-modal message box that does not block the caller (no nested event loop)."""
-    box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, parent)
+def show_error(parent: QWidget, title: str, message: str, details: str = "",
+               fixes: Sequence[tuple[str, Callable[[], None]]] = ()) -> QMessageBox:
+    """A window-modal message box that does not block the caller (no nested event loop).
+
+    ``fixes`` are the ways out of the problem: (button text, action) pairs, each a button that
+    fixes it in one click (``box.fix_buttons`` holds them, for tests).
+    """
+    buttons = QMessageBox.StandardButton.Cancel if fixes else QMessageBox.StandardButton.Ok
+    box = QMessageBox(QMessageBox.Icon.Warning, title, message, buttons, parent)
     if details:
         box.setInformativeText("This looks like a bug in gboost; the details below help to report it.")
         box.setDetailedText(details)
+    box.fix_buttons = []
+    for text, action in fixes:
+        button = box.addButton(text, QMessageBox.ButtonRole.AcceptRole)
+        button.clicked.connect(action)
+        box.fix_buttons.append(button)
+    if box.fix_buttons:
+        box.setDefaultButton(box.fix_buttons[0])
     box.setObjectName("errorBox")
     box.open()
     return box

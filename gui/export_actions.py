@@ -42,13 +42,20 @@ class ExportMixin:
         text = export.table_text(self.pairs.model, sep)  # snapshot of the view as shown now
         return self._export("the table", lambda: export.write_text(path, text))
 
-    def export_plot(self, key: str, path: str) -> None:
-        """Write plot ``key`` as PNG or SVG (by extension); synchronous: Qt painting is GUI-thread only."""
+    def export_plot(self, key: str, path: str, dpi: float | None = None) -> None:
+        """Write plot ``key`` as PNG or SVG (by extension); synchronous: Qt painting is GUI-thread only.
+
+        PNG at ``dpi`` (default: the ``export/dpi`` setting, 300: print resolution)."""
         plot = self.plots[key]
         if path.lower().endswith(".svg"):
             plot.export_svg(path)
         else:
-            plot.export_png(path)
+            if dpi is None:
+                try:
+                    dpi = float(settings.value("export/dpi", 300))
+                except (TypeError, ValueError):
+                    dpi = 300.0
+            plot.export_png(path, dpi=dpi)
         self.log(f"Exported the {plot.name} to {path}")
         self.statusBar().showMessage(f"Exported the {plot.name} to {path}", 8000)
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
                                QScrollArea, QTabWidget)
 
 from gboost.engines import make_engine
-from gui import dialogs, settings
+from gui import dialogs, remedies, settings
 from gui.export_actions import ExportMixin
 from gui.loading import OPEN_FILTER, canonical, display_name, open_study
 from gui.menus import build_menus_and_toolbar
@@ -54,6 +54,10 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.path: str | None = None
         self.study = None
         self.study_qc = None
+        self.study_key = None  # RunOptions.load_key() the study was loaded with
+        self.error_box = None  # the last error dialog (tests press its fix buttons)
+        self._failed_open: str | None = None  # a study that did not open: Run retries it
+        self._retry = None  # what to redo once a fix button has changed the settings
         self.result = None
         self.reported = None  # result.reported, computed once (the core recomputes it per access)
         self.task: Task | None = None
@@ -154,8 +158,20 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
             self.restoreGeometry(geom)
         else:
             self.resize(1500, 950)
+        self._fit_docks_on_show = not isinstance(state, QByteArray)
         if isinstance(state, QByteArray):
             self.restoreState(state)
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        if self._fit_docks_on_show:
+            # First start: docks in proportion to the window as shown (a fixed 300-pixel pair table
+            # leaves the plots a strip at 1280x720).
+            self._fit_docks_on_show = False
+            h, w = self.height(), self.width()
+            self.resizeDocks([self.docks["pairs"], self.docks["study"]], [max(150, int(0.3 * h)), int(0.45 * h)],
+                             Qt.Orientation.Vertical)
+            self.resizeDocks([self.docks["study"]], [max(340, min(440, int(0.26 * w)))], Qt.Orientation.Horizontal)
 
     # -- status ---------------------------------------------------------------------------------
     @Slot(str)
@@ -177,8 +193,11 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.last_error = (title, message)
         self.log(f"{title}: {message}")
         self.statusBar().showMessage(message, 10000)
+        if not self.busy:
+            self.run_panel.show_status(f"{title}: not done (see the message).")  # not a stale "Starting…"
+        fixes = remedies.fixes_for(self, message) if not details else []
+        self.error_box = dialogs.show_error(self, title, message, details, fixes)
         self.taskFailed.emit(title, message)
-        dialogs.show_error(self, title, message, details)
 
     def about(self) -> None:
         engine = self.result.device if self.result is not None else self.engine_description()
@@ -273,21 +292,34 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         if path:
             self.open_path(path)
 
-    def open_path(self, path: str) -> bool:
-        """Load the fileset at ``path`` (in the background) with the Run panel's QC."""
+    def open_path(self, path: str, run: bool = False) -> bool:
+        """Load the fileset at ``path`` (in the background) with the Run panel's settings; with
+        ``run``, scan it once it is loaded. Unknown sex is treated as last time for this study."""
+        path = os.fspath(path)
+        if not self.busy:
+            self.run_panel.allow_no_sex.setChecked(settings.study_allow_no_sex(canonical(path)))
         try:
-            qc = self.run_panel.qc_options()
+            opts = self.run_panel.run_options()
         except ValueError as exc:
             self.show_error("Invalid setting", str(exc))
             return False
-        path = os.fspath(path)
         self.log(f"Opening {path}")
         self.statusBar().showMessage(f"Opening {display_name(path)}…")
-        task = Task(lambda progress, cancel, log: (open_study(path, qc, log=log), qc), "loading")
-        return self._start(task, lambda value: self._study_loaded(path, *value))
+        self._failed_open, self._retry = path, (lambda: self.open_path(path, run))
 
-    def _study_loaded(self, path: str, study, qc) -> None:
-        self.path, self.study, self.study_qc = path, study, qc
+        def job(progress, cancel, log):
+            return open_study(path, opts.qc, log=log, **opts.input_kwargs()), opts
+
+        def loaded(value):
+            self._study_loaded(path, *value)
+            if run:
+                self.start_scan()
+
+        return self._start(Task(job, "loading"), loaded)
+
+    def _study_loaded(self, path: str, study, opts) -> None:
+        self._failed_open = None
+        self.path, self.study, self.study_qc, self.study_key = path, study, opts.qc, opts.load_key()
         self.result = self.reported = self.graph = None
         self.selected_snp = None
         settings.add_recent(canonical(path))

@@ -112,6 +112,7 @@ class GraphArrays:
     edges: np.ndarray  # (m, 2) node positions
     edge_stat: np.ndarray
     snp: list
+    gene: list  # the SNP's first gene ("" outside every gene window)
     label_group: list
     neighbours: list  # node positions adjacent to each node
 
@@ -119,11 +120,17 @@ class GraphArrays:
         return len(self.nodes)
 
 
-def graph_arrays(graph) -> GraphArrays:
-    """Lay ``graph`` out by pathway (the core's :func:`group_circle_layout`) as drawing arrays."""
+LAYOUT_GAP = 1.0  # one node spacing between circles: groups stay apart, their captions have room
+
+
+def graph_arrays(graph, hide_unknown: bool = False) -> GraphArrays:
+    """Lay ``graph`` out by pathway (the core's :func:`group_circle_layout`) as drawing arrays;
+    ``hide_unknown`` leaves the SNPs of no known pathway (and their pairs) out, so that the known
+    groups get the whole ring."""
+    if hide_unknown:
+        graph = graph.subgraph([n for n, d in graph.nodes(data=True) if d.get("group") != UNKNOWN])
     groups = node_groups(graph)
-    # Circles closer together than the core's default gap (1 node spacing): bigger circles on screen.
-    pos = group_circle_layout(graph, groups, spacing=1.0, gap=0.3)
+    pos = group_circle_layout(graph, groups, spacing=1.0, gap=LAYOUT_GAP)
     nodes = [n for members in groups.values() for n in members]
     where = {n: k for k, n in enumerate(nodes)}
     names = list(groups)
@@ -145,6 +152,7 @@ def graph_arrays(graph) -> GraphArrays:
                        score=np.array([graph.nodes[n]["score"] for n in nodes], np.float64),
                        group_of=group_of, groups=names, centre=centre, radius=radius, edges=edges, edge_stat=stat,
                        snp=[str(graph.nodes[n]["snp"]) for n in nodes],
+                       gene=[(split_list(graph.nodes[n]["genes"]) or [""])[0] for n in nodes],
                        label_group=[str(graph.nodes[n]["group"]) for n in nodes], neighbours=neighbours)
 
 
@@ -169,7 +177,10 @@ def describe_node(graph, node, multiline: bool = False) -> str:
     deg = graph.degree[node]
     where = "unknown pathway" if d["group"] == UNKNOWN else f"drawn in: {d['group']}"
     path_text = f"pathways ({len(pathways)}): {list_text(pathways)}" if pathways else "no pathway"
+    best = max(graph.edges(node, data=True), key=lambda e: e[2]["stat"], default=None)
+    pair_text = (f"strongest pair: with {graph.nodes[best[1]]['snp']}, interaction χ² = {best[2]['stat']:.2f} "
+                 f"(df {best[2]['df']}, P = {best[2]['p']:.3g})" if best is not None else "no pair")
     parts = [f"{d['snp']}   chr{d['chrom']}:{int(d['bp']):,}", gene_text,
              f"marginal P = {d['marginal_p']:.3g} (score {d['score']:.2f})   {deg} partner{'s' if deg != 1 else ''}",
-             where, path_text]
+             pair_text, where, path_text]
     return "\n".join(parts) if multiline else "   ".join(parts)

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDoubleValidator
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QProgressBar, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
 from gboost.progress import format_duration
 from gboost.scan import ScanParams
 from gboost.study import QCOptions
 from gui import settings
+from gui.run_options import RunOptions
 
 QC_FIELDS = {  # name: (flag, proposed value, tooltip)
     "maf": ("--maf", "0.01", "Drop SNPs whose minor allele frequency is below this value (PLINK --maf; "
@@ -34,6 +35,27 @@ EPI1_TIP = ("--epi1: P threshold of the scan. A pair whose BOOST screening stati
             "Default 5e-6, PLINK 1.9's default for --fast-epistasis boost (≈ χ²₄ 30, BOOST's threshold).")
 EPI2_TIP = ("--epi2: P threshold counted in the PLINK summary file (pairs.epi.cc.summary, column N_SIG). "
             "Default 0.01, as PLINK 1.9.")
+NO_SEX_TIP = ("--allow-no-sex: keep the case/control phenotype of samples whose sex (.fam column 5) is "
+              "unknown. PLINK 1.9 ignores those phenotypes by default; shared data often has sex 0 for "
+              "every sample. Remembered for each study.")
+FILE_TIPS = {  # name: (flag, tooltip)
+    "pheno": ("--pheno", "Phenotype file (FID IID value) replacing the .fam's column 6, as PLINK --pheno."),
+    "covar": ("--covar", "Covariates (FID IID c1 c2 …): the reported pairs get STAT_ADJ/P_ADJ of a logistic "
+                         "refit with these covariates (PLINK --covar format; -9/NA missing)."),
+    "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
+    "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
+}
+COVAR_NAME_TIP = "--covar-name: comma-separated covariate columns to use (empty: all of them)."
+CHR_TIP = "--chr: keep only these chromosomes, e.g. 1-4,22 (empty: all autosomes, as PLINK)."
+MIN_DIST_TIP = ("--min-distance: leave out of pairs.tsv the pairs of SNPs closer than this many kilobases "
+                "on one chromosome (LD, not interaction). 0: off, as PLINK.")
+MAX_R2_TIP = ("--max-r2: leave out of pairs.tsv the pairs whose genotypic r² exceeds this value. "
+              "Empty: off, as PLINK.")
+CALIB_TIP = ("--calibration-pairs: exact tests of this many random pairs for the interaction test's "
+             "inflation λ in run.json (default 200000; 0: none, faster on quick scans).")
+GPUS_TIP = "--gpus: GPU ids to use, e.g. 0,1 (empty: every GPU CuPy sees)."
+DASK_TIP = ("--dask: run the tiles on a Dask cluster: a scheduler address (tcp://host:8786) or local:N for "
+            "N local workers (empty: one process, no scheduler).")
 ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, else the CPU. Every engine "
               "gives the same pairs and statistics.")
 
@@ -58,6 +80,38 @@ def _parse_p(text: str, flag: str) -> float:
     return v
 
 
+def _narrow(combo: QComboBox) -> None:
+    """A combo box that may be narrower than its longest item (the dock can be ~300 pixels)."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(12)
+
+
+def _tip_label(text: str, tip: str) -> QLabel:
+    lab = QLabel(text)
+    lab.setToolTip(tip)
+    return lab
+
+
+def _optional_float(text: str, flag: str) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{flag}: '{text}' is not a number") from None
+
+
+def _gpu_ids(text: str) -> list[int] | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise ValueError(f"--gpus: '{text}' is not a list of GPU ids such as 0,1") from None
+
+
 class RunPanel(QWidget):
     runRequested = Signal()
     cancelRequested = Signal()
@@ -74,9 +128,29 @@ class RunPanel(QWidget):
         scroll.setWidget(settings_widget)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # fields shrink instead
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(scroll, 1)
+
+        in_box = QGroupBox("Samples and phenotypes")
+        form = QFormLayout(in_box)
+        # The flag on the box, the meaning beside it in a wrapping label: the dock may be narrow.
+        self.allow_no_sex = QCheckBox("--allow-no-sex")
+        self.allow_no_sex.setToolTip(NO_SEX_TIP)
+        no_sex_text = QLabel("keep phenotypes of samples of unknown sex")
+        no_sex_text.setWordWrap(True)
+        no_sex_text.setToolTip(NO_SEX_TIP)
+        no_sex_text.setBuddy(self.allow_no_sex)
+        form.addRow(self.allow_no_sex, no_sex_text)
+        self.file_edits: dict[str, QLineEdit] = {}
+        for name in ("pheno", "covar"):
+            form.addRow(*self._file_row(name))
+        self.covar_name = QLineEdit()
+        self.covar_name.setPlaceholderText("all columns")
+        self.covar_name.setToolTip(COVAR_NAME_TIP)
+        form.addRow(_tip_label("--covar-name", COVAR_NAME_TIP), self.covar_name)
+        lay.addWidget(in_box)
 
         qc_box = QGroupBox("Quality control (PLINK flags)")
         grid = QGridLayout(qc_box)
@@ -89,6 +163,14 @@ class RunPanel(QWidget):
             self.qc_checks[name], self.qc_edits[name] = check, edit
             grid.addWidget(check, k // 2, 2 * (k % 2))
             grid.addWidget(edit, k // 2, 2 * (k % 2) + 1)
+        qc_form = QFormLayout()
+        for name in ("extract", "exclude"):
+            qc_form.addRow(*self._file_row(name))
+        self.chrom = QLineEdit()
+        self.chrom.setPlaceholderText("all autosomes")
+        self.chrom.setToolTip(CHR_TIP)
+        qc_form.addRow(_tip_label("--chr", CHR_TIP), self.chrom)
+        grid.addLayout(qc_form, 2, 0, 1, 4)
         lay.addWidget(qc_box)
 
         thr_box = QGroupBox("Thresholds")
@@ -103,14 +185,33 @@ class RunPanel(QWidget):
         self.marginal = QComboBox()
         self.marginal.addItem("Genotype LR (2 df, BOOST)", False)
         self.marginal.addItem("Allelic χ² (1 df, PLINK --assoc)", True)
+        _narrow(self.marginal)
         self.marginal.setToolTip("Single-locus test drawn in the Manhattan and QQ plots and written to marginal.tsv.")
         form.addRow("Single-locus test", self.marginal)
+        self.min_distance = QDoubleSpinBox()
+        self.min_distance.setRange(0.0, 1e6)
+        self.min_distance.setDecimals(1)
+        self.min_distance.setSuffix(" kb")
+        self.min_distance.setSpecialValueText("off")
+        self.min_distance.setToolTip(MIN_DIST_TIP)
+        form.addRow(_tip_label("--min-distance", MIN_DIST_TIP), self.min_distance)
+        self.max_r2 = _sci_edit("", MAX_R2_TIP)
+        self.max_r2.setPlaceholderText("off")
+        form.addRow(_tip_label("--max-r2", MAX_R2_TIP), self.max_r2)
+        self.calibration = QSpinBox()
+        self.calibration.setRange(0, 100_000_000)
+        self.calibration.setSingleStep(10_000)
+        self.calibration.setValue(ScanParams.calibration_pairs)
+        self.calibration.setSpecialValueText("none")
+        self.calibration.setToolTip(CALIB_TIP)
+        form.addRow(_tip_label("Calibration", CALIB_TIP), self.calibration)
         lay.addWidget(thr_box)
 
         eng_box = QGroupBox("Engine")
         form = QFormLayout(eng_box)
         self.engine = QComboBox()
         self.engine.setToolTip(ENGINE_TIP)
+        _narrow(self.engine)
         self.set_gpu_info(False, "not checked yet")
         form.addRow("Device", self.engine)
         self.threads = QSpinBox()
@@ -125,6 +226,14 @@ class RunPanel(QWidget):
         self.tile.setToolTip("Tile edge in SNPs (--tile): the unit of work between progress updates and "
                              "cancel checks. Leave it to the engine unless you know why.")
         form.addRow("Tile (SNPs)", self.tile)
+        self.gpus = QLineEdit()
+        self.gpus.setPlaceholderText("all")
+        self.gpus.setToolTip(GPUS_TIP)
+        form.addRow(_tip_label("GPUs", GPUS_TIP), self.gpus)
+        self.dask = QLineEdit()
+        self.dask.setPlaceholderText("off (one process)")
+        self.dask.setToolTip(DASK_TIP)
+        form.addRow(_tip_label("Dask", DASK_TIP), self.dask)
         lay.addWidget(eng_box)
 
         buttons = QHBoxLayout()
@@ -154,6 +263,33 @@ class RunPanel(QWidget):
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.defaults_button.clicked.connect(self.restore_defaults)
 
+    def _file_row(self, name: str):
+        flag, tip = FILE_TIPS[name]
+        edit = QLineEdit()
+        edit.setPlaceholderText("none")
+        edit.setToolTip(tip)
+        browse = QPushButton("…")
+        browse.setToolTip(f"Choose the {flag} file")
+        browse.setFixedWidth(28)
+        browse.clicked.connect(lambda: self._browse(edit, flag))
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(edit, 1)
+        row.addWidget(browse)
+        self.file_edits[name] = edit
+        return _tip_label(flag, tip), row
+
+    def _browse(self, edit: QLineEdit, flag: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, f"Choose the {flag} file", edit.text() or "")
+        if path:
+            edit.setText(path)
+
+    def _file(self, name: str) -> str | None:
+        text = self.file_edits[name].text().strip()
+        if text and not os.path.isfile(text):
+            raise ValueError(f"{FILE_TIPS[name][0]}: no such file: {text}")
+        return text or None
+
     # -- values ---------------------------------------------------------------------------------
     def set_gpu_info(self, ok: bool, description: str) -> None:
         current = self.engine.currentData() if self.engine.count() else "auto"
@@ -181,13 +317,32 @@ class RunPanel(QWidget):
                 if not 0.0 <= v <= 1.0:
                     raise ValueError(f"{flag} must be between 0 and 1, got {text}")
                 vals[name] = v
-        return QCOptions(**vals)
+        chrom = self.chrom.text().strip()
+        if chrom:
+            from gboost.cli import _parse_chr  # the CLI's own --chr grammar (1-4,22)
+            from gboost.errors import InputError
+
+            try:
+                vals["chrom"] = _parse_chr(chrom)
+            except InputError as exc:
+                raise ValueError(exc.message) from None
+        return QCOptions(extract=self._file("extract"), exclude=self._file("exclude"), **vals)
+
+    def run_options(self) -> RunOptions:
+        """Every setting of the scan; raises ValueError naming the flag when a value is not usable."""
+        names = [n.strip() for n in self.covar_name.text().split(",") if n.strip()] or None
+        return RunOptions(qc=self.qc_options(), params=self.scan_params(), allow_no_sex=self.allow_no_sex.isChecked(),
+                          pheno=self._file("pheno"), covar=self._file("covar"), covar_name=names)
 
     def scan_params(self) -> ScanParams:
         """The scan settings; raises ValueError naming the flag when a value is not usable."""
         return ScanParams(epi1=_parse_p(self.epi1.text(), "--epi1"), epi2=_parse_p(self.epi2.text(), "--epi2"),
                           device=self.engine.currentData(), threads=self.threads.value() or None,
-                          tile=self.tile.value() or None, allelic=bool(self.marginal.currentData()))
+                          tile=self.tile.value() or None, allelic=bool(self.marginal.currentData()),
+                          gpus=_gpu_ids(self.gpus.text()), dask=self.dask.text().strip() or None,
+                          min_distance_kb=self.min_distance.value() or None,
+                          max_r2=_optional_float(self.max_r2.text(), "--max-r2"),
+                          calibration_pairs=self.calibration.value())
 
     def restore_defaults(self) -> None:
         for name, (_, value, _) in QC_FIELDS.items():
@@ -199,6 +354,11 @@ class RunPanel(QWidget):
         self.engine.setCurrentIndex(0)
         self.threads.setValue(0)
         self.tile.setValue(0)
+        for edit in (*self.file_edits.values(), self.covar_name, self.chrom, self.max_r2, self.gpus, self.dask):
+            edit.clear()
+        self.min_distance.setValue(0.0)
+        self.calibration.setValue(ScanParams.calibration_pairs)
+        self.allow_no_sex.setChecked(False)
 
     def save_settings(self) -> None:
         for name in QC_FIELDS:
@@ -209,6 +369,7 @@ class RunPanel(QWidget):
         settings.set_value("run/allelic", bool(self.marginal.currentData()))
         settings.set_value("run/device", self.engine.currentData())
         settings.set_value("run/threads", self.threads.value())
+        settings.set_value("run/calibration_pairs", self.calibration.value())
 
     def load_settings(self) -> None:
         def truthy(v):
@@ -227,6 +388,10 @@ class RunPanel(QWidget):
             self.threads.setValue(int(settings.value("run/threads", 0)))
         except (TypeError, ValueError):
             self.threads.setValue(0)
+        try:
+            self.calibration.setValue(int(settings.value("run/calibration_pairs", ScanParams.calibration_pairs)))
+        except (TypeError, ValueError):
+            self.calibration.setValue(ScanParams.calibration_pairs)
 
     # -- progress -------------------------------------------------------------------------------
     def set_running(self, running: bool) -> None:

@@ -8,7 +8,7 @@ from gboost.checkpoint import Ledger
 from gboost.engines import make_engine
 from gboost.errors import InputError
 from gboost.scan import finalize, screen
-from gui import checkpoints, pathway_data
+from gui import checkpoints, pathway_data, settings
 from gui.loading import canonical, display_name, open_study
 from gui.worker import Task
 
@@ -27,14 +27,17 @@ class ScanMixin:
         """
         if self.busy or (self.resume_box is not None and self.resume_box.isVisible()):
             return False
+        if self.study is None and self._failed_open is not None:
+            return self.open_path(self._failed_open, run=True)  # Run after a failed open: try again, then scan
         if self.path is None and self.study is None:
             self.show_error("No study", "Open a study first (File ▸ Open…).")
             return False
         try:
-            qc, params = self.run_panel.qc_options(), self.run_panel.scan_params()
+            opts = self.run_panel.run_options()
         except ValueError as exc:
             self.show_error("Invalid setting", str(exc))
             return False
+        qc, params = opts.qc, opts.params
         ckpt = None
         if self.path is not None:
             try:
@@ -43,11 +46,12 @@ class ScanMixin:
                 self.log(f"No checkpoint for this scan: {exc}")
         found = checkpoints.interrupted(ckpt) if ckpt is not None else None
         if found is not None and found.done > 0 and resume is None:
-            self._offer_resume(found, qc, params)
+            self._offer_resume(found, opts)
             return True
-        return self._launch_scan(qc, params, ckpt, bool(resume) and found is not None and found.done > 0)
+        return self._launch_scan(opts, ckpt, bool(resume) and found is not None and found.done > 0)
 
-    def _offer_resume(self, found, qc, params) -> None:
+    def _offer_resume(self, found, opts) -> None:
+        params = opts.params
         box = QMessageBox(QMessageBox.Icon.Question, "Interrupted scan",
                           f"Resume the interrupted scan ({found.done:,} of {found.total:,} tiles done)?",
                           QMessageBox.StandardButton.NoButton, self)
@@ -63,10 +67,10 @@ class ScanMixin:
         def answered(button) -> None:
             self.resume_box = None
             if button is box.resume_button:
-                self._launch_scan(qc, params, found.directory, True)
+                self._launch_scan(opts, found.directory, True)
             elif button is box.start_over_button:
                 checkpoints.discard(found.directory)
-                self._launch_scan(qc, params, found.directory, False)
+                self._launch_scan(opts, found.directory, False)
             else:
                 self.run_panel.show_status("Not started: the interrupted scan's checkpoint is kept.")
 
@@ -75,17 +79,28 @@ class ScanMixin:
         box.open()
         self.resumeOffered.emit(box)
 
-    def _launch_scan(self, qc, params, ckpt, resume: bool) -> bool:
-        study = self.study if (self.study is not None and qc == self.study_qc) else None
+    def _launch_scan(self, opts, ckpt, resume: bool) -> bool:
+        qc, params = opts.qc, opts.params
+        study = self.study if (self.study is not None and opts.load_key() == self.study_key) else None
         path = self.path
         sources = self.pathway_sources
+        if path is not None:
+            settings.set_study_allow_no_sex(canonical(path), opts.allow_no_sex)
+        self._retry = lambda: self.start_scan()
 
         def job(progress, cancel, log):
+            log("Settings: gboost scan " + " ".join(opts.cli_args()))
             s = study
             if s is None:
-                log("QC settings changed: reloading the study")
-                s = open_study(path, qc, log=log)
-            engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+                log("QC or phenotype settings changed: reloading the study")
+                s = open_study(path, qc, log=log, **opts.input_kwargs())
+            covariates = None
+            if opts.covar:
+                from gboost.covariates import read_covariates
+
+                covariates = read_covariates(opts.covar, s, opts.covar_name)
+                log(f"Covariates for the adjusted tests: {', '.join(covariates[1])}")
+            engine = make_engine(params.device, **opts.engine_kwargs())
             log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
                 f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
             ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
@@ -95,7 +110,7 @@ class ScanMixin:
             finally:
                 if ledger is not None:
                     ledger.close()
-            result = finalize(s, params, acc, thr, desc, timings)
+            result = finalize(s, params, acc, thr, desc, timings, covariates)
             checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
             graph, error = None, None
             try:
@@ -103,7 +118,7 @@ class ScanMixin:
             except Exception as exc:  # noqa: BLE001 - a bad annotation file must not cost the scan's result
                 error = str(exc) if isinstance(exc, (InputError, OSError)) else f"{type(exc).__name__}: {exc}"
                 log(f"Pathway graph not drawn: {error}")
-            return result, qc, graph, error
+            return result, opts, graph, error
 
         task = Task(job, "scan")
         self.run_panel.save_settings()
@@ -124,9 +139,9 @@ class ScanMixin:
         self.statusBar().showMessage(f"Scan cancelled; {kept}.", 8000)
         self.scanCancelled.emit()
 
-    def _scan_done(self, result, qc, graph=None, graph_error: str | None = None) -> None:
+    def _scan_done(self, result, opts, graph=None, graph_error: str | None = None) -> None:
         if result.study is not self.study:
-            self.study, self.study_qc = result.study, qc
+            self.study, self.study_qc, self.study_key = result.study, opts.qc, opts.load_key()
             self.summary.set_study(result.study, canonical(self.path) if self.path else "")
         self.result, self.reported = result, result.reported
         self.selected_snp = None

@@ -1,7 +1,7 @@
 """What the application remembers between sessions (QSettings, INI format).
 
 Keys: ``recent`` (list of fileset paths, newest first), ``started_before``, ``run/*`` (the run
-panel's values), ``window/geometry`` and ``window/state``.
+panel's values), ``study/<hash of the fileset's path>/allow_no_sex`` (per study), ``window/geometry`` and ``window/state``.
 """
 from __future__ import annotations
 
@@ -60,3 +60,19 @@ def value(key: str, default=None):
 
 def set_value(key: str, v) -> None:
     settings().setValue(key, v)
+
+
+def _study_key(path: str, name: str) -> str:
+    # A hash, not the path itself: QSettings treats '/' in a key as groups and '\' specially.
+    import hashlib
+
+    return f"study/{hashlib.sha1(os.fspath(path).encode()).hexdigest()[:16]}/{name}"
+
+
+def study_allow_no_sex(path: str) -> bool:
+    """Whether this study (its canonical path) is scanned with --allow-no-sex (remembered per study)."""
+    return _truthy(settings().value(_study_key(path, "allow_no_sex"), False))
+
+
+def set_study_allow_no_sex(path: str, on: bool) -> None:
+    settings().setValue(_study_key(path, "allow_no_sex"), bool(on))

@@ -155,8 +155,9 @@ class PlotPanel(QWidget):
         pass
 
     # -- export ---------------------------------------------------------------------------------
-    def export_png(self, path: str, size: tuple[int, int] | None = None, scale: float = 2.0) -> None:
-        render.export_png(self.plot_widget, path, size, scale)
+    def export_png(self, path: str, size: tuple[int, int] | None = None, scale: float = 2.0,
+                   dpi: float | None = None) -> None:
+        render.export_png(self.plot_widget, path, size, scale, dpi)
 
     def export_svg(self, path: str, size: tuple[int, int] | None = None) -> None:
         render.export_svg(self.plot_widget, path, size, title=self.name)

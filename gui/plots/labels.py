@@ -20,7 +20,7 @@ class LabelLayer(pg.GraphicsObject):
     ``direction`` (n, 2): unit vectors on screen (x right, y down) along which each label is moved
     away from its point by ``offset`` pixels; the label's near edge faces the point. ``priority``:
     higher draws first. ``style``: index into ``styles``, a list of (colour, pixel size, bold).
-    At most ``max_labels`` are drawn per paint.
+    At most ``max_labels`` are drawn per paint, and at most ``budgets[style]`` of one style.
     """
 
     def __init__(self, styles=(("#202020", 11, False),), max_labels: int = 800):
@@ -32,6 +32,7 @@ class LabelLayer(pg.GraphicsObject):
             font.setBold(bold)
             self.styles.append((font, QPen(QColor(colour)), QFontMetricsF(font)))
         self.max_labels = max_labels
+        self.budgets: dict[int, int] = {}  # style -> most labels of that style per paint (a label budget)
         self.x = self.y = self.offset = self.priority = np.zeros(0)
         self.style = np.zeros(0, np.int64)
         self.direction = np.zeros((0, 2))
@@ -106,18 +107,26 @@ class LabelLayer(pg.GraphicsObject):
         # lies to the right, its bottom edge when it lies above, and so on in between.
         left = cx - w * (0.5 - 0.5 * np.clip(dx * 1.6, -1.0, 1.0))
         top = cy - heights * (0.5 - 0.5 * np.clip(dy * 1.6, -1.0, 1.0))
+        # Labels that would stick out of the view are moved inside rather than drawn cut in half.
+        bounds = tr.mapRect(rect) if rect is not None else None
         painter.save()
         painter.resetTransform()
         current = -1
         cell = 64.0
         taken: dict[tuple[int, int], list[QRectF]] = {}
+        per_style: dict[int, int] = {}
         for n, k in enumerate(idx.tolist()):
             if len(self.drawn) >= self.max_labels or n >= 8 * self.max_labels:
                 break
             text = self.texts[k]
-            if not text:
+            st = int(self.style[k])
+            if not text or per_style.get(st, 0) >= self.budgets.get(st, self.max_labels):
                 continue
             box = QRectF(left[n], top[n], w[n], heights[n])
+            if bounds is not None and not bounds.contains(box):
+                # Slide it back inside (a caption at the edge of the view stays whole and readable).
+                box.moveLeft(min(max(box.left(), bounds.left()), bounds.right() - box.width()))
+                box.moveTop(min(max(box.top(), bounds.top()), bounds.bottom() - box.height()))
             keys = [(gx, gy) for gx in range(int(box.left() // cell), int(box.right() // cell) + 1)
                     for gy in range(int(box.top() // cell), int(box.bottom() // cell) + 1)]
             if any(box.intersects(other) for key in keys for other in taken.get(key, ())):
@@ -130,4 +139,5 @@ class LabelLayer(pg.GraphicsObject):
                 painter.setPen(self.styles[current][1])
             painter.drawText(box, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
             self.drawn.append(text)
+            per_style[st] = per_style.get(st, 0) + 1
         painter.restore()

@@ -52,10 +52,13 @@ class ManhattanPlot(PlotPanel):
             it.setZValue(10)
             self.plot.addItem(it)
         self.lines = []
-        for p, colour, label in ((GENOME_WIDE_P, GENOME_WIDE, "genome-wide 5e-8"), (SUGGESTIVE_P, SUGGESTIVE, "suggestive 1e-5")):
+        # Genome-wide caption above its line, suggestive below its own: on a tall axis the two
+        # lines are a few pixels apart and captions on the same side would overlap.
+        for p, colour, label, anchor in ((GENOME_WIDE_P, GENOME_WIDE, "genome-wide 5e-8", (1, 1)),
+                                         (SUGGESTIVE_P, SUGGESTIVE, "suggestive 1e-5", (1, 0))):
             line = pg.InfiniteLine(pos=-np.log10(p), angle=0, movable=False,
                                    pen=pg.mkPen(colour, width=1.2, style=pg.QtCore.Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)]})
+                                   label=label, labelOpts={"position": 0.98, "color": colour, "anchors": [anchor, anchor]})
             self.plot.addItem(line)
             self.lines.append(line)
 

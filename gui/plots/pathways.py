@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QDoubleValidator
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from gboost.pathways import UNKNOWN
 from gui.pathway_data import GraphArrays, describe_node, graph_arrays, shorten
@@ -28,7 +28,18 @@ NODE_KNOWN = "#1f4e9c"
 NODE_UNKNOWN = "#9a9a9a"
 N_COLOUR_BINS = 8
 SCORE_CAP = -math.log10(5e-8)  # node size and colour saturate at genome-wide significance
-LABEL_MODES = {"snp": "SNP name", "pathway": "Pathway name", "score": "Score", "none": "No labels"}
+LABEL_MODES = {"gene": "Gene (else SNP)", "snp": "SNP name", "pathway": "Pathway name", "score": "Score",
+               "none": "No labels"}
+# Node labels drawn at the default zoom; zooming in by a factor z allows z² times as many (the
+# same density of text on screen), the strongest SNPs first.
+LABEL_BUDGET = 40
+CAPTION_BUDGET = 24  # pathway captions at the default zoom, largest groups first
+LABEL_BUDGET_MAX = 800
+# Pairs drawn as edges: the strongest EDGE_BUDGET (a few thousand grey lines are only a blot);
+# the title says how many were left out. Three widths by strength tier.
+EDGE_BUDGET = 600
+EDGE_TIERS = ((0.6, 60), (1.3, 120), (2.6, 200))  # (width px, alpha) weakest to strongest third
+EDGE_GREY = (90, 90, 90)
 SCORE_MODES = {"size": "Size", "colour": "Colour", "both": "Size and colour"}
 LABEL_CHARS = 32
 LEGEND = ("Each circle is one pathway (a GO biological process with the bundled files); grey nodes on "
@@ -36,8 +47,11 @@ LEGEND = ("Each circle is one pathway (a GO biological process with the bundled 
           "circle of its primary pathway: the one it shares with most of its interaction partners, else the "
           "one holding most SNPs of the graph; hover over it to list all its pathways. Node size or colour: "
           "the SNP's single-locus score, −log10 P of the marginal test, up to genome-wide significance "
-          "(7.3, P = 5e-8; stronger SNPs look the same). Edges: the reported pairs; thick orange, those whose "
-          "interaction χ² is above the threshold. Click a SNP: it turns yellow, its partners green, and the "
+          "(7.3, P = 5e-8; stronger SNPs look the same). Edges: the reported pairs, wider and darker for a "
+          f"larger interaction χ² (three steps on a log scale); beyond {EDGE_BUDGET} pairs only the strongest are "
+          "drawn. Thick orange: pairs whose interaction χ² is above the threshold. Labels: gene symbols where "
+          f"the SNP lies in a gene, else its ID; the {LABEL_BUDGET} strongest SNPs at first, more as you zoom in. "
+          "Untick 'Unknown pathway' to hide the SNPs of no known pathway. Click a SNP: it turns yellow, its partners green, and the "
           "pair table and the Manhattan plot show its pairs.")
 
 
@@ -87,6 +101,10 @@ class PathwayView(PlotPanel):
                                        "orange. After a scan it is set to the χ² (4 df) at the Bonferroni level "
                                        "(P = 0.05 / valid tests); clear it to turn highlighting off.")
         self.threshold_count = QLabel("")
+        self.show_unknown = QCheckBox("Unknown pathway")
+        self.show_unknown.setChecked(True)
+        self.show_unknown.setToolTip("Show the SNPs of no known pathway (one more circle). Hide them to give "
+                                     "the pathway groups the whole figure.")
         self.sources_button = QPushButton("Annotation…")
         self.sources_button.setToolTip("Gene annotation (BED/GTF), gene sets (.gmt) and the SNP-to-gene window")
         self.export_button = QPushButton("Export graph…")
@@ -106,16 +124,26 @@ class PathwayView(PlotPanel):
         bar.addWidget(self.threshold_edit)
         bar.addWidget(self.threshold_count)
         bar.addStretch(1)
-        bar.addWidget(info)
-        bar.addWidget(self.sources_button)
-        bar.addWidget(self.export_button)
+        # A second row: one row of every control is wider than the plot area of a 1280-pixel window.
+        bar2 = QHBoxLayout()
+        bar2.setContentsMargins(4, 0, 4, 0)
+        bar2.addWidget(self.show_unknown)
+        bar2.addStretch(1)
+        bar2.addWidget(info)
+        bar2.addWidget(self.sources_button)
+        bar2.addWidget(self.export_button)
         holder = QWidget()
-        holder.setLayout(bar)
+        rows = QVBoxLayout(holder)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setSpacing(2)
+        rows.addLayout(bar)
+        rows.addLayout(bar2)
         self.layout().insertWidget(0, holder)
 
         self.label_mode.currentIndexChanged.connect(lambda _i: self._draw_labels())
         self.score_mode.currentIndexChanged.connect(lambda _i: self._draw_nodes())
         self.threshold_edit.editingFinished.connect(self._threshold_edited)
+        self.show_unknown.toggled.connect(lambda _on: self._redraw_graph())
         self.sources_button.clicked.connect(self.sourcesRequested)
         self.export_button.clicked.connect(self.exportRequested)
 
@@ -134,7 +162,9 @@ class PathwayView(PlotPanel):
         p.setTitle("Pathway graph")
         self.circles = pg.PlotCurveItem(pen=pg.mkPen((170, 170, 170), width=1, style=pg.QtCore.Qt.PenStyle.DotLine),
                                         connect="finite")
-        self.edges = pg.PlotCurveItem(pen=pg.mkPen((120, 120, 120, 150), width=1), connect="pairs")
+        self.edge_tiers = [pg.PlotCurveItem(pen=pg.mkPen((*EDGE_GREY, alpha), width=w), connect="pairs")
+                           for w, alpha in EDGE_TIERS]
+        self.edges = self.edge_tiers[0]  # the weakest tier (kept under this name for the tests)
         self.hi_edges = pg.PlotCurveItem(pen=pg.mkPen(EDGE_HIGHLIGHT, width=2.5), connect="pairs")
         self.sel_edges = pg.PlotCurveItem(pen=pg.mkPen(NEIGHBOUR, width=2.5), connect="pairs")
         self.nodes = pg.ScatterPlotItem(pxMode=True, symbol="o")
@@ -147,12 +177,15 @@ class PathwayView(PlotPanel):
         self.labels = LabelLayer(styles=(("#202020", 11, False), ("#606060", 10, True)))
         # Highlighted edges over the nodes: an edge inside a small pathway circle is shorter than
         # its two nodes are wide and would vanish under them.
-        for z, item in enumerate((self.circles, self.edges, self.sel_edges, self.nodes, self.hi_edges,
+        for z, item in enumerate((self.circles, *self.edge_tiers, self.sel_edges, self.nodes, self.hi_edges,
                                   self.neighbour_item, self.selected_item)):
             item.setZValue(z)
             p.addItem(item)
         self.labels.setZValue(20)
+        self.labels.budgets = {0: LABEL_BUDGET, 1: CAPTION_BUDGET}
         p.addItem(self.labels, ignoreBounds=True)
+        self._default_size: tuple[float, float] | None = None
+        p.getViewBox().sigRangeChanged.connect(self._update_label_budget)
         self.colorbar = pg.ColorBarItem(values=(0, SCORE_CAP), colorMap=self.cmap,
                                         label=f"single-locus −log10 P (darkest from {SCORE_CAP:.1f}: P ≤ 5e-8)",
                                         interactive=False, width=14, pen="k")
@@ -168,22 +201,37 @@ class PathwayView(PlotPanel):
     def _build_legend(self) -> None:
         """A key in the corner (exported with the view), drawn with sample items of its own."""
         # Below the graph, one row: never over the graph's captions, whatever the view's shape.
-        self.legend_item = pg.LegendItem(labelTextSize="8pt", colCount=5)
+        self.legend_item = pg.LegendItem(labelTextSize="8pt", colCount=4)
         self.plot_widget.addItem(self.legend_item, row=1, col=0)
 
         def dot(colour, pen=self._node_pen):
             return pg.ScatterPlotItem(symbol="o", size=10, pen=pen, brush=pg.mkBrush(colour))
 
         self._legend_nodes = [(dot(NODE_KNOWN), "SNP in a known pathway"), (dot(NODE_UNKNOWN), "SNP of no known pathway")]
+        def sized(size):
+            return pg.ScatterPlotItem(symbol="o", size=size, pen=self._node_pen, brush=pg.mkBrush(NODE_KNOWN))
+
+        self._legend_sizes = [(sized(6), "single-locus P ≈ 1"), (sized(18), f"P ≤ 5e-8 (size: −log10 P)")]
         self._legend_rest = [(dot(SELECTED, pg.mkPen("k", width=1.5)), "selected SNP"),
                              (dot(NEIGHBOUR, pg.mkPen("#0b4a16", width=1.2)), "its partners"),
                              (pg.PlotDataItem(pen=pg.mkPen(EDGE_HIGHLIGHT, width=2.5)), "pair with χ² above the threshold")]
+        self._legend_edges = [pg.PlotDataItem(pen=pg.mkPen((*EDGE_GREY, alpha), width=w)) for w, alpha in EDGE_TIERS]
+        self._edge_tier_text = ["", "", ""]
         self.legend_item.setVisible(False)
 
     def _update_legend(self) -> None:
         """Node colours in the key only when they mean the pathway kind (else the colour bar is the key)."""
         self.legend_item.clear()
-        rows = ([] if self.score_mode.currentData() in ("colour", "both") else self._legend_nodes) + self._legend_rest
+        mode = self.score_mode.currentData()
+        # Rows of four: what a node's colour and size say; edge widths and the threshold; selection.
+        has_unknown = self.arrays is not None and UNKNOWN in self.arrays.groups
+        nodes = self._legend_nodes if has_unknown else self._legend_nodes[:1]
+        rows = (([] if mode in ("colour", "both") else nodes)
+                + (self._legend_sizes if mode in ("size", "both") else [])
+                + [(item, text) for item, text in zip(self._legend_edges, self._edge_tier_text) if text]
+                + self._legend_rest[2:])
+        if self.selected is not None:  # the selection colours only while something is selected
+            rows += self._legend_rest[:2]
         for item, text in rows:
             self.legend_item.addItem(item, text)
         self.legend_item.setVisible(self.arrays is not None)
@@ -193,7 +241,7 @@ class PathwayView(PlotPanel):
         self.graph = self.arrays = None
         self.hover_index = None
         self._pos_of_index = {}
-        for item in (self.circles, self.edges, self.hi_edges, self.sel_edges):
+        for item in (self.circles, *self.edge_tiers, self.hi_edges, self.sel_edges):
             item.setData([], [])
         for item in (self.nodes, self.neighbour_item, self.selected_item):
             item.clear()
@@ -209,13 +257,24 @@ class PathwayView(PlotPanel):
     def set_graph(self, graph, sources_text: str = "", bonferroni_chi2: float | None = None) -> None:
         """Draw ``graph`` (the core's interaction graph); ``bonferroni_chi2`` fills the threshold
         field unless the user typed a value of their own."""
-        self.clear()
         self.graph, self.sources_text = graph, sources_text
+        self._bonferroni_chi2 = bonferroni_chi2
+        self._redraw_graph()
+
+    def _redraw_graph(self) -> None:
+        graph, sources_text, bonferroni_chi2 = self.graph, self.sources_text, getattr(self, "_bonferroni_chi2", None)
+        keep = self.selected_snp if self.arrays is not None else None  # the selection survives a redraw
+        self.clear()
+        self.graph = graph
         if graph is None or graph.number_of_nodes() == 0:
             self.clear("No reported pairs: nothing to draw" if graph is not None else "")
             self.graph = graph
             return
-        a = self.arrays = graph_arrays(graph)
+        a = self.arrays = graph_arrays(graph, hide_unknown=not self.show_unknown.isChecked())
+        if not len(a):
+            self.clear("Every SNP of the reported pairs is of unknown pathway: tick 'Unknown pathway' to see them")
+            self.graph = graph
+            return
         self._pos_of_index = {int(k): n for n, k in enumerate(a.index)}
         ring = np.linspace(0, 2 * np.pi, 73)
         cx, cy = [], []
@@ -224,8 +283,7 @@ class PathwayView(PlotPanel):
                 cx.extend(np.r_[x0 + r * np.sin(ring), np.nan])
                 cy.extend(np.r_[y0 + r * np.cos(ring), np.nan])
         self.circles.setData(np.array(cx), np.array(cy), connect="finite")
-        ex, ey = self._segments(a.edges)
-        self.edges.setData(ex, ey, connect="pairs")
+        drawn = self._draw_edges()
         self.hover_index = NearestPoint(a.x, a.y, np.arange(len(a)))
         self._draw_nodes()
         text = self.threshold_edit.text().strip()
@@ -234,11 +292,61 @@ class PathwayView(PlotPanel):
             self.threshold_edit.setText(self._auto_threshold)
         self._threshold_edited()
         n_groups = sum(1 for g in a.groups if g != UNKNOWN)
-        self.plot.setTitle(f"Pathway graph: {len(a):,} SNPs in {graph.number_of_edges():,} pairs, "
+        hidden = graph.number_of_nodes() - len(a)
+        # Short enough for a 1280-pixel window; the annotation files are named in the tooltip.
+        self.plot.setTitle(f"{len(a):,} SNPs in {len(a.edges):,} pairs, "
                            f"{n_groups:,} pathway group{'s' if n_groups != 1 else ''}"
-                           + (f"  ({sources_text})" if sources_text else ""))
+                           + (f"; strongest {drawn:,} pairs drawn" if drawn < len(a.edges) else "")
+                           + (f"; {hidden:,} SNPs of unknown pathway hidden" if hidden else ""), size="10pt")
+        self.plot.titleLabel.setToolTip(f"Annotation: {sources_text}" if sources_text else "")
+        self.sources_button.setToolTip("Gene annotation (BED/GTF), gene sets (.gmt) and the SNP-to-gene window"
+                                       + (f"; now: {sources_text}" if sources_text else ""))
         self.export_button.setEnabled(True)
+        if keep is not None:
+            self.select_snp(keep)
         self.reset_view()
+
+    def _draw_edges(self) -> int:
+        """The strongest :data:`EDGE_BUDGET` pairs in three widths by strength; returns how many."""
+        a = self.arrays
+        order = np.argsort(-a.edge_stat, kind="stable")[:EDGE_BUDGET]
+        self.drawn_edges = order
+        # Tiers on a log scale of χ² between the weakest and the strongest pair drawn: the many
+        # pairs near the reporting threshold stay thin and faint, the few strong ones stand out.
+        st = a.edge_stat[order]
+        tier = np.zeros(len(order), np.int64)
+        # The top of the scale is the 98th percentile: one pair at χ² 300 must not leave every
+        # other pair in the thinnest tier.
+        top = float(np.quantile(st, 0.98)) if len(st) else 0.0
+        if len(order) and top > st.min() > 0:
+            cuts = st.min() * (top / st.min()) ** (np.arange(1, len(self.edge_tiers)) / len(self.edge_tiers))
+            tier = np.searchsorted(cuts, st, side="right")
+        tiers = [order[tier == t] for t in range(len(self.edge_tiers))]
+        self._edge_tier_text = []
+        for item, rows in zip(self.edge_tiers, tiers):
+            item.setData(*self._segments(a.edges[rows]), connect="pairs")
+            if len(rows):
+                lo, hi = a.edge_stat[rows].min(), a.edge_stat[rows].max()
+                self._edge_tier_text.append(f"pair χ² {lo:.0f}–{hi:.0f}" if hi - lo >= 1 else f"pair χ² {lo:.0f}")
+            else:
+                self._edge_tier_text.append("")
+        self._update_legend()
+        return len(order)
+
+    def edge_segment_count(self) -> int:
+        """Edges drawn (all strength tiers together)."""
+        return sum(len(item.getData()[0] if item.getData()[0] is not None else []) for item in self.edge_tiers) // 2
+
+    def _update_label_budget(self, *_args) -> None:
+        """More node labels as the user zooms in: the budget grows with the zoom's area."""
+        if self._default_size is None:
+            return
+        rect = self.plot.getViewBox().viewRect()
+        zoom = max(1.0, self._default_size[0] / max(rect.width(), 1e-12), self._default_size[1] / max(rect.height(), 1e-12))
+        grow = zoom * zoom
+        self.labels.budgets = {0: int(min(LABEL_BUDGET_MAX, LABEL_BUDGET * grow)),
+                               1: int(min(LABEL_BUDGET_MAX, CAPTION_BUDGET * grow))}
+        self.labels.update()
 
     def _segments(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         a = self.arrays
@@ -292,6 +400,8 @@ class PathwayView(PlotPanel):
         if a is None:
             return []
         mode = self.label_mode.currentData()
+        if mode == "gene":
+            return [g or s for g, s in zip(a.gene, a.snp)]
         if mode == "snp":
             return list(a.snp)
         if mode == "pathway":
@@ -331,7 +441,8 @@ class PathwayView(PlotPanel):
             direction = np.vstack([direction, cdir])
             texts = texts + ctexts
             offset = np.r_[offset, widest + 8.0]
-            priority = np.r_[priority, np.full(len(cx), score.max(initial=0.0) + 1.0)]  # captions first
+            counts = np.bincount(a.group_of, minlength=len(a.groups))
+            priority = np.r_[priority, score.max(initial=0.0) + 1.0 + counts]  # captions first, largest groups first
             style = np.r_[style, np.ones(len(cx), np.int64)]
         self.labels.setData(x, y, texts, direction=direction, offset=offset, priority=priority, style=style)
 
@@ -406,6 +517,7 @@ class PathwayView(PlotPanel):
         self._draw_selection()
 
     def _draw_selection(self) -> None:
+        self._update_legend()
         a = self.arrays
         if a is None or self.selected is None:
             self.selected_item.clear()
@@ -463,3 +575,6 @@ class PathwayView(PlotPanel):
         pad = max(1.0, 0.15 * max(np.ptp(a.x), np.ptp(a.y)))  # room for the captions outside the ring
         self.plot.setRange(xRange=(float(a.x.min() - pad), float(a.x.max() + pad)),
                            yRange=(float(a.y.min() - pad), float(a.y.max() + pad)), padding=0)
+        # The range asked for; with the aspect locked the view widens one side, never both.
+        self._default_size = (float(np.ptp(a.x) + 2 * pad), float(np.ptp(a.y) + 2 * pad))
+        self.labels.budgets = {0: LABEL_BUDGET, 1: CAPTION_BUDGET}

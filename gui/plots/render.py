@@ -65,9 +65,25 @@ def render_image(view: pg.GraphicsView, size: tuple[int, int] | None = None, sca
     return img
 
 
-def export_png(view: pg.GraphicsView, path: str, size: tuple[int, int] | None = None, scale: float = 2.0) -> None:
-    """Write the plot as PNG (``scale`` 2 by default: sharp on high-DPI screens and in print)."""
+SCREEN_DPI = 96.0  # the plot's layout unit: one logical pixel is 1/96 inch, as on a standard screen
+
+
+def export_png(view: pg.GraphicsView, path: str, size: tuple[int, int] | None = None, scale: float = 2.0,
+               dpi: float | None = None) -> None:
+    """Write the plot as PNG (``scale`` 2 by default: sharp on high-DPI screens).
+
+    With ``dpi`` (e.g. 300 for print) the image has ``dpi / 96`` pixels per logical pixel and
+    records that resolution in the file, so a layout program places it at the view's physical size.
+    """
+    if dpi is not None:
+        if not 10 <= dpi <= 2400:
+            raise ValueError(f"PNG resolution must be between 10 and 2400 dpi, got {dpi:g}")
+        scale = dpi / SCREEN_DPI
     img = render_image(view, size, scale)
+    if dpi is not None:
+        per_metre = int(round(dpi / 0.0254))
+        img.setDotsPerMeterX(per_metre)
+        img.setDotsPerMeterY(per_metre)
     if not img.save(str(path), "PNG"):
         raise OSError(f"{path}: could not write the PNG file")
 

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from gboost.pathways import (UNKNOWN, build_graph, bundled_annotation, bundled_gene_sets, graph_from_result,
                              group_circle_layout, node_groups, read_annotation, read_gmt, split_list)
-from gui.pathway_data import PathwaySources
+from gui.pathway_data import LAYOUT_GAP, PathwaySources
 from gui.plots.base import SELECTED
 from gui.plots.pathways import EDGE_HIGHLIGHT, NEIGHBOUR, NODE_KNOWN, NODE_UNKNOWN
 from gui.plots.render import render_image
@@ -73,7 +73,7 @@ def test_the_view_draws_the_cores_graph_on_pathway_circles(annotated):
     assert len(a) == g.number_of_nodes() == len(win.pathways.nodes.data)  # one scatter item holds every node
     # Positions are the core's group-circle layout; each group's nodes on one circle.
     groups = node_groups(g)
-    pos = group_circle_layout(g, groups, spacing=1.0, gap=0.3)
+    pos = group_circle_layout(g, groups, spacing=1.0, gap=LAYOUT_GAP)
     for k, node in enumerate(a.nodes):
         assert (a.x[k], a.y[k]) == pytest.approx(pos[node])
     assert list(groups)[-1] == UNKNOWN and {"P_ALPHA", "P_BETA"} <= set(groups)
@@ -86,8 +86,7 @@ def test_the_view_draws_the_cores_graph_on_pathway_circles(annotated):
     v = win.result.study.variants
     assert g.nodes[str(v.snp[rep.i[0]])]["group"] == "P_ALPHA" == g.nodes[str(v.snp[rep.j[0]])]["group"]
     # Edges: every pair once, as a line segment between its two nodes.
-    ex, ey = win.pathways.edges.getData()
-    assert len(ex) == 2 * g.number_of_edges()
+    assert win.pathways.edge_segment_count() == g.number_of_edges()  # under the edge budget: all drawn
     # Unknown-pathway SNPs grey, the rest blue, in the default "size" mode.
     colours = win.pathways.node_brush_colours()
     for k, grp in enumerate(a.label_group):
@@ -363,8 +362,13 @@ def test_thousands_of_nodes_use_a_fixed_number_of_graphics_items(qtbot):
     qtbot.addWidget(view)
     view.resize(1200, 800)
     view.show()
+    def items():
+        """Scene items outside the legend (whose few rows depend on the selection and edge tiers)."""
+        legend = view.legend_item
+        return [it for it in view.plot_widget.scene().items() if it is not legend and not legend.isAncestorOf(it)]
+
     view.set_graph(graph(30, 12, 1))
-    small = len(view.plot_widget.scene().items())
+    small = len(items())
     big = graph(6000, 3000, 2)
     assert big.number_of_nodes() > 3000
     t0 = time.perf_counter()
@@ -373,7 +377,8 @@ def test_thousands_of_nodes_use_a_fixed_number_of_graphics_items(qtbot):
     view.select_snp(int(view.arrays.index[0]))
     img = render_image(view.plot_widget, (1400, 900))
     elapsed = time.perf_counter() - t0
-    assert len(view.plot_widget.scene().items()) == small
+    assert len(items()) == small
+    assert len(view.legend_item.items) <= 12
     assert len(view.nodes.data) == big.number_of_nodes()
     assert 0 < len(view.labels.drawn) <= view.labels.max_labels  # overlapping labels left out
     assert non_blank(img) and elapsed < 10.0

@@ -1,0 +1,69 @@
+"""Every setting of one scan, in one object: what the Run panel reads and the scan job consumes.
+
+The fields mirror ``gboost scan``'s arguments (gboost/cli.py), grouped by the stage that uses them:
+opening the input (``allow_no_sex``, ``pheno``), QC (:class:`gboost.study.QCOptions`), the scan
+(:class:`gboost.scan.ScanParams`) and the covariate refit (``covar``, ``covar_name``). Keeping them
+together lets a shared pipeline take the whole object in one hand-over.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gboost.scan import ScanParams
+from gboost.study import QCOptions
+
+
+@dataclass
+class RunOptions:
+    qc: QCOptions = field(default_factory=QCOptions)
+    params: ScanParams = field(default_factory=ScanParams)
+    allow_no_sex: bool = False  # --allow-no-sex: keep phenotypes of samples of unknown sex
+    pheno: str | None = None  # --pheno FILE
+    covar: str | None = None  # --covar FILE
+    covar_name: list[str] | None = None  # --covar-name a,b
+
+    def load_key(self) -> tuple:
+        """What a loaded study depends on: a study loaded with another key must be reloaded."""
+        return (self.qc, self.allow_no_sex, self.pheno)
+
+    def input_kwargs(self) -> dict:
+        """Keyword arguments of ``gboost.inputs.open_input`` beyond the fileset itself."""
+        return {"pheno": self.pheno, "allow_no_sex": self.allow_no_sex}
+
+    def engine_kwargs(self) -> dict:
+        """Keyword arguments of ``gboost.engines.make_engine``."""
+        p = self.params
+        return {"threads": p.threads, "tile": p.tile, "gpus": p.gpus, "dask": p.dask}
+
+    def cli_args(self) -> list[str]:
+        """The same settings as ``gboost scan`` arguments (for the log: a run a user can repeat)."""
+        out: list[str] = []
+        q, p = self.qc, self.params
+        for name in ("maf", "geno", "mind", "hwe"):
+            if getattr(q, name) is not None:
+                out += [f"--{name}", f"{getattr(q, name):g}"]
+        for name in ("extract", "exclude"):
+            if getattr(q, name):
+                out += [f"--{name}", getattr(q, name)]
+        if q.chrom:
+            out += ["--chr", ",".join(q.chrom)]
+        if self.allow_no_sex:
+            out.append("--allow-no-sex")
+        if self.pheno:
+            out += ["--pheno", self.pheno]
+        if self.covar:
+            out += ["--covar", self.covar]
+            if self.covar_name:
+                out += ["--covar-name", ",".join(self.covar_name)]
+        out += ["--epi1", f"{p.epi1:g}", "--epi2", f"{p.epi2:g}", "--device", p.device]
+        for flag, v in (("--threads", p.threads), ("--tile", p.tile), ("--dask", p.dask),
+                        ("--min-distance", p.min_distance_kb), ("--max-r2", p.max_r2)):
+            if v is not None:
+                out += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
+        if p.gpus:
+            out += ["--gpus", ",".join(map(str, p.gpus))]
+        if p.allelic:
+            out.append("--allelic")
+        if p.calibration_pairs != ScanParams.calibration_pairs:
+            out += ["--calibration-pairs", str(p.calibration_pairs)]
+        return out

@@ -1,0 +1,146 @@
+"""Every scan option of the CLI in the Run panel, and the ways out of input problems."""
+import shutil
+
+import pytest
+
+from guihelpers import EPI1, N_CASES, N_CONTROLS, load, scan
+from gboost.cli import build_parser
+from gui import remedies, settings
+from gui.loading import canonical
+
+
+@pytest.fixture
+def no_sex_prefix(study_prefix, tmp_path):
+    """The test study with sex 0 for every sample, as much shared data has."""
+    prefix = str(tmp_path / "nosex")
+    for ext in (".bed", ".bim"):
+        shutil.copy(study_prefix + ext, prefix + ext)
+    with open(study_prefix + ".fam") as src, open(prefix + ".fam", "w") as dst:
+        for line in src:
+            f = line.split()
+            f[4] = "0"
+            dst.write(" ".join(f) + "\n")
+    return prefix
+
+
+def test_unknown_sex_dialog_fixes_it_in_one_click_and_the_scan_runs(qtbot, window, no_sex_prefix):
+    window.run_panel.epi1.setText(EPI1)
+    with qtbot.waitSignal(window.taskFailed, timeout=30000) as failed:
+        assert window.open_path(no_sex_prefix, run=True)
+    assert "--allow-no-sex" in failed.args[1] and "unknown sex" in failed.args[1]
+    box = window.error_box
+    assert [b.text() for b in box.fix_buttons] == [remedies.KEEP_NO_SEX]
+    with qtbot.waitSignal(window.scanFinished, timeout=60000) as done:
+        box.fix_buttons[0].click()
+    result = done.args[0]
+    assert result.study.layout.n_case == N_CASES and result.study.layout.n_ctrl == N_CONTROLS
+    assert window.run_panel.allow_no_sex.isChecked()
+    assert settings.study_allow_no_sex(canonical(no_sex_prefix))
+
+
+def test_allow_no_sex_is_remembered_per_study(qtbot, window, no_sex_prefix, study_prefix):
+    settings.set_study_allow_no_sex(canonical(no_sex_prefix), True)
+    study = load(qtbot, window, no_sex_prefix)
+    assert study.layout.n_case == N_CASES and window.run_panel.allow_no_sex.isChecked()
+    load(qtbot, window, study_prefix)  # another study: PLINK's default again
+    assert not window.run_panel.allow_no_sex.isChecked()
+
+
+def test_the_cli_names_the_flag_for_unknown_sex(no_sex_prefix, tmp_path, capsys):
+    from gboost.cli import main
+
+    assert main(["scan", "--bfile", no_sex_prefix, "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "keep phenotypes of samples of unknown sex with --allow-no-sex" in err
+    assert err.count("\n") == 1
+
+
+def test_every_cli_scan_option_has_a_control(window):
+    """The scan subcommand's options the Run panel covers, by flag; --part/--resume/--out/--overwrite/
+    --quiet and the input choice belong to the command line (the window has its own Open/Export)."""
+    scan_parser = build_parser()._subparsers._group_actions[0].choices["scan"]
+    flags = {s for a in scan_parser._actions for s in a.option_strings if s.startswith("--")}
+    cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
+                "--map", "--boost-matrix"}
+    covered = {"--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
+               "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
+               "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs"}
+    assert flags - cli_only == covered
+    rp = window.run_panel
+    controls = {"--pheno": rp.file_edits["pheno"], "--covar": rp.file_edits["covar"], "--covar-name": rp.covar_name,
+                "--allow-no-sex": rp.allow_no_sex, "--extract": rp.file_edits["extract"],
+                "--exclude": rp.file_edits["exclude"], "--chr": rp.chrom, "--epi1": rp.epi1, "--epi2": rp.epi2,
+                "--device": rp.engine, "--threads": rp.threads, "--gpus": rp.gpus, "--dask": rp.dask, "--tile": rp.tile,
+                "--min-distance": rp.min_distance, "--max-r2": rp.max_r2, "--allelic": rp.marginal,
+                "--calibration-pairs": rp.calibration,
+                **{f"--{k}": rp.qc_checks[k] for k in ("maf", "geno", "mind", "hwe")}}
+    assert set(controls) == covered
+    for flag, widget in controls.items():
+        assert widget.toolTip(), flag
+
+
+def test_defaults_are_plinks(window):
+    """Defaults button: every option as `gboost scan` without flags (PLINK 1.9's defaults)."""
+    from gboost.scan import ScanParams
+    from gboost.study import QCOptions
+    from gui.run_options import RunOptions
+
+    rp = window.run_panel
+    rp.epi1.setText("1e-3")
+    rp.allow_no_sex.setChecked(True)
+    rp.calibration.setValue(0)
+    rp.dask.setText("local:2")
+    rp.restore_defaults()
+    opts = rp.run_options()
+    assert opts == RunOptions(qc=QCOptions(), params=ScanParams(device="auto"))
+    assert opts.cli_args() == ["--epi1", "5e-06", "--epi2", "0.01", "--device", "auto"]
+
+
+def test_run_options_reach_the_scan(qtbot, window, study_prefix, tmp_path):
+    rp = window.run_panel
+    keep = tmp_path / "keep.txt"
+    with open(study_prefix + ".bim") as f:
+        ids = [line.split()[1] for line in f]
+    keep.write_text("\n".join(ids[:200]) + "\n")
+    covar = tmp_path / "covar.txt"
+    with open(study_prefix + ".fam") as f:
+        covar.write_text("FID IID age pc1\n" + "".join(f"{l.split()[0]} {l.split()[1]} {30 + k % 40} {k % 7 - 3}\n"
+                                                       for k, l in enumerate(f)))
+    rp.file_edits["extract"].setText(str(keep))
+    rp.chrom.setText("1-2")
+    rp.file_edits["covar"].setText(str(covar))
+    rp.covar_name.setText("pc1")
+    rp.epi1.setText(EPI1)
+    rp.min_distance.setValue(50.0)
+    rp.max_r2.setText("0.8")
+    rp.calibration.setValue(0)
+    rp.marginal.setCurrentIndex(1)
+    rp.threads.setValue(1)
+    opts = rp.run_options()
+    assert opts.qc.extract == str(keep) and opts.qc.chrom == ["1", "2"]
+    assert opts.covar == str(covar) and opts.covar_name == ["pc1"]
+    p = opts.params
+    assert (p.min_distance_kb, p.max_r2, p.calibration_pairs, p.allelic, p.threads) == (50.0, 0.8, 0, True, 1)
+    rp.dask.setText("local:1")
+    rp.gpus.setText("0,1")
+    assert rp.run_options().params.dask == "local:1" and rp.run_options().params.gpus == [0, 1]
+    rp.dask.clear()
+    rp.gpus.clear()
+    load(qtbot, window, study_prefix)
+    result = scan(qtbot, window)
+    assert result.params.min_distance_kb == 50.0 and result.params.max_r2 == 0.8 and result.params.allelic
+    assert result.params.calibration_pairs == 0
+    assert result.study.n_snps <= 200
+    assert {str(c) for c in result.study.variants.chrom} <= {"1", "2"}
+    assert result.covariate_names == ["pc1"]
+
+
+def test_bad_option_values_name_the_flag(window, tmp_path):
+    rp = window.run_panel
+    rp.gpus.setText("zero")
+    with pytest.raises(ValueError, match="--gpus"):
+        rp.run_options()
+    rp.gpus.clear()
+    rp.file_edits["covar"].setText(str(tmp_path / "missing.txt"))
+    with pytest.raises(ValueError, match="--covar: no such file"):
+        rp.run_options()
