@@ -18,7 +18,7 @@ from PySide6.QtSvg import QSvgRenderer
 from gui.plots.base import CHROM_COLOURS
 
 ROOT = Path(__file__).resolve().parents[2]
-VOLATILE = ("created", "timings_s")  # run.json keys that differ between any two runs
+VOLATILE = ("created", "timings_s", "command_s")  # run.json keys that differ between any two runs (command_s: CLI only)
 
 
 def export(qtbot, win, kind, path):
