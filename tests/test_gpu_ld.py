@@ -27,5 +27,7 @@ def test_ld_study_gpu_equals_cpu(study, counting, epi1):
     params = ScanParams(epi1=epi1, epi2=0.05)
     want = run_scan(study, params, engine=CpuEngine())
     got = run_scan(study, params, engine=_engine(counting=counting))
-    assert (want.screened.df == 1).any() and (want.screened.df == 2).any()
+    assert (want.screened.df == 2).any() and len(want.screened) > 100
+    if epi1 >= 1e-2:
+        assert (want.screened.df == 1).any()
     _assert_scan_equal(got, want)

@@ -63,3 +63,46 @@ def test_random_values_match_the_reference(stats, best, counts):
     n_tot = [c for c in counts]
     n_sig = [c // 3 for c in counts]
     check(fake(stats, dfs, ids, ["1"] * 4 + ["2"] * 4, best, n_sig, n_tot, [(k + 1) % 8 for k in range(8)]))
+
+
+# ---- gboost.io.fastnum: Python's %g for whole columns ------------------------------------------
+from gboost.io.fastnum import format_g  # noqa: E402
+
+TIES = [0.5, 1.5, 2.5, 0.125, 1e-5, 1e-4, 9.9999999995e-5, 99999.99995, 0.00012345678905, 1234567890.5,
+        12345678905.0, 9999999999.5, 1e10, 1e16, 1e22, 1e23, 1.7976931348623157e308, 5e-324, 2.2250738585072014e-308,
+        1e-300, 123456789012345678.0, 0.1, 0.2, 0.3, 1 / 3, 2 / 3, 1e-7, 4.35e-17, -0.0, 0.0, -1.5, -1e-320,
+        float("nan"), float("inf"), float("-inf"), 7 / 320, 0.021875, 1.0000000005, 0.99999999995]
+
+
+def test_format_g_equals_python_on_ties_and_extremes():
+    for d in (4, 6, 8, 10):
+        assert format_g(TIES, d) == [format(x, f".{d}g") for x in TIES], d
+    assert format_g([float("nan"), 1.0], 6, na="NA") == ["NA", "1"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False), st.floats(min_value=1e-12, max_value=1e12),
+                          st.integers(-10**12, 10**12).map(float)), min_size=1, max_size=300),
+       st.sampled_from([4, 6, 8, 10]))
+def test_format_g_equals_python_on_random_values(values, d):
+    assert format_g(values, d) == [format(x, f".{d}g") for x in values]
+
+
+def test_pairs_and_marginal_tables_equal_the_row_wise_writers():
+    from gboost.engines.cpu import CpuEngine
+    from gboost.scan import ScanParams, run_scan
+    from gboost.simulate import simulate_study
+    from gboost.load import load_study
+    from gboost.study import QCOptions
+
+    sim = simulate_study(300, 150, 150, seed=24, chromosomes=["1", "2"], missing_rate=0.02, ld_block=10)
+    sim.variants.snp = sim.variants.snp.astype(object)
+    sim.variants.snp[7] = "rs_ünï"  # non-ASCII IDs take the UTF-8 path
+    study = load_study(sim.source(), QCOptions())
+    res = run_scan(study, ScanParams(epi1=0.2, epi2=0.5), engine=CpuEngine())
+    pr = res.reported
+    assert len(pr) > 100
+    assert R.format_pairs(study.variants, pr) == R.format_pairs_rowwise(study.variants, pr)
+    pr.adj = (np.where(np.arange(len(pr)) % 5 == 0, np.nan, pr.stat * 0.93), np.full(len(pr), 4), pr.p * 1.7)
+    assert R.format_pairs(study.variants, pr) == R.format_pairs_rowwise(study.variants, pr)
+    assert R.format_marginal_tsv(res) == R.format_marginal_tsv_rowwise(res)
