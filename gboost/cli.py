@@ -336,8 +336,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gboost: error: {exc}", file=sys.stderr)
         return 2
     except (ScanCancelled, KeyboardInterrupt):
+        if argv is None:  # a second Ctrl-C must not turn the clean stop into a traceback
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("\ngboost: interrupted; finished tiles are checkpointed: rerun with --resume to continue",
               file=sys.stderr)
+        if argv is None:
+            # End here: an interrupt that lands again in the interpreter's shutdown (joining a
+            # background thread) would end the process by SIGINT instead of exit code 130.
+            _exit_now(130)
         return 130
     except OSError as exc:  # disk full, permission denied: name the file, no traceback
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
