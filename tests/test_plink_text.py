@@ -65,6 +65,44 @@ def test_random_values_match_the_reference(stats, best, counts):
     check(fake(stats, dfs, ids, ["1"] * 4 + ["2"] * 4, best, n_sig, n_tot, [(k + 1) % 8 for k in range(8)]))
 
 
+def _near(x: float, steps: int) -> float:
+    """``x`` moved ``steps`` ulps (negative: down)."""
+    for _ in range(abs(steps)):
+        x = float(np.nextafter(x, np.inf if steps > 0 else -np.inf))
+    return x
+
+
+# Adversarial values for PLINK's rounding: decimal ties q.5 at 4 and 6 significant digits (where
+# PLINK's tolerant banker's rule and printf part ways) and the switches between notations and
+# decades (1e-4 -> exponent, 10^d -> exponent, 9.9995 -> 10.00), each with its ulp neighbours.
+tie = st.builds(lambda q, e, d, u: _near((q + 0.5) * 10.0 ** e, u), st.integers(0, 999_999),
+                st.integers(-330, 300), st.sampled_from([4, 6]), st.integers(-2, 2))
+switch = st.builds(lambda base, k, u: _near(base * 10.0 ** k, u),
+                   st.sampled_from([1.0, 0.99995, 0.9999995, 0.99994999999999, 0.99999949999999, 9.9995, 5.0]),
+                   st.integers(-12, 12), st.integers(-3, 3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(tie, switch, anyf), min_size=8, max_size=120))
+def test_ties_and_notation_switches_match_the_reference(values):
+    """Every value is printed as STAT (6 digits), as P (4 digits, through the same path as the
+    rows), and as BEST_CHISQ and PROP (4 digits) by the compiled writer and the row-wise oracle."""
+    ids = [f"s{k}" for k in range(8)]
+    dfs = [(4, 2, 1)[k % 3] for k in range(len(values))]
+    best = (values * 2)[:8]
+    check(fake(values, dfs, ids, ["1"] * 8, best, [1, 2, 3, 7, 0, 5, 21, 9],
+               [3, 7, 320, 64, 1, 10, 960, 9], [(k + 3) % 8 for k in range(8)]))
+
+
+def test_ties_print_plinks_digits():
+    """The oracle itself on the ties documented from plink1.9 output (gboost/io/plink_format.py,
+    docs/plink_boost_notes.md §5), so the comparisons above compare against PLINK's digits."""
+    from gboost.io.plink_format import plink_g
+
+    assert plink_g(7 / 320, 4) == "0.02188"  # printf's %.4g gives 0.02187
+    assert plink_g(1 / 64, 4) == "0.01562" and plink_g(3 / 64, 4) == "0.04688"
+
+
 # ---- gboost.io.fastnum: Python's %g for whole columns ------------------------------------------
 from gboost.io.fastnum import format_g  # noqa: E402
 
