@@ -218,14 +218,17 @@ def format_marginal_tsv_rowwise(result) -> str:
 
 
 def _sha256_now(path: str) -> str:
+    t = time.perf_counter()
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 22), b""):
             h.update(chunk)  # (hashlib releases the GIL on large chunks: a background thread is free)
+    _HASHED[os.path.abspath(path)] = time.perf_counter() - t
     return h.hexdigest()
 
 
 _HASHING: dict = {}
+_HASHED: dict = {}  # path -> seconds its SHA-256 took (on whichever thread)
 
 
 def start_hashing(paths) -> None:
@@ -248,19 +251,18 @@ def _sha256(path: str) -> str:
 
 
 def run_record(result, extra: dict | None = None) -> dict:
-    """Provenance for run.json: what ran, on what, with which inputs and parameters, and counts."""
+    """Provenance for run.json: what ran, on what, with which inputs and parameters, and counts.
+    A CLI scan's result carries its :class:`gboost.stages.StageClock` (``command_clock``): its
+    stages end here, so ``command_s`` covers the command up to this file."""
     s = result.study
     params = {k: v for k, v in result.params.__dict__.items()}
-    t = time.perf_counter()
+    clock = getattr(result, "command_clock", None)
+    if clock is not None:
+        clock.lap("write_outputs")
     inputs = {os.path.abspath(f): _sha256(f) for f in s.source_files if os.path.isfile(f)}
-    if getattr(result, "command_timings", None) is not None:
-        result.command_timings["inputs_sha256_wait"] = time.perf_counter() - t
-        mark = getattr(result, "command_mark", None)
-        if mark is not None:  # the stages the command timed before, and the rest up to this point
-            result.command_timings["render_and_write"] = time.perf_counter() - mark - result.command_timings[
-                "inputs_sha256_wait"]
-            result.command_timings["wall_to_run_json"] = sum(
-                v for k, v in result.command_timings.items() if k != "wall_to_run_json")
+    if clock is not None:
+        clock.lap("inputs_sha256_wait")  # what the background hashing had not finished by now
+        clock.background["inputs_sha256"] = sum(_HASHED.values())
     return {
         "gboost_version": gboost.__version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -291,8 +293,7 @@ def run_record(result, extra: dict | None = None) -> dict:
         "covariates": result.covariate_names,
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
-        **({"command_s": {k: round(v, 6) for k, v in result.command_timings.items()}}
-           if getattr(result, "command_timings", None) else {}),
+        **({"command_s": clock.as_dict()} if clock is not None else {}),
         **(extra or {}),
     }
 
@@ -303,21 +304,25 @@ OUTPUT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.t
 def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
     """The five outputs' texts (run.json rendered after the others, so it holds their timings)."""
     out = render_lazily(result, extra)
-    out["run.json"] = out["run.json"]()
-    return out
+    return {name: (v() if callable(v) else v).decode("utf-8") if name != "run.json" else v()
+            for name, v in out.items()}
 
 
 def render_lazily(result, extra: dict | None = None) -> dict:
-    """The five outputs' texts. The two PLINK files are formatted by compiled loops that release
-    the GIL, so they run on threads beside the Python-formatted pairs.tsv and marginal.tsv; each
-    file's seconds go to ``result.timings`` ("format_<file>"). run.json is a function, rendered
-    last (gboost/io/outdir.py calls it once the others are on disk) so its timings cover them."""
+    """The five outputs for gboost/io/outdir.py's write_files, each a function it calls when it
+    comes to that file. The two PLINK files are formatted by compiled loops that release the GIL,
+    so they run on threads beside the Python-formatted pairs.tsv and marginal.tsv; each file's
+    seconds go to ``result.timings`` ("format_<file>"). The functions stamp the time they are
+    called: write_files writes and syncs each file before it asks for the next, so two stamps
+    bracket one file's write. run.json is rendered last, so its timings cover the others."""
     from concurrent.futures import ThreadPoolExecutor
+
+    clock = getattr(result, "command_clock", None)
 
     def timed(name, fn):
         def run():
             t = time.perf_counter()
-            text = fn(result)
+            text = fn(result).encode("utf-8")
             return name, text, time.perf_counter() - t
         return run
 
@@ -325,14 +330,31 @@ def render_lazily(result, extra: dict | None = None) -> dict:
     texts = {}
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [pool.submit(j) for j in jobs]
-        for name, fn in (("pairs.tsv", format_pairs_tsv), ("marginal.tsv", format_marginal_tsv)):
-            _, texts[name], dt = timed(name, fn)()
-            result.timings[f"format_{name}"] = dt
-        for f in futures:
-            name, texts[name], dt = f.result()
-            result.timings[f"format_{name}"] = dt
-    out = {k: texts[k] for k in OUTPUT_FILES if k in texts}
-    out["run.json"] = lambda: format_run_json(result, extra)
+        done = [timed(name, fn)() for name, fn in (("pairs.tsv", format_pairs_tsv), ("marginal.tsv", format_marginal_tsv))]
+        done += [f.result() for f in futures]
+    for name, texts[name], dt in done:
+        result.timings[f"format_{name}"] = dt
+        if clock is not None:
+            clock.files[name] = {"format": dt, "bytes": len(texts[name])}
+    if clock is not None:
+        clock.lap("format_outputs")  # the four files' formatting, side by side
+    stamps: list[tuple[str, float]] = []
+
+    def handing(name: str, data):
+        def give():
+            stamps.append((name, time.perf_counter()))
+            return data
+        return give
+
+    def run_json() -> str:
+        stamps.append(("run.json", time.perf_counter()))
+        if clock is not None:
+            for (name, t0), (_, t1) in zip(stamps, stamps[1:]):
+                clock.files[name]["write"] = t1 - t0
+        return format_run_json(result, extra)
+
+    out = {k: handing(k, texts[k]) for k in OUTPUT_FILES if k in texts}
+    out["run.json"] = run_json
     return out
 
 
