@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,3 +146,40 @@ def test_pairs_and_marginal_tables_equal_the_row_wise_writers():
     pr.adj = (np.where(np.arange(len(pr)) % 5 == 0, np.nan, pr.stat * 0.93), np.full(len(pr), 4), pr.p * 1.7)
     assert R.format_pairs(study.variants, pr) == R.format_pairs_rowwise(study.variants, pr)
     assert R.format_marginal_tsv(res) == R.format_marginal_tsv_rowwise(res)
+
+
+def test_runs_of_rows_join_to_the_whole_file():
+    """The PLINK files are formatted in runs of rows on several threads: any split joins to the
+    single-piece body, which the row-wise oracle pins down above."""
+    from gboost.io.plink_text import epi_cc_pieces, padded, summary_pieces
+
+    rng = np.random.default_rng(5)
+    p, m = 50, 333
+    ids = [f"rs{k}" if k % 7 else f"snp_ü{k}" for k in range(p)]
+    w = plink_snp_width(ids)
+    chrom, snp = padded([str(1 + k % 3) for k in range(p)], 4), padded(ids, w)
+    i, j = rng.integers(0, p, m), rng.integers(0, p, m)
+    stat, df = rng.exponential(10, m), rng.choice([0, 1, 2, 4], m)
+    sig, tot = rng.integers(0, 5, p), rng.integers(0, 50, p)
+    best, partner = rng.exponential(10, p), rng.integers(-1, p, p)
+    whole_cc = b"".join(f() for f in epi_cc_pieces(i, j, stat, df, chrom, snp, 1))
+    whole_sum = b"".join(f() for f in summary_pieces(chrom, snp, w, sig, tot, best, partner, 1))
+    assert whole_cc.count(b"\n") == (df > 0).sum() and whole_sum.count(b"\n") == p
+    for k in (2, 3, 8, 1000):
+        assert b"".join(f() for f in epi_cc_pieces(i, j, stat, df, chrom, snp, k)) == whole_cc
+        assert b"".join(f() for f in summary_pieces(chrom, snp, w, sig, tot, best, partner, k)) == whole_sum
+    assert b"".join(f() for f in epi_cc_pieces(i[:0], j[:0], stat[:0], df[:0], chrom, snp, 4)) == b""
+
+
+def test_text_and_integer_columns_equal_str():
+    from gboost.io.fastnum import int_bytes, ragged, text_bytes
+
+    values = np.array(["1", "rs_ü", "", "X", 23, b"kgp9"], dtype=object)
+    mat, lengths = text_bytes(values)
+    got = [bytes(mat[k, :lengths[k]]).decode() for k in range(len(values))]
+    assert got == ["1", "rs_ü", "", "X", "23", "kgp9"]
+    ints = np.array([0, -1, 7, 10, -10, 123456789012, -(2**62)], np.int64)
+    mat, lengths = int_bytes(ints)
+    assert [bytes(mat[k, :lengths[k]]).decode() for k in range(len(ints))] == [str(x) for x in ints.tolist()]
+    with pytest.raises(ValueError, match="newline"):
+        ragged(["a", "b\nc"])
