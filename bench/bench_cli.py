@@ -5,7 +5,7 @@
 
 For each size and missing-call rate: a PLINK fileset (``--maker simulate``: `gboost simulate
 --missing`, the case-control model with a planted pair; ``--maker fast``: bench/make_bed.py, random
-HWE genotypes, seconds at 500k x 5k), then `gboost scan --bfile … --out …` run twice as a
+HWE genotypes, seconds at 500k x 5k; the default takes the first up to 1e8 genotypes), then `gboost scan --bfile … --out …` run twice as a
 subprocess (first = caches as left by earlier runs, then ``--repeat`` warm runs of which the fastest
 is shown), the .bed in the page cache.
 Printed per row:
@@ -50,7 +50,8 @@ def make_fileset(prefix: str, p: int, n: int, missing: float, maker: str, repo: 
 
 
 def _env(repo: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": str(repo)}
+    """This environment with ``repo`` first on the path (packages installed elsewhere stay)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (str(repo), os.environ.get("PYTHONPATH")) if x)}
 
 
 def command(prefix: str, out: Path, device: str, epi1: float, repo: Path) -> tuple[float, dict]:
@@ -85,8 +86,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=5000, help="samples")
     ap.add_argument("--missing", default="0,0.01", help="missing-call rates, comma-separated")
     ap.add_argument("--device", default="gpu", choices=("cpu", "gpu", "auto"))
-    ap.add_argument("--maker", default="simulate", choices=("simulate", "fast"),
-                    help="how the filesets are written (simulate: gboost simulate; fast: bench/make_bed.py)")
+    ap.add_argument("--maker", default="auto", choices=("auto", "simulate", "fast"),
+                    help="how the filesets are written (simulate: gboost simulate; fast: bench/make_bed.py; "
+                         "auto: simulate up to 1e8 genotypes, fast beyond)")
     ap.add_argument("--epi1", type=float, default=5e-6)
     ap.add_argument("--dir", default="/tmp/gboost-bench")
     ap.add_argument("--repo", default=str(ROOT), help="the gboost checkout to time (default: this one)")
@@ -101,8 +103,9 @@ def main() -> int:
     rows = []
     for p in (int(x) for x in a.sizes.split(",")):
         for m in (float(x) for x in a.missing.split(",")):
-            prefix = str(d / f"{a.maker}_p{p}_n{a.n}_m{m}")
-            make_fileset(prefix, p, a.n, m, a.maker, repo)
+            maker = a.maker if a.maker != "auto" else ("simulate" if p * a.n <= 1e8 else "fast")
+            prefix = str(d / f"{maker}_p{p}_n{a.n}_m{m}")
+            make_fileset(prefix, p, a.n, m, maker, repo)
             subprocess.run(["cat", prefix + ".bed"], stdout=subprocess.DEVNULL, check=True)  # page cache
             first, _ = command(prefix, d / "out", a.device, a.epi1, repo)
             # The warm run with the least wall (a shared machine's noise only ever adds time).
