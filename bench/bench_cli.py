@@ -5,10 +5,10 @@
 
 For each size and missing-call rate: a PLINK fileset (``--maker simulate``: `gboost simulate
 --missing`, the case-control model with a planted pair; ``--maker fast``: bench/make_bed.py, random
-HWE genotypes, seconds at 500k x 5k; the default takes the first up to 1e8 genotypes), then `gboost scan --bfile … --out …` run twice as a
-subprocess (first = caches as left by earlier runs, then ``--repeat`` warm runs of which the fastest
-is shown), the .bed in the page cache.
-Printed per row:
+HWE genotypes, seconds at 500k x 5k; the default takes the first up to 1e8 genotypes), then
+`gboost scan --bfile … --out …` as a subprocess, the .bed in the page cache: once with the caches
+as earlier runs left them, then ``--repeat`` warm runs of which the fastest is shown. Printed per
+row:
 
 * cmd 1st s, cmd s: wall of the subprocess, start to exit, first and second run; pair·samples/s
   of the second (the figure of merit);

@@ -146,7 +146,7 @@ def _encode(batch: list[TileResult]) -> bytes:
     segs = _segments([p for r in batch for p in (r.rows, r.cols)])
     cat = (lambda xs, dt: np.concatenate([np.asarray(x, dt) for x in xs]) if xs else np.zeros(0, dt))
     if max(max((r.tile.j1 for r in batch), default=0), max((s[0] + len(s[1]) for s in segs), default=0)) >= 2**31:
-        raise ValueError("a checkpoint record holds SNP indices below 2^31")
+        raise ValueError("a checkpoint records SNP indices below 2^31 only")
     arrays = {"ksa": cat([r.surv_ksa for r in batch], np.float64),
               "i": cat([r.surv_i for r in batch], np.int32), "j": cat([r.surv_j for r in batch], np.int32),
               "n_sig": cat([s[1] for s in segs], np.uint32), "n_tot": cat([s[2] for s in segs], np.uint32),
@@ -246,6 +246,7 @@ class Ledger:
         self._thread = None
         self._queue = None
         self._error: OSError | None = None
+        self._recorded: set[int] = set()  # tile indices in the ledger or queued for it
         manifest = self.dir / MANIFEST
         if resume and manifest.exists():
             try:
@@ -291,6 +292,7 @@ class Ledger:
         if path.exists():
             for good, magic, payload, _ in _intact_records(path.read_bytes()):
                 tiles = _decode_v1(payload) if magic == _MAGIC_V1 else _decode(payload, self.study)
+                self._recorded.update(r.tile.index for r in tiles)
                 self.seconds += time.perf_counter() - t
                 yield from tiles
                 t = time.perf_counter()
@@ -315,6 +317,9 @@ class Ledger:
         self._open()
         if self._error is not None:
             raise self._error
+        if res.tile.index in self._recorded:  # a tile computed twice (a rerun Dask task) is recorded once:
+            return  # its partials would otherwise be merged twice into a record's runs
+        self._recorded.add(res.tile.index)
         if self._thread is None:
             import queue
             import threading

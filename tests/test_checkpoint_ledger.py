@@ -101,3 +101,20 @@ def test_the_ledger_times_the_callers_share(study, tmp_path):
 def _screen(study, params, ledger=None):
     acc, thr, timings, desc = screen(study, params, engine=CpuEngine(tile=48), checkpoint=ledger)
     return acc, thr, desc, timings
+
+
+def test_a_tile_recorded_twice_counts_once(study, tiles, tmp_path):
+    """A rerun Dask task hands the same tile over twice; the accumulator counts it once, and so
+    must the ledger, whose records merge their tiles' partials."""
+    params = ScanParams(epi1=0.02, epi2=0.2, device="cpu", tile=48)
+    led = C.Ledger(tmp_path, study, params, resume=False)
+    led.start(tile=48, tiles=len(tiles))
+    for r in tiles[:5] + tiles[2:4] + tiles[5:]:
+        led.record(r)
+    led.close()
+    assert C.tiles_recorded(tmp_path) == len(tiles)
+    led = C.Ledger(tmp_path, study, params, resume=True)
+    same_accumulators(accumulate(study, led.replay()), accumulate(study, tiles))
+    led.record(tiles[0])  # already in the ledger: not written again
+    led.close()
+    assert C.tiles_recorded(tmp_path) == len(tiles)
