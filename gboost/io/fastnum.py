@@ -157,7 +157,7 @@ def ragged(values) -> tuple[np.ndarray, np.ndarray]:
     at 500k SNPs); the values are fields of whitespace-separated files, so a newline never
     occurs in one and marks where each ends."""
     items = values.tolist() if isinstance(values, np.ndarray) else list(values)
-    if not all(type(x) is str for x in items):
+    if not set(map(type, items)) <= {str, np.str_}:  # (one pass in C; a generator took 0.2 s per 1M)
         items = [x.decode("utf-8") if isinstance(x, bytes) else str(x) for x in items]
     buf = np.frombuffer(("\n".join(items) + "\n").encode("utf-8"), np.uint8) if items else np.zeros(0, np.uint8)
     ends = np.flatnonzero(buf == 10)
