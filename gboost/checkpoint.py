@@ -1,12 +1,13 @@
 """Per-tile checkpoints of a long scan, so that --resume continues after kill -9, a power cut or
 Cancel and ends with outputs identical to an uninterrupted run.
 
-The ledger is one append-only file in the output directory. Each finished tile is a framed record
-(magic, tile index, payload length, CRC-32, then the tile's survivors and summary partials as an
-uncompressed .npz); a record cut short by a crash fails its length or CRC check and is dropped on
-replay, and the file is truncated back to the last good record. ``checkpoint.json`` beside it pins
-what the ledger belongs to (study shape, SNP IDs, thresholds, tile size, part); resuming with
-anything else is refused rather than silently mixing two scans.
+The ledger is one append-only file in the output directory. A writer thread appends the finished
+tiles as framed records (magic, tile count, payload length, CRC-32, then the compact payload of
+_RECORD: survivors without their tables, summary partials merged into runs of SNPs); a record cut
+short by a crash fails its length or CRC check and is dropped on replay, and the file is truncated
+back to the last good record. ``checkpoint.json`` beside it pins what the ledger belongs to (study
+shape, SNP IDs, thresholds, tile size, part); resuming with anything else is refused rather than
+silently mixing two scans.
 """
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ from gboost.errors import InputError
 
 LEDGER = "checkpoint.ledger"
 MANIFEST = "checkpoint.json"
-_HEAD = struct.Struct("<4sIQI")  # magic, tile index, payload bytes, crc32 of payload
-_MAGIC = b"GBT1"
+_HEAD = struct.Struct("<4sIQI")  # magic, tiles in the record (GBT1: the tile's index), payload bytes, crc32
+_MAGIC = b"GBT2"
+_MAGIC_V1 = b"GBT1"
+_BATCH_TILES = 256  # at most this many tiles in one record (bounds a record's size)  # one tile per record as an .npz (read on --resume of a scan begun by an older gboost)
 
 
 def study_content_hash(study) -> str:
@@ -63,7 +66,8 @@ def _differences(saved: dict, now: dict) -> list[str]:
     return [_WHAT.get(k, k) for k in now if saved.get(k) != now[k]] or ["the checkpoint's format"]
 
 
-def _encode(res: TileResult) -> bytes:
+def _encode_v1(res: TileResult) -> bytes:
+    """The first record format (one tile as an .npz); kept so tests can write an old ledger."""
     t = res.tile
     buf = io.BytesIO()
     np.savez(buf, tile=np.array([t.index, t.i0, t.i1, t.j0, t.j1], np.int64), n_valid=np.int64(res.n_valid),
@@ -74,46 +78,167 @@ def _encode(res: TileResult) -> bytes:
     return buf.getvalue()
 
 
-def _decode(payload: bytes) -> TileResult:
+def _decode_v1(payload: bytes) -> list[TileResult]:
     d = np.load(io.BytesIO(payload))
     idx, i0, i1, j0, j1 = (int(x) for x in d["tile"])
     parts = [SummaryPartial(int(d["starts"][k]), d[f"{side}_n_sig"], d[f"{side}_n_tot"], d[f"{side}_best"],
                             d[f"{side}_best_partner"]) for k, side in enumerate(("r", "c"))]
-    return TileResult(Tile(idx, i0, i1, j0, j1), d["surv_i"], d["surv_j"], d["surv_ksa"], d["surv_tables"],
-                      int(d["n_valid"]), parts[0], parts[1])
+    return [TileResult(Tile(idx, i0, i1, j0, j1), d["surv_i"], d["surv_j"], d["surv_ksa"], d["surv_tables"],
+                       int(d["n_valid"]), parts[0], parts[1])]
 
 
-def _intact_records(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(end offset, payload) of each intact record; stops at the first torn or foreign one."""
+# The compact record (GBT2): one batch of finished tiles, as raw little-endian arrays, largest items
+# first so every array is aligned in the payload:
+#   counts      int64 [3]                 tiles k, survivors m, summary segments s
+#   tiles       int64 [k, 7]              index, i0, i1, j0, j1, valid pairs, survivors of the tile
+#   segments    int64 [s, 2]              first SNP, length (L = the lengths' sum)
+#   ksa         float64 [m]
+#   best        float64 [L]
+#   i, j        int32 [m] each            survivors in tile order
+#   n_sig, n_tot uint32 [L] each
+#   partner     int32 [L]
+# Survivors carry no tables: a pair's table is a pure function of the study's planes (the same
+# integers on every engine; gboost/engines/cpu.py tables_of recounts them on replay), and the
+# 144-byte table was 6/7 of a survivor's record. The tiles' summary partials are merged into
+# disjoint segments (Summary merges are order-free: gboost/scan.py), so a batch of one row block
+# carries its rows once and its columns as one run, not two arrays per tile.
+_RECORD = [("ksa", np.float64, "m"), ("best", np.float64, "L"), ("i", np.int32, "m"), ("j", np.int32, "m"),
+           ("n_sig", np.uint32, "L"), ("n_tot", np.uint32, "L"), ("partner", np.int32, "L")]
+
+
+def _segments(parts: list[SummaryPartial]) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """The partials merged into disjoint runs of SNPs: (start, n_sig, n_tot, best, partner)."""
+    from gboost.scan import better_partner
+
+    spans = sorted(((p.start, p.start + len(p.n_sig), p) for p in parts if len(p.n_sig)), key=lambda x: x[0])
+    out = []
+    k = 0
+    while k < len(spans):
+        lo, hi = spans[k][0], spans[k][1]
+        group = [spans[k][2]]
+        k += 1
+        while k < len(spans) and spans[k][0] <= hi:  # overlapping or adjacent: one run
+            hi = max(hi, spans[k][1])
+            group.append(spans[k][2])
+            k += 1
+        if len(group) == 1:
+            g = group[0]
+            out.append((lo, g.n_sig, g.n_tot, g.best, g.best_partner))
+            continue
+        n_sig, n_tot = np.zeros(hi - lo, np.int64), np.zeros(hi - lo, np.int64)
+        best, partner = np.full(hi - lo, -np.inf), np.full(hi - lo, -1, np.int64)
+        for g in group:
+            sl = slice(g.start - lo, g.start - lo + len(g.n_sig))
+            n_sig[sl] += g.n_sig
+            n_tot[sl] += g.n_tot
+            take = better_partner(g.best, g.best_partner, best[sl], partner[sl],
+                                  np.arange(g.start, g.start + len(g.n_sig)))
+            best[sl][take] = g.best[take]
+            partner[sl][take] = g.best_partner[take]
+        out.append((lo, n_sig, n_tot, best, partner))
+    return out
+
+
+def _encode(batch: list[TileResult]) -> bytes:
+    """One GBT2 record of ``batch`` (see _RECORD)."""
+    tiles = np.array([[r.tile.index, r.tile.i0, r.tile.i1, r.tile.j0, r.tile.j1, r.n_valid, len(r.surv_i)]
+                      for r in batch], np.int64).reshape(-1, 7)
+    segs = _segments([p for r in batch for p in (r.rows, r.cols)])
+    cat = (lambda xs, dt: np.concatenate([np.asarray(x, dt) for x in xs]) if xs else np.zeros(0, dt))
+    if max(max((r.tile.j1 for r in batch), default=0), max((s[0] + len(s[1]) for s in segs), default=0)) >= 2**31:
+        raise ValueError("a checkpoint records SNP indices below 2^31 only")
+    arrays = {"ksa": cat([r.surv_ksa for r in batch], np.float64),
+              "i": cat([r.surv_i for r in batch], np.int32), "j": cat([r.surv_j for r in batch], np.int32),
+              "n_sig": cat([s[1] for s in segs], np.uint32), "n_tot": cat([s[2] for s in segs], np.uint32),
+              "best": cat([s[3] for s in segs], np.float64), "partner": cat([s[4] for s in segs], np.int32)}
+    head = np.array([len(batch), len(arrays["i"]), len(segs)], np.int64)
+    seg_table = np.array([[s[0], len(s[1])] for s in segs], np.int64).reshape(-1, 2)
+    return b"".join([head.tobytes(), tiles.tobytes(), seg_table.tobytes()]
+                    + [arrays[name].tobytes() for name, _, _ in _RECORD])
+
+
+def _decode(payload: bytes, study) -> list[TileResult]:
+    """The tiles of one GBT2 record, survivors' tables recounted from ``study``'s planes. The
+    batch's merged segments ride on its first tiles (two per tile; the rest get empty partials):
+    the accumulator merges them, which gives what merging each tile's own partials gave."""
+    from gboost.engines.cpu import tables_of
+
+    k, m, s = (int(x) for x in np.frombuffer(payload, np.int64, 3))
+    pos = 24
+    tiles = np.frombuffer(payload, np.int64, 7 * k, pos).reshape(k, 7)
+    pos += 56 * k
+    seg_table = np.frombuffer(payload, np.int64, 2 * s, pos).reshape(s, 2)
+    pos += 16 * s
+    sizes = {"m": m, "L": int(seg_table[:, 1].sum())}
+    a = {}
+    for name, dt, size in _RECORD:
+        n = sizes[size]
+        a[name] = np.frombuffer(payload, dt, n, pos).copy()
+        pos += n * np.dtype(dt).itemsize
+    if pos != len(payload):
+        raise ValueError("checkpoint record of the wrong size")
+    i, j = a["i"].astype(np.int64), a["j"].astype(np.int64)
+    tables = tables_of(study, i, j) if m else np.zeros((0, 3, 3, 2), np.int64)
+    parts, off = [], 0
+    for start, n in seg_table.tolist():
+        sl = slice(off, off + n)
+        parts.append(SummaryPartial(start, a["n_sig"][sl].astype(np.int64), a["n_tot"][sl].astype(np.int64),
+                                    a["best"][sl], a["partner"][sl].astype(np.int64)))
+        off += n
+    out, first = [], 0
+    for t, (idx, i0, i1, j0, j1, n_valid, n_surv) in enumerate(tiles.tolist()):
+        sl = slice(first, first + n_surv)
+        first += n_surv
+        rows, cols = (parts[2 * t + h] if 2 * t + h < len(parts) else _no_partial() for h in (0, 1))
+        out.append(TileResult(Tile(idx, i0, i1, j0, j1), i[sl], j[sl], a["ksa"][sl], tables[sl], n_valid, rows, cols))
+    return out
+
+
+def _no_partial() -> SummaryPartial:
+    return SummaryPartial(0, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+
+
+def _intact_records(data: bytes) -> Iterator[tuple[int, bytes, bytes, int]]:
+    """(end offset, magic, payload, tiles) of each intact record; stops at the first torn or foreign one."""
     pos = 0
     while pos + _HEAD.size <= len(data):
-        magic, _, size, crc = _HEAD.unpack_from(data, pos)
+        magic, tiles, size, crc = _HEAD.unpack_from(data, pos)
         payload = data[pos + _HEAD.size: pos + _HEAD.size + size]
-        if magic != _MAGIC or len(payload) != size or zlib.crc32(payload) != crc:
+        if magic not in (_MAGIC, _MAGIC_V1) or len(payload) != size or zlib.crc32(payload) != crc:
             return
         pos += _HEAD.size + size
-        yield pos, payload
+        yield pos, magic, payload, (1 if magic == _MAGIC_V1 else tiles)
 
 
 def tiles_recorded(directory: str | os.PathLike) -> int:
     """Finished tiles an interrupted scan in ``directory`` has recorded intact (what --resume keeps)."""
     path = Path(directory) / LEDGER
-    return sum(1 for _ in _intact_records(path.read_bytes())) if path.exists() else 0
+    return sum(rec[3] for rec in _intact_records(path.read_bytes())) if path.exists() else 0
 
 
 class Ledger:
     """Checkpoint of one scan in ``directory``; see the module docstring.
 
     ``resume=False`` starts a new ledger (an old one is discarded); ``resume=True`` keeps the tiles
-    of a matching interrupted run. ``sync_every`` bounds how much finished work a power cut can
-    lose (fsync at most that often; records are framed, so a torn write is never mistaken for
-    data).
+    of a matching interrupted run. ``batch_seconds`` bounds how much finished work a kill -9 can
+    lose (a record gathers the tiles finished within that time; each record is handed to the
+    kernel as soon as it is encoded), ``sync_every`` how much a power cut can (fsync at most that
+    often). Records are framed, so a torn write is never mistaken for data.
     """
 
-    def __init__(self, directory: str | os.PathLike, study, params, *, resume: bool, sync_every: float = 2.0):
+    def __init__(self, directory: str | os.PathLike, study, params, *, resume: bool, sync_every: float = 2.0,
+                 batch_seconds: float = 0.5):
+        t = time.perf_counter()
         self.dir = Path(directory)
+        self.study = study  # replay recounts the survivors' tables from its planes
         self.fingerprint = _fingerprint(study, params)
+        # Seconds the caller's thread spent in the ledger (this, replay, record, flush: run.json's
+        # "checkpoint" stage) and seconds the writer thread worked beside the scan.
+        self.seconds = 0.0
+        self.writer_seconds = 0.0
+        self.records = 0
         self.sync_every = sync_every
+        self.batch_seconds = batch_seconds
         self.tile: int | None = None
         self._fh = None
         self._last_sync = 0.0
@@ -121,6 +246,7 @@ class Ledger:
         self._thread = None
         self._queue = None
         self._error: OSError | None = None
+        self._recorded: set[int] = set()  # tile indices in the ledger or queued for it
         manifest = self.dir / MANIFEST
         if resume and manifest.exists():
             try:
@@ -139,12 +265,14 @@ class Ledger:
         elif not resume:
             for name in (LEDGER, MANIFEST):
                 (self.dir / name).unlink(missing_ok=True)
+        self.seconds += time.perf_counter() - t
 
     @staticmethod
     def exists(directory: str | os.PathLike) -> bool:
         return (Path(directory) / MANIFEST).exists()
 
     def start(self, *, tile: int, tiles: int) -> None:
+        t = time.perf_counter()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.tile = tile
         tmp = self.dir / (MANIFEST + ".tmp")
@@ -154,16 +282,23 @@ class Ledger:
         except OSError as exc:  # a full disk: leave nothing that would block a rerun, name the file
             tmp.unlink(missing_ok=True)
             raise OSError(exc.errno, exc.strerror or str(exc), str(tmp)) from None
+        self.seconds += time.perf_counter() - t
 
     def replay(self) -> Iterator[TileResult]:
         """Tiles already finished, in file order; a torn trailing record is dropped."""
+        t = time.perf_counter()
         path = self.dir / LEDGER
         good = 0
         if path.exists():
-            for good, payload in _intact_records(path.read_bytes()):
-                yield _decode(payload)
+            for good, magic, payload, _ in _intact_records(path.read_bytes()):
+                tiles = _decode_v1(payload) if magic == _MAGIC_V1 else _decode(payload, self.study)
+                self._recorded.update(r.tile.index for r in tiles)
+                self.seconds += time.perf_counter() - t
+                yield from tiles
+                t = time.perf_counter()
         self._good_bytes = good
         self._open()
+        self.seconds += time.perf_counter() - t
 
     def _open(self) -> None:
         if self._fh is None:
@@ -172,13 +307,19 @@ class Ledger:
             self._fh.seek(self._good_bytes)
 
     def record(self, res: TileResult) -> None:
-        """Queue a finished tile for the ledger. A writer thread encodes and appends it, so the
-        scan never waits for the disk (at 500k SNPs the inline writes cost 15 s of a 54 s
-        command: issue 24). A kill before a queued record reaches the disk only means that tile
-        is screened again on --resume; framing and CRCs still drop a torn tail."""
+        """Queue a finished tile for the ledger. A writer thread takes whatever has queued up as
+        one record (compact: see _RECORD) and appends it, so the scan never waits for the disk
+        (at 500k SNPs the inline .npz writes cost 15 s of a 54 s command: issue 24), and no tile
+        waits for a batch to fill: a tile is on its way to the disk as soon as the writer is free.
+        A kill before a queued tile reaches the file only means it is screened again on
+        --resume; framing and CRCs drop a torn tail."""
+        t = time.perf_counter()
         self._open()
         if self._error is not None:
             raise self._error
+        if res.tile.index in self._recorded:  # a tile computed twice (a rerun Dask task) is recorded once:
+            return  # its partials would otherwise be merged twice into a record's runs
+        self._recorded.add(res.tile.index)
         if self._thread is None:
             import queue
             import threading
@@ -187,24 +328,42 @@ class Ledger:
             self._thread = threading.Thread(target=self._writer, name="gboost-ledger", daemon=True)
             self._thread.start()
         self._queue.put(res)
+        self.seconds += time.perf_counter() - t
 
     def _writer(self) -> None:
-        while True:
-            res = self._queue.get()
-            if res is None:
-                return
-            if self._error is not None:
+        import queue
+
+        done = False
+        while not done:
+            # A record gathers the tiles that finish within batch_seconds of its first one: a fast
+            # GPU finishes dozens of tiles a second, and their column partials, merged into runs,
+            # then cost a few bytes per SNP instead of 20 per SNP per tile.
+            batch = [self._queue.get()]
+            deadline = time.monotonic() + self.batch_seconds
+            while batch[-1] is not None and len(batch) < _BATCH_TILES:
+                left = deadline - time.monotonic()
+                try:
+                    batch.append(self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            done = batch[-1] is None
+            batch = [r for r in batch if r is not None]
+            if not batch or self._error is not None:
                 continue
+            t = time.perf_counter()
             try:
-                payload = _encode(res)
-                self._fh.write(_HEAD.pack(_MAGIC, res.tile.index, len(payload), zlib.crc32(payload)) + payload)
+                payload = _encode(batch)
+                self._fh.write(_HEAD.pack(_MAGIC, len(batch), len(payload), zlib.crc32(payload)) + payload)
+                self._fh.flush()  # into the page cache: a kill -9 of this process loses nothing written
                 now = time.monotonic()
                 if now - self._last_sync >= self.sync_every:
-                    self._fh.flush()
                     os.fsync(self._fh.fileno())
                     self._last_sync = now
-            except OSError as exc:  # a full disk: reported by the next record() or by close()
-                self._error = OSError(exc.errno, exc.strerror or str(exc), str(self.dir / LEDGER))
+            except (OSError, ValueError) as exc:  # a full disk: reported by the next record() or by close()
+                self._error = OSError(getattr(exc, "errno", None), getattr(exc, "strerror", None) or str(exc),
+                                      str(self.dir / LEDGER))
+            self.writer_seconds += time.perf_counter() - t
+            self.records += 1
 
     def _drain(self) -> None:
         if self._thread is not None:
@@ -213,10 +372,15 @@ class Ledger:
             self._thread = None
 
     def flush(self) -> None:
-        self._drain()
-        if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+        """Wait for the queued tiles to be written, then sync the file."""
+        t = time.perf_counter()
+        try:
+            self._drain()
+            if self._fh is not None:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+        finally:
+            self.seconds += time.perf_counter() - t
         if self._error is not None:
             err, self._error = self._error, None
             raise err

@@ -180,18 +180,10 @@ def _scan_locked(args, out) -> int:
     from gboost.scan import ScanParams, finalize, screen
     from gboost.study import QCOptions
 
-    import time
-
     from gboost.io.results import start_hashing
+    from gboost.stages import StageClock, process_age
 
-    stages = {"startup": _process_age()}  # process start -> here: interpreter, imports, flags
-    mark = [time.perf_counter()]
-
-    def lap(name: str) -> None:
-        now = time.perf_counter()
-        stages[name] = stages.get(name, 0.0) + now - mark[0]
-        mark[0] = now
-
+    clock = StageClock(process_age())  # run.json's command_s (gboost/stages.py)
     resume = _check_out_dir(out, args)
     ped = args.ped or (args.file + ".ped" if args.file else None)
     map_file = args.map_file or (args.file + ".map" if args.file else None)
@@ -205,20 +197,23 @@ def _scan_locked(args, out) -> int:
         raise InputError(None, str(exc)) from None
     if args.threads is not None and args.threads < 1:
         raise InputError(None, "--threads must be at least 1")
+    clock.lap("setup")
     source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno,
                         allow_no_sex=args.allow_no_sex)
     qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
                    exclude=args.exclude, chrom=_parse_chr(args.chrom))
-    lap("setup")
-    study = load_study(source, qc, log=(lambda m: _log(args, m)))
+    load_timings: dict = {}
+    study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings)
     start_hashing(study.source_files)  # run.json's checksums, on a thread while the scan runs
-    lap("read_and_encode")
+    clock.lap("read")
+    clock.split("read", "encode", load_timings.get("encode", 0.0))
     covariates = None
     if args.covar:
         from gboost.covariates import read_covariates
 
         covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
         _log(args, f"covariates for the adjusted tests: {', '.join(covariates[1])}")
+        clock.lap("covariates")
     _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
                f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
                + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
@@ -228,7 +223,7 @@ def _scan_locked(args, out) -> int:
     except RuntimeError as exc:
         raise InputError(None, str(exc)) from None
     _log(args, f"engine: {engine.describe()}")
-    lap("covariates_and_engine_start")
+    clock.lap("engine_start")
     ledger = Ledger(out, study, params, resume=resume)
     if resume:
         _log(args, f"resuming the interrupted scan in {out}/")
@@ -237,7 +232,10 @@ def _scan_locked(args, out) -> int:
         acc, thr, timings, desc = screen(study, params, engine=engine, progress=bar, checkpoint=ledger)
     finally:
         ledger.close()
-    lap("screen_call")  # engine set-up, upload, screen, checkpoint (run.json timings_s splits it)
+    clock.lap("screen")
+    clock.split("screen", "upload", timings.get("prepare", 0.0))  # the engine's prepare: planes to the device
+    clock.split("screen", "checkpoint", ledger.seconds)  # this thread's time in the ledger (its writer runs apart)
+    clock.background["checkpoint_writer"] = ledger.writer_seconds
     if args.part:
         from gboost.parts import write_part
 
@@ -246,8 +244,12 @@ def _scan_locked(args, out) -> int:
                    f"join the parts with `gboost merge DIR... --out DIR`")
         return 0
     result = finalize(study, params, acc, thr, desc, timings, covariates)
-    lap("finalize_call")  # what finalize still waited for: exact tests, marginal tests, calibration
-    result.command_timings, result.command_mark = stages, mark[0]  # run.json adds the writing and hashing
+    clock.lap("exact")  # what finalize still waited for, split below
+    for part in ("marginal", "calibration", "adjusted_tests"):
+        clock.split("exact", part, result.timings.get(part, 0.0))
+    if "host_overlapped" in result.timings:
+        clock.background["host_work"] = result.timings["host_overlapped"]
+    result.command_clock = clock  # run.json adds formatting, writing and hashing
     write_outputs(result, out, overwrite=True)  # replaces the checkpoint too: the scan is complete
     _report(args, result, out)
     return 0
@@ -263,20 +265,6 @@ def _exit_now(rc: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(rc)
-
-
-def _process_age() -> float:
-    """Seconds since this process started (Linux: /proc; elsewhere 0)."""
-    import os
-
-    try:
-        with open("/proc/self/stat") as fh:
-            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as fh:
-            uptime = float(fh.read().split()[0])
-        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def _report(args, result, out) -> None:

@@ -444,11 +444,13 @@ def finalize(study: Study, params: ScanParams, acc: Accumulator, thr: Thresholds
     if covariates is not None:
         from gboost.covariates import adjusted_tests
 
+        t = time.perf_counter()
         sel = np.flatnonzero(screened.p <= params.epi1)
         adj = (np.full(len(screened), np.nan), np.zeros(len(screened), np.int64), np.full(len(screened), np.nan))
         for arr, vals in zip(adj, adjusted_tests(study, screened.i[sel], screened.j[sel], covariates[0])):
             arr[sel] = vals
         screened.adj = adj
+        timings["adjusted_tests"] = time.perf_counter() - t  # (part of "exact")
     summary = Summary(acc.summary.n_sig.copy(), acc.summary.n_tot.copy(), acc.summary.best.copy(),
                       acc.summary.best_partner.copy())
     t5 = time.perf_counter()

@@ -41,7 +41,7 @@ def run_both(prefix: str, tmp_path, epi1: float | None = None, extra: list[str] 
 
 
 def read(path) -> str:
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         return f.read()
 
 
@@ -115,6 +115,26 @@ def test_sample_study_matches_plink(tmp_path, epi1):
         pytest.fail("sample_data/sample.bed is missing")
     out, plink = run_both(SAMPLE, tmp_path, epi1)
     rows, reported = assert_parity(out, plink, epi1 or 5e-6, min_rows=3 if epi1 is None else 1000)
+
+
+def test_non_ascii_snp_ids_pad_as_plink_does(tmp_path):
+    """PLINK sizes the SNP columns by bytes (strlen), not characters: the longest ID here has 15
+    characters and 20 UTF-8 bytes, so the columns are 22 wide, and IDs with multi-byte characters
+    get fewer spaces. Both files must equal PLINK's byte for byte."""
+    sim = simulate_study(60, 100, 100, seed=5, chromosomes=2, missing_rate=0.01,
+                         planted=[PlantedPair(1, 40, "threshold", 8.0)])
+    variants = sim.variants
+    variants.snp = variants.snp.astype(object)
+    for k, name in {3: "rs_ünïcödé_lång", 10: "β2", 40: "snp_α"}.items():
+        variants.snp[k] = name
+    prefix = str(tmp_path / "utf8")
+    write_bfile(prefix, sim.genotypes, variants, sim.samples)
+    out, plink = run_both(prefix, tmp_path, 0.05)
+    summary = read(out / "pairs.epi.cc.summary")
+    assert summary.splitlines()[0].index("SNP") + 3 == 5 + 22  # "CHR" (4) + space + 22 bytes
+    assert "   1   rs_ünïcödé_lång " in summary and "   1                    β2 " in summary
+    rows, _ = assert_parity(out, plink, 0.05, min_rows=20)
+    assert any("ünï" in line for line in read(out / "pairs.epi.cc").splitlines()[1:])
 
 
 def test_equal_epi1_and_epi2_and_qc_flags_match_plink(awkward_study, tmp_path):

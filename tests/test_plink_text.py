@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,45 @@ def test_random_values_match_the_reference(stats, best, counts):
     check(fake(stats, dfs, ids, ["1"] * 4 + ["2"] * 4, best, n_sig, n_tot, [(k + 1) % 8 for k in range(8)]))
 
 
+def _near(x: float, steps: int) -> float:
+    """``x`` moved ``steps`` ulps (negative: down)."""
+    for _ in range(abs(steps)):
+        x = float(np.nextafter(x, np.inf if steps > 0 else -np.inf))
+    return x
+
+
+# Adversarial values for PLINK's rounding: decimal ties q.5 at 4 and 6 significant digits (where
+# PLINK's tolerant banker's rule and printf part ways) and the switches between notations and
+# decades (1e-4 -> exponent, 10^d -> exponent, 9.9995 -> 10.00), each with its ulp neighbours.
+tie = st.sampled_from([4, 6]).flatmap(lambda d: st.builds(
+    lambda q, e, u: _near((q + 0.5) * 10.0 ** e, u), st.integers(10 ** (d - 1), 10 ** d - 1),
+    st.integers(-330, 300), st.integers(-2, 2)))
+switch = st.builds(lambda base, k, u: _near(base * 10.0 ** k, u),
+                   st.sampled_from([1.0, 0.99995, 0.9999995, 0.99994999999999, 0.99999949999999, 9.9995, 5.0]),
+                   st.integers(-12, 12), st.integers(-3, 3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(tie, switch, anyf), min_size=8, max_size=120))
+def test_ties_and_notation_switches_match_the_reference(values):
+    """Every value is printed as STAT (6 digits), as P (4 digits, through the same path as the
+    rows), and as BEST_CHISQ and PROP (4 digits) by the compiled writer and the row-wise oracle."""
+    ids = [f"s{k}" for k in range(8)]
+    dfs = [(4, 2, 1)[k % 3] for k in range(len(values))]
+    best = (values * 2)[:8]
+    check(fake(values, dfs, ids, ["1"] * 8, best, [1, 2, 3, 7, 0, 5, 21, 9],
+               [3, 7, 320, 64, 1, 10, 960, 9], [(k + 3) % 8 for k in range(8)]))
+
+
+def test_ties_print_plinks_digits():
+    """The oracle itself on the ties documented from plink1.9 output (gboost/io/plink_format.py,
+    docs/plink_boost_notes.md §5), so the comparisons above compare against PLINK's digits."""
+    from gboost.io.plink_format import plink_g
+
+    assert plink_g(7 / 320, 4) == "0.02188"  # printf's %.4g gives 0.02187
+    assert plink_g(1 / 64, 4) == "0.01562" and plink_g(3 / 64, 4) == "0.04688"
+
+
 # ---- gboost.io.fastnum: Python's %g for whole columns ------------------------------------------
 from gboost.io.fastnum import format_g  # noqa: E402
 
@@ -106,3 +146,40 @@ def test_pairs_and_marginal_tables_equal_the_row_wise_writers():
     pr.adj = (np.where(np.arange(len(pr)) % 5 == 0, np.nan, pr.stat * 0.93), np.full(len(pr), 4), pr.p * 1.7)
     assert R.format_pairs(study.variants, pr) == R.format_pairs_rowwise(study.variants, pr)
     assert R.format_marginal_tsv(res) == R.format_marginal_tsv_rowwise(res)
+
+
+def test_runs_of_rows_join_to_the_whole_file():
+    """The PLINK files are formatted in runs of rows on several threads: any split joins to the
+    single-piece body, which the row-wise oracle pins down above."""
+    from gboost.io.plink_text import epi_cc_pieces, padded, summary_pieces
+
+    rng = np.random.default_rng(5)
+    p, m = 50, 333
+    ids = [f"rs{k}" if k % 7 else f"snp_ü{k}" for k in range(p)]
+    w = plink_snp_width(ids)
+    chrom, snp = padded([str(1 + k % 3) for k in range(p)], 4), padded(ids, w)
+    i, j = rng.integers(0, p, m), rng.integers(0, p, m)
+    stat, df = rng.exponential(10, m), rng.choice([0, 1, 2, 4], m)
+    sig, tot = rng.integers(0, 5, p), rng.integers(0, 50, p)
+    best, partner = rng.exponential(10, p), rng.integers(-1, p, p)
+    whole_cc = b"".join(f() for f in epi_cc_pieces(i, j, stat, df, chrom, snp, 1))
+    whole_sum = b"".join(f() for f in summary_pieces(chrom, snp, w, sig, tot, best, partner, 1))
+    assert whole_cc.count(b"\n") == (df > 0).sum() and whole_sum.count(b"\n") == p
+    for k in (2, 3, 8, 1000):
+        assert b"".join(f() for f in epi_cc_pieces(i, j, stat, df, chrom, snp, k)) == whole_cc
+        assert b"".join(f() for f in summary_pieces(chrom, snp, w, sig, tot, best, partner, k)) == whole_sum
+    assert b"".join(f() for f in epi_cc_pieces(i[:0], j[:0], stat[:0], df[:0], chrom, snp, 4)) == b""
+
+
+def test_text_and_integer_columns_equal_str():
+    from gboost.io.fastnum import int_bytes, ragged, text_bytes
+
+    values = np.array(["1", "rs_ü", "", "X", 23, b"kgp9"], dtype=object)
+    mat, lengths = text_bytes(values)
+    got = [bytes(mat[k, :lengths[k]]).decode() for k in range(len(values))]
+    assert got == ["1", "rs_ü", "", "X", "23", "kgp9"]
+    ints = np.array([0, -1, 7, 10, -10, 123456789012, -(2**62)], np.int64)
+    mat, lengths = int_bytes(ints)
+    assert [bytes(mat[k, :lengths[k]]).decode() for k in range(len(ints))] == [str(x) for x in ints.tolist()]
+    with pytest.raises(ValueError, match="newline"):
+        ragged(["a", "b\nc"])

@@ -104,6 +104,27 @@ def test_kill_9_then_resume_gives_identical_outputs(big_study, tmp_path):
     assert not (out / LEDGER).exists()  # the finished outputs replace the checkpoint
 
 
+def test_tiles_on_record_at_a_kill_9_are_kept_by_resume(big_study, tmp_path):
+    """The ledger's writer thread hands each record to the kernel as soon as it is encoded: what
+    it had written before kill -9 is still there, and --resume screens only the rest."""
+    from gboost.checkpoint import tiles_recorded
+
+    study, reference = big_study
+    out = tmp_path / "k"
+    proc = subprocess.Popen(_scan_cmd(study, out), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and tiles_recorded(out) < 3:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the scan ended before it was killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    kept = tiles_recorded(out)
+    assert kept >= 3
+    r = subprocess.run(_scan_cmd(study, out) + ["--resume"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert same_outputs(out, reference)
+
+
 def test_torn_ledger_record_is_dropped_on_resume(study, reference, tmp_path):
     out = tmp_path / "torn"
     seen = []

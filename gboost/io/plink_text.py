@@ -48,21 +48,33 @@ def _bround(x, eps):
 
 @nb.njit(cache=True)
 def _put_int(buf, pos, q, min_width):
-    """Decimal digits of q >= 0, zero-padded on the left to ``min_width``; returns the new end."""
-    tmp = np.empty(24, np.uint8)
-    n = 0
-    while True:
-        tmp[n] = 48 + q % 10
+    """Decimal digits of q >= 0, zero-padded on the left to ``min_width``; returns the new end.
+    (Written from the last digit back: no scratch array, which cost an allocation per number.)"""
+    n = 1
+    t = q // 10
+    while t > 0:
+        n += 1
+        t //= 10
+    if n < min_width:
+        n = min_width
+    for k in range(n - 1, -1, -1):
+        buf[pos + k] = 48 + q % 10
         q //= 10
-        n += 1
-        if q == 0:
-            break
-    while n < min_width:
-        tmp[n] = 48
-        n += 1
-    for k in range(n):
-        buf[pos + k] = tmp[n - 1 - k]
     return pos + n
+
+
+@nb.njit(cache=True, inline="always")
+def _rjust_from(buf, pos, end, width):
+    """Right-justify buf[pos:end] to ``width`` bytes in place (never truncated); returns the end."""
+    n = end - pos
+    if n >= width:
+        return end
+    shift = width - n
+    for k in range(n - 1, -1, -1):
+        buf[pos + shift + k] = buf[pos + k]
+    for k in range(shift):
+        buf[pos + k] = 32
+    return pos + width
 
 
 @nb.njit(cache=True)
@@ -147,14 +159,7 @@ def _put_g(buf, pos, x, d, c):
 @nb.njit(cache=True, inline="always")
 def _rjust_g(buf, pos, x, d, c, width):
     """_put_g right-justified to ``width`` (never truncated)."""
-    tmp = np.empty(40, np.uint8)
-    n = _put_g(tmp, 0, x, d, c)
-    for _ in range(width - n):
-        buf[pos] = 32
-        pos += 1
-    for k in range(n):
-        buf[pos + k] = tmp[k]
-    return pos + n
+    return _rjust_from(buf, pos, _put_g(buf, pos, x, d, c), width)
 
 
 @nb.njit(cache=True, inline="always")
@@ -191,12 +196,7 @@ def _epi_cc_rows(ia, ib, stat_print, df, p, chrom, chrom_off, snp, snp_off, c4, 
         pos = _rjust_g(buf, pos + 1, stat_print[r], 6, c6, 12)
         buf[pos] = 32
         pos += 1
-        dd = df[r]
-        w = 1 if dd < 10 else 2
-        for _ in range(4 - w):
-            buf[pos] = 32
-            pos += 1
-        pos = _put_int(buf, pos, dd, 0)
+        pos = _rjust_from(buf, pos, _put_int(buf, pos, df[r], 0), 4)
         buf[pos] = 32
         pos = _rjust_g(buf, pos + 1, p[r], 4, c4, 12)
         buf[pos] = 32
@@ -206,31 +206,25 @@ def _epi_cc_rows(ia, ib, stat_print, df, p, chrom, chrom_off, snp, snp_off, c4, 
 
 
 @nb.njit(cache=True, nogil=True)
-def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partner, na_best, c4):
-    """The .summary rows; ``na_best``: the padded "NA NA NA" tail for SNPs with no test."""
-    p = len(n_sig)
+def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partner, na_best, c4, k0, k1):
+    """The .summary rows of SNPs [k0, k1); ``na_best``: the padded "NA NA NA" tail for SNPs with
+    no test."""
     size = 0
-    for k in range(p):
+    for k in range(k0, k1):
         size += 2 * (chrom_off[k + 1] - chrom_off[k] + snp_off[k + 1] - snp_off[k]) + len(na_best) + 120
     buf = np.empty(size, np.uint8)
     pos = 0
-    for k in range(p):
+    for k in range(k0, k1):
         pos = _put_field(buf, pos, chrom, chrom_off, k)
         buf[pos] = 32
         pos = _put_field(buf, pos + 1, snp, snp_off, k)
         buf[pos] = 32
         pos += 1
-        for v in (n_sig[k], n_tot[k]):
-            tmp = np.empty(24, np.uint8)
-            m = _put_int(tmp, 0, v, 0)
-            for _ in range(12 - m):
-                buf[pos] = 32
-                pos += 1
-            for t in range(m):
-                buf[pos + t] = tmp[t]
-            pos += m
-            buf[pos] = 32
-            pos += 1
+        pos = _rjust_from(buf, pos, _put_int(buf, pos, n_sig[k], 0), 12)
+        buf[pos] = 32
+        pos = _rjust_from(buf, pos + 1, _put_int(buf, pos + 1, n_tot[k], 0), 12)
+        buf[pos] = 32
+        pos += 1
         nt = n_tot[k]
         prop = n_sig[k] * (1.0 / nt) if nt else math.nan
         pos = _rjust_g(buf, pos, prop, 4, c4, 12)
@@ -258,50 +252,98 @@ def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partn
 
 
 @nb.njit(cache=True, nogil=True)
-def _printed_stat_and_p(stat, df):
-    """STAT with PLINK's 2 low mantissa bits cleared (io.results.clear_low_bits) and P as PLINK
-    prints it (io.results.plink_p: 0 for a negative cleared STAT), for every row."""
-    n = len(stat)
-    sp = np.empty(n)
+def _plink_p(stat_print, df):
+    """P as PLINK prints it (io.results.plink_p) from the cleared STAT: 0 for a negative one."""
+    n = len(stat_print)
     p = np.empty(n)
-    bits = stat.view(np.int64)
     for r in range(n):
-        x = stat[r]
-        if math.isfinite(x):
-            x = np.array([bits[r] & ~np.int64(3)]).view(np.float64)[0]
-        sp[r] = x
+        x = stat_print[r]
         if df[r] <= 0:
             p[r] = math.nan
         elif x < 0:
             p[r] = 0.0
         else:
             p[r] = chi2_sf(x, df[r])
-    return sp, p
+    return p
+
+
+def printed_stat_and_p(stat, df) -> tuple[np.ndarray, np.ndarray]:
+    """STAT with PLINK's 2 low mantissa bits cleared where finite (io.results.clear_low_bits)
+    and P as PLINK prints it, for every row."""
+    stat = np.ascontiguousarray(stat, np.float64)
+    cleared = (stat.view(np.int64) & ~np.int64(3)).view(np.float64)
+    sp = np.where(np.isfinite(stat), cleared, stat)
+    return sp, _plink_p(sp, np.ascontiguousarray(df, np.int64))
+
+
+@nb.njit(cache=True, nogil=True)
+def _rjust_ragged(buf, off, width):
+    """Each field of (buf, off) without its newline, right-justified to ``width`` bytes."""
+    m = len(off) - 1
+    size = 0
+    for k in range(m):
+        size += max(width, off[k + 1] - 1 - off[k])
+    out = np.empty(size, np.uint8)
+    out_off = np.zeros(m + 1, np.int64)
+    pos = 0
+    for k in range(m):
+        n = off[k + 1] - 1 - off[k]
+        for _ in range(width - n):
+            out[pos] = 32
+            pos += 1
+        for t in range(n):
+            out[pos + t] = buf[off[k] + t]
+        pos += n
+        out_off[k + 1] = pos
+    return out, out_off
 
 
 def padded(texts, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Each text right-justified to ``width`` bytes (never truncated), concatenated, with offsets."""
-    enc = [t.encode("utf-8") for t in texts]
-    enc = [b" " * (width - len(e)) + e if len(e) < width else e for e in enc]
-    off = np.zeros(len(enc) + 1, np.int64)
-    np.cumsum([len(e) for e in enc], out=off[1:])
-    return np.frombuffer(b"".join(enc), np.uint8) if enc else np.zeros(0, np.uint8), off
+    from gboost.io.fastnum import ragged
+
+    return _rjust_ragged(*ragged(texts), width)
 
 
-def epi_cc_body(ia, ib, stat, df, chrom_codes, snp_ids, w: int) -> bytes:
-    """Every .epi.cc row (after the header) of the screened pairs ``ia, ib`` with exact ``stat``."""
-    chrom, chrom_off = padded(chrom_codes, 4)
-    snp, snp_off = padded(snp_ids, w)
+def _bounds(n: int, pieces: int) -> list[tuple[int, int]]:
+    edges = np.linspace(0, n, max(1, min(pieces, n)) + 1).astype(np.int64).tolist()
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def epi_cc_pieces(ia, ib, stat, df, chrom: tuple, snp: tuple, pieces: int = 1) -> list:
+    """The .epi.cc rows (after the header) of the screened pairs ``ia, ib`` with exact ``stat``,
+    as functions each returning the bytes of a run of rows; joined in order they are the body.
+    They release the GIL, so threads run them side by side. ``chrom``, ``snp``: the padded
+    fields of every SNP (:func:`padded`, as (bytes, offsets))."""
     df = np.ascontiguousarray(df, np.int64)
-    sp, p = _printed_stat_and_p(np.ascontiguousarray(stat, np.float64), df)
-    return _epi_cc_rows(np.ascontiguousarray(ia, np.int64), np.ascontiguousarray(ib, np.int64), sp, df, p,
-                        chrom, chrom_off, snp, snp_off, _C4, _C6).tobytes()
+    sp, p = printed_stat_and_p(stat, df)
+    ia, ib = np.ascontiguousarray(ia, np.int64), np.ascontiguousarray(ib, np.int64)
+
+    def piece(a: int, b: int):
+        return lambda: _epi_cc_rows(ia[a:b], ib[a:b], sp[a:b], df[a:b], p[a:b], chrom[0], chrom[1], snp[0], snp[1],
+                                    _C4, _C6).tobytes()
+
+    return [piece(a, b) for a, b in _bounds(len(ia), pieces)]
 
 
-def summary_body(chrom_codes, snp_ids, w: int, n_sig, n_tot, best, best_partner) -> bytes:
-    chrom, chrom_off = padded(chrom_codes, 4)
-    snp, snp_off = padded(snp_ids, w)
-    na = f"{'NA':>12} {'NA':>4} {'NA':>{w}}".encode()
-    return _summary_rows(chrom, chrom_off, snp, snp_off, np.ascontiguousarray(n_sig, np.int64),
-                         np.ascontiguousarray(n_tot, np.int64), np.ascontiguousarray(best, np.float64),
-                         np.ascontiguousarray(best_partner, np.int64), np.frombuffer(na, np.uint8), _C4).tobytes()
+def epi_cc_rows(ia, ib, stat, df, chrom: tuple, snp: tuple) -> bytes:
+    """Every .epi.cc row (after the header): :func:`epi_cc_pieces` in one piece."""
+    return b"".join(f() for f in epi_cc_pieces(ia, ib, stat, df, chrom, snp))
+
+
+def summary_pieces(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_partner, pieces: int = 1) -> list:
+    """The .summary rows as functions each returning a run of rows (as :func:`epi_cc_pieces`);
+    ``w`` is the SNP column width."""
+    na = np.frombuffer(f"{'NA':>12} {'NA':>4} {'NA':>{w}}".encode(), np.uint8)
+    arrays = (np.ascontiguousarray(n_sig, np.int64), np.ascontiguousarray(n_tot, np.int64),
+              np.ascontiguousarray(best, np.float64), np.ascontiguousarray(best_partner, np.int64))
+
+    def piece(a: int, b: int):
+        return lambda: _summary_rows(chrom[0], chrom[1], snp[0], snp[1], *arrays, na, _C4, a, b).tobytes()
+
+    return [piece(a, b) for a, b in _bounds(len(arrays[0]), pieces)]
+
+
+def summary_rows(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_partner) -> bytes:
+    """Every .summary row: :func:`summary_pieces` in one piece."""
+    return b"".join(f() for f in summary_pieces(chrom, snp, w, n_sig, n_tot, best, best_partner))

@@ -67,32 +67,56 @@ def _g(x: float, digits: int) -> str:
     return f"{x:.{digits}g}"
 
 
-def format_epi_cc(result) -> str:
-    """PLINK's .epi.cc (docs/plink_boost_notes.md §5); rows by gboost/io/plink_text.py's compiled
-    writer, equal byte for byte to :func:`format_epi_cc_rowwise` (the tests hold them equal)."""
-    from gboost.io.plink_text import epi_cc_body
+def plink_fields(study) -> tuple:
+    """Every SNP's chromosome code and ID as PLINK pads them in .epi.cc and .summary (4 and W
+    bytes, never truncated; gboost/io/plink_text.py padded), as the compiled writers take them.
+    The codes go through :func:`plink_chrom` once per distinct chromosome, not once per SNP."""
+    from gboost.io.plink_text import padded
+
+    chroms = np.asarray(study.variants.chrom).tolist()
+    code = {c: plink_chrom(c) for c in set(chroms)}
+    return padded([code[c] for c in chroms], 4), padded(study.variants.snp, study.snp_id_width)
+
+
+def epi_cc_bytes(result, fields: tuple | None = None) -> bytes:
+    """PLINK's .epi.cc (docs/plink_boost_notes.md §5) as bytes; rows by gboost/io/plink_text.py's
+    compiled writer, equal byte for byte to :func:`format_epi_cc_rowwise` (the tests hold them
+    equal). ``fields``: :func:`plink_fields` of the study, when already made."""
+    from gboost.io.plink_text import epi_cc_rows
 
     s = result.study
-    w = s.snp_id_width
     pr = result.screened
-    head = f"{'CHR1':>4} {'SNP1':>{w}} {'CHR2':>4} {'SNP2':>{w}} {'STAT':>12} {'DF':>4} {'P':>12} \n"
-    chrom = [plink_chrom(c) for c in s.variants.chrom]
-    return head + epi_cc_body(pr.i, pr.j, pr.stat, pr.df, chrom, list(map(str, s.variants.snp)), w).decode("utf-8")
+    chrom, snp = fields or plink_fields(s)
+    return _epi_cc_header(s.snp_id_width) + epi_cc_rows(pr.i, pr.j, pr.stat, pr.df, chrom, snp)
 
 
-def format_summary(result) -> str:
+def _epi_cc_header(w: int) -> bytes:
+    return f"{'CHR1':>4} {'SNP1':>{w}} {'CHR2':>4} {'SNP2':>{w}} {'STAT':>12} {'DF':>4} {'P':>12} \n".encode()
+
+
+def _summary_header(w: int) -> bytes:
+    return (f"{'CHR':>4} {'SNP':>{w}} {'N_SIG':>12} {'N_TOT':>12} {'PROP':>12} {'BEST_CHISQ':>12} "
+            f"{'BEST_CHR':>4} {'BEST_SNP':>{w}} \n").encode()
+
+
+def format_epi_cc(result) -> str:
+    return epi_cc_bytes(result).decode("utf-8")
+
+
+def summary_bytes(result, fields: tuple | None = None) -> bytes:
     """PLINK's .epi.cc.summary (docs/plink_boost_notes.md §6) by the compiled writer, equal byte
     for byte to :func:`format_summary_rowwise`."""
-    from gboost.io.plink_text import summary_body
+    from gboost.io.plink_text import summary_rows
 
     s = result.study
     w = s.snp_id_width
     sm = result.summary
-    head = (f"{'CHR':>4} {'SNP':>{w}} {'N_SIG':>12} {'N_TOT':>12} {'PROP':>12} {'BEST_CHISQ':>12} "
-            f"{'BEST_CHR':>4} {'BEST_SNP':>{w}} \n")
-    chrom = [plink_chrom(c) for c in s.variants.chrom]
-    return head + summary_body(chrom, list(map(str, s.variants.snp)), w, sm.n_sig, sm.n_tot, sm.best,
-                               sm.best_partner).decode("utf-8")
+    chrom, snp = fields or plink_fields(s)
+    return _summary_header(w) + summary_rows(chrom, snp, w, sm.n_sig, sm.n_tot, sm.best, sm.best_partner)
+
+
+def format_summary(result) -> str:
+    return summary_bytes(result).decode("utf-8")
 
 
 def _rj(text: str, width: int) -> str:
@@ -153,27 +177,34 @@ def format_pairs_tsv(result) -> str:
 
 def format_pairs(v, pr) -> str:
     """pairs.tsv text (header included) for any :class:`gboost.scan.Pairs` over variants ``v``
-    (the GUI formats the rows it shows with it). Columns formatted by compiled loops
-    (gboost/io/fastnum.py) and joined in one pass; equal to :func:`format_pairs_rowwise`."""
-    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows
+    (the GUI formats the rows it shows with it)."""
+    return pairs_bytes(v, pr).decode("utf-8")
+
+
+def pairs_bytes(v, pr) -> bytes:
+    """pairs.tsv as bytes: columns formatted by compiled loops (gboost/io/fastnum.py) and joined
+    in one pass; equal to :func:`format_pairs_rowwise`."""
+    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows_bytes
 
     q = pr.q if pr.q is not None else np.full(len(pr), np.nan)
     adj = pr.adj
     header = "\t".join(PAIRS_COLUMNS + (("STAT_ADJ", "DF_ADJ", "P_ADJ") if adj is not None else ())) + "\n"
     if len(pr) == 0:
-        return header
+        return header.encode()
     i, j = np.asarray(pr.i), np.asarray(pr.j)
-    chrom = np.asarray(v.chrom).astype(str)
-    snp = np.asarray(v.snp).astype(str)
+    chrom, snp = np.asarray(v.chrom), np.asarray(v.snp)  # taken at the pairs only: m values, not p
     bp = np.asarray(v.bp, np.int64)
-    dist = np.where(chrom[i] == chrom[j], np.abs(bp[j] - bp[i]).astype("S20"), b"NA")
+    same = np.asarray(chrom[i] == chrom[j], bool)
+    dist_m, dist_len = int_bytes(np.abs(bp[j] - bp[i]))
+    dist_m[~same, :2] = np.frombuffer(b"NA", np.uint8)
+    dist_len[~same] = 2
     cols = [text_bytes(chrom[i]), text_bytes(snp[i]), int_bytes(bp[i]), text_bytes(chrom[j]), text_bytes(snp[j]),
             int_bytes(bp[j]), format_g_bytes(pr.ksa, 10), format_g_bytes(pr.stat, 10), int_bytes(pr.df),
             format_g_bytes(pr.p, 10), format_g_bytes(q, 6, na="NA"), format_g_bytes(pr.r2, 4, na="NA"),
-            text_bytes(dist)]
+            (dist_m, dist_len)]
     if adj is not None:
         cols += [format_g_bytes(adj[0], 8, na="NA"), int_bytes(adj[1]), format_g_bytes(adj[2], 6, na="NA")]
-    return header + tsv_rows(cols)
+    return header.encode() + tsv_rows_bytes(cols)
 
 
 def format_pairs_rowwise(v, pr) -> str:
@@ -191,19 +222,23 @@ def format_pairs_rowwise(v, pr) -> str:
 
 
 def format_marginal_tsv(result) -> str:
+    return marginal_tsv_bytes(result).decode("utf-8")
+
+
+def marginal_tsv_bytes(result) -> bytes:
     """marginal.tsv by compiled columns (equal to :func:`format_marginal_tsv_rowwise`)."""
-    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows
+    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows_bytes
 
     s = result.study
     v = s.variants
     maf = minor_allele_frequency(s.counts)
     header = "CHR\tSNP\tBP\tA1\tA2\tMAF\tSTAT\tP\n"
     if s.n_snps == 0:
-        return header
+        return header.encode()
     cols = [text_bytes(v.chrom), text_bytes(v.snp), int_bytes(v.bp), text_bytes(v.a1), text_bytes(v.a2),
             format_g_bytes(maf, 6, na="NA"), format_g_bytes(result.marginal_stat, 8, na="NA"),
             format_g_bytes(result.marginal_p, 6, na="NA")]
-    return header + tsv_rows(cols)
+    return header.encode() + tsv_rows_bytes(cols)
 
 
 def format_marginal_tsv_rowwise(result) -> str:
@@ -218,14 +253,17 @@ def format_marginal_tsv_rowwise(result) -> str:
 
 
 def _sha256_now(path: str) -> str:
+    t = time.perf_counter()
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 22), b""):
             h.update(chunk)  # (hashlib releases the GIL on large chunks: a background thread is free)
+    _HASHED[os.path.abspath(path)] = time.perf_counter() - t
     return h.hexdigest()
 
 
 _HASHING: dict = {}
+_HASHED: dict = {}  # path -> seconds its SHA-256 took (on whichever thread)
 
 
 def start_hashing(paths) -> None:
@@ -248,19 +286,18 @@ def _sha256(path: str) -> str:
 
 
 def run_record(result, extra: dict | None = None) -> dict:
-    """Provenance for run.json: what ran, on what, with which inputs and parameters, and counts."""
+    """Provenance for run.json: what ran, on what, with which inputs and parameters, and counts.
+    A CLI scan's result carries its :class:`gboost.stages.StageClock` (``command_clock``): its
+    stages end here, so ``command_s`` covers the command up to this file."""
     s = result.study
     params = {k: v for k, v in result.params.__dict__.items()}
-    t = time.perf_counter()
+    clock = getattr(result, "command_clock", None)
+    if clock is not None:
+        clock.lap("write_outputs")
     inputs = {os.path.abspath(f): _sha256(f) for f in s.source_files if os.path.isfile(f)}
-    if getattr(result, "command_timings", None) is not None:
-        result.command_timings["inputs_sha256_wait"] = time.perf_counter() - t
-        mark = getattr(result, "command_mark", None)
-        if mark is not None:  # the stages the command timed before, and the rest up to this point
-            result.command_timings["render_and_write"] = time.perf_counter() - mark - result.command_timings[
-                "inputs_sha256_wait"]
-            result.command_timings["wall_to_run_json"] = sum(
-                v for k, v in result.command_timings.items() if k != "wall_to_run_json")
+    if clock is not None:
+        clock.lap("inputs_sha256_wait")  # what the background hashing had not finished by now
+        clock.background["inputs_sha256"] = sum(_HASHED.values())
     return {
         "gboost_version": gboost.__version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -291,8 +328,7 @@ def run_record(result, extra: dict | None = None) -> dict:
         "covariates": result.covariate_names,
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
-        **({"command_s": {k: round(v, 6) for k, v in result.command_timings.items()}}
-           if getattr(result, "command_timings", None) else {}),
+        **({"command_s": clock.as_dict()} if clock is not None else {}),
         **(extra or {}),
     }
 
@@ -303,36 +339,67 @@ OUTPUT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.t
 def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
     """The five outputs' texts (run.json rendered after the others, so it holds their timings)."""
     out = render_lazily(result, extra)
-    out["run.json"] = out["run.json"]()
-    return out
+    return {name: (v() if callable(v) else v).decode("utf-8") if name != "run.json" else v()
+            for name, v in out.items()}
 
 
 def render_lazily(result, extra: dict | None = None) -> dict:
-    """The five outputs' texts. The two PLINK files are formatted by compiled loops that release
-    the GIL, so they run on threads beside the Python-formatted pairs.tsv and marginal.tsv; each
-    file's seconds go to ``result.timings`` ("format_<file>"). run.json is a function, rendered
-    last (gboost/io/outdir.py calls it once the others are on disk) so its timings cover them."""
+    """The five outputs for gboost/io/outdir.py's write_files, each a function it calls when it
+    comes to that file. The two PLINK files are formatted by compiled loops that release the GIL,
+    in runs of rows on a pool of threads, beside pairs.tsv and marginal.tsv on this thread (their
+    columns are compiled too, but gathered in Python); each file's seconds of formatting (summed
+    over its pieces) go to ``result.timings`` ("format_<file>"). The functions stamp the time
+    they are called: write_files writes and syncs each file before it asks for the next, so two
+    stamps bracket one file's write. run.json is rendered last, so its timings cover the others."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def timed(name, fn):
-        def run():
-            t = time.perf_counter()
-            text = fn(result)
-            return name, text, time.perf_counter() - t
-        return run
+    from gboost.io.plink_text import epi_cc_pieces, summary_pieces
 
-    jobs = [timed("pairs.epi.cc", format_epi_cc), timed("pairs.epi.cc.summary", format_summary)]
+    clock = getattr(result, "command_clock", None)
+
+    def timed(fn):
+        t = time.perf_counter()
+        out = fn()
+        return out, time.perf_counter() - t
+
+    s, pr, sm = result.study, result.screened, result.summary
+    w = s.snp_id_width
+    workers = max(2, min(8, os.cpu_count() or 1))
+    chrom, snp = plink_fields(s)  # shared by the two PLINK files (made once, here)
+    plink = {"pairs.epi.cc": (_epi_cc_header(w), epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, chrom, snp, workers)),
+             "pairs.epi.cc.summary": (_summary_header(w), summary_pieces(chrom, snp, w, sm.n_sig, sm.n_tot, sm.best,
+                                                                         sm.best_partner, workers))}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gboost-format") as pool:
+        futures = {name: [pool.submit(timed, f) for f in fs] for name, (_, fs) in plink.items()}
+        done = [("pairs.tsv", *timed(lambda: pairs_bytes(s.variants, result.reported))),
+                ("marginal.tsv", *timed(lambda: marginal_tsv_bytes(result)))]
+        for name, fs in futures.items():
+            parts = [f.result() for f in fs]
+            done.append((name, b"".join([plink[name][0]] + [b for b, _ in parts]), sum(dt for _, dt in parts)))
     texts = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(j) for j in jobs]
-        for name, fn in (("pairs.tsv", format_pairs_tsv), ("marginal.tsv", format_marginal_tsv)):
-            _, texts[name], dt = timed(name, fn)()
-            result.timings[f"format_{name}"] = dt
-        for f in futures:
-            name, texts[name], dt = f.result()
-            result.timings[f"format_{name}"] = dt
-    out = {k: texts[k] for k in OUTPUT_FILES if k in texts}
-    out["run.json"] = lambda: format_run_json(result, extra)
+    for name, texts[name], dt in done:
+        result.timings[f"format_{name}"] = dt
+        if clock is not None:
+            clock.files[name] = {"format": dt, "bytes": len(texts[name])}
+    if clock is not None:
+        clock.lap("format_outputs")  # the four files' formatting, side by side
+    stamps: list[tuple[str, float]] = []
+
+    def handing(name: str, data):
+        def give():
+            stamps.append((name, time.perf_counter()))
+            return data
+        return give
+
+    def run_json() -> str:
+        stamps.append(("run.json", time.perf_counter()))
+        if clock is not None:
+            for (name, t0), (_, t1) in zip(stamps, stamps[1:]):
+                clock.files[name]["write"] = t1 - t0
+        return format_run_json(result, extra)
+
+    out = {k: handing(k, texts[k]) for k in OUTPUT_FILES if k in texts}
+    out["run.json"] = run_json
     return out
 
 

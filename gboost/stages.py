@@ -1,0 +1,69 @@
+"""Wall-clock stages of one ``gboost scan`` command, for run.json's ``command_s``.
+
+The figure of merit is the command's wall time (docs/PERFORMANCE.md), so run.json accounts for
+all of it: the stages are consecutive stretches of the main thread, from the process's start to
+the moment run.json is rendered, and add up to that wall time by construction (tests check them
+against the wall measured from outside). Work on other threads (hashing the inputs, the ledger's
+writer, the host work beside a GPU screen, formatting the output files) is listed apart, under
+``background`` and ``files``: only what the main thread waited for is a stage.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux: /proc's start time, kept in 10 ms ticks since
+    boot, against the boot-time clock; elsewhere 0)."""
+    try:
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return max(0.0, now - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
+class StageClock:
+    """Consecutive stages of the calling thread; ``since_start`` seconds had passed before it."""
+
+    def __init__(self, since_start: float = 0.0):
+        now = time.perf_counter()
+        self.origin = now - since_start  # the process start on perf_counter's scale
+        self.stages: dict[str, float] = {"startup": since_start}
+        self.files: dict[str, dict] = {}  # output file -> {"format": s, "write": s, "bytes": n}
+        self.background: dict[str, float] = {}  # seconds other threads worked beside the stages
+        self._mark = now
+
+    def lap(self, name: str) -> float:
+        """The time since the previous lap goes to stage ``name`` (added, when it recurs)."""
+        now = time.perf_counter()
+        dt = now - self._mark
+        self.stages[name] = self.stages.get(name, 0.0) + dt
+        self._mark = now
+        return dt
+
+    def split(self, whole: str, part: str, seconds: float) -> None:
+        """Move ``seconds`` (at most all) of stage ``whole`` into stage ``part``: a callee timed
+        a piece of what the caller's lap measured."""
+        s = min(max(0.0, seconds), self.stages.get(whole, 0.0))
+        if s == 0.0 and part not in self.stages:
+            return
+        self.stages[whole] = self.stages.get(whole, 0.0) - s
+        self.stages[part] = self.stages.get(part, 0.0) + s
+
+    def wall(self) -> float:
+        """Seconds from the process start to now."""
+        return time.perf_counter() - self.origin
+
+    def as_dict(self) -> dict:
+        """run.json's ``command_s``: ``wall`` (process start to this call), the stages (their sum,
+        ``stages_sum``, is ``wall`` up to the time since the last lap), per file, background."""
+        self.lap("run_json")
+        r = lambda x: round(x, 6)  # noqa: E731
+        return {"wall": r(self.wall()), "stages_sum": r(sum(self.stages.values())),
+                "stages": {k: r(v) for k, v in self.stages.items()},
+                "files": {f: {k: (r(v) if isinstance(v, float) else v) for k, v in d.items()}
+                          for f, d in self.files.items()},
+                "background": {k: r(v) for k, v in self.background.items()}}

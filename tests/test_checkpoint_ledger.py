@@ -1,0 +1,120 @@
+"""The compact checkpoint ledger (gboost/checkpoint.py): a batch of tiles written as one record and
+read back gives the accumulator that adding the tiles themselves gives (survivors, recounted
+tables, per-SNP summary, counts), whatever the batching; records of the older .npz format still
+resume; a record is several times smaller than the .npz it replaces."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gboost import checkpoint as C
+from gboost.engines.cpu import CpuEngine
+from gboost.load import load_study
+from gboost.scan import Accumulator, ScanParams, finalize, plan_tiles, scan_thresholds, screen
+from gboost.simulate import PlantedPair, simulate_study
+from gboost.study import QCOptions
+
+
+@pytest.fixture(scope="module")
+def study():
+    sim = simulate_study(260, 120, 140, seed=31, chromosomes=2, missing_rate=0.02,
+                         planted=[PlantedPair(3, 200, "threshold", 8.0)])
+    return load_study(sim.source(), QCOptions())
+
+
+@pytest.fixture(scope="module")
+def tiles(study):
+    eng = CpuEngine(tile=48)
+    eng.prepare(study, scan_thresholds(ScanParams(epi1=0.02, epi2=0.2)))
+    return [eng.run_tile(t) for t in plan_tiles(study.n_snps, 48)]
+
+
+def accumulate(study, results) -> Accumulator:
+    acc = Accumulator(study.n_snps)
+    for r in results:
+        acc.add(r)
+    return acc
+
+
+def same_accumulators(a: Accumulator, b: Accumulator) -> None:
+    for x, y in zip(a.survivors(), b.survivors()):
+        np.testing.assert_array_equal(x, y)
+    for f in ("n_sig", "n_tot", "best", "best_partner"):
+        np.testing.assert_array_equal(getattr(a.summary, f), getattr(b.summary, f))
+    assert (a.n_valid, a.pairs_done, a.tiles_done) == (b.n_valid, b.pairs_done, b.tiles_done)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 5, 1000])
+def test_batches_read_back_as_the_tiles_themselves(study, tiles, batch):
+    assert sum(len(r.surv_i) for r in tiles) > 50  # survivors whose tables must be recounted
+    rng = np.random.default_rng(batch)
+    order = rng.permutation(len(tiles))  # tiles finish in any order on several GPUs
+    shuffled = [tiles[k] for k in order]
+    back = []
+    for k in range(0, len(shuffled), batch):
+        back += C._decode(C._encode(shuffled[k:k + batch]), study)
+    assert [r.tile for r in back] == [r.tile for r in shuffled]
+    same_accumulators(accumulate(study, back), accumulate(study, shuffled))
+
+
+def test_a_record_is_a_fraction_of_the_npz(study, tiles):
+    with_survivors = [r for r in tiles if len(r.surv_i)]
+    compact = sum(len(C._encode([r])) for r in with_survivors)
+    npz = sum(len(C._encode_v1(r)) for r in with_survivors)
+    assert compact * 3 < npz, (compact, npz)
+    # One row block's tiles in one record carry its rows once and its columns as one run.
+    row0 = [r for r in tiles if r.tile.i0 == 0]
+    assert len(C._segments([p for r in row0 for p in (r.rows, r.cols)])) == 1
+    assert len(C._encode(row0)) < sum(len(C._encode([r])) for r in row0)
+
+
+def test_an_older_ledger_resumes_to_the_same_result(study, tiles, tmp_path):
+    params = ScanParams(epi1=0.02, epi2=0.2, device="cpu", tile=48)
+    want = finalize(study, params, *_screen(study, params))
+    led = C.Ledger(tmp_path, study, params, resume=False)
+    led.start(tile=48, tiles=len(tiles))
+    with open(tmp_path / C.LEDGER, "wb") as fh:  # the first half of the tiles, as gboost 0.1 wrote them
+        for r in tiles[: len(tiles) // 2]:
+            payload = C._encode_v1(r)
+            fh.write(C._HEAD.pack(C._MAGIC_V1, r.tile.index, len(payload), C.zlib.crc32(payload)) + payload)
+    assert C.tiles_recorded(tmp_path) == len(tiles) // 2
+    led = C.Ledger(tmp_path, study, params, resume=True)
+    got = finalize(study, params, *_screen(study, params, led))
+    led.close()
+    assert C.tiles_recorded(tmp_path) == len(tiles)  # old records kept, the rest appended compactly
+    for f in ("i", "j", "ksa", "stat", "df", "p"):
+        np.testing.assert_array_equal(getattr(got.screened, f), getattr(want.screened, f))
+    np.testing.assert_array_equal(got.screened.tables, want.screened.tables)
+    for f in ("n_sig", "n_tot", "best", "best_partner"):
+        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+
+
+def test_the_ledger_times_the_callers_share(study, tmp_path):
+    params = ScanParams(epi1=0.02, epi2=0.2, device="cpu", tile=48)
+    led = C.Ledger(tmp_path, study, params, resume=False)
+    _screen(study, params, led)
+    led.close()
+    assert led.records >= 1 and led.seconds > 0 and led.writer_seconds > 0
+    assert C.tiles_recorded(tmp_path) == len(plan_tiles(study.n_snps, 48))
+
+
+def _screen(study, params, ledger=None):
+    acc, thr, timings, desc = screen(study, params, engine=CpuEngine(tile=48), checkpoint=ledger)
+    return acc, thr, desc, timings
+
+
+def test_a_tile_recorded_twice_counts_once(study, tiles, tmp_path):
+    """A rerun Dask task hands the same tile over twice; the accumulator counts it once, and so
+    must the ledger, whose records merge their tiles' partials."""
+    params = ScanParams(epi1=0.02, epi2=0.2, device="cpu", tile=48)
+    led = C.Ledger(tmp_path, study, params, resume=False)
+    led.start(tile=48, tiles=len(tiles))
+    for r in tiles[:5] + tiles[2:4] + tiles[5:]:
+        led.record(r)
+    led.close()
+    assert C.tiles_recorded(tmp_path) == len(tiles)
+    led = C.Ledger(tmp_path, study, params, resume=True)
+    same_accumulators(accumulate(study, led.replay()), accumulate(study, tiles))
+    led.record(tiles[0])  # already in the ledger: not written again
+    led.close()
+    assert C.tiles_recorded(tmp_path) == len(tiles)

@@ -1,0 +1,73 @@
+"""run.json's ``command_s`` accounts for the whole `gboost scan` command (gboost/stages.py): every
+stage of it is there, and the stages add up to the wall time measured from outside, within 2 %."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gboost.simulate import PlantedPair, simulate_study
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STAGES = ("startup", "setup", "read", "encode", "engine_start", "upload", "screen", "checkpoint", "exact", "marginal",
+          "calibration", "format_outputs", "write_outputs", "inputs_sha256_wait", "run_json")
+FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    prefix = str(tmp_path_factory.mktemp("timed") / "s")
+    simulate_study(1500, 300, 300, seed=24, chromosomes=3, missing_rate=0.01,
+                   planted=[PlantedPair(2, 900, "threshold", 10.0)]).write(prefix)
+    return prefix
+
+
+def timed_scan(study, out, *extra):
+    cmd = [sys.executable, "-m", "gboost.cli", "scan", "--bfile", study, "--out", str(out), "--device", "cpu",
+           "--quiet", "--epi1", "1e-3", "--calibration-pairs", "20000", *extra]
+    t = time.perf_counter()
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    assert r.returncode == 0, r.stderr
+    return wall, json.loads((out / "run.json").read_text())["command_s"]
+
+
+def test_the_stages_add_up_to_the_wall_time(study, tmp_path):
+    timed_scan(study, tmp_path / "warm")  # compile caches (a new source version compiles once)
+    wall, c = timed_scan(study, tmp_path / "out")
+    assert set(STAGES) <= set(c["stages"]), set(STAGES) - set(c["stages"])
+    assert all(v >= 0 for v in c["stages"].values())
+    assert c["stages_sum"] == pytest.approx(sum(c["stages"].values()), abs=1e-5)
+    assert c["stages_sum"] == pytest.approx(c["wall"], abs=1e-3)
+    # From outside: process start to exit. What follows run.json (its own write, the renames, the
+    # exit) and /proc's 10 ms clock are all that may differ.
+    assert abs(c["stages_sum"] - wall) <= 0.02 * wall, (c["stages_sum"], wall)
+    assert c["stages"]["startup"] > 0 and c["stages"]["screen"] > 0 and c["stages"]["encode"] > 0
+    for name in FILES:
+        f = c["files"][name]
+        assert f["format"] >= 0 and f["write"] >= 0 and f["bytes"] == os.path.getsize(tmp_path / "out" / name)
+    assert c["background"]["inputs_sha256"] > 0 and c["background"]["checkpoint_writer"] > 0
+
+
+def test_a_resumed_scan_counts_its_replay_as_checkpoint(study, tmp_path):
+    from gboost.checkpoint import Ledger
+    from gboost.errors import ScanCancelled
+    from gboost.io.plink_bed import open_bfile
+    from gboost.load import load_study
+    from gboost.scan import ScanParams, screen
+
+    out = tmp_path / "r"
+    st = load_study(open_bfile(study))
+    params = ScanParams(epi1=1e-3, device="cpu", tile=128)
+    led = Ledger(out, st, params, resume=False)
+    seen = []
+    with pytest.raises(ScanCancelled):
+        screen(st, params, progress=seen.append, cancel=lambda: len(seen) >= 3, checkpoint=led)
+    led.close()
+    wall, c = timed_scan(study, out, "--resume")
+    assert abs(c["stages_sum"] - wall) <= 0.02 * wall, (c["stages_sum"], wall)
+    assert c["stages"]["checkpoint"] > 0
