@@ -82,3 +82,72 @@ def test_fast_log_bound_covers_logf_worst_case(n, n_case, shift):
     _check(_tables(n, n_case, 300, rng), log_shift=shift)
     if n >= 5000:  # (rare alleles leave too few valid tables at 60 samples)
         _check(_tables(n, n_case, 100, rng, maf=(0.001, 0.02)), log_shift=shift)
+
+
+# ---- Blocks with missing calls (gm_pairs_f32m): each pair's own margins ----------------------------
+
+
+def _tables_missing(n, n_case, m, rng, missing, maf=(0.01, 0.5), effect=0.0):
+    """m tables of SNP pairs with missing calls at rate ``missing`` (a pair keeps the samples called at
+    both SNPs, so its total and margins are its own)."""
+    y = (np.arange(n) < n_case).astype(np.int64)
+    out = np.zeros((m, 3, 3, 2), np.int64)
+    for q in range(m):
+        fa, fb = rng.uniform(*maf, 2)
+        ga, gb = rng.binomial(2, fa, n), rng.binomial(2, fb, n)
+        yy = y
+        if effect:
+            hit = (ga == 2) & (gb == 2) & (rng.random(n) < effect)
+            yy = np.where(hit, 1, y)
+        keep = (rng.random(n) >= missing) & (rng.random(n) >= missing)
+        np.add.at(out[q], (ga[keep], gb[keep], yy[keep]), 1)
+    return out
+
+
+def _check_missing(tables, n, sfu_shift=0.0, log_shift=0.0):
+    from gboost.stats.f32screen import bound_missing, ksa32_missing
+
+    xlx = xlogx_table(n)
+    v32, lt = ksa32_missing(tables, n, sfu_shift, log_shift)
+    e = bound_missing(n, lt).astype(np.float64)
+    v64 = np.empty(len(tables))
+    df = np.empty(len(tables), np.int64)
+    for q, t in enumerate(tables):
+        v64[q], df[q] = ksa_df_lookup(t, xlx)
+    ok = (df > 0) & np.isfinite(v32)
+    assert ok.sum() > 0.5 * len(tables)
+    err = np.abs(v32[ok].astype(np.float64) - v64[ok])
+    assert (err <= e[ok] / 2).all(), f"max error {err.max():.3g} against half-bound {e[ok].min() / 2:.3g}"
+    return err.max(), e[ok].min()
+
+
+@pytest.mark.parametrize("missing", [0.001, 0.01, 0.05, 0.3])
+@pytest.mark.parametrize("n,n_case", [(60, 20), (5000, 2500), (5000, 700), (12000, 6000)])
+def test_missing_call_bound_on_random_pairs(n, n_case, missing):
+    rng = np.random.default_rng(int(n + n_case + 1000 * missing))
+    err, e = _check_missing(_tables_missing(n, n_case, 200, rng, missing), n)
+    assert err < e / 4  # useful, not vacuous
+
+
+@pytest.mark.parametrize("shift", [(1.0, 1.0), (-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0)])
+def test_missing_call_bound_covers_sfu_and_logf_worst_cases(shift):
+    """Every SFU x ln x and __logf off by their documented worst case, in the direction that adds up."""
+    rng = np.random.default_rng(11)
+    for n, n_case, maf, effect in ((5000, 2500, (0.01, 0.5), 0.0), (5000, 2500, (0.001, 0.02), 0.0),
+                                   (5000, 1000, (0.05, 0.5), 0.9), (12000, 6000, (0.01, 0.5), 0.0)):
+        _check_missing(_tables_missing(n, n_case, 150, rng, 0.02, maf, effect), n, *shift)
+
+
+def test_missing_call_bound_on_extreme_tables():
+    # A pair that lost most samples, one whose cases are almost all missing, whole classes in a cell.
+    n = 5000
+    t = np.zeros((5, 3, 3, 2), np.int64)
+    t[0, 0, 0], t[0, 1, 1], t[0, 2, 0] = (3, 2), (1, 4), (2, 1)          # 13 of 5,000 called
+    t[1, 0, 0], t[1, 1, 0], t[1, 2, 1], t[1, 0, 1] = (2400, 0), (2000, 0), (0, 2), (0, 1)
+    t[2, 0, 0], t[2, 2, 2] = (2500, 0), (0, 2499)
+    t[3, :, :, 0], t[3, :, :, 1] = 270, 275
+    t[4, 0, 1], t[4, 1, 0], t[4, 2, 2] = (1990, 3), (2, 1995), (499, 500)
+    assert (t.sum(axis=(1, 2, 3)) <= n).all()
+    for shift in (0.0, 1.0, -1.0):
+        valid = [q for q in range(5) if ksa_df_lookup(t[q], xlogx_table(n))[1] > 0]
+        _check_missing(np.concatenate([t[valid]] * 2), n, shift, shift)

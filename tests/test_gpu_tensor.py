@@ -151,6 +151,49 @@ def test_float32_prescreen_equals_float64_kernel_and_cpu_engine(epi):
         np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
 
 
+def _tied_missing_study(p=320, n=1500, n_case=600, seed=6):
+    """Missing calls (2 %) at every SNP but the first 64, so tiles hold all four counting modes; rare
+    alleles (empty genotype types: DF 2 and 1, invalid pairs); one SNP copied 20 times with its missing
+    calls (exact ties among pairs whose margins are their own); a planted interaction."""
+    from gboost.study import study_from_genotypes
+
+    rng = np.random.default_rng(seed)
+    f = rng.uniform(0.02, 0.5, p)
+    f[250:270] = rng.uniform(0.0005, 0.004, 20)
+    g = rng.binomial(2, f[:, None], (p, n)).astype(np.int8)
+    miss = rng.random((p, n)) < 0.02
+    miss[:64] = False
+    g[miss] = -1
+    g[120:140] = g[90]
+    is_case = np.zeros(n, bool)
+    risk = (g[100] > 0) & (g[200] > 0)
+    score = rng.random(n) + 0.6 * risk
+    is_case[np.argsort(-score)[:n_case]] = True
+    return study_from_genotypes(g, is_case)
+
+
+@pytest.mark.gpu
+@needs_mma
+@pytest.mark.parametrize("epi", [(5e-6, 0.01), (0.01, 0.2), (0.5, 0.9)])
+def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engine(epi):
+    """Blocks with missing calls take their own pre-screen (per-pair margins, gm_pairs_f32m): the
+    outputs equal, bit for bit, those of the float64-only build and the CPU engine's, in every mode."""
+    from gboost.engines.gpu import GpuEngine, MmaConfig
+
+    study = _tied_missing_study()
+    params = ScanParams(epi1=epi[0], epi2=epi[1], calibration_pairs=0)
+    eng = GpuEngine(counting="mma")
+    got = run_scan(study, params, engine=eng)
+    assert got.n_valid > 0
+    f64 = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False)))
+    _assert_identical(got, f64)
+    want = run_scan(study, params, engine=CpuEngine(tile=64))
+    if len(want.screened):
+        _assert_scan_equal(got, want)
+    for f in ("n_sig", "n_tot", "best_partner"):
+        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+
+
 @pytest.mark.gpu
 @needs_mma
 def test_float32_prescreen_is_used_where_its_table_fits():

@@ -161,8 +161,9 @@ class MmaConfig:
     warps_cols: int = 4
     min_blocks: tuple[int, int] = (1, 1)
     count_only: bool = False  # bench/ only: the counting alone, no KSA or survivors (wrong results)
-    # Fully called blocks: KSA first in float32 with a proven error bound, float64 only for the pairs
-    # whose decision it can change (boost_mma.cu, "Float32 pre-screen"); False: float64 for every pair.
+    # Every block (fully called and with missing calls): KSA first in float32 with a proven error bound,
+    # float64 only for the pairs whose decision it can change (boost_mma.cu, "Float32 pre-screen" and
+    # "The pre-screen of blocks with missing calls"); False: float64 for every pair.
     f32_screen: bool = True
     # k-steps in flight in the <2,2> pre-screen kernel's counting loop, staged once per block in shared
     # memory (cp.async; a power of two; one block barrier every bar_steps k-steps); 0 or 1: each
@@ -213,8 +214,9 @@ class MmaConfig:
 
     @property
     def park_bytes(self) -> int:
-        """sizeof(gm_park) in boost_mma.cu: a warp's parked cells, queue and values (4,480 bytes)."""
-        return 8 * 32 * 16 + 32 * 4 + 32 * 8
+        """sizeof(gm_park) in boost_mma.cu: a warp's parked cells (the larger layout of the union: one
+        pass of the modes with missing calls), queue and values (4,992 bytes)."""
+        return max(8 * 32 * 16, 9 * 4 * 32 * 4) + 32 * 4 + 32 * 8
 
     @property
     def ring_bytes(self) -> int:
@@ -410,7 +412,7 @@ class _DeviceRunner:
         static = max(self.k[name].shared_size_bytes for name in names)
         cap = min(MMA_TABLE_SMEM_MAX if self.counting == "mma" else TABLE_SMEM_MAX, optin - static)
         self.n_tab = study.n_samples + 1 if (study.n_samples + 1) * 8 <= cap else 0
-        # The tensor-core <2,2> kernel's float32 pre-screen: a float32 copy of the table and a
+        # The tensor-core kernels' float32 pre-screen: a float32 copy of the table and a
         # parking area per warp in dynamic shared memory (the float64 table then stays in global memory).
         # (The parked cells are 16-bit: counts below 2^16, which the table's fit implies today.)
         # Its room: MMA_TABLE_SMEM_MAX per 256 threads of a block (two default blocks share an SM;
@@ -468,15 +470,15 @@ class _DeviceRunner:
         another tile could leave a tile's own best partner of a SNP unevaluated)."""
         self.bar = self.cp.zeros(self.p if self.use_f32 else 1, np.float32)
 
-    def _f32_smem(self) -> int:
+    def _f32_smem(self, ring: bool = True) -> int:
         return (-(-self.n_tab * 4 // 16) * 16 + (self.config.threads // 32) * self.config.park_bytes
-                + self.config.ring_bytes)
+                + (self.config.ring_bytes if ring else 0))
 
     def _dyn_smem(self, name: str) -> int:
-        """Dynamic shared memory of kernel ``name``: the c ln c table (float64), or for the <2,2>
-        tensor-core kernel with the float32 pre-screen its float32 copy and the warps' parking areas."""
-        if self.use_f32 and name == _MMA_MODE_KERNELS[0]:
-            return self._f32_smem()
+        """Dynamic shared memory of kernel ``name``: the c ln c table (float64), or with the float32
+        pre-screen its float32 copy and the warps' parking areas (and, for <2,2>, the operand ring)."""
+        if self.use_f32:
+            return self._f32_smem(ring=name == _MMA_MODE_KERNELS[0])
         return self.n_tab * 8
 
     def _resident_blocks(self, name: str) -> int:

@@ -79,3 +79,73 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0) -> tuple[np.ndarray, np.nd
             lt = (lt + log_shift * (FAST_LOG_ABS + FAST_LOG_REL * np.abs(lt.astype(np.float64)))).astype(f)
     v = (2 * (np.float64(n) * lt.astype(np.float64) + s).astype(f)).astype(f)
     return v, lt
+
+
+# ---- Blocks with missing calls (boost_mma.cu, gm_ksa32m) ----------------------------------------------
+# A pair's margins and total N' are its own there; every bracket is formed per pair in float32, 27 of
+# the 48 x ln x from the SFU (lg2: relative error <= 7u). The kernel's comment derives the bound.
+SFU_REL = 7 * U32
+
+
+def bound_missing(n: int, ln_tau) -> np.ndarray:
+    """E of gm_pairs_f32m for a study of n samples: 4u (42 N ln N + 126 N) + 28 u N |ln tau|."""
+    xn = n * np.log(n) if n > 1 else 0.0
+    return (4 * U32 * (42.0 * xn + 126.0 * n) * 1.0001
+            + 28.0 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
+
+
+def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
+                  log_shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(v32, ln tau) in float32 of tables (m, 3, 3, 2) whose sums may be below the study's n samples,
+    operation for operation as gm_ksa32m. ``sfu_shift`` (-1 to 1) moves every SFU x ln x by that
+    fraction of its worst-case error, in the direction that adds up (those added up, those subtracted
+    down, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`."""
+    t = np.asarray(tables, dtype=np.int64)
+    f = np.float32
+    x64 = np.zeros(n + 1)
+    x64[1:] = np.arange(1, n + 1) * np.log(np.arange(1, n + 1))
+    x32 = x64.astype(f)
+
+    def sfu(c, sign):  # lg2-based x ln x: float32 value moved by sign * sfu_shift * 7u relative
+        return (x64[c] * (1.0 + sign * sfu_shift * SFU_REL)).astype(f)
+
+    ak, bk = t.sum(axis=2), t.sum(axis=1)                 # (m, 3, 2): n_ak, n_bk
+    na, nb = ak.sum(axis=2), bk.sum(axis=2)              # (m, 3)
+    n0, n1 = ak[:, :, 0].sum(axis=1), ak[:, :, 1].sum(axis=1)
+
+    def rcp(v):
+        with np.errstate(divide="ignore"):
+            return np.where(v > 0, (1.0 / np.maximum(v, 1)).astype(f), f(0))
+
+    i0, i1 = rcp(n0), rcp(n1)
+    pa = np.zeros((len(t), 3, 2), f)
+    qb = np.zeros((len(t), 3, 2), f)
+    mr = np.zeros(len(t), f)
+    mc = np.zeros(len(t), f)
+    for a in range(3):
+        ra, rb = rcp(na[:, a]), rcp(nb[:, a])
+        pa[:, a, 0] = ak[:, a, 0].astype(f) * ra
+        pa[:, a, 1] = ak[:, a, 1].astype(f) * ra
+        qb[:, a, 0] = (bk[:, a, 0].astype(f) * rb) * i0
+        qb[:, a, 1] = (bk[:, a, 1].astype(f) * rb) * i1
+        mr = mr + (sfu(na[:, a], 1) - (sfu(ak[:, a, 0], -1) + sfu(ak[:, a, 1], -1)))
+        mc = mc + (sfu(nb[:, a], 1) - (sfu(bk[:, a, 0], -1) + sfu(bk[:, a, 1], -1)))
+    kc = (x32[n0] + x32[n1]) - x32[n0 + n1]
+    sa, ta = [], []
+    for a in range(3):
+        s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
+        for b in range(3):
+            c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
+            s_a = s_a + ((x32[c0] + x32[c1]) - sfu(c0 + c1, -1))
+            inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
+            t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
+        sa.append(s_a)
+        ta.append(t_a)
+    s = ((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc)
+    tau = (ta[0] + ta[1]) + ta[2]
+    with np.errstate(divide="ignore"):
+        lt = np.log(tau)
+        if log_shift:
+            lt = (lt + log_shift * (FAST_LOG_ABS + FAST_LOG_REL * np.abs(lt.astype(np.float64)))).astype(f)
+    v = (2 * ((n0 + n1).astype(np.float64) * lt.astype(np.float64) + s).astype(f)).astype(f)
+    return v, lt

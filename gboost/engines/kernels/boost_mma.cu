@@ -317,6 +317,30 @@ __device__ __forceinline__ void gm_subtract(int (&t)[18], const int* cr, int rs,
     }
 }
 
+// The 18 cells of the pair (row ri * 8 + g, column cj * 8 + 2 q + e of the pass) from a warp's
+// accumulators, the uncounted third types by subtraction from the SNPs' counts (global SNPs gi, gj).
+template <int NA, int NB, int CJ>
+__device__ __forceinline__ void gm_table_acc(int (&t)[18], const gb_u32 (&acc)[2][NA][CJ * NB][4], int ri, int cj,
+                                             int e, const int* __restrict__ counts, int gi, int gj) {
+    int ci[6], cn[6];
+#pragma unroll
+    for (int x = 0; x < 6; ++x) {
+        ci[x] = (NA == 2 || NB == 2) ? __ldg(counts + (gb_size)gi * 6 + x) : 0;
+        cn[x] = (NA == 2 || NB == 2) ? __ldg(counts + (gb_size)gj * 6 + x) : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+#pragma unroll
+        for (int ta = 0; ta < NA; ++ta)
+#pragma unroll
+            for (int tb = 0; tb < NB; ++tb) {
+                const int u = ri * NA + ta;
+                t[ta * 6 + tb * 2 + k] = (int)acc[k][u >> 1][cj * NB + tb][(u & 1) * 2 + e];
+            }
+        gm_subtract<NA, NB>(t, ci, 1, cn, 1, k);
+    }
+}
+
 // Running summary of one thread: its 2 rows (ri) and its 4 columns (cc * 2 + e).
 struct gm_summ {
     int rsig[2], rtot[2], rbp[2];
@@ -363,23 +387,8 @@ __device__ __forceinline__ void gm_pairs(gm_summ& sm, const gb_u32 (&acc)[2][NA]
                 if (r >= ni || c >= nj) continue;
                 const int gi = i0 + r, gj = j0 + c;
                 if (diag && gi >= gj) continue;
-                int ci[6], cn[6], t[18];
-#pragma unroll
-                for (int x = 0; x < 6; ++x) {
-                    ci[x] = __ldg(counts + (gb_size)gi * 6 + x);
-                    cn[x] = __ldg(counts + (gb_size)gj * 6 + x);
-                }
-#pragma unroll
-                for (int k = 0; k < 2; ++k) {
-#pragma unroll
-                    for (int ta = 0; ta < NA; ++ta)
-#pragma unroll
-                        for (int tb = 0; tb < NB; ++tb) {
-                            const int u = ri * NA + ta;
-                            t[ta * 6 + tb * 2 + k] = (int)acc[k][u >> 1][cj * NB + tb][(u & 1) * 2 + e];
-                        }
-                    gm_subtract<NA, NB>(t, ci, 1, cn, 1, k);
-                }
+                int t[18];
+                gm_table_acc<NA, NB, CJ>(t, acc, ri, cj, e, counts, gi, gj);
 #if GM_COUNT_ONLY
                 {
                     int s = 0;
@@ -589,11 +598,52 @@ __device__ __forceinline__ void gm_study_f32(const double* tab, int k0, int k1, 
 
 // Per warp: the parked cells of its 256 pairs and a queue of 32 candidates (their slot * 32 + lane,
 // then their float64 KSA).
+// (The mixed modes park one pass's 4 slots of 9 words instead, gm_pairs_f32m.)
 struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dynamic shared memory by it
-    uint4 cells[8 * 32];
+    union {
+        uint4 cells[8 * 32];      // <2,2>: slot s of lane l at [s * 32 + l]
+        gb_u32 mcells[9 * 4 * 32];  // the others: word w (cells 2w, 2w + 1) of slot s at [(w * 4 + s) * 32 + l]
+    };
     int idx[32];
     double v[32];
 };
+
+// The candidates of a warp (bit s of `cand`: this lane's slot s, S slots a lane) through the
+// float64 test 32 at a time: each lane's candidates take positions pre, pre + 1, ... of the warp's
+// list; `exact(id)` (id = slot * 32 + owner lane) returns the float64 KSA of a queued pair and
+// appends it if it survives; then each owner gets `credit(s, v)` for its queued pairs.
+template <int S, class Exact, class Credit>
+__device__ __forceinline__ void gm_queue(gm_park& pk, unsigned cand, int lane, Exact exact, Credit credit) {
+    const int cnt = __popc(cand);
+    int pre = cnt;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const int o = __shfl_up_sync(0xffffffffu, pre, d);
+        if (lane >= d) pre += o;
+    }
+    const int total = __shfl_sync(0xffffffffu, pre, 31);
+    pre -= cnt;
+    for (int base = 0; base < total; base += 32) {
+        int k = pre - base;
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+            if (!((cand >> s) & 1u)) continue;
+            if (k >= 0 && k < 32) pk.idx[k] = s * 32 + lane;
+            ++k;
+        }
+        __syncwarp();
+        if (lane < total - base) pk.v[lane] = exact(pk.idx[lane]);
+        __syncwarp();
+        k = pre - base;
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+            if (!((cand >> s) & 1u)) continue;
+            if (k >= 0 && k < 32) credit(s, pk.v[k]);
+            ++k;
+        }
+        __syncwarp();
+    }
+}
 
 // gm_pairs for mode <2,2> with the float32 pre-screen, over the cells parked in pk. tab: the float64
 // c ln c table (global memory: only candidates read it), tabf its float32 copy in shared memory; f32c:
@@ -703,50 +753,228 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
             sm.csig[s & 3] += 1;
         }
     }
-    // Compact: this lane's candidates take positions pre, pre + 1, ... of the warp's list, which the
-    // queue takes 32 at a time.
-    const int cnt = __popc(cand);
-    int pre = cnt;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        const int o = __shfl_up_sync(0xffffffffu, pre, d);
-        if (lane >= d) pre += o;
-    }
-    const int total = __shfl_sync(0xffffffffu, pre, 31);
-    pre -= cnt;
-    for (int base = 0; base < total; base += 32) {
-        int k = pre - base;
-#pragma unroll
-        for (int s = 0; s < 8; ++s) {
-            if (!((cand >> s) & 1u)) continue;
-            if (k >= 0 && k < 32) pk.idx[k] = s * 32 + lane;
-            ++k;
-        }
-        __syncwarp();
-        if (lane < total - base) {  // the float64 KSA of queued candidate `lane`; survivors appended here
-            const int id = pk.idx[lane], s = id >> 5, o = id & 31;
+    gm_queue<8>(
+        pk, cand, lane,
+        [&](int id) {  // the float64 KSA of a queued candidate; survivors appended here
+            const int s = id >> 5, o = id & 31;
             const int rl = r_blk0 + (s >> 2) * 8 + (o >> 2), cl = c_blk0 + ((s >> 1) & 1) * 8 + 2 * (o & 3) + (s & 1);
             int t[18], df;
             gm_table_parked(t, pk.cells[id], rcnt + rl, ccnt + cl);
             const double v = gb_ksa_fixed(t, tab, rterm + rl, GM_BI, cterm + cl, GM_BJ, consts, df);
             if (v > __ldg(thr + df)) gb_append(v, i0 + bi0 + rl, j0 + bj0 + cl, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
-            pk.v[lane] = v;
-        }
-        __syncwarp();
-        k = pre - base;
+            return v;
+        },
+        [&](int s, double v) {  // each owner credits its queued non-survivors
+            const int ri = s >> 2, x = s & 3, df = (dfs >> (3 * s)) & 7;
+            const int gi = i0 + bi0 + r_blk0 + ri * 8 + g, gj = j0 + bj0 + c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1);
+            if (v <= __ldg(thr + df)) gb_credit(sm, v, __ldg(thr + 5 + df), ri, x, gi, gj);
+        });
+}
+
+// ---- The pre-screen of blocks with missing calls (modes <2,3>, <3,2>, <3,3>) -----------------------
+//
+// Real chips have missing calls at nearly every SNP, so nearly every block takes these modes, where a
+// pair's margins n_ak, n_bk, n_a, n_b, n_k and its total N' are its own (the samples called at both
+// SNPs), not the SNPs'. The same rearranged formula as above holds with them, all formed per pair:
+//   KSA/2 = sum_q [x(t_q0) + x(t_q1) - x(t_q0 + t_q1)]      + sum_a [x(n_a) - x(n_a0) - x(n_a1)]
+//         + sum_b [x(n_b) - x(n_b0) - x(n_b1)]                + [x(n_0) + x(n_1) - x(N')] + N' ln tau
+// (each bracket in [-N ln 2, N ln 2]), P_ak = n_ak (1/n_a), Q_bk = n_bk (1/n_b) (1/n_k), reciprocals
+// rounded to nearest (__frcp_rn). The 18 x(t) and the class bracket's three come from the float32
+// table, the 27 others (x(n_ab), x(n_ak), x(n_bk), x(n_a), x(n_b)) from the SFU (gm_xlx: relative
+// error <= 7u), which runs beside the shared-memory pipe. First-order error of KSA/2 (u = 2^-24,
+// N the study's samples, N' <= N): the x(c) and the additions that form each bracket's terms,
+// u (9 + 15 + 15 + 3) N ln N (cells: table u, SFU 7u, the sum u; margins: 7u for each of three
+// x(c) <= n ln N and the sum u; class: table 2u, sum u); 35 further additions of partial sums below
+// 4 N ln 2, 97 u N; tau 20 u relative (P 2u, Q 4u, product and fma 2u, 3 accumulations, 2 sums,
+// with room), 20 u N; __logf 2^-21.41 absolute, 6 u N, and 6 u relative; the last fma u (4 N ln 2 +
+// N |ln tau|). So |v32 - KSA| <= E = 4u (42 N ln N + 126 N) + 28 u N |ln tau| (KSA = 2 x KSA/2,
+// then a safety factor of 2; 0.58 at N = 5,000), checked in NumPy by gboost.stats.f32screen.
+// ksa32_missing on tables with missing calls. The decisions then follow gm_pairs22_f32: candidates
+// (open survivor, N_SIG or best-partner decision) get gb_ksa_df in float64, the same as gm_pairs.
+
+// v32 and ln tau of a table with its own margins.
+__device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const float* tabf, float& lt) {
+    int ak[3][2], bk[3][2], na[3], nb[3];
 #pragma unroll
-        for (int s = 0; s < 8; ++s) {  // each owner credits its queued non-survivors
-            if (!((cand >> s) & 1u)) continue;
-            if (k >= 0 && k < 32) {
-                const int ri = s >> 2, x = s & 3, df = (dfs >> (3 * s)) & 7;
-                const int gi = i0 + bi0 + r_blk0 + ri * 8 + g, gj = j0 + bj0 + c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1);
-                const double v = pk.v[k];
-                if (v <= __ldg(thr + df)) gb_credit(sm, v, __ldg(thr + 5 + df), ri, x, gi, gj);
-            }
-            ++k;
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            ak[a][k] = t[a * 6 + k] + t[a * 6 + 2 + k] + t[a * 6 + 4 + k];
+            bk[a][k] = t[k + a * 2] + t[6 + k + a * 2] + t[12 + k + a * 2];  // (a as the column type b)
         }
-        __syncwarp();
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+        na[a] = ak[a][0] + ak[a][1];
+        nb[a] = bk[a][0] + bk[a][1];
     }
+    const int n0 = ak[0][0] + ak[1][0] + ak[2][0], n1 = ak[0][1] + ak[1][1] + ak[2][1];
+    const float i0 = n0 > 0 ? __frcp_rn((float)n0) : 0.f, i1 = n1 > 0 ? __frcp_rn((float)n1) : 0.f;
+    float pa[3][2], qb[3][2];
+    float mr = 0.f, mc = 0.f;  // the row and column margin brackets
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+        const float ra = na[a] > 0 ? __frcp_rn((float)na[a]) : 0.f, rb = nb[a] > 0 ? __frcp_rn((float)nb[a]) : 0.f;
+        pa[a][0] = (float)ak[a][0] * ra;
+        pa[a][1] = (float)ak[a][1] * ra;
+        qb[a][0] = ((float)bk[a][0] * rb) * i0;
+        qb[a][1] = ((float)bk[a][1] * rb) * i1;
+        mr += gm_xlx<true>(tabf, na[a]) - (gm_xlx<true>(tabf, ak[a][0]) + gm_xlx<true>(tabf, ak[a][1]));
+        mc += gm_xlx<true>(tabf, nb[a]) - (gm_xlx<true>(tabf, bk[a][0]) + gm_xlx<true>(tabf, bk[a][1]));
+    }
+    const float kc = (tabf[n0] + tabf[n1]) - tabf[n0 + n1];
+    float sa[3], ta[3];
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+        sa[a] = 0.f;
+        ta[a] = 0.f;
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
+            sa[a] += (tabf[c0] + tabf[c1]) - gm_xlx<true>(tabf, c0 + c1);
+            ta[a] = fmaf((float)(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
+        }
+    }
+    const float sm = ((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc);
+    const float tau = (ta[0] + ta[1]) + ta[2];
+    lt = gm_lg2(tau) * 0.69314718f;
+    return 2.f * fmaf((float)(n0 + n1), lt, sm);
+}
+
+// gm_pairs for the modes with missing calls, one pass (8 columns) with the pre-screen: the pass's
+// tables parked, each pair's interval, the bars (row bars rl_max carried over the passes), and the
+// candidates' float64 KSA. tab: the float64 table (global memory), tabf: the float32 one (shared);
+// em: the bound's E = em[0] + em[1] |ln tau|.
+template <int NA, int NB>
+__device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, const gb_u32 (&acc)[2][NA][NB][4], int pass,
+                                              const int* __restrict__ counts, const double* __restrict__ tab,
+                                              const float* tabf, const double* __restrict__ thr, const float (&em)[2],
+                                              int i0, int ni, int j0, int nj, int diag, int bi0, int bj0, int r_blk0,
+                                              int c_blk0, int lane, gb_u32* __restrict__ surv_n, int surv_cap,
+                                              int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
+                                              int* __restrict__ surv_tab, float* __restrict__ bar, float (&rl_max)[2]) {
+    const int g = lane >> 2, q = lane & 3;
+    const float ninf = __int_as_float(0xff800000);
+    // Park first: the 72 accumulators are free before the float32 work (slot s = ri * 2 + e).
+    unsigned live = 0u;
+#pragma unroll
+    for (int ri = 0; ri < 2; ++ri)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int r = bi0 + r_blk0 + ri * 8 + g, c = bj0 + c_blk0 + pass * 8 + 2 * q + e;
+            if (r >= ni || c >= nj || (diag && i0 + r >= j0 + c)) continue;
+            const int s = ri * 2 + e;
+            int t[18];
+            gm_table_acc<NA, NB, 1>(t, acc, ri, 0, e, counts, i0 + r, j0 + c);
+#pragma unroll
+            for (int w = 0; w < 9; ++w) pk.mcells[(w * 4 + s) * 32 + lane] = (gb_u32)t[2 * w] | ((gb_u32)t[2 * w + 1] << 16);
+            live |= 1u << s;
+        }
+    auto unpark = [&](int (&t)[18], int s, int l) {
+#pragma unroll
+        for (int w = 0; w < 9; ++w) {
+            const gb_u32 v = pk.mcells[(w * 4 + s) * 32 + l];
+            t[2 * w] = (int)(v & 0xffffu);
+            t[2 * w + 1] = (int)(v >> 16);
+        }
+    };
+    float up[4];
+    unsigned valid = 0u, cand = 0u, sure = 0u;
+    int dfs = 0;
+    float cl_max[2] = {ninf, ninf};
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        up[s] = ninf;
+        if (!((live >> s) & 1u)) continue;
+        int t[18];
+        unpark(t, s, lane);
+        int ea = 0, eb = 0;
+#pragma unroll
+        for (int a = 0; a < 3; ++a) {
+            ea += t[a * 6] + t[a * 6 + 1] + t[a * 6 + 2] + t[a * 6 + 3] + t[a * 6 + 4] + t[a * 6 + 5] == 0;
+            eb += t[a * 2] + t[a * 2 + 1] + t[6 + a * 2] + t[7 + a * 2] + t[12 + a * 2] + t[13 + a * 2] == 0;
+        }
+        if (ea > 1 || eb > 1) continue;  // invalid (DF 0): not counted, as gb_ksa_df
+        const int df = 4 >> (ea + eb);
+        float lt;
+        const float v = gm_ksa32m(t, tabf, lt);
+        const float err = fmaf(em[1], fabsf(lt), em[0]);
+        float u = v + err;
+        const float l = v - err;
+        if (!(u <= 3.0e38f)) u = __int_as_float(0x7f800000);  // NaN or overflow (tau <= 0): float64 decides
+        up[s] = u;
+        valid |= 1u << s;
+        dfs |= df << (3 * s);
+        sm.rtot[s >> 1] += 1;
+        sm.ctot[pass * 2 + (s & 1)] += 1;
+        if ((double)u <= __ldg(thr + df) && l == l) {
+            rl_max[s >> 1] = fmaxf(rl_max[s >> 1], l);
+            cl_max[s & 1] = fmaxf(cl_max[s & 1], l);
+            if ((double)l >= __ldg(thr + 5 + df)) sure |= 1u << s;
+        }
+    }
+    // The bars: over the warp (rows: lanes q; columns: lanes g), then across the tile's blocks through
+    // bar[SNP] in global memory, as gm_pairs22_f32 (each warp reads its own SNPs' bars: no block barrier).
+#pragma unroll
+    for (int ri = 0; ri < 2; ++ri) {
+        rl_max[ri] = fmaxf(rl_max[ri], __shfl_xor_sync(0xffffffffu, rl_max[ri], 1));
+        rl_max[ri] = fmaxf(rl_max[ri], __shfl_xor_sync(0xffffffffu, rl_max[ri], 2));
+        const int r = bi0 + r_blk0 + ri * 8 + g;
+        if (GM_XBAR && r < ni) {
+            const float f = __ldcg(bar + i0 + r);
+            if (q == 0 && rl_max[ri] > f && rl_max[ri] > 0.f) atomicMax((int*)(bar + i0 + r), __float_as_int(rl_max[ri]));
+            if (f > 0.f) rl_max[ri] = fmaxf(rl_max[ri], f);
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        cl_max[e] = fmaxf(cl_max[e], __shfl_xor_sync(0xffffffffu, cl_max[e], 4));
+        cl_max[e] = fmaxf(cl_max[e], __shfl_xor_sync(0xffffffffu, cl_max[e], 8));
+        cl_max[e] = fmaxf(cl_max[e], __shfl_xor_sync(0xffffffffu, cl_max[e], 16));
+        const int c = bj0 + c_blk0 + pass * 8 + 2 * q + e;
+        if (GM_XBAR && c < nj) {
+            const float f = __ldcg(bar + j0 + c);
+            if (g == 0 && cl_max[e] > f && cl_max[e] > 0.f) atomicMax((int*)(bar + j0 + c), __float_as_int(cl_max[e]));
+            if (f > 0.f) cl_max[e] = fmaxf(cl_max[e], f);
+        }
+    }
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        if (!((valid >> s) & 1u)) continue;
+        const int df = (dfs >> (3 * s)) & 7;
+        const double u = (double)up[s];
+        const bool s_sure = (sure >> s) & 1u;
+        if (u > __ldg(thr + df) || (u >= __ldg(thr + 5 + df) && !s_sure) || up[s] >= rl_max[s >> 1] ||
+            up[s] >= cl_max[s & 1])
+            cand |= 1u << s;
+        else if (s_sure) {
+            sm.rsig[s >> 1] += 1;
+            sm.csig[pass * 2 + (s & 1)] += 1;
+        }
+    }
+    gm_queue<4>(
+        pk, cand, lane,
+        [&](int id) {
+            const int s = id >> 5, o = id & 31;
+            const int gi = i0 + bi0 + r_blk0 + (s >> 1) * 8 + (o >> 2), gj = j0 + bj0 + c_blk0 + pass * 8 + 2 * (o & 3) + (s & 1);
+            int t[18], df;
+            unpark(t, s, o);
+            const double v = gb_ksa_df(t, tab, df);
+            if (v > __ldg(thr + df)) gb_append(v, gi, gj, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+            return v;
+        },
+        [&](int s, double v) {
+            const int ri = s >> 1, e = s & 1, df = (dfs >> (3 * s)) & 7;
+            const int gi = i0 + bi0 + r_blk0 + ri * 8 + g, gj = j0 + bj0 + c_blk0 + pass * 8 + 2 * q + e;
+            if (v <= __ldg(thr + df)) gb_credit(sm, v, __ldg(thr + 5 + df), ri, pass * 2 + e, gi, gj);
+        });
+    __syncwarp();  // the next pass parks over these cells
+}
+
+// E's constants of gm_pairs_f32m for a study of n samples (float64 formed, then rounded up a little).
+__device__ __forceinline__ void gm_bound_m(int n, float (&em)[2]) {
+    const double u = 1.0 / 16777216.0, xn = n > 1 ? (double)n * log((double)n) : 0.0;
+    em[0] = (float)(4.0 * u * (42.0 * xn + 126.0 * n) * 1.0001);
+    em[1] = (float)(28.0 * u * n * 1.0001);
 }
 #endif
 
@@ -786,7 +1014,7 @@ __device__ __forceinline__ void gm_screen(
     __shared__ float s_bar_r[GM_BI], s_bar_c[GM_BJ];  // bar[] of the block's SNPs, read at its start
     // Dynamic shared memory (sized by the host): the float32 table, then a gm_park per warp; the float64
     // table stays in global memory, read only for candidates.
-    const bool f32 = NA == 2 && NB == 2 && n_tab > 0 && use_f32;
+    const bool f32 = n_tab > 0 && use_f32;
     const float* tabf = (const float*)gb_xlx_s;
     gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));
 #if GM_STAGES > 1
@@ -807,7 +1035,7 @@ __device__ __forceinline__ void gm_screen(
 #if GM_F32 && !GM_COUNT_ONLY
         if (f32) {
             float* tf = (float*)gb_xlx_s;
-            if (GM_SFU < 2)  // (with every x ln x from the SFU nothing reads it)
+            if (GM_SFU < 2 || !(NA == 2 && NB == 2))  // (<2,2> with every x ln x from the SFU reads none)
                 for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
         } else
 #endif
@@ -817,6 +1045,10 @@ __device__ __forceinline__ void gm_screen(
         }
         __syncthreads();
     }
+#if GM_F32 && !GM_COUNT_ONLY
+    float em[2];  // the bound of the modes with missing calls (gm_pairs_f32m)
+    gm_bound_m(n_tab - 1, em);
+#endif
     const int nbx = (nj + GM_BJ - 1) / GM_BJ, nby = (ni + GM_BI - 1) / GM_BI;
     const int nblk = nbx * nby;
     for (int blk = blockIdx.x; blk < nblk; blk += gridDim.x) {
@@ -935,12 +1167,22 @@ __device__ __forceinline__ void gm_screen(
                 gm_pairs<NA, NB, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
                                     bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
             } else {
+#if GM_F32 && !GM_COUNT_ONLY
+                float rl_max[2] = {__int_as_float(0xff800000), __int_as_float(0xff800000)};  // row bars, both passes
+#endif
 #pragma unroll
                 for (int pass = 0; pass < 2; ++pass) {
                     if (ncol > pass * 8) {
                         gb_u32 acc[2][NA][NB][4];
                         gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
                                             off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS, ks0, lane);
+#if GM_F32 && !GM_COUNT_ONLY
+                        if (f32)
+                            gm_pairs_f32m<NA, NB>(sm, s_park[warp], acc, pass, counts, xlx, (const float*)gb_xlx_s, thr,
+                                                  em, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n,
+                                                  surv_cap, surv_ij, surv_ksa, surv_tab, bar, rl_max);
+                        else
+#endif
                         gm_pairs<NA, NB, 1>(sm, acc, pass, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj,
                                             diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa,
                                             surv_tab);
