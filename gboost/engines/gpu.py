@@ -464,11 +464,11 @@ class _DeviceRunner:
         self._last_end.record(self.stream)
 
     def _setup_bars(self) -> None:
-        """The float32 pre-screen's best-partner bars across blocks (boost_mma.cu, gm_pairs22_f32): one
-        float a SNP, zeroed (none yet) for a tile's SNPs before the tile runs, so that a bar comes from
+        """The float32 pre-screen's best-partner bars across blocks (boost_mma.cu, gm_pairs22_f32): two
+        floats a SNP (its row and its column partials), zeroed (none yet) for a tile's SNPs before the tile runs, so that a bar comes from
         the tile's own pairs and each tile's partial summary is exactly the CPU engine's (a bar from
         another tile could leave a tile's own best partner of a SNP unevaluated)."""
-        self.bar = self.cp.zeros(self.p if self.use_f32 else 1, np.float32)
+        self.bar = self.cp.zeros(2 * self.p if self.use_f32 else 2, np.float32)  # rows, then columns
 
     def _f32_smem(self, ring: bool = True) -> int:
         return (-(-self.n_tab * 4 // 16) * 16 + (self.config.threads // 32) * self.config.park_bytes
@@ -647,7 +647,7 @@ class _DeviceRunner:
             slot.surv_n.fill(0)
             if self.use_f32:  # bars from this tile's blocks only: each tile's summary stays its own, exact
                 self.bar[tile.i0:tile.i1] = 0
-                self.bar[tile.j0:tile.j1] = 0
+                self.bar[self.p + tile.j0:self.p + tile.j1] = 0
             for k, mode in enumerate(self._modes(tile)):
                 self._launch(mode, k == 0, tile, slot, rows, cols, nbx, nby)
             for side, n, nb, part in (("r", ni, nbx, rp), ("c", nj, nby, cpart)):
@@ -679,7 +679,8 @@ class _DeviceRunner:
                 slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
         name = self.mode_kernels[mode]
         if self.counting == "mma":
-            args = (*args, self.bar)
+            half = self.bar.size // 2
+            args = (*args, self.bar[:half], self.bar[half:])
             # While planes still go up, one SM is left to the upload's layout kernels: a persistent
             # kernel holds every SM for its whole tile, and a chunk's layout would wait for the
             # tile's end (the first tiles then wait for their chunks; measured, docs/PERFORMANCE.md).

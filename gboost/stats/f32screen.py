@@ -97,9 +97,9 @@ def bound_missing(n: int, ln_tau) -> np.ndarray:
 def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
                   log_shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(v32, ln tau) in float32 of tables (m, 3, 3, 2) whose sums may be below the study's n samples,
-    operation for operation as gm_ksa32m. ``sfu_shift`` (-1 to 1) moves every SFU x ln x by that
-    fraction of its worst-case error, in the direction that adds up (those added up, those subtracted
-    down, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`."""
+    operation for operation as gm_ksa32m. ``sfu_shift`` (-1 to 1) moves every SFU x ln x and
+    reciprocal by that fraction of its worst-case error, in the direction that adds up (x ln x added
+    up, those subtracted down, reciprocals up, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`."""
     t = np.asarray(tables, dtype=np.int64)
     f = np.float32
     x64 = np.zeros(n + 1)
@@ -113,9 +113,8 @@ def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
     na, nb = ak.sum(axis=2), bk.sum(axis=2)              # (m, 3)
     n0, n1 = ak[:, :, 0].sum(axis=1), ak[:, :, 1].sum(axis=1)
 
-    def rcp(v):
-        with np.errstate(divide="ignore"):
-            return np.where(v > 0, (1.0 / np.maximum(v, 1)).astype(f), f(0))
+    def rcp(v):  # rcp.approx (relative error <= 2u), moved by sfu_shift of that
+        return np.where(v > 0, (1.0 / np.maximum(v, 1) * (1.0 + sfu_shift * 2 * U32)).astype(f), f(0))
 
     i0, i1 = rcp(n0), rcp(n1)
     pa = np.zeros((len(t), 3, 2), f)

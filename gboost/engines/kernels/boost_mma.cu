@@ -539,10 +539,22 @@ __device__ __forceinline__ float gm_lg2(float x) {
     return y;
 }
 
+// A count (0 <= c < 2^23) as a float, exactly, by two full-rate instructions: the integer to float
+// conversion (I2F) runs at a quarter of the rate on sm_90, and the pre-screen converts ~60 counts a pair.
+__device__ __forceinline__ float gm_i2f(int c) { return __int_as_float(0x4B000000 | c) - 8388608.f; }
+
+// 1/x of a count x > 0 from the SFU (rcp.approx: relative error <= 2^-23 = 2u), one instruction
+// instead of __frcp_rn's correctly rounded sequence; the bound of gm_pairs_f32m accounts for it.
+__device__ __forceinline__ float gm_rcp(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 template <bool SFU>
 __device__ __forceinline__ float gm_xlx(const float* tabf, int c) {
     if constexpr (SFU) {
-        const float f = (float)c;
+        const float f = gm_i2f(c);
         return c > 1 ? f * (gm_lg2(f) * 0.69314718f) : 0.f;
     } else {
         return tabf[c];
@@ -567,7 +579,7 @@ __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf,
             sa[a] += (gm_xlx<(GM_SFU >= 2)>(tabf, c0) + gm_xlx<(GM_SFU >= 2)>(tabf, c1)) -
                      gm_xlx<(GM_SFU >= 1)>(tabf, c0 + c1);
             const float q0 = c32[(1 + b * 2) * GM_BJ], q1 = c32[(2 + b * 2) * GM_BJ];
-            ta[a] = fmaf((float)(c0 + c1), fmaf(p0, q0, p1 * q1), ta[a]);
+            ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(p0, q0, p1 * q1), ta[a]);
         }
     }
     const float s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (r32[0] + c32[0]);
@@ -656,7 +668,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
                                                int bj0, int r_blk0, int c_blk0, int lane, gb_u32* __restrict__ surv_n,
                                                int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
                                                int* __restrict__ surv_tab, float* __restrict__ bar,
-                                               const float* bar_r, const float* bar_c) {
+                                               float* __restrict__ barc, const float* bar_r, const float* bar_c) {
     const int g = lane >> 2, q = lane & 3;
     const float fn = f32c[0], ea = f32c[1], eb = f32c[2], cst = f32c[3];
     const float ninf = __int_as_float(0xff800000);
@@ -711,10 +723,13 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
         cl_max[x] = fmaxf(cl_max[x], __shfl_xor_sync(0xffffffffu, cl_max[x], 8));
         cl_max[x] = fmaxf(cl_max[x], __shfl_xor_sync(0xffffffffu, cl_max[x], 16));
     }
-    // The bars across blocks: bar[SNP] holds the largest L of a certain non-survivor of that SNP seen in
-    // any block of this tile so far (0: none; only positive L are kept; the host zeroes a tile's SNPs
-    // before it runs, so each tile's partial summary is exact on its own), so a pair whose U is below
-    // it cannot be its SNP's best partner in the tile (that pair's KSA >= L > U). The true best always
+    // The bars across blocks: bar[SNP] (barc[SNP]) holds the largest L of a certain non-survivor of that
+    // SNP as a row (column) seen in any block of this tile so far (0: none; only positive L are kept;
+    // the host zeroes a tile's SNPs before it runs, so each tile's partial summary is exact on its own),
+    // so a pair whose U is below it cannot be that SNP's best partner in the tile's row (column)
+    // partial (that pair's KSA >= L > U). One bar for both roles would leave a diagonal tile's row
+    // partial without its best where the SNP's best is a column pair: the merged summary right, the
+    // tile's partials not the CPU engine's. The true best always
     // has U >= every L, so it stays a candidate. With the warp-local bars alone every row and column of a warp
     // tile had its own best evaluated in float64 (~9.6 % of pairs); with them, after the first blocks
     // of a row, only pairs near a threshold are (the N_SIG test below needs float64 only for pairs with
@@ -735,7 +750,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
             if (bj0 + cl >= nj) continue;
             const float f = bar_c[cl];
             if (g == 0 && cl_max[x] > f && cl_max[x] > 0.f)
-                atomicMax((int*)(bar + gc + (x >> 1) * 8 + (x & 1)), __float_as_int(cl_max[x]));
+                atomicMax((int*)(barc + gc + (x >> 1) * 8 + (x & 1)), __float_as_int(cl_max[x]));
             if (f > 0.f) cl_max[x] = fmaxf(cl_max[x], f);
         }
     }
@@ -779,14 +794,14 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
 //   KSA/2 = sum_q [x(t_q0) + x(t_q1) - x(t_q0 + t_q1)]      + sum_a [x(n_a) - x(n_a0) - x(n_a1)]
 //         + sum_b [x(n_b) - x(n_b0) - x(n_b1)]                + [x(n_0) + x(n_1) - x(N')] + N' ln tau
 // (each bracket in [-N ln 2, N ln 2]), P_ak = n_ak (1/n_a), Q_bk = n_bk (1/n_b) (1/n_k), reciprocals
-// rounded to nearest (__frcp_rn). The 18 x(t) and the class bracket's three come from the float32
+// from the SFU (gm_rcp, relative error <= 2u). The 18 x(t) and the class bracket's three come from the float32
 // table, the 27 others (x(n_ab), x(n_ak), x(n_bk), x(n_a), x(n_b)) from the SFU (gm_xlx: relative
 // error <= 7u), which runs beside the shared-memory pipe. First-order error of KSA/2 (u = 2^-24,
 // N the study's samples, N' <= N): the x(c) and the additions that form each bracket's terms,
 // u (9 + 15 + 15 + 3) N ln N (cells: table u, SFU 7u, the sum u; margins: 7u for each of three
 // x(c) <= n ln N and the sum u; class: table 2u, sum u); 35 further additions of partial sums below
-// 4 N ln 2, 97 u N; tau 20 u relative (P 2u, Q 4u, product and fma 2u, 3 accumulations, 2 sums,
-// with room), 20 u N; __logf 2^-21.41 absolute, 6 u N, and 6 u relative; the last fma u (4 N ln 2 +
+// 4 N ln 2, 97 u N; tau 20 u relative (P 3u, Q 6u, product and fma 2u, 3 accumulations, 2 sums:
+// 16u, with room), 20 u N; __logf 2^-21.41 absolute, 6 u N, and 6 u relative; the last fma u (4 N ln 2 +
 // N |ln tau|). So |v32 - KSA| <= E = 4u (42 N ln N + 126 N) + 28 u N |ln tau| (KSA = 2 x KSA/2,
 // then a safety factor of 2; 0.58 at N = 5,000), checked in NumPy by gboost.stats.f32screen.
 // ksa32_missing on tables with missing calls. The decisions then follow gm_pairs22_f32: candidates
@@ -808,16 +823,16 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const float* tabf
         nb[a] = bk[a][0] + bk[a][1];
     }
     const int n0 = ak[0][0] + ak[1][0] + ak[2][0], n1 = ak[0][1] + ak[1][1] + ak[2][1];
-    const float i0 = n0 > 0 ? __frcp_rn((float)n0) : 0.f, i1 = n1 > 0 ? __frcp_rn((float)n1) : 0.f;
+    const float i0 = n0 > 0 ? gm_rcp(gm_i2f(n0)) : 0.f, i1 = n1 > 0 ? gm_rcp(gm_i2f(n1)) : 0.f;
     float pa[3][2], qb[3][2];
     float mr = 0.f, mc = 0.f;  // the row and column margin brackets
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
-        const float ra = na[a] > 0 ? __frcp_rn((float)na[a]) : 0.f, rb = nb[a] > 0 ? __frcp_rn((float)nb[a]) : 0.f;
-        pa[a][0] = (float)ak[a][0] * ra;
-        pa[a][1] = (float)ak[a][1] * ra;
-        qb[a][0] = ((float)bk[a][0] * rb) * i0;
-        qb[a][1] = ((float)bk[a][1] * rb) * i1;
+        const float ra = na[a] > 0 ? gm_rcp(gm_i2f(na[a])) : 0.f, rb = nb[a] > 0 ? gm_rcp(gm_i2f(nb[a])) : 0.f;
+        pa[a][0] = gm_i2f(ak[a][0]) * ra;
+        pa[a][1] = gm_i2f(ak[a][1]) * ra;
+        qb[a][0] = (gm_i2f(bk[a][0]) * rb) * i0;
+        qb[a][1] = (gm_i2f(bk[a][1]) * rb) * i1;
         mr += gm_xlx<true>(tabf, na[a]) - (gm_xlx<true>(tabf, ak[a][0]) + gm_xlx<true>(tabf, ak[a][1]));
         mc += gm_xlx<true>(tabf, nb[a]) - (gm_xlx<true>(tabf, bk[a][0]) + gm_xlx<true>(tabf, bk[a][1]));
     }
@@ -831,13 +846,13 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const float* tabf
         for (int b = 0; b < 3; ++b) {
             const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
             sa[a] += (tabf[c0] + tabf[c1]) - gm_xlx<true>(tabf, c0 + c1);
-            ta[a] = fmaf((float)(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
+            ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
         }
     }
     const float sm = ((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc);
     const float tau = (ta[0] + ta[1]) + ta[2];
     lt = gm_lg2(tau) * 0.69314718f;
-    return 2.f * fmaf((float)(n0 + n1), lt, sm);
+    return 2.f * fmaf(gm_i2f(n0 + n1), lt, sm);
 }
 
 // gm_pairs for the modes with missing calls, one pass (8 columns) with the pre-screen: the pass's
@@ -851,7 +866,8 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, const gb
                                               int i0, int ni, int j0, int nj, int diag, int bi0, int bj0, int r_blk0,
                                               int c_blk0, int lane, gb_u32* __restrict__ surv_n, int surv_cap,
                                               int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
-                                              int* __restrict__ surv_tab, float* __restrict__ bar, float (&rl_max)[2]) {
+                                              int* __restrict__ surv_tab, float* __restrict__ bar,
+                                              float* __restrict__ barc, float (&rl_max)[2]) {
     const int g = lane >> 2, q = lane & 3;
     const float ninf = __int_as_float(0xff800000);
     // Park first: the 72 accumulators are free before the float32 work (slot s = ri * 2 + e).
@@ -932,8 +948,8 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, const gb
         cl_max[e] = fmaxf(cl_max[e], __shfl_xor_sync(0xffffffffu, cl_max[e], 16));
         const int c = bj0 + c_blk0 + pass * 8 + 2 * q + e;
         if (GM_XBAR && c < nj) {
-            const float f = __ldcg(bar + j0 + c);
-            if (g == 0 && cl_max[e] > f && cl_max[e] > 0.f) atomicMax((int*)(bar + j0 + c), __float_as_int(cl_max[e]));
+            const float f = __ldcg(barc + j0 + c);
+            if (g == 0 && cl_max[e] > f && cl_max[e] > 0.f) atomicMax((int*)(barc + j0 + c), __float_as_int(cl_max[e]));
             if (f > 0.f) cl_max[e] = fmaxf(cl_max[e], f);
         }
     }
@@ -999,7 +1015,7 @@ __device__ __forceinline__ void gm_screen(
     int diag, int write_empty, int n_tab, int use_f32, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
     double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
     double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
-    double* __restrict__ cp_best, int* __restrict__ cp_partner, float* __restrict__ bar) {
+    double* __restrict__ cp_best, int* __restrict__ cp_partner, float* __restrict__ bar, float* __restrict__ barc) {
     __shared__ double s_rterm[GB_ROW_FIELDS * GM_BI + 4];  // + the class constants
     __shared__ double s_cterm[GB_COL_FIELDS * GM_BJ];
     __shared__ int s_rsig[GM_BI][GM_WJ], s_rtot[GM_BI][GM_WJ], s_rbp[GM_BI][GM_WJ];
@@ -1103,7 +1119,7 @@ __device__ __forceinline__ void gm_screen(
                     if (row) gm_snp_terms32(counts, snp, tab, s_r32 + x, s_rcnt + x, GM_BI, true);
                     else gm_snp_terms32(counts, snp, tab, s_c32 + x, s_ccnt + x, GM_BJ, false);
                 } else if (k == 2) {
-                    (row ? s_bar_r[x] : s_bar_c[x]) = __ldcg(bar + snp);
+                    (row ? s_bar_r[x] : s_bar_c[x]) = __ldcg((row ? bar : barc) + snp);
                 } else {  // any fully called SNP has the class totals
                     int k0 = 0, k1 = 0;
 #pragma unroll
@@ -1139,7 +1155,7 @@ __device__ __forceinline__ void gm_screen(
             __syncwarp();
             gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt, s_f32c, i0,
                            ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa,
-                           surv_tab, bar, s_bar_r, s_bar_c);
+                           surv_tab, bar, barc, s_bar_r, s_bar_c);
         };
 #endif
 #if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1
@@ -1180,7 +1196,7 @@ __device__ __forceinline__ void gm_screen(
                         if (f32)
                             gm_pairs_f32m<NA, NB>(sm, s_park[warp], acc, pass, counts, xlx, (const float*)gb_xlx_s, thr,
                                                   em, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n,
-                                                  surv_cap, surv_ij, surv_ksa, surv_tab, bar, rl_max);
+                                                  surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
                         else
 #endif
                         gm_pairs<NA, NB, 1>(sm, acc, pass, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj,
@@ -1244,11 +1260,11 @@ __device__ __forceinline__ void gm_screen(
         int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,                 \
         int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
         int *__restrict__ rp_partner, int *__restrict__ cp_sig, int *__restrict__ cp_tot,                     \
-        double *__restrict__ cp_best, int *__restrict__ cp_partner, float *__restrict__ bar
+        double *__restrict__ cp_best, int *__restrict__ cp_partner, float *__restrict__ bar, float *__restrict__ barc
 #define GM_SCREEN_PASS                                                                                       \
     planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, KS, ks0, i0, ni, j0, nj,    \
         diag, write_empty, n_tab, use_f32, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
-        rp_partner, cp_sig, cp_tot, cp_best, cp_partner, bar
+        rp_partner, cp_sig, cp_tot, cp_best, cp_partner, bar, barc
 
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB22) gm_screen_22(GM_SCREEN_ARGS) { gm_screen<2, 2>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_23(GM_SCREEN_ARGS) { gm_screen<2, 3>(GM_SCREEN_PASS); }
