@@ -83,14 +83,15 @@ __device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, g
     gm_mma4(d, a, (gb_u32)b, (gb_u32)(b >> 32));
 }
 
-// Counts of one warp: acc[k][f][v][c] for class k, A fragment f (row units 2f, 2f + 1), column unit
-// v = cj * NB + tb, accumulator c (0, 1: top unit, columns 2q, 2q + 1; 2, 3: bottom unit).
+// Counts of one warp and one class k: acc[f][v][c] for A fragment f (row units 2f, 2f + 1), column
+// unit v = cj * NB + tb, accumulator c (0, 1: top unit, columns 2q, 2q + 1; 2, 3: bottom unit).
 // prow: plane column of the warp's first row SNP, nrow of its 16 rows exist; pcol, ncol the same
 // for the 8 * CJ columns of this pass. Rows and columns that do not exist read as zero words.
 template <int NA, int NB, int CJ>
-__device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const gb_u64* __restrict__ planes_r,
-                                         int stride_r, int prow, int nrow, const gb_u64* __restrict__ planes_c,
-                                         int stride_c, int pcol, int ncol, int KS, int ks0, int lane) {
+__device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], int k,
+                                               const gb_u64* __restrict__ planes_r, int stride_r, int prow, int nrow,
+                                               const gb_u64* __restrict__ planes_c, int stride_c, int pcol, int ncol,
+                                               int KS, int ks0, int lane) {
     const int g = lane >> 2, q = lane & 3;
     const gb_size tstep_r = (gb_size)KS * (gb_size)stride_r * 4, kstep_r = (gb_size)stride_r * 4;
     const gb_size tstep_c = (gb_size)KS * (gb_size)stride_c * 4, kstep_c = (gb_size)stride_c * 4;
@@ -102,47 +103,53 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
 #pragma unroll
     for (int cj = 0; cj < CJ; ++cj) vb[cj] = cj * 8 + g < ncol;
 #pragma unroll
-    for (int k = 0; k < 2; ++k)
+    for (int f = 0; f < NA; ++f)
+#pragma unroll
+        for (int v = 0; v < CJ * NB; ++v)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[f][v][c] = 0u;
+    const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
+    if (kb >= ke) return;
+    gb_u64 a[2 * NA], b[CJ * NB];
+#pragma unroll
+    for (int u = 0; u < 2 * NA; ++u)
+        a[u] = va[u / NA] ? __ldg(base_r + (u % NA) * tstep_r + (gb_size)kb * kstep_r + (u / NA) * 32) : 0ull;
+#pragma unroll
+    for (int v = 0; v < CJ * NB; ++v)
+        b[v] = vb[v / NB] ? __ldg(base_c + (v % NB) * tstep_c + (gb_size)kb * kstep_c + (v / NB) * 32) : 0ull;
+    for (int ks = kb; ks < ke; ++ks) {
+        const bool more = ks + 1 < ke;
+        gb_u64 an[2 * NA], bn[CJ * NB];
+#pragma unroll
+        for (int u = 0; u < 2 * NA; ++u)
+            an[u] = (more && va[u / NA])
+                        ? __ldg(base_r + (u % NA) * tstep_r + (gb_size)(ks + 1) * kstep_r + (u / NA) * 32)
+                        : 0ull;
+#pragma unroll
+        for (int v = 0; v < CJ * NB; ++v)
+            bn[v] = (more && vb[v / NB])
+                        ? __ldg(base_c + (v % NB) * tstep_c + (gb_size)(ks + 1) * kstep_c + (v / NB) * 32)
+                        : 0ull;
 #pragma unroll
         for (int f = 0; f < NA; ++f)
 #pragma unroll
-            for (int v = 0; v < CJ * NB; ++v)
+            for (int v = 0; v < CJ * NB; ++v) gm_mma(acc[f][v], a[2 * f], a[2 * f + 1], b[v]);
 #pragma unroll
-                for (int c = 0; c < 4; ++c) acc[k][f][v][c] = 0u;
+        for (int u = 0; u < 2 * NA; ++u) a[u] = an[u];
 #pragma unroll
-    for (int k = 0; k < 2; ++k) {
-        const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
-        if (kb >= ke) continue;
-        gb_u64 a[2 * NA], b[CJ * NB];
-#pragma unroll
-        for (int u = 0; u < 2 * NA; ++u)
-            a[u] = va[u / NA] ? __ldg(base_r + (u % NA) * tstep_r + (gb_size)kb * kstep_r + (u / NA) * 32) : 0ull;
-#pragma unroll
-        for (int v = 0; v < CJ * NB; ++v)
-            b[v] = vb[v / NB] ? __ldg(base_c + (v % NB) * tstep_c + (gb_size)kb * kstep_c + (v / NB) * 32) : 0ull;
-        for (int ks = kb; ks < ke; ++ks) {
-            const bool more = ks + 1 < ke;
-            gb_u64 an[2 * NA], bn[CJ * NB];
-#pragma unroll
-            for (int u = 0; u < 2 * NA; ++u)
-                an[u] = (more && va[u / NA])
-                            ? __ldg(base_r + (u % NA) * tstep_r + (gb_size)(ks + 1) * kstep_r + (u / NA) * 32)
-                            : 0ull;
-#pragma unroll
-            for (int v = 0; v < CJ * NB; ++v)
-                bn[v] = (more && vb[v / NB])
-                            ? __ldg(base_c + (v % NB) * tstep_c + (gb_size)(ks + 1) * kstep_c + (v / NB) * 32)
-                            : 0ull;
-#pragma unroll
-            for (int f = 0; f < NA; ++f)
-#pragma unroll
-                for (int v = 0; v < CJ * NB; ++v) gm_mma(acc[k][f][v], a[2 * f], a[2 * f + 1], b[v]);
-#pragma unroll
-            for (int u = 0; u < 2 * NA; ++u) a[u] = an[u];
-#pragma unroll
-            for (int v = 0; v < CJ * NB; ++v) b[v] = bn[v];
-        }
+        for (int v = 0; v < CJ * NB; ++v) b[v] = bn[v];
     }
+}
+
+// Both classes: acc[k][f][v][c].
+template <int NA, int NB, int CJ>
+__device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const gb_u64* __restrict__ planes_r,
+                                         int stride_r, int prow, int nrow, const gb_u64* __restrict__ planes_c,
+                                         int stride_c, int pcol, int ncol, int KS, int ks0, int lane) {
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+        gm_count_class<NA, NB, CJ>(acc[k], k, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS,
+                                   ks0, lane);
 }
 
 #ifndef GM_STAGES  // k-steps in flight in the <2,2> pre-screen kernel's block ring (0, 1: registers, one ahead)
@@ -859,8 +866,29 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const float* tabf
 // tables parked, each pair's interval, the bars (row bars rl_max carried over the passes), and the
 // candidates' float64 KSA. tab: the float64 table (global memory), tabf: the float32 one (shared);
 // em: the bound's E = em[0] + em[1] |ln tau|.
+// The counted cells of class k of one pass into the parking area, as the counting of each class ends:
+// so only one class's 36 accumulators are live at a time (with both, the <3,3> kernel spilled ~800
+// bytes a thread around its counting loop). Word ta * 3 + tb of slot s = ri * 2 + e, class k in the
+// half k (16 bits: counts < 2^16 wherever the pre-screen runs).
 template <int NA, int NB>
-__device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, const gb_u32 (&acc)[2][NA][NB][4], int pass,
+__device__ __forceinline__ void gm_park_class(gm_park& pk, const gb_u32 (&acc)[NA][NB][4], int k, int lane) {
+#pragma unroll
+    for (int ri = 0; ri < 2; ++ri)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+#pragma unroll
+            for (int ta = 0; ta < NA; ++ta)
+#pragma unroll
+                for (int tb = 0; tb < NB; ++tb) {
+                    const int u = ri * NA + ta, s = ri * 2 + e;
+                    gb_u32& w = pk.mcells[((ta * 3 + tb) * 4 + s) * 32 + lane];
+                    const gb_u32 c = acc[u >> 1][tb][(u & 1) * 2 + e];
+                    w = k ? (w | (c << 16)) : c;
+                }
+}
+
+template <int NA, int NB>
+__device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass,
                                               const int* __restrict__ counts, const double* __restrict__ tab,
                                               const float* tabf, const double* __restrict__ thr, const float (&em)[2],
                                               int i0, int ni, int j0, int nj, int diag, int bi0, int bj0, int r_blk0,
@@ -870,7 +898,8 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, const gb
                                               float* __restrict__ barc, float (&rl_max)[2]) {
     const int g = lane >> 2, q = lane & 3;
     const float ninf = __int_as_float(0xff800000);
-    // Park first: the 72 accumulators are free before the float32 work (slot s = ri * 2 + e).
+    // The pairs of this lane (slot s = ri * 2 + e); in modes <2,3> and <3,2> their third types by
+    // subtraction (gm_subtract), written back beside the counted cells.
     unsigned live = 0u;
 #pragma unroll
     for (int ri = 0; ri < 2; ++ri)
@@ -879,11 +908,28 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, const gb
             const int r = bi0 + r_blk0 + ri * 8 + g, c = bj0 + c_blk0 + pass * 8 + 2 * q + e;
             if (r >= ni || c >= nj || (diag && i0 + r >= j0 + c)) continue;
             const int s = ri * 2 + e;
-            int t[18];
-            gm_table_acc<NA, NB, 1>(t, acc, ri, 0, e, counts, i0 + r, j0 + c);
-#pragma unroll
-            for (int w = 0; w < 9; ++w) pk.mcells[(w * 4 + s) * 32 + lane] = (gb_u32)t[2 * w] | ((gb_u32)t[2 * w + 1] << 16);
             live |= 1u << s;
+            if (NA == 3 && NB == 3) continue;
+            int t[18], ci[6], cn[6];
+#pragma unroll
+            for (int x = 0; x < 6; ++x) {
+                ci[x] = __ldg(counts + (gb_size)(i0 + r) * 6 + x);
+                cn[x] = __ldg(counts + (gb_size)(j0 + c) * 6 + x);
+            }
+#pragma unroll
+            for (int ta = 0; ta < NA; ++ta)
+#pragma unroll
+                for (int tb = 0; tb < NB; ++tb) {
+                    const gb_u32 v = pk.mcells[((ta * 3 + tb) * 4 + s) * 32 + lane];
+                    t[ta * 6 + tb * 2] = (int)(v & 0xffffu);
+                    t[ta * 6 + tb * 2 + 1] = (int)(v >> 16);
+                }
+#pragma unroll
+            for (int k = 0; k < 2; ++k) gm_subtract<NA, NB>(t, ci, 1, cn, 1, k);
+#pragma unroll
+            for (int w = 0; w < 9; ++w)
+                if (w / 3 >= NA || w % 3 >= NB)
+                    pk.mcells[(w * 4 + s) * 32 + lane] = (gb_u32)t[2 * w] | ((gb_u32)t[2 * w + 1] << 16);
         }
     auto unpark = [&](int (&t)[18], int s, int l) {
 #pragma unroll
@@ -1189,16 +1235,26 @@ __device__ __forceinline__ void gm_screen(
 #pragma unroll
                 for (int pass = 0; pass < 2; ++pass) {
                     if (ncol > pass * 8) {
+#if GM_F32 && !GM_COUNT_ONLY
+                        if (f32) {  // each class parked as soon as it is counted
+#pragma unroll
+                            for (int k = 0; k < 2; ++k) {
+                                gb_u32 acc[NA][NB][4];
+                                gm_count_class<NA, NB, 1>(acc, k, planes_r, stride_r, off_r + bi0 + r_blk0, nrow,
+                                                          planes_c, stride_c, off_c + bj0 + c_blk0 + pass * 8,
+                                                          ncol - pass * 8, KS, ks0, lane);
+                                gm_park_class<NA, NB>(s_park[warp], acc, k, lane);
+                            }
+                            __syncwarp();
+                            gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, (const float*)gb_xlx_s, thr, em,
+                                                  i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n,
+                                                  surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
+                            continue;
+                        }
+#endif
                         gb_u32 acc[2][NA][NB][4];
                         gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
                                             off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS, ks0, lane);
-#if GM_F32 && !GM_COUNT_ONLY
-                        if (f32)
-                            gm_pairs_f32m<NA, NB>(sm, s_park[warp], acc, pass, counts, xlx, (const float*)gb_xlx_s, thr,
-                                                  em, i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n,
-                                                  surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
-                        else
-#endif
                         gm_pairs<NA, NB, 1>(sm, acc, pass, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj,
                                             diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa,
                                             surv_tab);
