@@ -67,6 +67,10 @@ VARIANTS = {
     "mma 2x8 warps": dict(counting="mma", mma_config=MmaConfig(warps_cols=8, min_blocks=(1, 1))),
     "mma 4x4 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=4, warps_cols=4, min_blocks=(1, 1))),
     "mma no xbar": dict(counting="mma", mma_config=MmaConfig(defines=("GM_XBAR=0",))),
+    # Probes of the missing-call pre-screen (wrong results; timing only): its float32 work without any
+    # float64 candidate, and with every valid pair a candidate.
+    "mma probe f32 only": dict(counting="mma", mma_config=MmaConfig(defines=("GM_PROBE=1",))),
+    "mma probe all cand": dict(counting="mma", mma_config=MmaConfig(defines=("GM_PROBE=2",))),
 }
 
 

@@ -16,7 +16,7 @@ fi
 SIZE=${SIZE:-200000}
 for m in ${MISSING-0 0.001 0.01 0.05}; do
   python3 bench/bench_gpu.py --sizes $SIZE --n 5000 --missing $m --countings mma --variant-size $SIZE \
-    --variants "mma f64 epilogue" --no-cpu --roofline-size $SIZE --json $OUT/bench_gpu_m$m.json > $OUT/bench_gpu_m$m.txt 2>&1
+    --variants "${VARIANTS:-mma f64 epilogue}" --no-cpu --roofline-size $SIZE --json $OUT/bench_gpu_m$m.json > $OUT/bench_gpu_m$m.txt 2>&1
   echo "== missing $m"; grep -E "^gpu|^roofline|ceiling:" $OUT/bench_gpu_m$m.txt | cut -c1-200
 done
 if [ -n "$LAST" ]; then

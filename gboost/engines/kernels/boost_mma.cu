@@ -521,6 +521,9 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
     }
 }
 
+#ifndef GM_PROBE  // bench/ only: 1 no candidates in the missing-call pre-screen, 2 all of them (gm_pairs_f32m)
+#define GM_PROBE 0
+#endif
 #ifndef GM_XBAR  // the pre-screen's best-partner bars across blocks (bar[SNP], gm_pairs22_f32)
 #define GM_XBAR 1
 #endif
@@ -1013,6 +1016,11 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
             sm.csig[pass * 2 + (s & 1)] += 1;
         }
     }
+#if GM_PROBE == 1  // bench/ only (wrong results): the float32 work alone, no candidate
+    cand = 0u;
+#elif GM_PROBE == 2  // bench/ only: every valid pair a candidate (the float64 work on top)
+    cand = valid;
+#endif
     gm_queue<4>(
         pk, cand, lane,
         [&](int id) {
