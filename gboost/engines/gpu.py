@@ -38,12 +38,13 @@ Tiles run one of two ways:
 """
 from __future__ import annotations
 
+
 import math
 import os
 import queue
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Callable, Iterable, Iterator
 
@@ -403,25 +404,34 @@ class _DeviceRunner:
         cp, study, d = self.cp, self.study, self.device_id
         props = cp.cuda.runtime.getDeviceProperties(d)
         self.props = props
-        self.k = kernels(d, self.config)
         names = _MMA_MODE_KERNELS if self.counting == "mma" else _MODE_KERNELS
         self.mode_kernels = names
-        # The c ln c table in shared memory when it fits beside the kernel's own (about 45
-        # scattered lookups per pair: from shared memory, not L1); else read from global memory.
         optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
-        static = max(self.k[name].shared_size_bytes for name in names)
-        cap = min(MMA_TABLE_SMEM_MAX if self.counting == "mma" else TABLE_SMEM_MAX, optin - static)
-        self.n_tab = study.n_samples + 1 if (study.n_samples + 1) * 8 <= cap else 0
+
+        def fit(config) -> int:
+            """Compile for ``config``; the c ln c table in shared memory when it fits beside the kernel's
+            own (about 45 scattered lookups per pair: from shared memory, not L1); else read from
+            global memory. Returns the kernels' static shared memory."""
+            self.k = kernels(d, config)
+            static = max(self.k[name].shared_size_bytes for name in names)
+            cap = min(MMA_TABLE_SMEM_MAX if self.counting == "mma" else TABLE_SMEM_MAX, optin - static)
+            self.n_tab = study.n_samples + 1 if (study.n_samples + 1) * 8 <= cap else 0
+            return static
+
+        static = fit(self.config)
         # The tensor-core kernels' float32 pre-screen: a float32 copy of the table and a
         # parking area per warp in dynamic shared memory (the float64 table then stays in global memory).
         # (The parked cells are 16-bit: counts below 2^16, which the table's fit implies today.)
         # Its room: MMA_TABLE_SMEM_MAX per 256 threads of a block (two default blocks share an SM;
-        # a block of 512 threads is alone on one).
+        # a block of 512 threads is alone on one). A build with it runs it in every block, so where it
+        # does not fit the kernels are compiled without it (boost_mma.cu, gm_screen).
         cap_f32 = min(MMA_TABLE_SMEM_MAX * max(1, self.config.threads // 256), optin - static) \
             if self.counting == "mma" else 0
         self.use_f32 = bool(self.counting == "mma" and self.n_tab and self.config.f32_screen
                             and not self.config.count_only and self._f32_smem() <= cap_f32
                             and study.n_samples < 1 << 16)
+        if self.counting == "mma" and self.config.f32_screen and not self.use_f32:
+            fit(replace(self.config, f32_screen=False))
         for name in names:
             need = self._dyn_smem(name)
             if need and self.k[name].max_dynamic_shared_size_bytes < need:
@@ -674,8 +684,7 @@ class _DeviceRunner:
         else:
             shape = (np.int32(self.n_words), np.int32(self.w_ctrl))
         args = (*head, *shape, np.int32(tile.i0), np.int32(ni), np.int32(tile.j0), np.int32(nj),
-                np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab),
-                *((np.int32(self.use_f32),) if self.counting == "mma" else ()), slot.surv_n, np.int32(slot.cap),
+                np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab), slot.surv_n, np.int32(slot.cap),
                 slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
         name = self.mode_kernels[mode]
         if self.counting == "mma":

@@ -1066,7 +1066,7 @@ __device__ __forceinline__ void gm_screen(
     const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
     int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
     const double* __restrict__ xlx, const double* __restrict__ thr, int KS, int ks0, int i0, int ni, int j0, int nj,
-    int diag, int write_empty, int n_tab, int use_f32, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
+    int diag, int write_empty, int n_tab, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
     double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
     double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
     double* __restrict__ cp_best, int* __restrict__ cp_partner, float* __restrict__ bar, float* __restrict__ barc) {
@@ -1083,8 +1083,11 @@ __device__ __forceinline__ void gm_screen(
     __shared__ int s_rcnt[6 * GM_BI], s_ccnt[6 * GM_BJ];
     __shared__ float s_bar_r[GM_BI], s_bar_c[GM_BJ];  // bar[] of the block's SNPs, read at its start
     // Dynamic shared memory (sized by the host): the float32 table, then a gm_park per warp; the float64
-    // table stays in global memory, read only for candidates.
-    const bool f32 = n_tab > 0 && use_f32;
+    // table stays in global memory, read only for candidates. A build with the pre-screen runs it in every
+    // block (the host compiles one without it, GM_F32=0, where its table or cells do not fit): with the
+    // float64 paths compiled beside it, the <3,3> kernel spilled ~900 bytes a thread into the pre-screen's
+    // loops (ncu: local memory traffic), against ~200 alone.
+    constexpr bool f32 = true;
     const float* tabf = (const float*)gb_xlx_s;
     gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));
 #if GM_STAGES > 1
@@ -1319,7 +1322,7 @@ __device__ __forceinline__ void gm_screen(
     const gb_u64 *__restrict__ planes_r, int stride_r, int off_r, const gb_u64 *__restrict__ planes_c,      \
         int stride_c, int off_c, const int *__restrict__ counts, const unsigned char *__restrict__ miss,      \
         const double *__restrict__ xlx, const double *__restrict__ thr, int KS, int ks0, int i0, int ni,      \
-        int j0, int nj, int diag, int write_empty, int n_tab, int use_f32, gb_u32 *__restrict__ surv_n,       \
+        int j0, int nj, int diag, int write_empty, int n_tab, gb_u32 *__restrict__ surv_n,                    \
         int surv_cap,                                                                                         \
         int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,                 \
         int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
@@ -1327,7 +1330,7 @@ __device__ __forceinline__ void gm_screen(
         double *__restrict__ cp_best, int *__restrict__ cp_partner, float *__restrict__ bar, float *__restrict__ barc
 #define GM_SCREEN_PASS                                                                                       \
     planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, KS, ks0, i0, ni, j0, nj,    \
-        diag, write_empty, n_tab, use_f32, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
+        diag, write_empty, n_tab, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
         rp_partner, cp_sig, cp_tot, cp_best, cp_partner, bar, barc
 
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB22) gm_screen_22(GM_SCREEN_ARGS) { gm_screen<2, 2>(GM_SCREEN_PASS); }
