@@ -14,7 +14,8 @@ import pytest
 from gboost.encode import decode_planes, genotype_counts
 from gboost.errors import InputError
 from gboost.io.plink_bed import open_bfile
-from gboost.load import hwe_exact_p, hwe_exact_pvalues, load_study, plink_chrom_code
+from gboost.load import load_study, plink_chrom_code
+from gboost.stats.hwe import hwe_exact_p, hwe_exact_pvalues
 from gboost.simulate import simulate_study
 from gboost.study import QCOptions
 
