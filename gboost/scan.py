@@ -24,32 +24,11 @@ from gboost.engines.base import Engine
 from gboost.errors import ScanCancelled
 from gboost.hostwork import HostWork
 from gboost.params import EngineOptions, ReportOptions, ScanParams, ScreenParams  # noqa: F401 - the API
+from gboost.progress import Progress
 from gboost.stats.multiple import bh_qvalues, r2_from_tables
 from gboost.stats.pvalues import Thresholds
 from gboost.study import Study
 from gboost.tiles import Summary, part_rows, plan_tiles
-
-
-@dataclass
-class Progress:
-    tiles_done: int
-    tiles_total: int
-    pairs_done: int
-    pairs_total: int
-    elapsed: float
-
-    @property
-    def fraction(self) -> float:
-        return self.pairs_done / self.pairs_total if self.pairs_total else 1.0
-
-    @property
-    def eta(self) -> float | None:
-        f = self.fraction
-        return None if f <= 0 else self.elapsed * (1.0 - f) / f
-
-    @property
-    def pairs_per_s(self) -> float:
-        return self.pairs_done / self.elapsed if self.elapsed > 0 else 0.0
 
 
 @dataclass
