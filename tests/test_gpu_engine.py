@@ -1,4 +1,4 @@
-"""The GPU engine against the CPU engine, the oracle (SPEC §6): tables, survivors, summaries, scans.
+"""The GPU engine against the CPU engine, the oracle (docs/DESIGN.md §3.5): tables, survivors, summaries, scans.
 
 Every equality test runs for both counting paths (``counting``: binary tensor cores, "mma", and
 CUDA-core popcounts, "popc"). Then the memory policy (planes streamed through a small device

@@ -1,4 +1,4 @@
-"""QC and loading (SPEC §2): PLINK 1.9's --mind/--geno/--hwe/--maf/--chr/--extract/--exclude and
+"""QC and loading (docs/DESIGN.md §3.1): PLINK 1.9's --mind/--geno/--hwe/--maf/--chr/--extract/--exclude and
 --fast-epistasis's skips, compared with plink1.9 itself; the encoded Study."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parity with PLINK 1.9 --fast-epistasis boost, the oracle (SPEC §4).
+"""Parity with PLINK 1.9 --fast-epistasis boost, the oracle (docs/DESIGN.md §3.3).
 
 Each study is scanned by ``gboost scan`` (the real CLI) and by ``plink1.9``; ``pairs.epi.cc`` and
 ``pairs.epi.cc.summary`` must equal PLINK's files byte for byte, and ``pairs.tsv`` must hold exactly
