@@ -43,7 +43,8 @@ from gboost.encode import ClassLayout  # noqa: E402
 from gboost.engines.base import Thresholds  # noqa: E402
 from gboost.engines.cpu import CpuEngine  # noqa: E402
 from gboost.engines.gpu import GpuEngine, KernelConfig, MmaConfig, kernels  # noqa: E402
-from gboost.scan import ScanParams, plan_tiles, run_scan, scan_thresholds  # noqa: E402
+from gboost.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
+from gboost.tiles import plan_tiles  # noqa: E402
 from gboost.study import QCReport, SampleTable, Study, VariantTable  # noqa: E402
 
 
