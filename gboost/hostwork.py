@@ -22,9 +22,9 @@ from gboost.tiles import Summary, Tile, better
 
 
 class HostWork:
-    """The host work of :func:`finalize` that needs no finished screen: marginal tests and
-    calibration (the study alone), and the survivors of each row block of tiles, sorted by (i, j)
-    and exact-tested as soon as the block's last tile is in.
+    """The host work of :func:`gboost.scan.finalize` that needs no finished screen: marginal tests
+    and calibration (the study alone), and the survivors of each row block of tiles, sorted by
+    (i, j) and exact-tested as soon as the block's last tile is in.
 
     Row blocks cover disjoint SNP1 ranges, so finalize only joins the sorted blocks; what it waits
     for after the screen is the last row block (the smallest: one diagonal tile).
