@@ -3,7 +3,7 @@
     python bench/bench_gpu.py                      # p = 10k, 100k, 500k; n = 5,000; both counting paths
     python bench/bench_gpu.py --sizes 10000,50000 --n 2000 --missing 0.01 --countings mma
 
-Figure of merit (SPEC §7): pair·samples/s = p(p-1)/2 x n / wall time of the whole scan
+Figure of merit (docs/DESIGN.md §3.6): pair·samples/s = p(p-1)/2 x n / wall time of the whole scan
 (``run_scan``: screen + exact test + summaries + marginal tests; simulation and loading excluded).
 
 Studies are simulated on the GPU (Hardy-Weinberg genotypes, MAF uniform in ``--maf``, optional
@@ -43,7 +43,8 @@ from gboost.encode import ClassLayout  # noqa: E402
 from gboost.engines.base import Thresholds  # noqa: E402
 from gboost.engines.cpu import CpuEngine  # noqa: E402
 from gboost.engines.gpu import GpuEngine, KernelConfig, MmaConfig, kernels  # noqa: E402
-from gboost.scan import ScanParams, plan_tiles, run_scan, scan_thresholds  # noqa: E402
+from gboost.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
+from gboost.tiles import plan_tiles  # noqa: E402
 from gboost.study import QCReport, SampleTable, Study, VariantTable  # noqa: E402
 
 

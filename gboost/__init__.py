@@ -1,8 +1,56 @@
 """gboost: exhaustive SNP x SNP epistasis (BOOST / GBOOST) on GPUs and CPUs.
 
-The library never imports Qt, CuPy or Dask at import time; engines load them when chosen.
+The pipeline from Python, in the order a scan runs (the same calls as ``gboost scan``)::
+
+    import gboost
+
+    source = gboost.open_input(bfile="sample_data/sample")          # or ped=/map_file=, boost_matrix=
+    study = gboost.load_study(source, gboost.QCOptions(maf=0.01))   # PLINK's QC, bit planes
+    result = gboost.run_pipeline(study, gboost.ScanParams(epi1=1e-4, device="cpu"))
+    print(len(result.reported), "pairs with P <= 1e-4")
+    gboost.write_outputs(result, "results/sample", overwrite=True)  # pairs.tsv, PLINK's files, run.json
+
+``result`` is a :class:`gboost.scan.ScanResult`: ``result.reported`` (pairs.tsv's rows, a
+:class:`gboost.scan.Pairs`), ``result.screened`` (PLINK's .epi.cc rows), ``result.summary`` (the
+.epi.cc.summary), ``result.marginal_p``. docs/DESIGN.md maps the modules behind these names.
+
+The library never imports Qt, CuPy or Dask at import time; engines load them when chosen. The names
+below are imported on first use, so ``import gboost`` stays cheap for the command line.
 """
 __version__ = "0.1.0"
+
+# The public surface: name -> module that defines it.
+_API = {
+    "open_input": "gboost.inputs",
+    "load_study": "gboost.load",
+    "QCOptions": "gboost.study",
+    "Study": "gboost.study",
+    "ScanParams": "gboost.params",
+    "ScreenParams": "gboost.params",
+    "EngineOptions": "gboost.params",
+    "ReportOptions": "gboost.params",
+    "make_engine": "gboost.engines",
+    "run_pipeline": "gboost.scan",
+    "ScanResult": "gboost.scan",
+    "write_outputs": "gboost.io.results",
+    "InputError": "gboost.errors",
+    "ScanCancelled": "gboost.errors",
+}
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        import importlib
+
+        value = getattr(importlib.import_module(_API[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gboost' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_API))
 
 import os as _os
 import sys as _sys

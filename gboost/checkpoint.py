@@ -23,8 +23,8 @@ from typing import Iterator
 
 import numpy as np
 
-from gboost.engines.base import SummaryPartial, Tile, TileResult
 from gboost.errors import InputError
+from gboost.tiles import SummaryPartial, Tile, TileResult, merge_runs
 
 LEDGER = "checkpoint.ledger"
 MANIFEST = "checkpoint.json"
@@ -51,10 +51,11 @@ def study_content_hash(study) -> str:
 
 
 def _fingerprint(study, params) -> dict:
+    """What the ledger's tiles depend on: the study and exactly the :class:`gboost.params.ScreenParams`
+    (engine options and report options never change a tile's result)."""
     ids = hashlib.sha256("\n".join(map(str, study.variants.snp)).encode()).hexdigest()
     return {"snps": int(study.n_snps), "cases": int(study.layout.n_case), "controls": int(study.layout.n_ctrl),
-            "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), "epi1": params.epi1,
-            "epi2": params.epi2, "part": list(params.part) if params.part else None}
+            "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), **params.screen.fingerprint()}
 
 
 _WHAT = {"snps": "the number of SNPs", "cases": "the number of cases", "controls": "the number of controls",
@@ -100,7 +101,7 @@ def _decode_v1(payload: bytes) -> list[TileResult]:
 # Survivors carry no tables: a pair's table is a pure function of the study's planes (the same
 # integers on every engine; gboost/engines/cpu.py tables_of recounts them on replay), and the
 # 144-byte table was 6/7 of a survivor's record. The tiles' summary partials are merged into
-# disjoint segments (Summary merges are order-free: gboost/scan.py), so a batch of one row block
+# disjoint segments (merges are order-free: gboost/tiles.py), so a batch of one row block
 # carries its rows once and its columns as one run, not two arrays per tile.
 _RECORD = [("ksa", np.float64, "m"), ("best", np.float64, "L"), ("i", np.int32, "m"), ("j", np.int32, "m"),
            ("n_sig", np.uint32, "L"), ("n_tot", np.uint32, "L"), ("partner", np.int32, "L")]
@@ -108,35 +109,7 @@ _RECORD = [("ksa", np.float64, "m"), ("best", np.float64, "L"), ("i", np.int32, 
 
 def _segments(parts: list[SummaryPartial]) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """The partials merged into disjoint runs of SNPs: (start, n_sig, n_tot, best, partner)."""
-    from gboost.scan import better_partner
-
-    spans = sorted(((p.start, p.start + len(p.n_sig), p) for p in parts if len(p.n_sig)), key=lambda x: x[0])
-    out = []
-    k = 0
-    while k < len(spans):
-        lo, hi = spans[k][0], spans[k][1]
-        group = [spans[k][2]]
-        k += 1
-        while k < len(spans) and spans[k][0] <= hi:  # overlapping or adjacent: one run
-            hi = max(hi, spans[k][1])
-            group.append(spans[k][2])
-            k += 1
-        if len(group) == 1:
-            g = group[0]
-            out.append((lo, g.n_sig, g.n_tot, g.best, g.best_partner))
-            continue
-        n_sig, n_tot = np.zeros(hi - lo, np.int64), np.zeros(hi - lo, np.int64)
-        best, partner = np.full(hi - lo, -np.inf), np.full(hi - lo, -1, np.int64)
-        for g in group:
-            sl = slice(g.start - lo, g.start - lo + len(g.n_sig))
-            n_sig[sl] += g.n_sig
-            n_tot[sl] += g.n_tot
-            take = better_partner(g.best, g.best_partner, best[sl], partner[sl],
-                                  np.arange(g.start, g.start + len(g.n_sig)))
-            best[sl][take] = g.best[take]
-            partner[sl][take] = g.best_partner[take]
-        out.append((lo, n_sig, n_tot, best, partner))
-    return out
+    return [(r.start, r.n_sig, r.n_tot, r.best, r.best_partner) for r in merge_runs(parts)]
 
 
 def _encode(batch: list[TileResult]) -> bytes:
@@ -189,13 +162,9 @@ def _decode(payload: bytes, study) -> list[TileResult]:
     for t, (idx, i0, i1, j0, j1, n_valid, n_surv) in enumerate(tiles.tolist()):
         sl = slice(first, first + n_surv)
         first += n_surv
-        rows, cols = (parts[2 * t + h] if 2 * t + h < len(parts) else _no_partial() for h in (0, 1))
+        rows, cols = (parts[2 * t + h] if 2 * t + h < len(parts) else SummaryPartial.empty(0, 0) for h in (0, 1))
         out.append(TileResult(Tile(idx, i0, i1, j0, j1), i[sl], j[sl], a["ksa"][sl], tables[sl], n_valid, rows, cols))
     return out
-
-
-def _no_partial() -> SummaryPartial:
-    return SummaryPartial(0, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
 
 
 def _intact_records(data: bytes) -> Iterator[tuple[int, bytes, bytes, int]]:

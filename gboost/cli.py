@@ -177,7 +177,7 @@ def _scan_locked(args, out) -> int:
     from gboost.io.results import write_outputs
     from gboost.load import load_study
     from gboost.progress import TextProgress
-    from gboost.scan import ScanParams, finalize, screen
+    from gboost.scan import ScanParams, run_pipeline
     from gboost.study import QCOptions
 
     from gboost.io.results import start_hashing
@@ -218,8 +218,7 @@ def _scan_locked(args, out) -> int:
                f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
                + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
     try:
-        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus,
-                             dask=params.dask)
+        engine = make_engine(params.engine)
     except RuntimeError as exc:
         raise InputError(None, str(exc)) from None
     _log(args, f"engine: {engine.describe()}")
@@ -227,23 +226,23 @@ def _scan_locked(args, out) -> int:
     ledger = Ledger(out, study, params, resume=resume)
     if resume:
         _log(args, f"resuming the interrupted scan in {out}/")
-    bar = TextProgress(n_samples=study.n_samples) if not args.quiet else None
-    try:
-        acc, thr, timings, desc = screen(study, params, engine=engine, progress=bar, checkpoint=ledger)
-    finally:
-        ledger.close()
-    clock.lap("screen")
-    clock.split("screen", "upload", timings.get("prepare", 0.0))  # the engine's prepare: planes to the device
-    clock.split("screen", "checkpoint", ledger.seconds)  # this thread's time in the ledger (its writer runs apart)
-    clock.background["checkpoint_writer"] = ledger.writer_seconds
+
+    def screened(sr) -> None:  # the ledger is closed by now
+        clock.lap("screen")
+        clock.split("screen", "upload", sr.timings.get("prepare", 0.0))  # the engine's prepare: planes to the device
+        clock.split("screen", "checkpoint", ledger.seconds)  # this thread's time in the ledger (its writer runs apart)
+        clock.background["checkpoint_writer"] = ledger.writer_seconds
+
+    result = run_pipeline(study, params, engine=engine, checkpoint=ledger, covariates=covariates,
+                          progress=TextProgress(n_samples=study.n_samples) if not args.quiet else None,
+                          on_screened=screened)
     if args.part:
         from gboost.parts import write_part
 
-        write_part(out, study, params, acc, desc, timings, overwrite=True)
-        _log(args, f"part {args.part[0]}/{args.part[1]}: {acc.pairs_done} pairs, {acc.n_valid} valid tests; "
-                   f"join the parts with `gboost merge DIR... --out DIR`")
+        write_part(out, study, params, result, overwrite=True)
+        _log(args, f"part {args.part[0]}/{args.part[1]}: {result.acc.pairs_done} pairs, {result.acc.n_valid} valid "
+                   f"tests; join the parts with `gboost merge DIR... --out DIR`")
         return 0
-    result = finalize(study, params, acc, thr, desc, timings, covariates)
     clock.lap("exact")  # what finalize still waited for, split below
     for part in ("marginal", "calibration", "adjusted_tests"):
         clock.split("exact", part, result.timings.get(part, 0.0))

@@ -1,4 +1,4 @@
-"""Genotypes -> bit planes (SPEC §3, GBOOST §2.2).
+"""Genotypes -> bit planes (docs/DESIGN.md §3.2, GBOOST §2.2).
 
 Per SNP three planes, one per genotype type 0/1/2; bit s of a plane is set when sample s has that
 type. A missing call sets no bit in any plane, so AND+popcount over two SNPs counts exactly the

@@ -34,16 +34,15 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-import numba as nb
 import numpy as np
 
 from gboost.encode import (ClassLayout, bed_missing_counts, encode_bed_bytes, encode_block, mask_words, masked_counts,
                            plane_counts, sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
+from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
 from gboost.study import GenotypeSource, QCOptions, QCReport, Study, VariantTable, plink_snp_width
 
-SMALL_EPSILON = 2.0**-44  # PLINK's tolerance on every QC threshold
 
 # Kinds of chromosome, for the QC rules that differ on sex chromosomes and MT.
 DIPLOID, CHR_X, CHR_Y, CHR_MT = 0, 1, 2, 3
@@ -504,94 +503,6 @@ def hwe_control_p(c: np.ndarray, kinds: np.ndarray) -> np.ndarray:
     g = c[np.arange(len(c)), :, cols]
     p = hwe_exact_pvalues(g[:, 1], g[:, 0], g[:, 2])
     return np.where((kinds == CHR_Y) | (kinds == CHR_MT), 1.0, p)
-
-
-# ---------------------------------------------------------------------------------------------
-# Hardy-Weinberg exact test
-
-
-@nb.njit(cache=True)
-def hwe_exact_p(het: int, hom1: int, hom2: int) -> float:
-    """Exact two-sided Hardy-Weinberg test (Wigginton, Cutler & Abecasis, AJHG 2005; not mid-p).
-
-    The p value is the total probability, given the allele counts, of every heterozygote count no
-    more likely than the observed one. Probabilities are taken relative to the most likely count,
-    so nothing overflows; a count as likely as the observed one within 2^-44 (PLINK's tolerance)
-    is a tie and belongs to the tail.
-    """
-    n = het + hom1 + hom2
-    if n == 0:
-        return 1.0
-    rare = 2 * min(hom1, hom2) + het
-    # The most likely het count is near the HWE expectation, with the parity of the rare copies.
-    mode = int(rare * (2 * n - rare) / (2 * n))
-    if (mode - rare) % 2 != 0:
-        mode += 1
-    mode = min(mode, rare)
-    total = 1.0
-    observed = 1.0 if het == mode else 0.0
-    up = _walk(mode, rare, n, 2, het)
-    down = _walk(mode, rare, n, -2, het)
-    total += up[0] + down[0]
-    observed = max(observed, up[1], down[1])
-    limit = observed * (1.0 + SMALL_EPSILON)
-    tail = (1.0 if 1.0 <= limit else 0.0) + _tail(mode, rare, n, 2, limit) + _tail(mode, rare, n, -2, limit)
-    return min(1.0, tail / total)
-
-
-@nb.njit(cache=True)
-def _ratio(h: int, rare: int, n: int, step: int) -> float:
-    """P(h + step) / P(h) for the het count given the rare allele copies (Levene's distribution)."""
-    if step > 0:
-        homr = (rare - h) // 2
-        homc = n - h - homr
-        return 4.0 * homr * homc / ((h + 2.0) * (h + 1.0))
-    homr = (rare - h) // 2 + 1
-    homc = n - h + 1 - ((rare - h) // 2)
-    return h * (h - 1.0) / (4.0 * homr * homc)
-
-
-@nb.njit(cache=True)
-def _walk(mode: int, rare: int, n: int, step: int, het: int):
-    """Sum of relative probabilities from the mode outwards in one direction; also P(het) if met."""
-    total, observed, r, h = 0.0, 0.0, 1.0, mode
-    while (h + step >= 0) and (h + step <= rare):
-        r *= _ratio(h, rare, n, step)
-        h += step
-        if h == het:
-            observed = r
-        if r == 0.0:
-            break
-        total += r
-    return total, observed
-
-
-@nb.njit(cache=True)
-def _tail(mode: int, rare: int, n: int, step: int, limit: float) -> float:
-    total, r, h = 0.0, 1.0, mode
-    while (h + step >= 0) and (h + step <= rare):
-        r *= _ratio(h, rare, n, step)
-        h += step
-        if r == 0.0:
-            break
-        if r <= limit:
-            total += r
-    return total
-
-
-@nb.njit(cache=True)
-def _hwe_many(het, hom1, hom2, out):
-    for k in range(het.shape[0]):
-        out[k] = hwe_exact_p(het[k], hom1[k], hom2[k])
-
-
-def hwe_exact_pvalues(het: np.ndarray, hom1: np.ndarray, hom2: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`hwe_exact_p` over arrays of genotype counts."""
-    het, hom1, hom2 = (np.ascontiguousarray(a, dtype=np.int64) for a in (het, hom1, hom2))
-    out = np.empty(len(het), dtype=np.float64)
-    if len(het):
-        _hwe_many(het, hom1, hom2, out)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

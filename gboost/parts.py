@@ -1,7 +1,7 @@
 """--part k/n and `gboost merge`: one scan split over many jobs (SLURM arrays), joined exactly.
 
 A part screens the SNP1 rows of its share of the triangle (balanced by pair count) and writes
-``part.npz``: its :class:`gboost.scan.Accumulator` (survivors with their tables, per-SNP summary
+``part.npz``: its :class:`gboost.accumulate.Accumulator` (survivors with their tables, per-SNP summary
 partials, valid-test count) and the study's metadata (SNPs, genotype counts, class sizes, QC).
 ``merge`` checks that the parts belong to one scan and cover it exactly once, absorbs them (every
 piece merges order-independently) and finalizes as a single run would: same pairs, summary,
@@ -17,19 +17,21 @@ import numpy as np
 
 from gboost.encode import ClassLayout
 from gboost.errors import InputError
-from gboost.scan import Accumulator, ScanParams, finalize, scan_thresholds
+from gboost.accumulate import Accumulator
+from gboost.params import ScanParams, results_key
+from gboost.scan import ScreenResult, finalize
 from gboost.study import QCReport, SampleTable, Study, VariantTable
 
 PART_FILE = "part.npz"
 _VARIANT_FIELDS = ("chrom", "snp", "cm", "bp", "a1", "a2")
 
 
-def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, acc: Accumulator, engine_desc,
-               timings: dict, *, overwrite: bool = False) -> Path:
-    """Write one part's state atomically (``part.npz`` + ``run.json``) into ``out_dir``."""
+def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, screened: ScreenResult, *,
+               overwrite: bool = False) -> Path:
+    """Write one part's screen (``part.npz`` + ``run.json``) atomically into ``out_dir``."""
     from gboost.io.results import atomic_directory
 
-    arrays = acc.to_arrays()
+    arrays = screened.acc.to_arrays()
     for f in _VARIANT_FIELDS:
         col = np.asarray(getattr(study.variants, f))
         arrays[f"var_{f}"] = col if f in ("cm", "bp") else col.astype(str)
@@ -37,8 +39,8 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, acc
     arrays["layout"] = np.array([study.layout.n_ctrl, study.layout.n_case], np.int64)
     arrays["snp_col_width"] = np.int64(study.snp_id_width)
     meta = {"part": list(params.part), "params": {k: v for k, v in params.__dict__.items() if k != "part"},
-            "engine": engine_desc[0], "device": engine_desc[1], "qc": study.qc.as_dict(),
-            "source_files": list(study.source_files), "timings_s": timings}
+            "engine": screened.engine, "device": screened.device, "qc": study.qc.as_dict(),
+            "source_files": list(study.source_files), "timings_s": screened.timings}
     arrays["meta"] = np.array(json.dumps(meta))
 
     def fill(staging: Path) -> None:
@@ -89,12 +91,12 @@ def merge_parts(dirs: list[str | os.PathLike]):
     engines = sorted({(meta["engine"], meta["device"]) for _, _, meta in loaded})
     desc = (engines[0][0], "; ".join(dev for _, dev in engines)) if len(engines) > 1 else engines[0]
     timings = {"screen": sum(meta["timings_s"].get("screen", 0.0) for _, _, meta in loaded)}
-    return finalize(study, params, acc, scan_thresholds(params), desc, timings)
+    return finalize(study, params, ScreenResult(acc, params.thresholds(), timings, *desc))
 
 
 def _science(params: dict) -> dict:
     """The parameters that change results (engine, threads and tile size do not)."""
-    return {k: params.get(k) for k in ("epi1", "epi2", "allelic", "min_distance_kb", "max_r2", "calibration_pairs")}
+    return results_key(params)
 
 
 def _study_from_part(d, meta) -> Study:

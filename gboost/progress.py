@@ -1,10 +1,32 @@
-"""A text progress bar for terminals (the GUI draws its own from the same Progress events)."""
+"""The scan's progress events (:class:`Progress`, one per finished tile) and a text progress bar
+for terminals (the GUI draws its own from the same events)."""
 from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 
-from gboost.scan import Progress
+
+@dataclass
+class Progress:
+    tiles_done: int
+    tiles_total: int
+    pairs_done: int
+    pairs_total: int
+    elapsed: float
+
+    @property
+    def fraction(self) -> float:
+        return self.pairs_done / self.pairs_total if self.pairs_total else 1.0
+
+    @property
+    def eta(self) -> float | None:
+        f = self.fraction
+        return None if f <= 0 else self.elapsed * (1.0 - f) / f
+
+    @property
+    def pairs_per_s(self) -> float:
+        return self.pairs_done / self.elapsed if self.elapsed > 0 else 0.0
 
 
 def format_duration(seconds: float | None) -> str:

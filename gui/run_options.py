@@ -30,11 +30,6 @@ class RunOptions:
         """Keyword arguments of ``gboost.inputs.open_input`` beyond the fileset itself."""
         return {"pheno": self.pheno, "allow_no_sex": self.allow_no_sex}
 
-    def engine_kwargs(self) -> dict:
-        """Keyword arguments of ``gboost.engines.make_engine``."""
-        p = self.params
-        return {"threads": p.threads, "tile": p.tile, "gpus": p.gpus, "dask": p.dask}
-
     def cli_args(self) -> list[str]:
         """The same settings as ``gboost scan`` arguments (for the log: a run a user can repeat)."""
         out: list[str] = []

@@ -406,7 +406,7 @@ class RunPanel(QWidget):
         self.rate_label.setText(text)
 
     def show_progress(self, ev) -> None:
-        """Draw a :class:`gboost.scan.Progress` event."""
+        """Draw a :class:`gboost.progress.Progress` event."""
         self.progress.setValue(int(round(1000 * ev.fraction)))
         self.rate_label.setText(f"{ev.pairs_done:,} of {ev.pairs_total:,} pairs · {ev.pairs_per_s:,.3g} pairs/s · "
                                 f"elapsed {format_duration(ev.elapsed)} · ETA {format_duration(ev.eta)}")

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QMessageBox
 from gboost.checkpoint import Ledger
 from gboost.engines import make_engine
 from gboost.errors import InputError
-from gboost.scan import finalize, screen
+from gboost.scan import run_pipeline
 from gui import checkpoints, pathway_data, settings
 from gui.loading import canonical, display_name, open_study
 from gui.worker import Task
@@ -100,17 +100,13 @@ class ScanMixin:
 
                 covariates = read_covariates(opts.covar, s, opts.covar_name)
                 log(f"Covariates for the adjusted tests: {', '.join(covariates[1])}")
-            engine = make_engine(params.device, **opts.engine_kwargs())
+            engine = make_engine(params.engine)  # --dask included: the engine runs tiles as Dask tasks
             log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
                 f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
             ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
-            try:
-                acc, thr, timings, desc = screen(s, params, engine=engine, progress=progress, cancel=cancel,
-                                                 checkpoint=ledger)
-            finally:
-                if ledger is not None:
-                    ledger.close()
-            result = finalize(s, params, acc, thr, desc, timings, covariates)
+            # The CLI's sequence (gboost.scan.run_pipeline), checkpoint and covariates included.
+            result = run_pipeline(s, params, engine=engine, checkpoint=ledger, progress=progress, cancel=cancel,
+                                  covariates=covariates)
             checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
             graph, error = None, None
             try:

@@ -9,18 +9,21 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
-def random_genotypes(rng: np.random.Generator, p: int, n: int, *, missing: float = 0.02,
-                     case_frac: float = 0.5, monomorphic: int = 0):
-    """Random HWE genotypes with MAFs 0.05-0.5, a missing-call rate, and some monomorphic SNPs."""
-    maf = rng.uniform(0.05, 0.5, p)
-    g = rng.binomial(2, maf[:, None], (p, n)).astype(np.int8)
-    if monomorphic:
-        idx = rng.choice(p, monomorphic, replace=False)
-        g[idx] = rng.integers(0, 3, monomorphic)[:, None]
-    g[rng.random((p, n)) < missing] = -1
-    is_case = rng.random(n) < case_frac
-    is_case[0], is_case[-1] = True, False  # both classes present
-    return g, is_case
+def pytest_collection_modifyitems(config, items):
+    """One marker per GPU test: ``@pytest.mark.gpu`` (``mma=True``, ``devices=2``) also skips the
+    test, with the reason, where CuPy, a GPU, binary mma or a second GPU is missing."""
+    from tests.helpers import gpu_skip_reason
+
+    reasons: dict = {}
+    for item in items:
+        m = item.get_closest_marker("gpu")
+        if m is None:
+            continue
+        key = (bool(m.kwargs.get("mma", False)), int(m.kwargs.get("devices", 1)))
+        if key not in reasons:
+            reasons[key] = gpu_skip_reason(mma=key[0], devices=key[1])
+        if reasons[key] is not None:
+            item.add_marker(pytest.mark.skip(reason=reasons[key]))
 
 
 @pytest.fixture

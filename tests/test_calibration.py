@@ -35,7 +35,7 @@ def test_null_study_lambda_near_one_and_reported_count_as_expected(seed):
 
 
 def test_lambda_is_median_over_chi2_4_median(rng):
-    from tests.conftest import random_genotypes
+    from tests.helpers import random_genotypes
 
     g, is_case = random_genotypes(rng, 60, 300, missing=0.0)
     cal = calibrate(study_from_genotypes(g, is_case), n_pairs=10_000)

@@ -10,7 +10,9 @@ import pytest
 from gboost import checkpoint as C
 from gboost.engines.cpu import CpuEngine
 from gboost.load import load_study
-from gboost.scan import Accumulator, ScanParams, finalize, plan_tiles, scan_thresholds, screen
+from gboost.accumulate import Accumulator
+from gboost.scan import ScanParams, finalize, scan_thresholds, screen
+from gboost.tiles import plan_tiles
 from gboost.simulate import PlantedPair, simulate_study
 from gboost.study import QCOptions
 
@@ -70,7 +72,7 @@ def test_a_record_is_a_fraction_of_the_npz(study, tiles):
 
 def test_an_older_ledger_resumes_to_the_same_result(study, tiles, tmp_path):
     params = ScanParams(epi1=0.02, epi2=0.2, device="cpu", tile=48)
-    want = finalize(study, params, *_screen(study, params))
+    want = finalize(study, params, _screen(study, params))
     led = C.Ledger(tmp_path, study, params, resume=False)
     led.start(tile=48, tiles=len(tiles))
     with open(tmp_path / C.LEDGER, "wb") as fh:  # the first half of the tiles, as gboost 0.1 wrote them
@@ -79,7 +81,7 @@ def test_an_older_ledger_resumes_to_the_same_result(study, tiles, tmp_path):
             fh.write(C._HEAD.pack(C._MAGIC_V1, r.tile.index, len(payload), C.zlib.crc32(payload)) + payload)
     assert C.tiles_recorded(tmp_path) == len(tiles) // 2
     led = C.Ledger(tmp_path, study, params, resume=True)
-    got = finalize(study, params, *_screen(study, params, led))
+    got = finalize(study, params, _screen(study, params, led))
     led.close()
     assert C.tiles_recorded(tmp_path) == len(tiles)  # old records kept, the rest appended compactly
     for f in ("i", "j", "ksa", "stat", "df", "p"):
@@ -99,8 +101,7 @@ def test_the_ledger_times_the_callers_share(study, tmp_path):
 
 
 def _screen(study, params, ledger=None):
-    acc, thr, timings, desc = screen(study, params, engine=CpuEngine(tile=48), checkpoint=ledger)
-    return acc, thr, desc, timings
+    return screen(study, params, engine=CpuEngine(tile=48), checkpoint=ledger)
 
 
 def test_a_tile_recorded_twice_counts_once(study, tiles, tmp_path):

@@ -8,7 +8,7 @@ from gboost.cli import main
 from gboost.covariates import adjusted_test, adjusted_tests, read_covariates
 from gboost.simulate import PlantedPair, simulate_study
 from gboost.study import study_from_genotypes
-from tests.conftest import random_genotypes
+from tests.helpers import random_genotypes
 
 
 def reference_loglik_max(X, y):

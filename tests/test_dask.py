@@ -12,7 +12,7 @@ from gboost.engines.distributed import DaskEngine  # noqa: E402
 from gboost.io.results import render_outputs  # noqa: E402
 from gboost.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
 from gboost.study import study_from_genotypes  # noqa: E402
-from tests.conftest import random_genotypes  # noqa: E402
+from tests.helpers import random_genotypes  # noqa: E402
 
 COMPARED = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
 

@@ -7,7 +7,7 @@ from gboost.encode import (ClassLayout, bed_missing_counts, decode_planes, encod
                            genotype_counts, mask_words, masked_counts, plane_counts, sample_order,
                            to_gpu_layout)
 from gboost.stats.table import pair_table, pair_table_bruteforce
-from tests.conftest import random_genotypes
+from tests.helpers import random_genotypes
 
 # GBOOST supplement, Fig. S3: 2 SNPs x 16 samples (8 controls, 8 cases). The controls of X1 are
 # [0 2 1 1 2 2 0 0]; X2 is chosen to give the figure's tables.

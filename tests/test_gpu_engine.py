@@ -1,12 +1,12 @@
-"""The GPU engine against the CPU engine, the oracle (SPEC §6): tables, survivors, summaries, scans.
+"""The GPU engine against the CPU engine, the oracle (docs/DESIGN.md §3.5): tables, survivors, summaries, scans.
 
 Every equality test runs for both counting paths (``counting``: binary tensor cores, "mma", and
 CUDA-core popcounts, "popc"). Then the memory policy (planes streamed through a small device
 budget, out-of-memory back-off), CUDA faults in a tile (a clear error, and --resume), and the
 CPU fallback of ``--device auto``.
 
-Every test that needs a device carries the ``gpu`` marker and is skipped, with the reason, where
-CuPy is missing or sees no GPU; they are run for real on the GPU machine
+Every test that needs a device carries the one ``gpu`` marker (tests/helpers.py) and is skipped,
+with the reason, where CuPy is missing or sees no GPU; they are run for real on the GPU machine
 (``python -m pytest tests/test_gpu_engine.py``).
 """
 from __future__ import annotations
@@ -19,52 +19,12 @@ import pytest
 
 from gboost.engines.base import Thresholds, Tile, TileResult
 from gboost.engines.cpu import CpuEngine
-from gboost.io.results import format_epi_cc, format_summary
-from gboost.scan import ScanParams, plan_tiles, run_scan
+from gboost.scan import ScanParams, run_scan
+from gboost.tiles import plan_tiles
 from gboost.stats.pvalues import thresholds_by_df
-from gboost.study import study_from_genotypes
+from tests.helpers import assert_scan_equal, gpu_engine, gpu_study, gpu_unavailable, mma_unavailable
 
-
-def _gpu_unavailable() -> str | None:
-    try:
-        import cupy
-    except Exception as exc:  # ImportError, or a CUDA library error at import
-        return f"CuPy is not importable ({type(exc).__name__}: {exc})"
-    try:
-        n = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:
-        return f"CuPy sees no CUDA device ({type(exc).__name__}: {exc})"
-    return None if n > 0 else "CuPy sees no CUDA device"
-
-
-def _gpu_count() -> int:
-    if _gpu_unavailable() is not None:
-        return 0
-    import cupy
-
-    return cupy.cuda.runtime.getDeviceCount()
-
-
-_WHY = _gpu_unavailable()
-needs_gpu = pytest.mark.skipif(_WHY is not None, reason=f"needs an NVIDIA GPU with CuPy: {_WHY}")
-
-
-def _study(p, n, n_case, *, missing=0.02, seed=0, fully_called=0, monomorphic=(), all_missing=(), maf=(0.03, 0.5)):
-    """Random genotypes; the first ``fully_called`` SNPs without missing calls (so tiles mix the
-    kernel's counting modes), some SNPs monomorphic or never called."""
-    rng = np.random.default_rng(seed)
-    f = rng.uniform(*maf, p)
-    g = rng.binomial(2, f[:, None], (p, n)).astype(np.int8)
-    miss = rng.random((p, n)) < missing
-    miss[:fully_called] = False
-    g[miss] = -1
-    for k in monomorphic:
-        g[k] = np.where(g[k] < 0, -1, 2)
-    for k in all_missing:
-        g[k] = -1
-    is_case = np.zeros(n, bool)
-    is_case[rng.choice(n, n_case, replace=False)] = True
-    return study_from_genotypes(g, is_case)
+_NO_GPU = gpu_unavailable()
 
 
 # p never a multiple of the tiles below, n never a multiple of 64.
@@ -80,32 +40,14 @@ LOOSE = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2))  # plenty of s
 
 @pytest.fixture(scope="module", params=sorted(STUDIES))
 def study(request):
-    return _study(**STUDIES[request.param])
-
-
-def _engine(**kw):
-    """A GPU engine on device 0 alone unless ``gpus`` says otherwise: these tests look at one
-    device's behaviour (its back-offs, its faults, its upload); test_two_gpus_* covers several."""
-    from gboost.engines.gpu import GpuEngine
-
-    return GpuEngine(**{"gpus": [0], **kw})
-
-
-def _mma_unavailable() -> str | None:
-    if _WHY is not None:
-        return _WHY
-    import cupy
-
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    cc = 10 * int(props["major"]) + int(props["minor"])
-    return None if cc >= 80 else f"binary mma needs compute capability 8.0+, device 0 has {cc / 10:.1f}"
+    return gpu_study(**STUDIES[request.param])
 
 
 @pytest.fixture(params=["mma", "popc"])
 def counting(request):
     """Both counting paths; the tensor-core one only where the device has binary mma."""
-    if request.param == "mma" and _WHY is None and _mma_unavailable() is not None:
-        pytest.skip(_mma_unavailable())
+    if request.param == "mma" and _NO_GPU is None and mma_unavailable() is not None:
+        pytest.skip(mma_unavailable())
     return request.param
 
 
@@ -135,12 +77,11 @@ def _tiles_of(engine, study, thresholds, tiles):
 
 
 @pytest.mark.gpu
-@needs_gpu
 @pytest.mark.parametrize("tile", [40, 64])
 def test_tiles_equal_cpu_engine(study, tile, counting):
     tiles = plan_tiles(study.n_snps, tile)
     want = _tiles_of(CpuEngine(tile=tile), study, LOOSE, tiles)
-    eng = _engine(tile=tile, counting=counting)
+    eng = gpu_engine(tile=tile, counting=counting)
     eng.prepare(study, LOOSE)
     try:
         assert eng.countings == [counting] and eng.streaming is False
@@ -157,51 +98,31 @@ def _scan(study, engine, **params):
     return run_scan(study, ScanParams(**{"epi1": 0.01, "epi2": 0.1, **params}), engine=engine)
 
 
-def _assert_scan_equal(got, want) -> None:
-    a, b = got.screened, want.screened
-    assert len(b) > 0
-    np.testing.assert_array_equal(a.i, b.i)
-    np.testing.assert_array_equal(a.j, b.j)
-    np.testing.assert_array_equal(a.df, b.df)
-    np.testing.assert_array_equal(a.tables, b.tables)
-    np.testing.assert_allclose(a.stat, b.stat, rtol=1e-6)
-    np.testing.assert_allclose(a.ksa, b.ksa, rtol=1e-10)
-    assert got.n_valid == want.n_valid
-    for f in ("n_sig", "n_tot", "best_partner"):
-        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
-    np.testing.assert_allclose(got.summary.best, want.summary.best, rtol=1e-10)
-    assert format_epi_cc(got) == format_epi_cc(want)
-    assert format_summary(got) == format_summary(want)
-
-
 @pytest.mark.gpu
-@needs_gpu
 @pytest.mark.parametrize("tile", [40, None])
 def test_scan_outputs_equal_cpu_engine(study, tile, counting):
     want = _scan(study, CpuEngine(tile=64))
-    got = _scan(study, _engine(tile=tile, counting=counting))
+    got = _scan(study, gpu_engine(tile=tile, counting=counting))
     assert got.engine == "gpu"
     assert ("tensor-core" in got.device) == (counting == "mma")
-    _assert_scan_equal(got, want)
+    assert_scan_equal(got, want)
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_tiny_survivor_buffer_still_yields_every_pair(counting):
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     want = _scan(study, CpuEngine(tile=64), epi1=0.05)
-    got = _scan(study, _engine(tile=40, survivor_capacity=1, counting=counting), epi1=0.05)
+    got = _scan(study, gpu_engine(tile=40, survivor_capacity=1, counting=counting), epi1=0.05)
     assert len(want.screened) > 40  # far past a capacity of 1 in most tiles
-    _assert_scan_equal(got, want)
+    assert_scan_equal(got, want)
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_run_tiles_yields_each_tile_once_as_run_tile_does(counting):
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 32)
     want = _tiles_of(CpuEngine(tile=32), study, LOOSE, tiles)
-    eng = _engine(tile=32, counting=counting)
+    eng = gpu_engine(tile=32, counting=counting)
     eng.prepare(study, LOOSE)
     try:
         got = list(eng.run_tiles(tiles))
@@ -214,15 +135,14 @@ def test_run_tiles_yields_each_tile_once_as_run_tile_does(counting):
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, counting):
     import gboost.engines.gpu as gpu
 
     monkeypatch.setattr(gpu, "TABLE_SMEM_MAX", 0)  # as for a study too large for a shared-memory table
     monkeypatch.setattr(gpu, "MMA_TABLE_SMEM_MAX", 0)
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
-    eng = _engine(tile=64, counting=counting)
+    eng = gpu_engine(tile=64, counting=counting)
     got = _tiles_of(eng, study, LOOSE, tiles)
     assert eng.table_in_shared_memory is False
     for g, w in zip(got, _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)):
@@ -230,27 +150,25 @@ def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, countin
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_tiles_of_a_part_equal_cpu_engine(counting):
     from gboost.scan import part_rows
 
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 48, part_rows(study.n_snps, 2, 3))  # clipped rows: diagonal tiles not square
     assert any(t.diagonal and t.i1 - t.i0 != t.j1 - t.j0 for t in tiles)
     n = len(tiles)  # and overlapping tiles that do not start on the diagonal
     tiles += [Tile(n, 29, 67, 40, 90), Tile(n + 1, 60, 140, 10, 157), Tile(n + 2, 100, 101, 90, 157)]
     want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(_engine(tile=48, counting=counting), study, LOOSE, tiles)
+    got = _tiles_of(gpu_engine(tile=48, counting=counting), study, LOOSE, tiles)
     for g, w in zip(got, want):
         _assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_run_tiles_stops_taking_tiles_once_cancelled():
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 16)
-    eng = _engine(tile=16)
+    eng = gpu_engine(tile=16)
     eng.prepare(study, LOOSE)
     seen = []
     try:
@@ -262,42 +180,38 @@ def test_run_tiles_stops_taking_tiles_once_cancelled():
 
 
 @pytest.mark.gpu
-@needs_gpu
 @pytest.mark.parametrize("config", [dict(carry_save=False), dict(block_rows=64, block_cols=16, chunk_words=3)])
 def test_other_kernel_configurations_give_the_same_tiles(config):
     from gboost.engines.gpu import KernelConfig
 
-    study = _study(**STUDIES["many-words"])
+    study = gpu_study(**STUDIES["many-words"])
     tiles = plan_tiles(study.n_snps, 48)
     want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(_engine(tile=48, config=KernelConfig(**config), counting="popc"), study, LOOSE, tiles)
+    got = _tiles_of(gpu_engine(tile=48, config=KernelConfig(**config), counting="popc"), study, LOOSE, tiles)
     for g, w in zip(got, want):
         _assert_tile_equal(g, w)
 
 
-@pytest.mark.gpu
-@needs_gpu
-@pytest.mark.skipif(_mma_unavailable() is not None, reason=f"{_mma_unavailable()}")
+@pytest.mark.gpu(mma=True)
 @pytest.mark.parametrize("config", [dict(warps_rows=1, warps_cols=2), dict(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2)])
 @pytest.mark.parametrize("name", ["many-words", "missing-2pct-mixed-modes"])
 def test_other_tensor_core_configurations_give_the_same_tiles(config, name):
     from gboost.engines.gpu import MmaConfig
 
-    study = _study(**STUDIES[name])
+    study = gpu_study(**STUDIES[name])
     tiles = plan_tiles(study.n_snps, 48)
     want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(_engine(tile=48, mma_config=MmaConfig(**config), counting="mma"), study, LOOSE, tiles)
+    got = _tiles_of(gpu_engine(tile=48, mma_config=MmaConfig(**config), counting="mma"), study, LOOSE, tiles)
     for g, w in zip(got, want):
         _assert_tile_equal(g, w)
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(_gpu_count() < 2, reason=f"needs two GPUs ({_gpu_count()} visible)")
+@pytest.mark.gpu(devices=2)
 def test_two_gpus_give_the_same_as_one():
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 32)
-    one = _engine(gpus=[0], tile=32)
-    two = _engine(gpus=[0, 1], tile=32)
+    one = gpu_engine(gpus=[0], tile=32)
+    two = gpu_engine(gpus=[0, 1], tile=32)
     results = []
     for eng in (one, two):
         eng.prepare(study, LOOSE)
@@ -308,11 +222,10 @@ def test_two_gpus_give_the_same_as_one():
     assert len(results[1]) == len(tiles)
     for g, w in zip(results[1], results[0]):
         _assert_tile_equal(g, w)
-    _assert_scan_equal(_scan(study, _engine(gpus=[0, 1], tile=32)), _scan(study, _engine(gpus=[0], tile=32)))
+    assert_scan_equal(_scan(study, gpu_engine(gpus=[0, 1], tile=32)), _scan(study, gpu_engine(gpus=[0], tile=32)))
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_make_engine_gpu_gives_a_described_gpu_engine():
     import cupy
 
@@ -353,33 +266,31 @@ def _pool_baseline() -> int:
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_small_memory_limit_streams_the_planes_and_backs_off_with_the_same_scan(counting):
     import cupy
 
-    study = _study(**STREAMED)
+    study = gpu_study(**STREAMED)
     want = _scan(study, CpuEngine(tile=64))
     # 128 KiB: far less than twice the planes (so they stay on the host) and less than a tile
     # of 128 SNPs needs (two blocks, an upload buffer, partials), so the first tile runs out.
     limit = _pool_baseline() + (128 << 10)
     before = cupy.get_default_memory_pool().get_limit()
-    eng = _engine(tile=128, counting=counting, memory_limit_bytes=limit)
+    eng = gpu_engine(tile=128, counting=counting, memory_limit_bytes=limit)
     got = _scan(study, eng)
     assert eng.streaming is True
     assert eng.backoffs >= 1
     assert cupy.get_default_memory_pool().get_limit() == before  # the pool limit is restored
-    _assert_scan_equal(got, want)
+    assert_scan_equal(got, want)
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_streamed_tiles_equal_cpu_engine(counting):
-    study = _study(**STREAMED)
+    study = gpu_study(**STREAMED)
     tiles = plan_tiles(study.n_snps, 48)
     tiles += [Tile(len(tiles), 29, 67, 40, 90), Tile(len(tiles) + 1, 100, 140, 90, 130)]  # off the grid
     want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
     # 320 KiB: less than twice the planes and their upload buffer (so they stream), room for tiles of 48.
-    eng = _engine(tile=48, counting=counting, memory_limit_bytes=_pool_baseline() + (320 << 10))
+    eng = gpu_engine(tile=48, counting=counting, memory_limit_bytes=_pool_baseline() + (320 << 10))
     eng.prepare(study, LOOSE)
     try:
         assert eng.streaming is True
@@ -420,16 +331,15 @@ def _upload_threads():
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_tiles_queued_while_the_planes_upload_equal_cpu_engine(monkeypatch, counting):
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 40)
     # Off the grid and out of order: the first tile needs the last chunks, the second the first.
     tiles = [Tile(0, 120, 157, 130, 157), Tile(1, 0, 30, 5, 50)] + [
         Tile(k + 2, t.i0, t.i1, t.j0, t.j1) for k, t in enumerate(tiles)]
     want = _tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
     calls = _slow_chunks(monkeypatch, study, snps_per_chunk=7, delay_s=0.02)
-    eng = _engine(tile=40, counting=counting)
+    eng = gpu_engine(tile=40, counting=counting)
     eng.prepare(study, LOOSE)
     try:
         up = eng._runners[0]._uploading
@@ -446,17 +356,15 @@ def test_tiles_queued_while_the_planes_upload_equal_cpu_engine(monkeypatch, coun
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_a_failed_plane_upload_stops_the_scan_with_a_clear_error(monkeypatch):
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     _slow_chunks(monkeypatch, study, snps_per_chunk=7, delay_s=0.0, fail_at=3)
     with pytest.raises(RuntimeError, match="uploading the genotype planes failed: ValueError: disk went away"):
-        _scan(study, _engine(tile=40))
+        _scan(study, gpu_engine(tile=40))
     assert not _upload_threads()
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monkeypatch, counting):
     import cupy
 
@@ -472,10 +380,10 @@ def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monk
         return real_submit(self, tile, slot)
 
     monkeypatch.setattr(gpu._DeviceRunner, "submit", submit)
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
     want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
-    eng = _engine(tile=64, counting=counting)
+    eng = gpu_engine(tile=64, counting=counting)
     eng.prepare(study, LOOSE)
     try:
         got = sorted(eng.run_tiles(tiles), key=lambda r: r.tile.index)
@@ -505,12 +413,11 @@ def _fail_at(monkeypatch, index: int):
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_cuda_error_in_a_tile_names_the_device_and_the_tile(monkeypatch):
     _fail_at(monkeypatch, 3)
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 32)
-    eng = _engine(tile=32)
+    eng = gpu_engine(tile=32)
     eng.prepare(study, LOOSE)
     try:
         with pytest.raises(RuntimeError, match=r"GPU 0 \(.+\): CUDA error in tile 3 .*--resume"):
@@ -522,18 +429,17 @@ def test_cuda_error_in_a_tile_names_the_device_and_the_tile(monkeypatch):
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_scan_stopped_by_a_gpu_error_resumes_to_the_same_outputs(monkeypatch, tmp_path, counting):
     from gboost.checkpoint import Ledger
     from gboost.scan import ScanParams, screen
 
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     params = ScanParams(epi1=0.01, epi2=0.1)
     want = _scan(study, CpuEngine(tile=32))
     _fail_at(monkeypatch, 9)
     led = Ledger(tmp_path, study, params, resume=False)
     with pytest.raises(RuntimeError, match="tile 9"):
-        screen(study, params, engine=_engine(tile=32, counting=counting), checkpoint=led)
+        screen(study, params, engine=gpu_engine(tile=32, counting=counting), checkpoint=led)
     led.close()
     monkeypatch.undo()
     led = Ledger(tmp_path, study, params, resume=True)
@@ -542,13 +448,12 @@ def test_scan_stopped_by_a_gpu_error_resumes_to_the_same_outputs(monkeypatch, tm
     assert 0 < replayed < 9
     led.close()
     led = Ledger(tmp_path, study, params, resume=True)
-    got = run_scan(study, params, engine=_engine(tile=32, counting=counting), checkpoint=led)
+    got = run_scan(study, params, engine=gpu_engine(tile=32, counting=counting), checkpoint=led)
     led.close()
-    _assert_scan_equal(got, want)
+    assert_scan_equal(got, want)
 
 
 @pytest.mark.gpu
-@needs_gpu
 def test_make_engine_auto_takes_a_working_gpu():
     from gboost.engines import make_engine
 
@@ -602,7 +507,7 @@ def test_sub_tile_results_merge_into_the_tile_result():
     """The back-off path's merge, checked on the CPU engine: a tile screened as sub-tiles."""
     from gboost.engines.gpu import merge_tile_results
 
-    study = _study(**STUDIES["missing-2pct-mixed-modes"])
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     cpu = CpuEngine(tile=64)
     cpu.prepare(study, LOOSE)
     for tile in (Tile(0, 0, 100, 0, 100), Tile(1, 30, 90, 60, 157), Tile(2, 60, 140, 10, 157)):

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from ld_study import ld_study
-from test_gpu_engine import _assert_scan_equal, _engine, needs_gpu
-
 from gboost.engines.cpu import CpuEngine
 from gboost.load import load_study
 from gboost.scan import ScanParams, run_scan
 from gboost.study import QCOptions
+from tests.helpers import assert_scan_equal, gpu_engine
+from tests.ld_study import ld_study
 
 
 @pytest.fixture(scope="module")
@@ -20,14 +19,13 @@ def study():
 
 
 @pytest.mark.gpu
-@needs_gpu
 @pytest.mark.parametrize("counting", ["mma", "popc"])
 @pytest.mark.parametrize("epi1", [1e-4, 1e-2])
 def test_ld_study_gpu_equals_cpu(study, counting, epi1):
     params = ScanParams(epi1=epi1, epi2=0.05)
     want = run_scan(study, params, engine=CpuEngine())
-    got = run_scan(study, params, engine=_engine(counting=counting))
+    got = run_scan(study, params, engine=gpu_engine(counting=counting))
     assert (want.screened.df == 2).any() and len(want.screened) > 100
     if epi1 >= 1e-2:
         assert (want.screened.df == 1).any()
-    _assert_scan_equal(got, want)
+    assert_scan_equal(got, want)

@@ -11,10 +11,7 @@ import pytest
 
 from gboost.engines.cpu import CpuEngine
 from gboost.scan import ScanParams, run_scan
-from tests.test_gpu_engine import _assert_scan_equal, _mma_unavailable, _study
-
-_WHY = _mma_unavailable()
-needs_mma = pytest.mark.skipif(_WHY is not None, reason=f"needs a GPU with binary mma: {_WHY}")
+from tests.helpers import assert_scan_equal, gpu_study
 
 
 def mma_layout_reference(planes: np.ndarray, w_ctrl: int) -> np.ndarray:
@@ -39,8 +36,7 @@ def test_layout_reference_pads_each_class_to_whole_k_steps():
     np.testing.assert_array_equal(got[2, 2, 0], [planes[0, 2, 5], planes[0, 2, 6], 0, 0])
 
 
-@pytest.mark.gpu
-@needs_mma
+@pytest.mark.gpu(mma=True)
 @pytest.mark.parametrize("n_ctrl,n_case", [(203, 101), (700, 1900), (64, 320)])
 def test_layout_kernel_equals_the_numpy_reference(n_ctrl, n_case):
     import cupy as cp
@@ -65,8 +61,7 @@ def test_layout_kernel_equals_the_numpy_reference(n_ctrl, n_case):
     assert (got[:, :, :off] == 0xDEAD).all() and (got[:, :, off + p:] == 0xDEAD).all()
 
 
-@pytest.mark.gpu
-@needs_mma
+@pytest.mark.gpu(mma=True)
 def test_auto_counting_takes_the_tensor_cores():
     from gboost.engines.gpu import GpuEngine
     from gboost.engines.base import Thresholds
@@ -74,7 +69,7 @@ def test_auto_counting_takes_the_tensor_cores():
 
     eng = GpuEngine(counting="auto", gpus=[0])  # one device: one counting path to look at
     assert "tensor-core b1 mma counting" in eng.describe()
-    eng.prepare(_study(p=40, n=100, n_case=50), Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2)))
+    eng.prepare(gpu_study(p=40, n=100, n_case=50), Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2)))
     try:
         assert eng.countings == ["mma"]
     finally:
@@ -82,18 +77,17 @@ def test_auto_counting_takes_the_tensor_cores():
     assert "CUDA-core popcount counting" in GpuEngine(counting="popc").describe()
 
 
-@pytest.mark.gpu
-@needs_mma
+@pytest.mark.gpu(mma=True)
 @pytest.mark.parametrize("missing", [0.0, 0.01])
 def test_many_k_steps_and_uneven_classes_equal_cpu_engine(missing):
     # 2,600 samples: 1,900 controls (8 k-steps, the last one part padding) and 700 cases (3).
-    study = _study(p=150, n=2600, n_case=700, missing=missing, seed=11, fully_called=60)
+    study = gpu_study(p=150, n=2600, n_case=700, missing=missing, seed=11, fully_called=60)
     params = ScanParams(epi1=0.01, epi2=0.1)
     want = run_scan(study, params, engine=CpuEngine(tile=64))
     from gboost.engines.gpu import GpuEngine
 
     got = run_scan(study, params, engine=GpuEngine(counting="mma"))
-    _assert_scan_equal(got, want)
+    assert_scan_equal(got, want)
 
 
 def _assert_identical(got, want) -> None:
@@ -122,8 +116,7 @@ def _tied_study(p=300, n=1500, n_case=600, seed=5):
     return study_from_genotypes(g, is_case)
 
 
-@pytest.mark.gpu
-@needs_mma
+@pytest.mark.gpu(mma=True)
 @pytest.mark.parametrize("epi", [(5e-6, 0.01), (0.01, 0.2), (0.5, 0.9)])
 def test_float32_prescreen_equals_float64_kernel_and_cpu_engine(epi):
     """Fully called blocks take the float32 pre-screen; the outputs equal, bit for bit, those of
@@ -146,7 +139,7 @@ def test_float32_prescreen_equals_float64_kernel_and_cpu_engine(epi):
         _assert_identical(sfu, f64)
     want = run_scan(study, params, engine=CpuEngine(tile=64))
     if len(want.screened):
-        _assert_scan_equal(got, want)
+        assert_scan_equal(got, want)
     for f in ("n_sig", "n_tot", "best_partner"):
         np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
 
@@ -172,8 +165,7 @@ def _tied_missing_study(p=320, n=1500, n_case=600, seed=6):
     return study_from_genotypes(g, is_case)
 
 
-@pytest.mark.gpu
-@needs_mma
+@pytest.mark.gpu(mma=True)
 @pytest.mark.parametrize("epi", [(5e-6, 0.01), (0.01, 0.2), (0.5, 0.9)])
 def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engine(epi):
     """Blocks with missing calls take their own pre-screen (per-pair margins, gm_pairs_f32m): the
@@ -189,13 +181,12 @@ def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engi
     _assert_identical(got, f64)
     want = run_scan(study, params, engine=CpuEngine(tile=64))
     if len(want.screened):
-        _assert_scan_equal(got, want)
+        assert_scan_equal(got, want)
     for f in ("n_sig", "n_tot", "best_partner"):
         np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
 
 
-@pytest.mark.gpu
-@needs_mma
+@pytest.mark.gpu(mma=True)
 def test_float32_prescreen_is_used_where_its_table_fits():
     from gboost.engines.base import Thresholds
     from gboost.engines.gpu import GpuEngine, MmaConfig
@@ -204,13 +195,13 @@ def test_float32_prescreen_is_used_where_its_table_fits():
     thr = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2))
     for n, want in ((1500, True), (20000, False)):
         eng = GpuEngine(counting="mma")
-        eng.prepare(_study(p=40, n=n, n_case=n // 2, missing=0.0), thr)
+        eng.prepare(gpu_study(p=40, n=n, n_case=n // 2, missing=0.0), thr)
         try:
             assert eng._runners[0].use_f32 is want
         finally:
             eng.close()
     eng = GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False))
-    eng.prepare(_study(p=40, n=1500, n_case=700, missing=0.0), thr)
+    eng.prepare(gpu_study(p=40, n=1500, n_case=700, missing=0.0), thr)
     try:
         assert eng._runners[0].use_f32 is False
     finally:

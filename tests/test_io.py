@@ -1,4 +1,4 @@
-"""Readers of SPEC §2: PLINK binary and text filesets, the BOOST matrix, --pheno, bad input."""
+"""Readers of docs/DESIGN.md §3.1: PLINK binary and text filesets, the BOOST matrix, --pheno, bad input."""
 from __future__ import annotations
 
 import os

@@ -6,7 +6,7 @@ from gboost.scan import ScanParams, run_scan
 from gboost.stats.multiple import bh_qvalues, r2_from_tables
 from gboost.stats.table import pair_table_bruteforce
 from gboost.study import VariantTable, study_from_genotypes
-from tests.conftest import random_genotypes
+from tests.helpers import random_genotypes
 
 
 def test_r2_equals_direct_correlation(rng):

@@ -1,4 +1,4 @@
-"""QC and loading (SPEC §2): PLINK 1.9's --mind/--geno/--hwe/--maf/--chr/--extract/--exclude and
+"""QC and loading (docs/DESIGN.md §3.1): PLINK 1.9's --mind/--geno/--hwe/--maf/--chr/--extract/--exclude and
 --fast-epistasis's skips, compared with plink1.9 itself; the encoded Study."""
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from gboost.encode import decode_planes, genotype_counts
 from gboost.errors import InputError
 from gboost.io.plink_bed import open_bfile
-from gboost.load import hwe_exact_p, hwe_exact_pvalues, load_study, plink_chrom_code
+from gboost.load import load_study, plink_chrom_code
+from gboost.stats.hwe import hwe_exact_p, hwe_exact_pvalues
 from gboost.simulate import simulate_study
 from gboost.study import QCOptions
 

@@ -7,13 +7,14 @@ import time
 import numpy as np
 import pytest
 
-from gboost import scan
+from gboost import hostwork
 from gboost.engines.base import Engine
 from gboost.engines.cpu import CpuEngine
 from gboost.errors import ScanCancelled
 from gboost.io.results import format_epi_cc, format_marginal_tsv, format_pairs_tsv, format_summary
 from gboost.load import load_study
-from gboost.scan import ScanParams, finalize, part_rows, plan_tiles, run_scan, scan_thresholds, screen
+from gboost.scan import ScanParams, finalize, run_scan, scan_thresholds, screen
+from gboost.tiles import part_rows, plan_tiles
 from gboost.simulate import PlantedPair, simulate_study
 
 TILE = 16
@@ -82,14 +83,14 @@ def wait_until(cond, timeout=30.0):
 def chunks(monkeypatch):
     """A record of each row-block job: (its first SNP1, its survivors, its thread)."""
     seen = []
-    real = scan._sorted_block
+    real = hostwork._sorted_block
 
     def spy(p, i, j, ksa, tables):
         out = real(p, i, j, ksa, tables)
         seen.append((int(out[0][0]) if len(out[0]) else -1, len(out[0]), threading.current_thread().name))
         return out
 
-    monkeypatch.setattr(scan, "_sorted_block", spy)
+    monkeypatch.setattr(hostwork, "_sorted_block", spy)
     return seen
 
 
@@ -107,11 +108,11 @@ def test_overlapped_outputs_are_identical_and_exact_tests_run_by_row_block_durin
 
     during = []  # row blocks finished before the screen's last tile: proof of overlap
     engine = FakeGpuEngine(study, prm, on_tile=lambda k, n: k == n - 1 and during.append(wait_until(lambda: chunks)))
-    acc, thr, timings, desc = screen(study, prm, engine=engine)  # the CLI's and the GUI's way
-    assert acc.host is not None and engine.closed
-    res = finalize(study, prm, acc, thr, desc, timings)
+    sr = screen(study, prm, engine=engine)  # the CLI's and the GUI's way
+    assert sr.acc.host is not None and engine.closed
+    res = finalize(study, prm, sr)
     assert during == [True]
-    assert acc.host is None and not host_threads()
+    assert sr.acc.host is None and not host_threads()
 
     assert outputs(res) == outputs(serial)
     for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables"):
@@ -149,7 +150,7 @@ def test_run_scan_overlaps_with_a_gpu_like_engine_and_not_with_parts(study, chun
     assert all(a.tobytes() == b.tobytes() for a, b in zip(res.screened.adj, serial.screened.adj))
     # A --part is finalized by `gboost merge`, not here: nothing starts in the background.
     part = params(part=(1, 2))
-    acc, *_ = screen(study, part, engine=FakeGpuEngine(study, part))
+    acc = screen(study, part, engine=FakeGpuEngine(study, part)).acc
     assert acc.host is None and not host_threads()
 
 
@@ -167,24 +168,24 @@ def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chu
     assert not host_threads()
     chunks.clear()
     led = Ledger(tmp_path, study, prm, resume=True)
-    acc, thr, timings, desc = screen(study, prm, engine=FakeGpuEngine(study, prm), checkpoint=led)
+    sr = screen(study, prm, engine=FakeGpuEngine(study, prm), checkpoint=led)
     led.close()
-    res = finalize(study, prm, acc, thr, desc, timings)
+    res = finalize(study, prm, sr)
     assert outputs(res) == reference
     assert sum(n for _, n, _ in chunks) == len(res.screened)
     # The accumulator still holds every survivor, as the ledger and --part need.
-    assert len(acc.survivors()[0]) == len(res.screened)
+    assert len(sr.acc.survivors()[0]) == len(res.screened)
 
 
 def test_cancel_leaves_no_background_thread(study, monkeypatch):
     ran = []
-    real = scan.marginal_tests
+    real = hostwork.marginal_tests
 
     def slow_marginal(*a, **kw):  # busy in the background when the cancel comes
         time.sleep(0.3)
         return real(*a, **kw)
 
-    monkeypatch.setattr(scan, "marginal_tests", slow_marginal)
+    monkeypatch.setattr(hostwork, "marginal_tests", slow_marginal)
     monkeypatch.setattr("gboost.calibration.calibrate", lambda *a, **kw: ran.append("calibration"))
     prm = params()
     engine = FakeGpuEngine(study, prm)
@@ -215,7 +216,7 @@ def test_an_error_in_the_background_surfaces_from_finalize(study, chunks, monkey
     if where == "exact":
         calls = []
 
-        real = scan._sorted_block
+        real = hostwork._sorted_block
 
         def fail_second(*args):
             calls.append(1)
@@ -223,21 +224,21 @@ def test_an_error_in_the_background_surfaces_from_finalize(study, chunks, monkey
                 fail()
             return real(*args)
 
-        monkeypatch.setattr(scan, "_sorted_block", fail_second)
+        monkeypatch.setattr(hostwork, "_sorted_block", fail_second)
     else:
-        monkeypatch.setattr(scan, "marginal_tests", fail)
+        monkeypatch.setattr(hostwork, "marginal_tests", fail)
     prm = params()
-    acc, thr, timings, desc = screen(study, prm, engine=FakeGpuEngine(study, prm))
+    sr = screen(study, prm, engine=FakeGpuEngine(study, prm))
     with pytest.raises(ValueError, match=f"bad {where}"):
-        finalize(study, prm, acc, thr, desc, timings)
+        finalize(study, prm, sr)
     assert not host_threads()
 
 
 def test_finalize_without_the_screens_params_runs_serially(study):
     prm = params()
-    acc, thr, timings, desc = screen(study, prm, engine=FakeGpuEngine(study, prm))
+    sr = screen(study, prm, engine=FakeGpuEngine(study, prm))
     other = params(allelic=True)
-    res = finalize(study, other, acc, thr, desc, timings)
+    res = finalize(study, other, sr)
     assert "host_overlapped" not in res.timings and not host_threads()
     assert res.marginal_df == 1
 
@@ -247,7 +248,7 @@ def test_background_kernels_release_the_gil():
 
     assert exact._exact_batch.targetoptions.get("nogil")
     assert marginal._sf_many.targetoptions.get("nogil")
-    assert scan._fold_loop.targetoptions.get("nogil")
+    assert hostwork._fold_loop.targetoptions.get("nogil")
 
 
 def test_tiles_out_of_row_order_give_the_same_outputs(study, chunks):
@@ -280,7 +281,7 @@ def _block(rows, p=1000, seed=0):
 
 
 def test_sorted_sink_joins_blocks_in_row_order_and_grows():
-    sink = scan._SortedSink()
+    sink = hostwork._SortedSink()
     for r in range(0, 100, 10):
         sink.plan(r, 1)  # a projection of ~1 survivor per pair: far too few, so the arrays must grow
     blocks = {r: _block((r, r + 10), seed=r) for r in range(0, 100, 10)}
@@ -288,8 +289,8 @@ def test_sorted_sink_joins_blocks_in_row_order_and_grows():
         sink.put(r, blocks[r])
     parts = sink.parts()
     assert sink.n == 5 * 8 and len(parts) == 2  # 0..70 joined; 90 waits for 80
-    joined = scan._join_blocks(parts, 1000)
-    want = scan._join_blocks([blocks[r] for r in (0, 10, 20, 30, 40, 50, 60, 70, 90)], 1000)
+    joined = hostwork._join_blocks(parts, 1000)
+    want = hostwork._join_blocks([blocks[r] for r in (0, 10, 20, 30, 40, 50, 60, 70, 90)], 1000)
     for g, w in zip(joined, want):
         np.testing.assert_array_equal(g, w)
     assert np.all(np.diff(joined[0] * 1000 + joined[1]) > 0)
@@ -300,7 +301,7 @@ def test_sorted_sink_joins_blocks_in_row_order_and_grows():
 def test_sorted_sink_grows_geometrically_when_its_projection_falls_short():
     """Row 0 holds nearly all pairs but few survivors, later rows the survivors: every projection
     falls short, yet the arrays are reallocated O(log n) times, not once a block."""
-    sink = scan._SortedSink()
+    sink = hostwork._SortedSink()
     rows = list(range(0, 2000, 10))
     sink.plan(0, 10**9)
     for r in rows[1:]:

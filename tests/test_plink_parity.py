@@ -1,4 +1,4 @@
-"""Parity with PLINK 1.9 --fast-epistasis boost, the oracle (SPEC §4).
+"""Parity with PLINK 1.9 --fast-epistasis boost, the oracle (docs/DESIGN.md §3.3).
 
 Each study is scanned by ``gboost scan`` (the real CLI) and by ``plink1.9``; ``pairs.epi.cc`` and
 ``pairs.epi.cc.summary`` must equal PLINK's files byte for byte, and ``pairs.tsv`` must hold exactly
@@ -6,80 +6,20 @@ PLINK's rows whose P <= epi1, with the same DF and STAT/P equal to PLINK's print
 """
 from __future__ import annotations
 
-import math
 import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-from gboost.cli import main as gboost_main
 from gboost.simulate import PlantedPair, simulate_study, write_bfile
+from tests.helpers import NO_PLINK, PLINK, ROOT, assert_parity, read, run_both
 
-PLINK = shutil.which("plink1.9") or shutil.which("plink")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "sample_data", "sample")
 
 pytestmark = [
     pytest.mark.plink,
-    pytest.mark.skipif(PLINK is None, reason="plink1.9 not on PATH (apt-get install plink1.9; .ci/run installs it)"),
+    pytest.mark.skipif(PLINK is None, reason=NO_PLINK),
 ]
-
-
-def run_both(prefix: str, tmp_path, epi1: float | None = None, extra: list[str] | None = None):
-    out = tmp_path / f"gboost_{epi1}"
-    args = ["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", *(extra or [])]
-    plink = [PLINK, "--bfile", prefix, "--fast-epistasis", "boost", "--out", str(tmp_path / f"plink_{epi1}"),
-             "--threads", "2", "--silent", *(extra or [])]
-    if epi1 is not None:
-        args += ["--epi1", str(epi1)]
-        plink += ["--epi1", str(epi1)]
-    assert gboost_main(args) == 0
-    subprocess.run(plink, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return out, tmp_path / f"plink_{epi1}"
-
-
-def read(path) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def assert_parity(out, plink, epi1: float, min_rows: int = 1):
-    ours_cc, theirs_cc = read(out / "pairs.epi.cc"), read(f"{plink}.epi.cc")
-    assert ours_cc == theirs_cc, _first_diff(ours_cc, theirs_cc)
-    ours_sum, theirs_sum = read(out / "pairs.epi.cc.summary"), read(f"{plink}.epi.cc.summary")
-    assert ours_sum == theirs_sum, _first_diff(ours_sum, theirs_sum)
-    rows = [line.split() for line in theirs_cc.splitlines()[1:]]
-    assert len(rows) >= min_rows
-    # A screened pair whose exact STAT sits just under the threshold prints P as epi1 itself
-    # ("0.01") although its P is above it: at PLINK's printed precision the row is ambiguous, so
-    # those rows are checked against our own P instead.
-    boundary = f"{epi1:.4g}"
-    expected = {(r[1], r[3]): (r[4], r[5], r[6]) for r in rows
-                if r[6] != "NA" and float(r[6]) <= epi1 and r[6] != boundary}
-    ambiguous = {(r[1], r[3]) for r in rows if r[6] == boundary}
-    tsv = [line.split("\t") for line in read(out / "pairs.tsv").splitlines()]
-    assert tsv[0][:10] == ["CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "KSA", "STAT", "DF", "P"]
-    got = {(r[1], r[4]): r for r in tsv[1:]}
-    assert set(got) - ambiguous == set(expected)
-    assert all(float(got[k][9]) <= epi1 for k in set(got) & ambiguous)
-    for key, (stat, df, p) in expected.items():
-        r = got[key]
-        assert r[8] == df
-        # pairs.tsv carries 10 digits; they must round to PLINK's printed 6 (STAT) and 4 (P).
-        assert abs(float(r[7]) - float(stat)) <= 0.51 * 10 ** (math.floor(math.log10(float(stat))) - 5), (key, r[7], stat)
-        assert abs(float(r[9]) - float(p)) <= 0.51 * 10 ** (math.floor(math.log10(float(p))) - 3), (key, r[9], p)
-    stats = [float(r[7]) for r in tsv[1:]]
-    assert stats == sorted(stats, reverse=True)
-    return len(rows), len(expected)
-
-
-def _first_diff(a: str, b: str) -> str:
-    for n, (x, y) in enumerate(zip(a.splitlines(), b.splitlines())):
-        if x != y:
-            return f"first difference at line {n + 1}:\n gboost {x!r}\n plink  {y!r}"
-    return f"line counts differ: gboost {len(a.splitlines())}, plink {len(b.splitlines())}"
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from ld_study import ld_study, write_ld_study
-from test_plink_parity import PLINK, assert_parity, run_both
+from tests.helpers import NO_PLINK, PLINK, assert_parity, run_both
 
 pytestmark = [
     pytest.mark.plink,
-    pytest.mark.skipif(PLINK is None, reason="plink1.9 not on PATH (apt-get install plink1.9; .ci/run installs it)"),
+    pytest.mark.skipif(PLINK is None, reason=NO_PLINK),
 ]
 
 

@@ -8,7 +8,7 @@ from gboost.stats.boost import ipf_stat, ksa_stat, plink_df
 from gboost.stats.pvalues import chi2_sf, screen_and_summary_thresholds
 from gboost.stats.table import pair_table_bruteforce
 from gboost.study import study_from_genotypes
-from tests.conftest import random_genotypes
+from tests.helpers import random_genotypes
 
 
 def brute_force_scan(g, is_case, epi1, epi2):

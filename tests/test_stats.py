@@ -1,4 +1,4 @@
-"""Statistics of SPEC §4 checked against independent computations."""
+"""Statistics of docs/DESIGN.md §3.3 checked against independent computations."""
 import math
 
 import numpy as np

@@ -50,15 +50,20 @@ def _fallback_class():
     return CpuFallbackEngine
 
 
-def make_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None,
+def make_engine(device="auto", *, threads: int | None = None, tile: int | None = None,
                 gpus: list[int] | None = None, dask: str | None = None) -> Engine:
-    """``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one, else CPU); with ``dask`` (an
+    """The one place an engine is made. ``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one,
+    else CPU), or a :class:`gboost.params.EngineOptions` holding every option; with ``dask`` (an
     address or 'local:N') tiles run on a Dask cluster, each worker using that device.
 
     With 'auto', a GPU engine that fails to start (CuPy installed but no usable device, an NVRTC
     or driver failure) gives way to the CPU engine; its ``describe()`` names the reason and a
     warning is logged. With 'gpu' such a failure is an error.
     """
+    if not isinstance(device, str):  # EngineOptions (gboost.params)
+        opts = device
+        device, threads, tile, dask = opts.device, opts.threads, opts.tile, opts.dask
+        gpus = list(opts.gpus) if opts.gpus is not None else None
     if dask:
         from gboost.engines.distributed import DaskEngine
 

@@ -14,9 +14,9 @@ import numpy as np
 
 from gboost.engines.base import Engine, SummaryPartial, Thresholds, Tile, TileResult
 from gboost.stats.fastksa import ksa_df_lookup, xlogx_table
-from gboost.stats.summary_rule import better
 from gboost.stats.table import pair_table, popcount64
 from gboost.study import Study
+from gboost.tiles import better
 
 
 @nb.njit(cache=True, inline="always")
@@ -137,12 +137,9 @@ def _tables_of(planes, counts, has_missing, w_ctrl, ii, jj):
     return out
 
 
-def _empty_partial(start: int, n: int) -> SummaryPartial:
-    return SummaryPartial(start, np.zeros(n, np.int64), np.zeros(n, np.int64), np.full(n, -np.inf), np.full(n, -1, np.int64))
-
-
 class CpuEngine(Engine):
     name = "cpu"
+    overlaps_host_work = False  # the screen has every core already
 
     def __init__(self, threads: int | None = None, tile: int | None = None):
         self.threads = threads or os.cpu_count() or 1
@@ -172,7 +169,7 @@ class CpuEngine(Engine):
         ksa = np.empty((ni, nj))
         df = np.empty((ni, nj), np.int8)
         surv = np.zeros((ni, nj), np.int8)
-        rows, cols = _empty_partial(tile.i0, ni), _empty_partial(tile.j0, nj)
+        rows, cols = SummaryPartial.empty(tile.i0, ni), SummaryPartial.empty(tile.j0, nj)
         _screen_tile(s.planes, s.counts, self.has_missing, s.layout.w_ctrl, self.xlx, self.thr.screen,
                      self.thr.summary, tile.i0, tile.i1, tile.j0, tile.j1, ksa, df, surv,
                      rows.n_sig, rows.n_tot, rows.best, rows.best_partner)

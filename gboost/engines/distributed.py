@@ -97,6 +97,7 @@ class DaskEngine(Engine):
     """Screens tiles on a dask.distributed cluster; see the module docstring."""
 
     name = "dask"
+    overlaps_host_work = True  # tiles run in worker processes
 
     def __init__(self, address: str, *, device: str = "auto", threads: int | None = None, tile: int | None = None,
                  tiles_per_task: int | None = None, prepare_timeout: float | None = None):

@@ -1,4 +1,4 @@
-"""Writers for the outputs of SPEC §5, all written atomically.
+"""Writers for the outputs of docs/DESIGN.md §3.4, all written atomically.
 
 ``pairs.epi.cc`` and ``pairs.epi.cc.summary`` reproduce PLINK 1.9's files byte for byte: the same
 rows, column widths and number formats (6 significant digits for STAT, 4 for P, PROP and
@@ -170,8 +170,8 @@ PAIRS_COLUMNS = ("CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "KSA", "STAT", "D
 
 
 def format_pairs_tsv(result) -> str:
-    """pairs.tsv: SPEC §5's columns, then Q (Benjamini-Hochberg), R2 (genotypic r^2 of the two
-    SNPs) and DIST (bp apart; NA across chromosomes), so pairs in LD can be set apart."""
+    """pairs.tsv: docs/DESIGN.md §3.4's columns, then Q (Benjamini-Hochberg), R2 (genotypic r^2 of
+    the two SNPs) and DIST (bp apart; NA across chromosomes), so pairs in LD can be set apart."""
     return format_pairs(result.study.variants, result.reported)
 
 

@@ -1,4 +1,4 @@
-"""SNP -> gene -> pathway, and the interaction graph of reported pairs (SPEC §8, GBOOST §4.1).
+"""SNP -> gene -> pathway, and the interaction graph of reported pairs (docs/DESIGN.md §3.7, GBOOST §4.1).
 
 No Qt and no network: annotations are read from files (a BED or GTF gene annotation and ``.gmt``
 gene sets, or the GRCh38 files bundled in ``data/``), the graph is a :mod:`networkx` graph.

@@ -1,4 +1,4 @@
-"""The BOOST two-locus statistics on one 3x3x2 table (SPEC §4), as small numba functions.
+"""The BOOST two-locus statistics on one 3x3x2 table (docs/DESIGN.md §3.3), as small numba functions.
 
 They take ``t[a, b, k]`` (int64; a = SNP1 type, b = SNP2 type, k = 0 control / 1 case) and are
 callable from Python and from the engines' compiled loops alike, so every engine shares one

@@ -7,6 +7,7 @@ natural log of the tail for statistics so large that even the closed form underf
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -135,3 +136,15 @@ def neglog10_p(x: np.ndarray, df: np.ndarray) -> np.ndarray:
     for k in range(flat_x.size):
         flat_out[k] = -chi2_logsf(flat_x[k], int(flat_df[k])) / math.log(10.0)
     return out
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Chi-square thresholds indexed by DF (1, 2, 4): screen from --epi1, summary from --epi2."""
+
+    screen: np.ndarray
+    summary: np.ndarray
+
+    @classmethod
+    def of(cls, epi1: float, epi2: float) -> "Thresholds":
+        return cls(*screen_and_summary_thresholds(epi1, epi2))

@@ -17,3 +17,13 @@ def scan(qtbot, win, timeout=60000):
     with qtbot.waitSignal(win.scanFinished, timeout=timeout) as blocker:
         assert win.start_scan()
     return blocker.args[0]
+
+
+def non_white_fraction(img) -> float:
+    """Share of an image's pixels that are not (near) white: a drawn plot is not blank."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    img = img.convertToFormat(QImage.Format.Format_RGB32)
+    arr = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)[:, : img.width(), :3]
+    return float((arr.min(axis=2) < 235).mean())

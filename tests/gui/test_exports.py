@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
 from gui.plots.base import CHROM_COLOURS
+from guihelpers import non_white_fraction
 
 ROOT = Path(__file__).resolve().parents[2]
 VOLATILE = ("created", "timings_s", "command_s")  # run.json keys that differ between any two runs (command_s: CLI only)
@@ -77,12 +78,6 @@ def test_table_export_writes_the_rows_as_shown(qtbot, scanned, cli_dir, tmp_path
     snp = str(scanned.result.study.variants.snp[k])
     expected = [lines[0]] + [ln for ln in lines[1:] if snp in (ln.split("\t")[1], ln.split("\t")[4])]
     assert (tmp_path / "view.tsv").read_text().splitlines() == expected and len(expected) > 1
-
-
-def non_white_fraction(img: QImage) -> float:
-    img = img.convertToFormat(QImage.Format.Format_RGB32)
-    arr = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)[:, : img.width(), :3]
-    return float((arr.min(axis=2) < 235).mean())
 
 
 def colour_pixels(img: QImage, colour: str, tol: int = 30) -> int:

@@ -327,7 +327,7 @@ def test_graph_export_writes_what_gboost_pathways_writes(qtbot, annotated, cli_d
 
 
 def test_pathway_view_exports_png_and_svg(annotated, tmp_path):
-    from test_exports import non_white_fraction
+    from guihelpers import non_white_fraction
 
     annotated.export_plot("pathways", str(tmp_path / "p.png"))
     img = QImage(str(tmp_path / "p.png"))

@@ -144,3 +144,25 @@ def test_bad_option_values_name_the_flag(window, tmp_path):
     rp.file_edits["covar"].setText(str(tmp_path / "missing.txt"))
     with pytest.raises(ValueError, match="--covar: no such file"):
         rp.run_options()
+
+
+def test_a_gui_scan_runs_on_dask_through_the_shared_pipeline(qtbot, window, study_prefix):
+    """The Run panel's Dask address reaches the engine (gboost.scan.run_pipeline, as --dask does):
+    the scan runs on a local Dask cluster and gives the CPU engine's files."""
+    from gboost.engines.cpu import CpuEngine
+    from gboost.io.results import format_epi_cc, format_pairs_tsv, format_summary
+    from gboost.scan import run_pipeline
+
+    rp = window.run_panel
+    rp.epi1.setText(EPI1)
+    rp.calibration.setValue(0)
+    rp.engine.setCurrentIndex(rp.engine.findData("cpu"))
+    rp.threads.setValue(1)
+    rp.dask.setText("local:1")
+    load(qtbot, window, study_prefix)
+    result = scan(qtbot, window, timeout=180000)
+    assert result.engine == "dask" and result.params.dask == "local:1"
+    want = run_pipeline(result.study, result.params, engine=CpuEngine(threads=1))
+    assert format_epi_cc(result) == format_epi_cc(want)
+    assert format_summary(result) == format_summary(want)
+    assert format_pairs_tsv(result) == format_pairs_tsv(want)

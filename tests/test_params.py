@@ -1,0 +1,54 @@
+"""gboost/params.py: every setting belongs to exactly one of the three views, the checkpoint pins
+exactly the screen's view, and make_engine takes the engine's view."""
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+import pytest
+
+from gboost.engines import make_engine
+from gboost.engines.cpu import CpuEngine
+from gboost.errors import InputError
+from gboost.params import EngineOptions, ReportOptions, ScanParams, ScreenParams, results_key
+from gboost.study import study_from_genotypes
+from tests.helpers import random_genotypes
+
+
+def test_every_setting_is_in_exactly_one_view():
+    views = [{f.name for f in fields(v)} for v in (ScreenParams, EngineOptions, ReportOptions)]
+    flat = [f.name for f in fields(ScanParams)]
+    assert sorted(n for v in views for n in v) == sorted(flat)  # a new flag must say what it changes
+
+
+def test_the_views_give_back_the_flat_settings():
+    p = ScanParams(epi1=1e-3, epi2=0.05, device="cpu", threads=2, tile=64, gpus=[0, 1], dask="local:2",
+                   allelic=True, part=(2, 5), min_distance_kb=10.0, max_r2=0.5, calibration_pairs=7)
+    assert p.screen == ScreenParams(1e-3, 0.05, (2, 5))
+    assert p.engine == EngineOptions("cpu", 2, 64, (0, 1), "local:2")
+    assert p.report == ReportOptions(True, 10.0, 0.5, 7)
+    assert ScanParams.of(p.screen, p.engine, p.report) == p
+    assert results_key(vars(p)) == {"epi1": 1e-3, "epi2": 0.05, "allelic": True, "min_distance_kb": 10.0,
+                                    "max_r2": 0.5, "calibration_pairs": 7}
+
+
+def test_make_engine_takes_the_engine_options():
+    eng = make_engine(ScanParams(device="cpu", threads=1, tile=48).engine)
+    assert type(eng) is CpuEngine and eng.threads == 1 and eng._tile == 48
+
+
+def test_a_checkpoint_resumes_under_other_engine_and_report_options_but_not_other_screen_settings(tmp_path):
+    from gboost.checkpoint import Ledger
+
+    g, is_case = random_genotypes(np.random.default_rng(4), 40, 120)
+    study = study_from_genotypes(g, is_case)
+    first = ScanParams(epi1=1e-2, epi2=0.1, device="cpu", threads=1)
+    led = Ledger(tmp_path, study, first, resume=False)
+    led.start(tile=16, tiles=6)
+    led.close()
+    other_engine_and_report = ScanParams(epi1=1e-2, epi2=0.1, device="auto", threads=2, tile=32, allelic=True,
+                                         max_r2=0.5, calibration_pairs=0)
+    Ledger(tmp_path, study, other_engine_and_report, resume=True).close()
+    for changed in (dict(epi1=1e-3), dict(epi2=0.2), dict(part=(1, 2))):
+        with pytest.raises(InputError, match="other settings"):
+            Ledger(tmp_path, study, ScanParams(**{**vars(first), **changed}), resume=True)
