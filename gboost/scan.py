@@ -306,10 +306,4 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
 def overlaps_host_work(engine: Engine) -> bool:
     """Whether finalize's host work may run in the background while ``engine`` screens: the engine
     says so (:attr:`gboost.engines.base.Engine.overlaps_host_work`)."""
-    declared = getattr(engine, "overlaps_host_work", None)
-    if declared is None:
-        # Follow-up for gboost/engines/gpu.py (docs/DESIGN.md, "Follow-ups"): GpuEngine is to declare
-        # overlaps_host_work = True; until it does, an engine that declares nothing overlaps when it
-        # is a GPU engine (its host threads only drive CuPy).
-        declared = engine.name == "gpu"
-    return bool(declared)
+    return bool(getattr(engine, "overlaps_host_work", None))

@@ -83,31 +83,34 @@ def test_merge_runs_joins_overlapping_and_adjacent_partials_as_merging_all_would
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
 
 
-def test_the_gpu_engines_host_side_merge_is_the_rule_restricted_to_one_side():
-    """gboost/engines/gpu.py's _merge_partial folds sub-tiles of one tile, where every partner of a
-    row SNP lies after it and every partner of a column SNP before it; there it must choose as
-    gboost.tiles.better does (the kernels' gb_better is the same restriction: docs/DESIGN.md)."""
-    from gboost.engines.gpu import _merge_partial
+def test_a_tile_merged_from_its_sub_tiles_is_the_whole_tiles_result():
+    """gboost/engines/gpu.py's merge_tile_results (a tile re-run as sub-tiles after an out-of-memory
+    back-off) gives what the whole tile gives: survivors, counts and PLINK's best partners (ties
+    of the rule itself: test_merging_candidates_in_any_order_gives_plinks_choice above)."""
+    from gboost.engines.base import Thresholds
+    from gboost.engines.cpu import CpuEngine
+    from gboost.engines.gpu import merge_tile_results
+    from gboost.stats.pvalues import thresholds_by_df
+    from tests.helpers import gpu_study
 
-    rng = np.random.default_rng(7)
-    for side in ("rows", "cols"):
-        start, n = 100, 30
-        dst_gpu = SummaryPartial.empty(start, n)
-        dst_rule = SummaryPartial.empty(start, n)
-        for _ in range(6):
-            src = SummaryPartial.empty(start, n)
-            src.n_sig[:] = rng.integers(0, 2, n)
-            src.n_tot[:] = src.n_sig + 1
-            src.best[:] = rng.choice([0.5, 1.0, 1.5], n)
-            snp = np.arange(start, start + n)
-            offset = rng.integers(1, 40, n)
-            src.best_partner[:] = snp + offset if side == "rows" else snp - offset  # all on one side
-            src.best_partner[rng.random(n) < 0.2] = -1  # no candidate
-            src.best[src.best_partner < 0] = -np.inf
-            _merge_partial(dst_gpu, src)
-            dst_rule.merge_partial(src)
-        for f in ("n_sig", "n_tot", "best", "best_partner"):
-            np.testing.assert_array_equal(getattr(dst_gpu, f), getattr(dst_rule, f), err_msg=f"{side} {f}")
+    study = gpu_study(p=90, n=300, n_case=140, seed=4, fully_called=20)
+    thr = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.3))
+    eng = CpuEngine(tile=16)
+    eng.prepare(study, thr)
+    # A diagonal tile cut the same way along both sides (sub-tiles keep j0 >= i0, as planned ones),
+    # an off-diagonal one cut unevenly.
+    for whole, cuts_i, cuts_j in ((Tile(0, 0, 90, 0, 90), (0, 37, 90), (0, 37, 90)),
+                                  (Tile(1, 10, 50, 50, 90), (10, 31, 50), (50, 63, 90))):
+        want = eng.run_tile(whole)
+        subs = [Tile(0, a, b, c, d) for a, b in zip(cuts_i, cuts_i[1:]) for c, d in zip(cuts_j, cuts_j[1:])
+                if c >= a]
+        got = merge_tile_results(whole, [eng.run_tile(t) for t in subs[::-1]])
+        for f in ("surv_i", "surv_j", "surv_ksa", "surv_tables"):
+            np.testing.assert_array_equal(getattr(got, f), getattr(want, f))
+        assert got.n_valid == want.n_valid
+        for side in ("rows", "cols"):
+            for f in ("n_sig", "n_tot", "best", "best_partner"):
+                np.testing.assert_array_equal(getattr(getattr(got, side), f), getattr(getattr(want, side), f))
 
 
 def test_plan_covers_every_pair_once():

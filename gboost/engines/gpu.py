@@ -249,11 +249,6 @@ def kernels(device_id: int, config: KernelConfig | MmaConfig) -> dict:
     return got
 
 
-def launch_geometry(ni: int, nj: int, config: KernelConfig) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """Grid and block of a CUDA-core screen launch over ``ni`` row SNPs x ``nj`` column SNPs."""
-    return (-(-nj // config.block_cols), -(-ni // config.block_rows), 1), (config.threads, 1, 1)
-
-
 def _reduce_geometry(n: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     return (max(1, -(-n // _REDUCE_THREADS)), 1, 1), (_REDUCE_THREADS, 1, 1)
 
@@ -926,30 +921,13 @@ def _partial(start: int, n: int, host) -> SummaryPartial:
                           partner[:n].astype(np.int64))
 
 
-def _merge_partial(dst: SummaryPartial, src: SummaryPartial) -> None:
-    """Fold a sub-tile's partial into its tile's. Within a tile every partner of a row SNP lies
-    after it and every partner of a column SNP before it, so ties go to the smaller partner (the
-    kernels' gb_better)."""
-    sl = slice(src.start - dst.start, src.start - dst.start + len(src.n_sig))
-    dst.n_sig[sl] += src.n_sig
-    dst.n_tot[sl] += src.n_tot
-    cur_v, cur_b = dst.best[sl], dst.best_partner[sl]
-    v, b = src.best, src.best_partner
-    take = (b >= 0) & ((cur_b < 0) | (v > cur_v) | ((v == cur_v) & (b < cur_b)))
-    cur_v[take] = v[take]
-    cur_b[take] = b[take]
-
-
 def merge_tile_results(tile: Tile, parts: list[TileResult]) -> TileResult:
     """One tile's result from those of sub-tiles that cover its pairs (each pair in one sub-tile)."""
-    ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
-    rows = SummaryPartial(tile.i0, np.zeros(ni, np.int64), np.zeros(ni, np.int64), np.full(ni, -np.inf),
-                          np.full(ni, -1, np.int64))
-    cols = SummaryPartial(tile.j0, np.zeros(nj, np.int64), np.zeros(nj, np.int64), np.full(nj, -np.inf),
-                          np.full(nj, -1, np.int64))
-    for res in parts:
-        _merge_partial(rows, res.rows)
-        _merge_partial(cols, res.cols)
+    rows = SummaryPartial.empty(tile.i0, tile.i1 - tile.i0)
+    cols = SummaryPartial.empty(tile.j0, tile.j1 - tile.j0)
+    for res in parts:  # PLINK's partner rule, once (gboost/tiles.py)
+        rows.merge_partial(res.rows)
+        cols.merge_partial(res.cols)
     if parts:
         i = np.concatenate([r.surv_i for r in parts])
         j = np.concatenate([r.surv_j for r in parts])
@@ -991,6 +969,7 @@ class GpuEngine(Engine):
     """
 
     name = "gpu"
+    overlaps_host_work = True  # its host threads only drive CuPy: finalize's host work runs beside the screen
 
     def __init__(self, gpus: list[int] | None = None, tile: int | None = None, *,
                  survivor_capacity: int = DEFAULT_SURVIVOR_CAPACITY, config: KernelConfig | None = None,
@@ -1108,7 +1087,6 @@ class GpuEngine(Engine):
     def prepare(self, study: Study, thresholds: Thresholds) -> None:
         self.close()
         self.study = study
-        self.thr = thresholds
         self._kernel_s = 0.0
         self._idle_gaps: list = []
         self._backoffs = 0

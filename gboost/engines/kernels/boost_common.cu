@@ -11,7 +11,7 @@ __device__ __forceinline__ double gb_neg_inf() { return __longlong_as_double(0xf
 
 // Larger value wins, ties go to the smaller partner. Within one partial every partner lies on the
 // same side of the SNP (after it for a row, before it for a column), where PLINK's order
-// (gboost.scan.better_partner, the CPU engine's _better) comes down to exactly this.
+// (gboost.tiles.better, docs/DESIGN.md §4) comes down to exactly this.
 __device__ __forceinline__ bool gb_better(double v, int q, double bv, int bq) {
     return v > bv || (v == bv && q < bq);
 }

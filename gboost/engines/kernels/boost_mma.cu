@@ -1,4 +1,4 @@
-// BOOST screen of one tile of the SNP-pair triangle on binary tensor cores (SPEC §3-§4 and §7).
+// BOOST screen of one tile of the SNP-pair triangle on binary tensor cores (docs/DESIGN.md §3.3, §3.5, §3.6).
 //
 // Compiled by NVRTC through CuPy after boost_common.cu (KSA, DF, per-SNP terms, partner order,
 // partial fold), once per device and parameter set; needs sm_80 or newer for the b1 mma.

@@ -1,4 +1,4 @@
-// BOOST screen of one tile of the SNP-pair triangle (GBOOST's kernel, SPEC §3-§4).
+// BOOST screen of one tile of the SNP-pair triangle (GBOOST's kernel; docs/DESIGN.md §3.3, §3.5).
 //
 // Compiled at run time by NVRTC through CuPy (gboost/engines/gpu.py), once per device and
 // parameter set; the parameters below arrive as -D options. No headers: NVRTC has what we use.
