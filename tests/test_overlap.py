@@ -35,6 +35,7 @@ class FakeGpuEngine(Engine):
     """Replays tiles the CPU engine computed beforehand; ``on_tile(k)`` runs before the k-th yield."""
 
     name = "gpu"
+    overlaps_host_work = True  # as GpuEngine: host work runs beside its screen
 
     def __init__(self, study, prm, on_tile=None):
         cpu = CpuEngine(tile=TILE)
