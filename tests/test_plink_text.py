@@ -143,6 +143,9 @@ def test_pairs_and_marginal_tables_equal_the_row_wise_writers():
     pr = res.reported
     assert len(pr) > 100
     assert R.format_pairs(study.variants, pr) == R.format_pairs_rowwise(study.variants, pr)
+    pieces = R.pairs_pieces(study.variants, pr, R.snp_texts(study.variants), 7, min_rows=7)
+    assert len(pieces) == 7  # runs formatted apart join to the same file
+    assert R.pairs_header(pr) + b"".join(f() for f in pieces) == R.format_pairs_rowwise(study.variants, pr).encode()
     pr.adj = (np.where(np.arange(len(pr)) % 5 == 0, np.nan, pr.stat * 0.93), np.full(len(pr), 4), pr.p * 1.7)
     assert R.format_pairs(study.variants, pr) == R.format_pairs_rowwise(study.variants, pr)
     assert R.format_marginal_tsv(res) == R.format_marginal_tsv_rowwise(res)

@@ -128,9 +128,14 @@ def format_g_bytes(values, digits: int, *, na: str | None = None) -> tuple[np.nd
     """Each value as ``format(x, f".{digits}g")`` (``na`` for NaN when given): a (m, 24) byte
     matrix padded with NULs and the lengths. Values the loop leaves to Python are patched here."""
     x = np.ascontiguousarray(values, dtype=np.float64)
+    out = np.zeros((len(x), _WIDTH), np.uint8)
+    lengths = np.zeros(len(x), np.int64)
+    _format_g_into(x, digits, na, out, lengths)
+    return out, lengths
+
+
+def _format_g_into(x: np.ndarray, digits: int, na: str | None, out: np.ndarray, lengths: np.ndarray) -> None:
     m = len(x)
-    out = np.zeros((m, _WIDTH), np.uint8)
-    lengths = np.zeros(m, np.int64)
     fallback = np.zeros(m, np.bool_)
     if m:
         _format_g(x, digits, out, lengths, fallback)
@@ -141,7 +146,6 @@ def format_g_bytes(values, digits: int, *, na: str | None = None) -> tuple[np.nd
         out[r, :] = 0
         out[r, :len(text)] = np.frombuffer(text, np.uint8)
         lengths[r] = len(text)
-    return out, lengths
 
 
 def format_g(values, digits: int, *, na: str | None = None) -> list[str]:
@@ -250,3 +254,126 @@ def tsv_rows_bytes(columns: list[tuple[np.ndarray, np.ndarray]]) -> bytes:
 
 def tsv_rows(columns: list[tuple[np.ndarray, np.ndarray]]) -> str:
     return tsv_rows_bytes(columns).decode("utf-8")
+
+
+# ---- pairs.tsv rows -------------------------------------------------------------------------------
+# One compiled pass per run of rows, the SNPs' texts gathered from per-SNP buffers (made once, not
+# once per pair), so runs format on a pool of threads without the GIL (gboost/io/results.py).
+
+
+@nb.njit(cache=True, nogil=True)
+def _int_len(q):
+    n = 1 if q >= 0 else 2
+    q = abs(q)
+    while q >= 10:
+        n += 1
+        q //= 10
+    return n
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_int(buf, pos, q):
+    if q < 0:
+        buf[pos] = 45
+        pos += 1
+        q = -q
+    n = _int_len(q)
+    for d in range(n - 1, -1, -1):
+        buf[pos + d] = 48 + q % 10
+        q //= 10
+    return pos + n
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_text(buf, pos, tbuf, toff, k):
+    for t in range(toff[k], toff[k + 1] - 1):  # (each value ends in a newline, left out)
+        buf[pos] = tbuf[t]
+        pos += 1
+    return pos
+
+
+@nb.njit(cache=True, nogil=True)
+def _same_text(tbuf, toff, a, b):
+    la, lb = toff[a + 1] - toff[a], toff[b + 1] - toff[b]
+    if la != lb:
+        return False
+    for t in range(la):
+        if tbuf[toff[a] + t] != tbuf[toff[b] + t]:
+            return False
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
+    """Rows CHR1 SNP1 BP1 CHR2 SNP2 BP2 KSA STAT DF P Q R2 DIST [STAT_ADJ DF_ADJ P_ADJ]: fmat[c] / flen[c]
+    the formatted floats in that order (5 columns, or 7 with the adjusted ones; adj_df then holds DF_ADJ)."""
+    m = len(i)
+    nf = fmat.shape[0]
+    size = 0
+    for r in range(m):
+        a, b = i[r], j[r]
+        size += (coff[a + 1] - coff[a]) + (coff[b + 1] - coff[b]) + (soff[a + 1] - soff[a]) + (soff[b + 1] - soff[b])
+        size += _int_len(bp[a]) + _int_len(bp[b]) + _int_len(df[r]) + 20 + 16
+        for c in range(nf):
+            size += flen[c, r]
+        if nf > 5:
+            size += _int_len(adj_df[r])
+    buf = np.empty(size, np.uint8)
+    pos = 0
+    for r in range(m):
+        a, b = i[r], j[r]
+        pos = _put_text(buf, pos, cbuf, coff, a)
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, sbuf, soff, a)
+        buf[pos] = 9
+        pos = _put_int(buf, pos + 1, bp[a])
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, cbuf, coff, b)
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, sbuf, soff, b)
+        buf[pos] = 9
+        pos = _put_int(buf, pos + 1, bp[b])
+        for c in range(5):  # KSA STAT [DF] P Q R2
+            buf[pos] = 9
+            pos += 1
+            for t in range(flen[c, r]):
+                buf[pos + t] = fmat[c, r, t]
+            pos += flen[c, r]
+            if c == 1:
+                buf[pos] = 9
+                pos = _put_int(buf, pos + 1, df[r])
+        buf[pos] = 9
+        pos += 1
+        if _same_text(cbuf, coff, a, b):
+            pos = _put_int(buf, pos, abs(bp[b] - bp[a]))
+        else:
+            buf[pos] = 78  # NA
+            buf[pos + 1] = 65
+            pos += 2
+        if nf > 5:
+            for c in range(5, 7):
+                buf[pos] = 9
+                pos += 1
+                for t in range(flen[c, r]):
+                    buf[pos + t] = fmat[c, r, t]
+                pos += flen[c, r]
+                if c == 5:
+                    buf[pos] = 9
+                    pos = _put_int(buf, pos + 1, adj_df[r])
+        buf[pos] = 10
+        pos += 1
+    return buf[:pos]
+
+
+def pairs_rows(i, j, chrom: tuple, snp: tuple, bp, df, floats: list, adj_df=None) -> bytes:
+    """pairs.tsv rows (no header) for pairs (i, j): chrom / snp the SNPs' :func:`ragged` buffers,
+    ``floats`` the (values, digits, na) of KSA, STAT, P, Q, R2 [, STAT_ADJ, P_ADJ] of these rows."""
+    m = len(i)
+    fmat = np.zeros((len(floats), m, _WIDTH), np.uint8)
+    flen = np.zeros((len(floats), m), np.int64)
+    for c, (values, digits, na) in enumerate(floats):
+        _format_g_into(np.ascontiguousarray(values, dtype=np.float64), digits, na, fmat[c], flen[c])
+    adj = np.zeros(m, np.int64) if adj_df is None else np.ascontiguousarray(adj_df, np.int64)
+    return _pairs_rows(np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64), chrom[0], chrom[1],
+                       snp[0], snp[1], np.ascontiguousarray(bp, np.int64), np.ascontiguousarray(df, np.int64),
+                       fmat, flen, adj).tobytes()

@@ -182,29 +182,50 @@ def format_pairs(v, pr) -> str:
 
 
 def pairs_bytes(v, pr) -> bytes:
-    """pairs.tsv as bytes: columns formatted by compiled loops (gboost/io/fastnum.py) and joined
-    in one pass; equal to :func:`format_pairs_rowwise`."""
-    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows_bytes
+    """pairs.tsv as bytes, equal to :func:`format_pairs_rowwise` (compiled rows, gboost/io/fastnum.py)."""
+    return pairs_header(pr) + b"".join(f() for f in pairs_pieces(v, pr, snp_texts(v), 1))
 
-    q = pr.q if pr.q is not None else np.full(len(pr), np.nan)
+
+def pairs_header(pr) -> bytes:
+    adj = ("STAT_ADJ", "DF_ADJ", "P_ADJ") if pr.adj is not None else ()
+    return ("\t".join(PAIRS_COLUMNS + adj) + "\n").encode()
+
+
+def snp_texts(v) -> tuple:
+    """Every SNP's chromosome and ID as ragged UTF-8 buffers (gboost/io/fastnum.py ragged), once per
+    variant table: pairs.tsv's rows gather them by index."""
+    from gboost.io.fastnum import ragged
+
+    return ragged(v.chrom), ragged(v.snp)
+
+
+def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000) -> list:
+    """pairs.tsv's rows in up to ``pieces`` runs of at least ``min_rows``: functions returning bytes,
+    each formatting its run in one compiled pass that releases the GIL (so runs format side by side
+    on threads)."""
+    from gboost.io.fastnum import pairs_rows
+
+    from gboost.stats.multiple import r2_from_tables
+
+    m = len(pr)
+    q = pr.q if pr.q is not None else np.full(m, np.nan)
     adj = pr.adj
-    header = "\t".join(PAIRS_COLUMNS + (("STAT_ADJ", "DF_ADJ", "P_ADJ") if adj is not None else ())) + "\n"
-    if len(pr) == 0:
-        return header.encode()
-    i, j = np.asarray(pr.i), np.asarray(pr.j)
-    chrom, snp = np.asarray(v.chrom), np.asarray(v.snp)  # taken at the pairs only: m values, not p
     bp = np.asarray(v.bp, np.int64)
-    same = np.asarray(chrom[i] == chrom[j], bool)
-    dist_m, dist_len = int_bytes(np.abs(bp[j] - bp[i]))
-    dist_m[~same, :2] = np.frombuffer(b"NA", np.uint8)
-    dist_len[~same] = 2
-    cols = [text_bytes(chrom[i]), text_bytes(snp[i]), int_bytes(bp[i]), text_bytes(chrom[j]), text_bytes(snp[j]),
-            int_bytes(bp[j]), format_g_bytes(pr.ksa, 10), format_g_bytes(pr.stat, 10), int_bytes(pr.df),
-            format_g_bytes(pr.p, 10), format_g_bytes(q, 6, na="NA"), format_g_bytes(pr.r2, 4, na="NA"),
-            (dist_m, dist_len)]
-    if adj is not None:
-        cols += [format_g_bytes(adj[0], 8, na="NA"), int_bytes(adj[1]), format_g_bytes(adj[2], 6, na="NA")]
-    return header.encode() + tsv_rows_bytes(cols)
+    chrom, snp = texts
+
+    def piece(a: int, b: int):
+        def run() -> bytes:
+            r2 = r2_from_tables(pr.tables[a:b]) if b > a else np.zeros(0)  # (Pairs.r2 of these rows)
+            floats = [(pr.ksa[a:b], 10, None), (pr.stat[a:b], 10, None), (pr.p[a:b], 10, None), (q[a:b], 6, "NA"),
+                      (r2, 4, "NA")]
+            if adj is not None:
+                floats += [(adj[0][a:b], 8, "NA"), (adj[2][a:b], 6, "NA")]
+            return pairs_rows(pr.i[a:b], pr.j[a:b], chrom, snp, bp, pr.df[a:b], floats,
+                              None if adj is None else adj[1][a:b])
+        return run
+
+    cuts = np.linspace(0, m, max(1, min(pieces, m // min_rows + 1)) + 1).astype(int)
+    return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:])]
 
 
 def format_pairs_rowwise(v, pr) -> str:
@@ -345,8 +366,8 @@ def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
 
 def render_lazily(result, extra: dict | None = None) -> dict:
     """The five outputs for gboost/io/outdir.py's write_files, each a function it calls when it
-    comes to that file. The two PLINK files are formatted by compiled loops that release the GIL,
-    in runs of rows on a pool of threads, beside pairs.tsv and marginal.tsv on this thread (their
+    comes to that file. pairs.tsv and the two PLINK files are formatted by compiled loops that
+    release the GIL, in runs of rows on a pool of threads, beside marginal.tsv on this thread (its
     columns are compiled too, but gathered in Python); each file's seconds of formatting (summed
     over its pieces) go to ``result.timings`` ("format_<file>"). The functions stamp the time
     they are called: write_files writes and syncs each file before it asks for the next, so two
@@ -366,13 +387,14 @@ def render_lazily(result, extra: dict | None = None) -> dict:
     w = s.snp_id_width
     workers = max(2, min(8, os.cpu_count() or 1))
     chrom, snp = plink_fields(s)  # shared by the two PLINK files (made once, here)
-    plink = {"pairs.epi.cc": (_epi_cc_header(w), epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, chrom, snp, workers)),
+    rep = result.reported
+    plink = {"pairs.tsv": (pairs_header(rep), pairs_pieces(s.variants, rep, snp_texts(s.variants), workers)),
+             "pairs.epi.cc": (_epi_cc_header(w), epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, chrom, snp, workers)),
              "pairs.epi.cc.summary": (_summary_header(w), summary_pieces(chrom, snp, w, sm.n_sig, sm.n_tot, sm.best,
                                                                          sm.best_partner, workers))}
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gboost-format") as pool:
         futures = {name: [pool.submit(timed, f) for f in fs] for name, (_, fs) in plink.items()}
-        done = [("pairs.tsv", *timed(lambda: pairs_bytes(s.variants, result.reported))),
-                ("marginal.tsv", *timed(lambda: marginal_tsv_bytes(result)))]
+        done = [("marginal.tsv", *timed(lambda: marginal_tsv_bytes(result)))]
         for name, fs in futures.items():
             parts = [f.result() for f in fs]
             done.append((name, b"".join([plink[name][0]] + [b for b, _ in parts]), sum(dt for _, dt in parts)))
