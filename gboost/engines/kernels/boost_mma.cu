@@ -86,7 +86,12 @@ __device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, g
 // Counts of one warp and one class k: acc[f][v][c] for A fragment f (row units 2f, 2f + 1), column
 // unit v = cj * NB + tb, accumulator c (0, 1: top unit, columns 2q, 2q + 1; 2, 3: bottom unit).
 // prow: plane column of the warp's first row SNP, nrow of its 16 rows exist; pcol, ncol the same
-// for the 8 * CJ columns of this pass. Rows and columns that do not exist read as zero words.
+// for the 8 * CJ columns of this pass (nrow, ncol >= 1).
+// Instruction count is what bounds this loop (ncu: 18 instructions issued per mma with a predicated,
+// register-copied prefetch), so: a row or column that does not exist reads the first one instead
+// (its accumulators belong to pairs nobody reads: every caller skips r >= ni, c >= nj), the loads
+// go through fixed pointers plus one running offset, and the k-steps run in pairs with two sets of
+// operand registers (the next step loads while this one multiplies, no copies between them).
 template <int NA, int NB, int CJ>
 __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], int k,
                                                const gb_u64* __restrict__ planes_r, int stride_r, int prow, int nrow,
@@ -95,13 +100,6 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
     const int g = lane >> 2, q = lane & 3;
     const gb_size tstep_r = (gb_size)KS * (gb_size)stride_r * 4, kstep_r = (gb_size)stride_r * 4;
     const gb_size tstep_c = (gb_size)KS * (gb_size)stride_c * 4, kstep_c = (gb_size)stride_c * 4;
-    const gb_u64* base_r = planes_r + (gb_size)(prow + g) * 4 + q;
-    const gb_u64* base_c = planes_c + (gb_size)(pcol + g) * 4 + q;
-    bool va[2], vb[CJ];
-#pragma unroll
-    for (int ri = 0; ri < 2; ++ri) va[ri] = ri * 8 + g < nrow;
-#pragma unroll
-    for (int cj = 0; cj < CJ; ++cj) vb[cj] = cj * 8 + g < ncol;
 #pragma unroll
     for (int f = 0; f < NA; ++f)
 #pragma unroll
@@ -110,35 +108,41 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
             for (int c = 0; c < 4; ++c) acc[f][v][c] = 0u;
     const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
     if (kb >= ke) return;
-    gb_u64 a[2 * NA], b[CJ * NB];
+    const gb_u64* pa[2 * NA];
+    const gb_u64* pb[CJ * NB];
 #pragma unroll
-    for (int u = 0; u < 2 * NA; ++u)
-        a[u] = va[u / NA] ? __ldg(base_r + (u % NA) * tstep_r + (gb_size)kb * kstep_r + (u / NA) * 32) : 0ull;
+    for (int u = 0; u < 2 * NA; ++u) {
+        const int row = (u / NA) * 8 + g < nrow ? (u / NA) * 8 + g : 0;
+        pa[u] = planes_r + (gb_size)(prow + row) * 4 + q + (u % NA) * tstep_r;
+    }
 #pragma unroll
-    for (int v = 0; v < CJ * NB; ++v)
-        b[v] = vb[v / NB] ? __ldg(base_c + (v % NB) * tstep_c + (gb_size)kb * kstep_c + (v / NB) * 32) : 0ull;
-    for (int ks = kb; ks < ke; ++ks) {
-        const bool more = ks + 1 < ke;
-        gb_u64 an[2 * NA], bn[CJ * NB];
+    for (int v = 0; v < CJ * NB; ++v) {
+        const int col = (v / NB) * 8 + g < ncol ? (v / NB) * 8 + g : 0;
+        pb[v] = planes_c + (gb_size)(pcol + col) * 4 + q + (v % NB) * tstep_c;
+    }
+    gb_u64 a0[2 * NA], b0[CJ * NB], a1[2 * NA], b1[CJ * NB];
+    auto load = [&](gb_u64 (&a)[2 * NA], gb_u64 (&b)[CJ * NB], int ks) {
+        const gb_size orow = (gb_size)ks * kstep_r, ocol = (gb_size)ks * kstep_c;
 #pragma unroll
-        for (int u = 0; u < 2 * NA; ++u)
-            an[u] = (more && va[u / NA])
-                        ? __ldg(base_r + (u % NA) * tstep_r + (gb_size)(ks + 1) * kstep_r + (u / NA) * 32)
-                        : 0ull;
+        for (int u = 0; u < 2 * NA; ++u) a[u] = __ldg(pa[u] + orow);
 #pragma unroll
-        for (int v = 0; v < CJ * NB; ++v)
-            bn[v] = (more && vb[v / NB])
-                        ? __ldg(base_c + (v % NB) * tstep_c + (gb_size)(ks + 1) * kstep_c + (v / NB) * 32)
-                        : 0ull;
+        for (int v = 0; v < CJ * NB; ++v) b[v] = __ldg(pb[v] + ocol);
+    };
+    auto mma = [&](const gb_u64 (&a)[2 * NA], const gb_u64 (&b)[CJ * NB]) {
 #pragma unroll
         for (int f = 0; f < NA; ++f)
 #pragma unroll
             for (int v = 0; v < CJ * NB; ++v) gm_mma(acc[f][v], a[2 * f], a[2 * f + 1], b[v]);
-#pragma unroll
-        for (int u = 0; u < 2 * NA; ++u) a[u] = an[u];
-#pragma unroll
-        for (int v = 0; v < CJ * NB; ++v) b[v] = bn[v];
+    };
+    load(a0, b0, kb);
+    int ks = kb;
+    for (; ks + 1 < ke; ks += 2) {
+        load(a1, b1, ks + 1);
+        mma(a0, b0);
+        if (ks + 2 < ke) load(a0, b0, ks + 2);
+        mma(a1, b1);
     }
+    if (ks < ke) mma(a0, b0);
 }
 
 // Both classes: acc[k][f][v][c].
