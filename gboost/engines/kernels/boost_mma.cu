@@ -568,8 +568,10 @@ __device__ __forceinline__ float gm_rcp(float x) {
 template <bool SFU>
 __device__ __forceinline__ float gm_xlx(const float* tabf, int c) {
     if constexpr (SFU) {
+        // f + 1e-30 is f for every count f >= 1 and keeps lg2 finite at 0 (0 x -99.7 = 0): no
+        // compare and select (integer-pipe work) for c <= 1.
         const float f = gm_i2f(c);
-        return c > 1 ? f * (gm_lg2(f) * 0.69314718f) : 0.f;
+        return f * (gm_lg2(f + 1e-30f) * 0.69314718f);
     } else {
         return tabf[c];
     }
@@ -822,20 +824,31 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
 // (open survivor, N_SIG or best-partner decision) get gb_ksa_df in float64, the same as gm_pairs.
 
 // v32 and ln tau of a table with its own margins.
-__device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const float* tabf, float& lt) {
+// A pair's own margins (integers): n_ak, n_bk, n_a, n_b.
+struct gm_margins {
     int ak[3][2], bk[3][2], na[3], nb[3];
+};
+
+__device__ __forceinline__ void gm_margins_of(const int (&t)[18], gm_margins& m) {
 #pragma unroll
     for (int a = 0; a < 3; ++a)
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
-            ak[a][k] = t[a * 6 + k] + t[a * 6 + 2 + k] + t[a * 6 + 4 + k];
-            bk[a][k] = t[k + a * 2] + t[6 + k + a * 2] + t[12 + k + a * 2];  // (a as the column type b)
+            m.ak[a][k] = t[a * 6 + k] + t[a * 6 + 2 + k] + t[a * 6 + 4 + k];
+            m.bk[a][k] = t[k + a * 2] + t[6 + k + a * 2] + t[12 + k + a * 2];  // (a as the column type b)
         }
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
-        na[a] = ak[a][0] + ak[a][1];
-        nb[a] = bk[a][0] + bk[a][1];
+        m.na[a] = m.ak[a][0] + m.ak[a][1];
+        m.nb[a] = m.bk[a][0] + m.bk[a][1];
     }
+}
+
+__device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins& m, const float* tabf, float& lt) {
+    const int(&ak)[3][2] = m.ak;
+    const int(&bk)[3][2] = m.bk;
+    const int(&na)[3] = m.na;
+    const int(&nb)[3] = m.nb;
     const int n0 = ak[0][0] + ak[1][0] + ak[2][0], n1 = ak[0][1] + ak[1][1] + ak[2][1];
     const float i0 = n0 > 0 ? gm_rcp(gm_i2f(n0)) : 0.f, i1 = n1 > 0 ? gm_rcp(gm_i2f(n1)) : 0.f;
     float pa[3][2], qb[3][2];
@@ -956,16 +969,14 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
         if (!((live >> s) & 1u)) continue;
         int t[18];
         unpark(t, s, lane);
-        int ea = 0, eb = 0;
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            ea += t[a * 6] + t[a * 6 + 1] + t[a * 6 + 2] + t[a * 6 + 3] + t[a * 6 + 4] + t[a * 6 + 5] == 0;
-            eb += t[a * 2] + t[a * 2 + 1] + t[6 + a * 2] + t[7 + a * 2] + t[12 + a * 2] + t[13 + a * 2] == 0;
-        }
+        gm_margins mg;
+        gm_margins_of(t, mg);
+        const int ea = (mg.na[0] == 0) + (mg.na[1] == 0) + (mg.na[2] == 0);
+        const int eb = (mg.nb[0] == 0) + (mg.nb[1] == 0) + (mg.nb[2] == 0);
         if (ea > 1 || eb > 1) continue;  // invalid (DF 0): not counted, as gb_ksa_df
         const int df = 4 >> (ea + eb);
         float lt;
-        const float v = gm_ksa32m(t, tabf, lt);
+        const float v = gm_ksa32m(t, mg, tabf, lt);
         const float err = fmaf(em[1], fabsf(lt), em[0]);
         float u = v + err;
         const float l = v - err;
