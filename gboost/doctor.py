@@ -109,8 +109,8 @@ def engine_section(gpu: dict) -> dict:
                                       "fallback if the GPU engine fails to start",
                 "cpu_threads": threads, "numba_threads": numba.config.NUMBA_NUM_THREADS}
     why = gpu.get("reason", "")
-    if gpu["cupy"] is None:
-        why = "CuPy is not installed"
+    if importlib.util.find_spec("cupy") is None:
+        why = "CuPy is not installed (scripts/setup.sh installs the wheel for the driver's CUDA where it finds one)"
     return {"auto": "cpu", "why": why, "cpu_threads": threads, "numba_threads": numba.config.NUMBA_NUM_THREADS}
 
 
@@ -213,8 +213,8 @@ def format_report(rep: dict) -> str:
             lines.append(f"          GPU {d['id']}: {d['name']}, {d['memory_gib']} GiB, compute capability "
                          f"{d['compute_capability']} ({d['counting']} counting)")
     else:
-        lines.append(f"gpu       none usable: {g.get('reason', '')}; CuPy: {g['cupy'] or 'not installed'}; NVIDIA driver: "
-                     f"{g['driver'] or 'not found'}")
+        lines.append(f"gpu       none usable: {g.get('reason', '')}")
+        lines.append(f"          CuPy wheel: {g['cupy'] or 'none installed'}; NVIDIA driver: {g['driver'] or 'not found'}")
     c = rep["caches"]
     lines.append(f"caches    numba: {c['numba_cache']}")
     lines.append(f"            {c['numba_cache_state']}")

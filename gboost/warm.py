@@ -101,8 +101,12 @@ def _scan_commands(a: str, b: str, m: str, out: Path, device: str) -> list[list[
 
 def _gpu_state() -> tuple[dict | None, str | None]:
     """(the GPU to warm, None) or (None, why not)."""
+    import importlib.util
+
     from gboost.engines import gpu_available
 
+    if importlib.util.find_spec("cupy") is None:
+        return None, "CuPy is not installed"
     ok, why = gpu_available()
     if not ok:
         return None, why
