@@ -43,6 +43,8 @@ def gpu_section() -> dict:
     from gboost.engines import gpu_available
 
     out: dict = {"cupy": _cupy_dist(), "driver": _smi_driver()}
+    if importlib.util.find_spec("cupy") is None:
+        return {**out, "usable": False, "reason": "CuPy is not installed"}
     ok, why = gpu_available()
     out["usable"] = ok
     if not ok:
@@ -110,7 +112,7 @@ def engine_section(gpu: dict) -> dict:
                 "cpu_threads": threads, "numba_threads": numba.config.NUMBA_NUM_THREADS}
     why = gpu.get("reason", "")
     if importlib.util.find_spec("cupy") is None:
-        why = "CuPy is not installed (scripts/setup.sh installs the wheel for the driver's CUDA where it finds one)"
+        why += " (scripts/setup.sh installs the wheel for the driver's CUDA where it finds a driver)"
     return {"auto": "cpu", "why": why, "cpu_threads": threads, "numba_threads": numba.config.NUMBA_NUM_THREADS}
 
 
