@@ -154,15 +154,23 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
         studies = _write_studies(Path(tmp))
         for dev in devices:
             for cmd in _scan_commands(*studies, Path(tmp), dev):
+                shown = " ".join(c.replace(tmp, "$TMP") for c in cmd)
                 err = io.StringIO()
-                with contextlib.redirect_stderr(err):
-                    rc = main(cmd)
-                if rc != 0:
-                    raise RuntimeError(f"warming scan `gboost {' '.join(cmd)}` failed (exit {rc}): "
-                                       f"{err.getvalue().strip()}")
-                runs.append(" ".join(c.replace(tmp, "$TMP") for c in cmd))
+                try:
+                    with contextlib.redirect_stderr(err):
+                        rc = main(cmd)
+                    failure = None if rc == 0 else f"exit {rc}: {err.getvalue().strip()}"
+                except Exception as exc:  # noqa: BLE001 - a driver or NVRTC failure of the GPU engine, say
+                    failure = f"{type(exc).__name__}: {exc}"
+                if failure is not None:
+                    if dev == "gpu" and device == "auto":
+                        # The CPU engine is warm and --device auto falls back to it: say why, go on.
+                        gpu, skipped = None, f"the GPU scan `gboost {shown}` failed ({failure})"
+                        break
+                    raise RuntimeError(f"warming scan `gboost {shown}` failed ({failure})")
+                runs.append(shown)
                 if log:
-                    log(f"  gboost {runs[-1]}: done ({time.perf_counter() - t0:.1f} s)")
+                    log(f"  gboost {shown}: done ({time.perf_counter() - t0:.1f} s)")
     result = WarmResult(seconds=time.perf_counter() - t0, numba_compiled=sorted(set(watch.numba)),
                         nvrtc_compiled=watch.nvrtc, gpu=gpu, gpu_skipped=skipped, numba=numba.__version__,
                         python=sys.version.split()[0], when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

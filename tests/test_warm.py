@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from fake_cupy import write_fake_cupy
 
 from gboost.simulate import PlantedPair, simulate_study
 
@@ -121,6 +122,17 @@ def test_a_warm_that_cannot_use_the_gpu_it_was_asked_for_is_one_line_and_exit_2(
     r = gboost(env, "warm", "--device", "gpu")
     assert r.returncode == 2
     assert r.stderr.startswith("gboost: error: --device gpu:") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_gpu_engine_that_fails_leaves_the_cpu_engine_warm_and_says_why(warmed, tmp_path):
+    """--device auto falls back to the CPU engine when the GPU engine cannot start; so does warm."""
+    env = dict(warmed[0], PYTHONPATH=os.pathsep.join([write_fake_cupy(tmp_path / "fake"), os.environ.get("PYTHONPATH", "")]))
+    r = gboost(env, "warm")
+    assert r.returncode == 0, r.stderr
+    assert "numba functions all loaded from the cache; GPU engine not warmed: the GPU scan `gboost scan" in r.stdout
+    r = gboost(env, "warm", "--device", "gpu")
+    assert r.returncode == 2 and r.stderr.startswith("gboost: error: warming scan `gboost scan")
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 # -- on a GPU (skipped elsewhere; run on the device machine) -----------------------------------
