@@ -27,7 +27,7 @@ driver_cuda() {
   out=$(nvidia-smi 2>/dev/null) || return 0
   v=$(printf '%s\n' "$out" | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -n 1)
   if [ -z "$v" ]; then
-    d=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1 | cut -d. -f1)
+    d=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1 | cut -d. -f1) || true
     case "$d" in
       ''|*[!0-9]*) ;;
       *) if [ "$d" -ge 580 ]; then v=13.0; elif [ "$d" -ge 525 ]; then v=12.0; else v=11.0; fi ;;
@@ -60,7 +60,7 @@ if [ -x .venv/bin/python ]; then TARGET=.venv/bin/python; else TARGET=$PY; fi
 if [ -z "$CUDA" ]; then
   PLAN="no NVIDIA driver found"
 else
-  GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+  GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1) || true
   echo "setup: NVIDIA driver found: $GPU, CUDA $CUDA"
   MAJOR=${CUDA%%.*}
   if HAVE=$(cupy_works "$TARGET"); then
