@@ -114,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
 # Subcommands that live in their own modules: (name, module with add_arguments/run, help).
 _SUBCOMMANDS = [
     ("simulate", "gboost.cli_simulate", "write a simulated case-control study with planted interactions"),
+    ("doctor", "gboost.doctor", "what this install found: engine, GPU, CuPy/CUDA, threads, compile caches, readers, PLINK"),
+    ("warm", "gboost.warm", "compile everything a scan uses now (numba, and NVRTC on a GPU), so the first scan compiles nothing"),
 ]
 if importlib.util.find_spec("gboost.cli_pathways") is not None:
     _SUBCOMMANDS.append(("pathways", "gboost.cli_pathways", "group reported pairs by pathway: GraphML and node/edge tables"))

@@ -78,6 +78,17 @@ def _pack_class(geno: np.ndarray, n_words: int) -> np.ndarray:
 _BED_GENO = np.array([2, -1, 1, 0], dtype=np.int8)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only array (a view; no copy). numba types read-only and writable arrays
+    apart and compiles each: a .bed block read whole is the file's read-only map, one with SNPs
+    left out a writable copy. One signature for both, so that ``gboost warm`` covers every
+    block (docs/PERFORMANCE.md, "First run after install")."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 @nb.njit(parallel=True, cache=True)
 def _encode_words(src, cols, w_first, out, bed):
     """Planes of the samples ``cols`` (in plane order) of every SNP row of ``src`` into words
@@ -120,7 +131,7 @@ def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray) 
     layout = ClassLayout.from_status(is_case)
     out = np.zeros((raw.shape[0], 3, layout.n_words), dtype=np.uint64)
     if raw.shape[0]:
-        raw = np.ascontiguousarray(raw, dtype=np.uint8)
+        raw = _read_only(np.ascontiguousarray(raw, dtype=np.uint8))
         _encode_words(raw, np.ascontiguousarray(columns[~is_case]), 0, out, True)
         _encode_words(raw, np.ascontiguousarray(columns[is_case]), layout.w_ctrl, out, True)
     return out
@@ -177,7 +188,7 @@ def encode_block(geno: np.ndarray, is_case: np.ndarray) -> np.ndarray:
     layout = ClassLayout.from_status(is_case)
     out = np.zeros((geno.shape[0], 3, layout.n_words), dtype=np.uint64)
     if geno.shape[0]:
-        g = np.ascontiguousarray(geno, dtype=np.int8)
+        g = _read_only(np.ascontiguousarray(geno, dtype=np.int8))
         _encode_words(g, np.flatnonzero(~is_case), 0, out, False)
         _encode_words(g, np.flatnonzero(is_case), layout.w_ctrl, out, False)
     return out

@@ -42,8 +42,8 @@ def study(tmp_path_factory):
     return prefix
 
 
-def probe(*args) -> dict:
-    r = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True)
+def probe(*args, env: dict | None = None) -> dict:
+    r = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["rc"] == 0
@@ -83,3 +83,15 @@ def test_a_resumed_scan_loads_every_function_from_the_cache(study, tmp_path):
                           "--resume"))
     compiled = {k: v for k, v in runs[1].items() if v[1]}
     assert not compiled, f"compiled again in a second process: {sorted(compiled)}"
+
+
+def test_a_scan_that_leaves_snps_out_loads_the_encoder_a_whole_scan_compiled(study, tmp_path):
+    """A .bed block read whole reaches the encoder as the file's read-only map, one with SNPs left
+    out (--chr, --extract, a QC filter) as a writable copy; numba would compile the two apart, so
+    a cache filled by one kind of scan (gboost warm's) left the other to compile (gboost/encode.py)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))  # empty: nothing warmed it before
+    base = ["scan", "--bfile", study, "--device", "cpu", "--quiet", "--epi1", "1e-2", "--tile", "64"]
+    probe(*base, "--out", str(tmp_path / "whole"), env=env)
+    seen = probe(*base, "--chr", "2", "--out", str(tmp_path / "part"), env=env)
+    compiled = {k: v for k, v in seen.items() if v[1]}
+    assert not compiled, f"compiled again for a scan that leaves SNPs out: {sorted(compiled)}"

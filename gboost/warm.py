@@ -1,0 +1,220 @@
+"""``gboost warm``: build every compile cache a scan uses, so that a user's first scan compiles nothing.
+
+A scan compiles about twenty numba functions (~15 s on a fresh install; they then load from
+gboost's cache folder, gboost/numba_cache.py) and, on a GPU, the NVRTC modules of the GPU engine
+(then kept in CuPy's kernel cache, ``$CUPY_CACHE_DIR`` or ``~/.cupy/kernel_cache``). Both caches
+are keyed by what was compiled (gboost's sources; the CUDA source, options, architecture and
+NVRTC version), so a warm install never recompiles until something changes (docs/PERFORMANCE.md,
+"First run after install").
+
+Warming runs the real command, in this process, on small generated studies in a temporary
+folder: every path a scan takes (QC filters, the 2-df and the allelic marginal test, the
+calibration, the exact tests, the output writers, ``--part`` and ``merge``) on the CPU engine
+and, where CuPy sees a GPU, on the GPU engine. Calling the jitted functions one by one with
+hand-written signatures would miss any signature that the pipeline's arrays take in practice.
+scripts/setup.sh runs it; ``python -m gboost.warm`` does the same.
+
+The result is recorded in ``warm.json`` in the numba cache folder, which ``gboost doctor`` reads.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+MARKER = "warm.json"
+
+
+@dataclass
+class WarmResult:
+    """What one ``gboost warm`` did: functions compiled, NVRTC modules built, the GPU warmed."""
+
+    seconds: float
+    numba_compiled: list[str]
+    nvrtc_compiled: int | None
+    gpu: dict | None  # name, compute capability, CuPy version, kernel cache folder; None: no GPU
+    gpu_skipped: str | None  # why the GPU engine was not warmed
+    numba: str = ""
+    python: str = ""
+    when: str = ""
+    runs: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        n = len(self.numba_compiled)
+        what = f"{n} numba function{'s' if n != 1 else ''} compiled" if n else "numba functions all loaded from the cache"
+        if self.gpu is not None:
+            k = self.nvrtc_compiled or 0
+            what += (f"; {k} NVRTC module{'s' if k != 1 else ''} built for {self.gpu['name']}" if k
+                     else f"; NVRTC modules for {self.gpu['name']} all loaded from CuPy's cache")
+        elif self.gpu_skipped:
+            what += f"; GPU engine not warmed: {self.gpu_skipped}"
+        return f"gboost warm: {what} ({self.seconds:.1f} s)"
+
+
+def _write_studies(folder: Path) -> tuple[str, str, str]:
+    """Three small studies: a .bed with missing calls on two chromosomes and a planted pair (so
+    pairs survive the screen and get exact tests and output rows), a .bed without missing calls
+    and an odd sample count, and a BOOST text matrix (text inputs reach the encoder as int8
+    genotypes, a .bed as its own bytes: two signatures)."""
+    import numpy as np
+
+    from gboost.simulate import PlantedPair, simulate_study
+
+    a = str(folder / "a")
+    simulate_study(240, 101, 99, seed=19, chromosomes=2, missing_rate=0.02,
+                   planted=[PlantedPair(3, 200, "threshold", 8.0)]).write(a)
+    b = str(folder / "b")
+    sim = simulate_study(150, 70, 61, seed=24, chromosomes=1, missing_rate=0.0)
+    sim.write(b)
+    m = folder / "m.txt"
+    label = (sim.samples.status == 2).astype(np.int8)
+    m.write_text("\n".join(" ".join(map(str, row)) for row in np.column_stack([label, sim.genotypes.T])) + "\n")
+    return a, b, str(m)
+
+
+def _scan_commands(a: str, b: str, m: str, out: Path, device: str) -> list[list[str]]:
+    common = ["--device", device, "--quiet", "--epi1", "1e-2", "--overwrite"]
+    o = lambda name: ["--out", str(out / f"{device}-{name}")]  # noqa: E731
+    qc = ["--maf", "0.01", "--geno", "0.5", "--mind", "0.5", "--hwe", "1e-8"]
+    cmds = [
+        ["scan", "--bfile", a, *common, *o("qc"), *qc, "--max-r2", "0.9", "--min-distance", "1"],
+        ["scan", "--bfile", b, *common, *o("plain")],
+        # SNPs left out of a block (--chr here, any filter elsewhere) give the encoder a copy of
+        # the block's bytes, not the file's read-only map: another signature.
+        ["scan", "--bfile", a, *common, *o("chr"), "--chr", "2"],
+        ["scan", "--bfile", a, *common, *o("allelic"), "--allelic", "--calibration-pairs", "100"],
+        ["scan", "--boost-matrix", m, *common, *o("matrix"), *qc],
+    ]
+    if device == "cpu":  # --part and merge run the same engine code on either device
+        cmds += [["scan", "--bfile", a, *common, *o("part1"), "--part", "1/2"],
+                 ["scan", "--bfile", a, *common, *o("part2"), "--part", "2/2"],
+                 ["merge", str(out / "cpu-part1"), str(out / "cpu-part2"), "--out", str(out / "merged"), "--quiet"]]
+    return cmds
+
+
+def _gpu_state() -> tuple[dict | None, str | None]:
+    """(the GPU to warm, None) or (None, why not)."""
+    import importlib.util
+
+    from gboost.engines import gpu_available
+
+    if importlib.util.find_spec("cupy") is None:
+        return None, "CuPy is not installed"
+    ok, why = gpu_available()
+    if not ok:
+        return None, why
+    import cupy
+
+    dev = cupy.cuda.Device(0)
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return {"name": name, "compute_capability": str(dev.compute_capability), "cupy": cupy.__version__,
+            "kernel_cache": kernel_cache_dir()}, None
+
+
+def kernel_cache_dir() -> str:
+    """The folder where CuPy keeps compiled CUDA modules (without importing CuPy where it can)."""
+    if "cupy" in sys.modules:
+        try:
+            from cupy.cuda import compiler
+
+            return str(compiler.get_cache_dir())
+        except Exception:  # noqa: BLE001 - fall back on CuPy's documented default below
+            pass
+    return os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
+
+
+def warm(device: str = "auto", *, log=None) -> WarmResult:
+    """Run the scans described in the module docstring; returns what they compiled.
+
+    ``device``: 'auto' warms the CPU engine and, when CuPy sees a GPU, the GPU engine; 'cpu' the
+    CPU engine only; 'gpu' both, and fails when no GPU can be used. Raises RuntimeError when a
+    warming scan fails (nothing the user has is touched: everything is in a temporary folder).
+    """
+    import numba
+
+    import gboost
+    from gboost.cli import main
+    from gboost.compile_watch import CompileWatch
+
+    t0 = time.perf_counter()
+    gpu, skipped = (None, "--device cpu") if device == "cpu" else _gpu_state()
+    if device == "gpu" and gpu is None:
+        raise RuntimeError(f"--device gpu: {skipped}")
+    devices = ["cpu"] + (["gpu"] if gpu is not None else [])
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="gboost-warm-") as tmp, CompileWatch(watch_cupy=gpu is not None) as watch:
+        studies = _write_studies(Path(tmp))
+        for dev in devices:
+            for cmd in _scan_commands(*studies, Path(tmp), dev):
+                shown = " ".join(c.replace(tmp, "$TMP") for c in cmd)
+                err = io.StringIO()
+                try:
+                    with contextlib.redirect_stderr(err):
+                        rc = main(cmd)
+                    failure = None if rc == 0 else f"exit {rc}: {err.getvalue().strip()}"
+                except Exception as exc:  # noqa: BLE001 - a driver or NVRTC failure of the GPU engine, say
+                    failure = f"{type(exc).__name__}: {exc}"
+                if failure is not None:
+                    if dev == "gpu" and device == "auto":
+                        # The CPU engine is warm and --device auto falls back to it: say why, go on.
+                        gpu, skipped = None, f"the GPU scan `gboost {shown}` failed ({failure})"
+                        break
+                    raise RuntimeError(f"warming scan `gboost {shown}` failed ({failure})")
+                runs.append(shown)
+                if log:
+                    log(f"  gboost {shown}: done ({time.perf_counter() - t0:.1f} s)")
+    result = WarmResult(seconds=time.perf_counter() - t0, numba_compiled=sorted(set(watch.numba)),
+                        nvrtc_compiled=watch.nvrtc, gpu=gpu, gpu_skipped=skipped, numba=numba.__version__,
+                        python=sys.version.split()[0], when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        runs=runs)
+    _record(Path(gboost.NUMBA_CACHE), result)
+    return result
+
+
+def _record(folder: Path, result: WarmResult) -> None:
+    tmp = folder / (MARKER + ".tmp")
+    tmp.write_text(json.dumps(asdict(result), indent=1) + "\n")
+    os.replace(tmp, folder / MARKER)  # never a half-written marker
+
+
+def read_marker(folder: str | os.PathLike) -> dict | None:
+    """The last ``gboost warm`` recorded in ``folder`` (the numba cache folder), or None."""
+    try:
+        return json.loads((Path(folder) / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto",
+                        help="auto: the CPU engine, and the GPU engine when CuPy sees a GPU (default); "
+                             "cpu: the CPU engine only; gpu: both, failing without a usable GPU")
+    parser.add_argument("--verbose", action="store_true", help="a line per warming scan, and the functions compiled")
+
+
+def run(args) -> int:
+    from gboost.errors import InputError
+
+    log = (lambda m: print(m, file=sys.stderr)) if args.verbose else None
+    try:
+        result = warm(args.device, log=log)
+    except RuntimeError as exc:
+        raise InputError(None, str(exc)) from None
+    print(result.summary())
+    if args.verbose and result.numba_compiled:
+        print("compiled: " + ", ".join(result.numba_compiled))
+    return 0
+
+
+if __name__ == "__main__":
+    from gboost.cli import main as _main
+
+    sys.exit(_main(["warm", *sys.argv[1:]]))

@@ -1,0 +1,163 @@
+"""``gboost warm`` (run by scripts/setup.sh) leaves nothing for a user's first scan to compile:
+on a fresh install (an empty numba cache folder, and an empty CuPy kernel cache on a GPU), warm
+runs, and then scans of other studies in fresh processes compile no numba function and build no
+NVRTC module (issues 19 and 24: the first scan after install as fast as the second).
+
+Compilation is seen through gboost.compile_watch (numba's compile event; CuPy's NVRTC entry),
+not through timings."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from fake_cupy import write_fake_cupy
+
+from gboost.simulate import PlantedPair, simulate_study
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = os.path.join(ROOT, "sample_data", "sample")
+
+# Runs gboost's CLI in-process and prints what it compiled.
+PROBE = r"""
+import json, sys
+from gboost.compile_watch import CompileWatch
+from gboost.cli import main
+with CompileWatch(watch_cupy=True) as w:
+    rc = main(sys.argv[1:])
+print(json.dumps({"rc": rc, "numba": w.numba, "nvrtc": w.nvrtc}))
+"""
+
+
+def _env(cache: str, kernels: str | None = None) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    if kernels is not None:
+        env["CUPY_CACHE_DIR"] = kernels
+    return env
+
+
+def gboost(env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gboost.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True)
+
+
+def probe(env, *args) -> dict:
+    r = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["rc"] == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def other_study(tmp_path_factory):
+    """A study unlike warm's own: other sizes, three chromosomes, 1 % missing calls."""
+    prefix = str(tmp_path_factory.mktemp("warm") / "other")
+    simulate_study(700, 333, 290, seed=5, chromosomes=3, missing_rate=0.01,
+                   planted=[PlantedPair(10, 600, "xor", 6.0)]).write(prefix)
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory):
+    """A fresh numba cache folder, filled by `gboost warm` (CPU engine)."""
+    cache = str(tmp_path_factory.mktemp("numba-cache"))
+    env = _env(cache)
+    r = gboost(env, "warm", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    return env, r.stdout
+
+
+def test_warm_on_a_fresh_install_compiles_and_says_so(warmed):
+    _, out = warmed
+    assert out.startswith("gboost warm: ") and "numba functions compiled" in out
+
+
+@pytest.mark.parametrize("flags", [
+    [],
+    ["--allelic"],
+    ["--chr", "1-2", "--maf", "0.05", "--hwe", "1e-4"],
+    ["--max-r2", "0.5", "--min-distance", "10", "--epi1", "1e-3"],
+], ids=["scan", "allelic", "qc", "filters"])
+def test_after_warm_a_first_scan_compiles_nothing(warmed, other_study, tmp_path, flags):
+    env, _ = warmed
+    got = probe(env, "scan", "--bfile", other_study, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"), *flags)
+    assert got["numba"] == [], f"compiled on the first scan after warm: {sorted(set(got['numba']))}"
+
+
+def test_after_warm_the_sample_study_compiles_nothing(warmed, tmp_path):
+    env, _ = warmed
+    got = probe(env, "scan", "--bfile", SAMPLE, "--quiet", "--out", str(tmp_path / "o"))
+    assert got["numba"] == [], f"compiled on the first scan after warm: {sorted(set(got['numba']))}"
+
+
+def test_a_second_warm_compiles_nothing(warmed):
+    env, _ = warmed
+    r = gboost(env, "warm", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    assert "numba functions all loaded from the cache" in r.stdout
+
+
+def test_without_warm_the_first_scan_does_compile(tmp_path, other_study):
+    """The watch sees compilation when there is some: the tests above could not pass vacuously."""
+    env = _env(str(tmp_path / "cold"))
+    got = probe(env, "scan", "--bfile", other_study, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"),
+                "--calibration-pairs", "0")
+    assert "gboost.engines.cpu._screen_tile" in got["numba"]
+
+
+def test_doctor_reports_the_cache_warm_after_warm(warmed):
+    env, _ = warmed
+    r = gboost(env, "doctor", "--json")
+    assert r.returncode == 0, r.stderr
+    state = json.loads(r.stdout)["caches"]["numba_cache_state"]
+    assert state.startswith("warm ("), state
+
+
+def test_a_warm_that_cannot_use_the_gpu_it_was_asked_for_is_one_line_and_exit_2(tmp_path):
+    env = _env(str(tmp_path / "c"))
+    env["CUDA_VISIBLE_DEVICES"] = ""  # no device for CuPy, where there is a CuPy
+    r = gboost(env, "warm", "--device", "gpu")
+    assert r.returncode == 2
+    assert r.stderr.startswith("gboost: error: --device gpu:") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_gpu_engine_that_fails_leaves_the_cpu_engine_warm_and_says_why(warmed, tmp_path):
+    """--device auto falls back to the CPU engine when the GPU engine cannot start; so does warm."""
+    env = dict(warmed[0], PYTHONPATH=os.pathsep.join([write_fake_cupy(tmp_path / "fake"), os.environ.get("PYTHONPATH", "")]))
+    r = gboost(env, "warm")
+    assert r.returncode == 0, r.stderr
+    assert "numba functions all loaded from the cache; GPU engine not warmed: the GPU scan `gboost scan" in r.stdout
+    r = gboost(env, "warm", "--device", "gpu")
+    assert r.returncode == 2 and r.stderr.startswith("gboost: error: warming scan `gboost scan")
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+# -- on a GPU (skipped elsewhere; run on the device machine) -----------------------------------
+def _gpu_unavailable() -> str | None:
+    try:
+        import cupy
+
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - no CuPy, or no driver
+        return f"{type(exc).__name__}: {exc}"
+    return None if n > 0 else "CuPy sees no CUDA device"
+
+
+_WHY = _gpu_unavailable()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_WHY is not None, reason=f"needs an NVIDIA GPU with CuPy: {_WHY}")
+def test_after_warm_a_first_gpu_scan_builds_no_kernel(tmp_path, other_study):
+    env = _env(str(tmp_path / "numba"), str(tmp_path / "kernels"))
+    r = gboost(env, "warm")
+    assert r.returncode == 0, r.stderr
+    assert "NVRTC module" in r.stdout and " built for " in r.stdout, r.stdout  # it did build, for this GPU
+    got = probe(env, "scan", "--bfile", other_study, "--device", "gpu", "--quiet", "--out", str(tmp_path / "o"))
+    assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan after warm"
+    assert got["numba"] == [], f"compiled on the first GPU scan after warm: {sorted(set(got['numba']))}"
+    doctor = json.loads(gboost(env, "doctor", "--json").stdout)
+    assert doctor["caches"]["cupy_kernel_cache_state"].startswith("warm for "), doctor["caches"]
