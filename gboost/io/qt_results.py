@@ -1,0 +1,178 @@
+"""The files of a quantitative-trait scan (docs/qt_epistasis.md §5).
+
+* ``pairs.epi.qt`` and ``pairs.epi.qt.summary``: PLINK 1.9's ``--epistasis`` files on a
+  quantitative trait, byte for byte (same widths and number formatting as ``.epi.cc``:
+  gboost/io/plink_format.py);
+* ``pairs.tsv``: the pairs with exact P <= epi1, STAT descending, columns
+  ``CHR1 SNP1 BP1 CHR2 SNP2 BP2 BETA_INT SE STAT P N`` (and ``F F_DF1 F_DF2 P_F`` with
+  ``--genotypic``);
+* ``marginal.tsv``: per SNP the additive linear test, ``CHR SNP BP A1 A2 MAF BETA STAT P`` with
+  PLINK's A1 (the founders' minor allele: the dosage counted);
+* ``run.json``: as for case-control scans, with ``"test"`` naming the test.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+import gboost
+from gboost.io.plink_format import plink_g
+from gboost.io.results import _json_default, _rj, _sha256, plink_chrom
+from gboost.stats.qt import plink_normal_p
+
+QT_OUTPUT_FILES = ("pairs.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv", "run.json")
+
+
+def _fields(study):
+    return [plink_chrom(c) for c in study.variants.chrom], list(study.variants.snp)
+
+
+def epi_qt_text(result) -> str:
+    """PLINK's .epi.qt: header, then one row per pair PLINK writes (NaN for failed pairs)."""
+    s = result.study
+    w = s.snp_id_width
+    chrom, snp = _fields(s)
+    pr = result.screened
+    lines = [f"CHR1 {_rj('SNP1', w)} CHR2 {_rj('SNP2', w)}     BETA_INT         STAT            P \n"]
+    for a, b, ok, beta, stat in zip(pr.i.tolist(), pr.j.tolist(), pr.ok.tolist(), pr.beta.tolist(), pr.stat.tolist()):
+        head = f"{_rj(chrom[a], 4)} {_rj(snp[a], w)} {_rj(chrom[b], 4)} {_rj(snp[b], w)} "
+        if not ok:
+            lines.append(head + f"{'nan':>12} {'nan':>12} {'nan':>12} \n")
+            continue
+        p = max(plink_normal_p(stat), 0.0)
+        lines.append(head + f"{plink_g(beta, 6):>12} {plink_g(stat, 6):>12} {plink_g(p, 4):>12} \n")
+    return "".join(lines)
+
+
+def epi_qt_summary_text(result) -> str:
+    """PLINK's .epi.qt.summary (the layout of .epi.cc.summary; BEST_CHISQ the best STAT)."""
+    s = result.study
+    w = s.snp_id_width
+    chrom, snp = _fields(s)
+    sm = result.summary
+    lines = [f" CHR {_rj('SNP', w)}        N_SIG        N_TOT         PROP   BEST_CHISQ BEST_CHR {_rj('BEST_SNP', w)} \n"]
+    for k in range(s.n_snps):
+        n_tot = int(sm.n_tot[k])
+        n_sig = int(sm.n_sig[k])
+        prop = n_sig / n_tot if n_tot else math.nan
+        if n_tot:
+            b = int(sm.best_partner[k])
+            best = f"{plink_g(float(sm.best[k]), 4):>12} {_rj(chrom[b], 4)} {_rj(snp[b], w)}"
+        else:
+            best = f"{'NA':>12} {'NA':>4} {_rj('NA', w)}"
+        lines.append(f"{_rj(chrom[k], 4)} {_rj(snp[k], w)}   {n_sig:>10}   {n_tot:>10} {plink_g(prop, 4):>12} {best} \n")
+    return "".join(lines)
+
+
+def _num(x: float, digits: int) -> str:
+    return "NA" if not math.isfinite(x) else f"{x:.{digits}g}"
+
+
+def pairs_tsv_text(result) -> str:
+    """pairs.tsv of a QT scan (see the module notes)."""
+    v = result.study.variants
+    pr = result.reported
+    geno = pr.f is not None
+    cols = ["CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "BETA_INT", "SE", "STAT", "P", "N"]
+    if geno:
+        cols += ["F", "F_DF1", "F_DF2", "P_F"]
+    lines = ["\t".join(cols) + "\n"]
+    p = pr.p
+    n = pr.n
+    for k in range(len(pr)):
+        a, b = int(pr.i[k]), int(pr.j[k])
+        row = [v.chrom[a], v.snp[a], str(v.bp[a]), v.chrom[b], v.snp[b], str(v.bp[b]),
+               _num(pr.beta[k], 6), _num(pr.se[k], 6), _num(pr.stat[k], 6), _num(p[k], 4), str(int(n[k]))]
+        if geno:
+            row += [_num(pr.f[k], 6), str(int(pr.f_df1[k])), str(int(pr.f_df2[k])), _num(pr.f_p[k], 4)]
+        lines.append("\t".join(str(x) for x in row) + "\n")
+    return "".join(lines)
+
+
+def marginal_tsv_text(result) -> str:
+    """marginal.tsv of a QT scan: the additive linear test of every SNP."""
+    s = result.study
+    v = s.variants
+    flip = s.a1_flip if s.a1_flip is not None else np.zeros(s.n_snps, bool)
+    called = s.counts[:, :, 0]  # type = copies of the .bim's A1; every sample is in class 0
+    total = 2 * called.sum(axis=1)
+    a1 = 2 * called[:, 2] + called[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = np.where(total > 0, a1 / np.maximum(total, 1), np.nan)
+    maf = np.minimum(f, 1 - f)
+    lines = ["CHR\tSNP\tBP\tA1\tA2\tMAF\tBETA\tSTAT\tP\n"]
+    for k in range(s.n_snps):
+        a1k, a2k = (v.a2[k], v.a1[k]) if flip[k] else (v.a1[k], v.a2[k])
+        lines.append(f"{v.chrom[k]}\t{v.snp[k]}\t{v.bp[k]}\t{a1k}\t{a2k}\t{_num(maf[k], 6)}\t"
+                     f"{_num(result.marginal_beta[k], 6)}\t{_num(result.marginal_stat[k], 8)}\t"
+                     f"{_num(result.marginal_p[k], 6)}\n")
+    return "".join(lines)
+
+
+def qt_run_record(result, extra: dict | None = None) -> dict:
+    """run.json of a QT scan."""
+    s = result.study
+    clock = getattr(result, "command_clock", None)
+    if clock is not None:
+        clock.lap("write_outputs")
+    inputs = {os.path.abspath(f): _sha256(f) for f in s.source_files if os.path.isfile(f)}
+    if clock is not None:
+        clock.lap("inputs_sha256_wait")
+    y = s.trait
+    return {
+        "gboost_version": gboost.__version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "phenotype": "quantitative",
+        "test": result.test,
+        "test_description": ("PLINK 1.9 --epistasis on a quantitative trait: y ~ 1 + a + b + a*b (A1 dosages), "
+                             "Wald test of the a*b coefficient"
+                             + ("; plus the 4-df genotypic interaction F-test (9 cell means vs "
+                                "factor(a) + factor(b)) of the reported pairs" if result.params.genotypic else "")),
+        "engine": result.engine,
+        "device": result.device,
+        "parameters": dict(result.params.__dict__),
+        "thresholds": {"epi1_chisq": result.alpha1, "epi2_chisq": result.alpha2},
+        "inputs": inputs,
+        "counts": {
+            "snps": s.n_snps,
+            "samples": s.n_samples,
+            "pairs": s.n_snps * (s.n_snps - 1) // 2,
+            "valid_tests": int(result.n_valid),
+            "epi_qt_rows": int(len(result.screened)),
+            "reported_pairs": int(len(result.reported)),
+        },
+        "trait": {"mean": float(np.mean(y)), "sd": float(np.std(y, ddof=1)) if len(y) > 1 else None},
+        "bonferroni_0.05": result.bonferroni,
+        "qc": s.qc.as_dict(),
+        "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
+        **({"command_s": clock.as_dict()} if clock is not None else {}),
+        **(extra or {}),
+    }
+
+
+def render_qt_outputs(result, extra: dict | None = None) -> dict:
+    """The five files (run.json rendered last, when write_files asks for it)."""
+    out = {
+        "pairs.tsv": pairs_tsv_text(result),
+        "pairs.epi.qt": epi_qt_text(result),
+        "pairs.epi.qt.summary": epi_qt_summary_text(result),
+        "marginal.tsv": marginal_tsv_text(result),
+    }
+    out["run.json"] = lambda: json.dumps(qt_run_record(result, extra), indent=2, default=_json_default) + "\n"
+    return out
+
+
+def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None) -> Path:
+    """Write the QT scan's files into ``out_dir`` (gboost/io/outdir.py's rules: each whole,
+    run.json last, nothing else touched)."""
+    from gboost.io.outdir import write_files
+
+    return write_files(out_dir, render_qt_outputs(result, extra), overwrite=overwrite)
