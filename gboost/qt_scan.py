@@ -165,8 +165,8 @@ def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = Fals
     beta, stat, se = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     ok = np.zeros(m, bool)
     if m:
-        retest_pairs(qp.h1, qp.h2, qp.miss, qp.cnt, qp.sy, qp.ty, qp.ty2, qp.y2_sum, np.ascontiguousarray(i),
-                     np.ascontiguousarray(j), tables, sums, sumsq, beta, stat, se, ok)
+        retest_pairs(*qp.retest_args(), np.ascontiguousarray(i), np.ascontiguousarray(j), tables, sums, sumsq,
+                     beta, stat, se, ok)
     pairs = QTPairs(i, j, tables, sums, sumsq, ok, beta, se, stat)
     if genotypic:
         pairs.f, pairs.f_df1, pairs.f_df2, pairs.f_p = genotypic_tests(tables, sums, sumsq)

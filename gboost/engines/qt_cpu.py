@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gboost.stats.qt import linear_pair_test
+from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
 from gboost.study import Study
 
@@ -48,8 +48,19 @@ class QTPlanes:
     ty: np.ndarray  # (8 W, 256) float64: trait sums per byte pattern
     ty2: np.ndarray  # the same for y^2
     n: int
-    y_sum: float
+    y_sum: float  # summed sample by sample, file order (PLINK's order)
     y2_sum: float
+    y: np.ndarray  # the trait, padded with zeros to whole words
+    pg: np.ndarray  # (p,) sum of dosage * y, PLINK's order
+    sa: np.ndarray  # (p,) int64 sum of dosages
+    saa: np.ndarray  # (p,) int64 sum of squared dosages
+
+    def retest_args(self) -> tuple:
+        return (self.h1, self.h2, self.miss, self.cnt, self.sy, self.ty, self.ty2, self.pg, self.sa, self.saa,
+                self.y, self.n, self.y_sum, self.y2_sum)
+
+    def scan_args(self) -> tuple:
+        return (self.h1, self.h2, self.miss, self.pg, self.sa, self.saa, self.y, self.n, self.y_sum, self.y2_sum)
 
 
 def qt_planes(study: Study) -> QTPlanes:
@@ -71,7 +82,22 @@ def qt_planes(study: Study) -> QTPlanes:
     sy = np.empty((p, 3), np.float64)
     for d, plane in enumerate((h0, h1, h2)):
         cnt[:, d], sy[:, d] = _plane_totals(np.ascontiguousarray(plane), ty)
-    return QTPlanes(h1, np.ascontiguousarray(h2), miss, cnt, sy, ty, ty2, n, float(y.sum()), float((y * y).sum()))
+    h2 = np.ascontiguousarray(h2)
+    ypad = np.zeros(W * 64)
+    ypad[:n] = y
+    y_sum, y2_sum = _ordered_totals(ypad, n)
+    pg, sa, saa = _sequential_sums(h1, h2, ypad)
+    return QTPlanes(h1, h2, miss, cnt, sy, ty, ty2, n, y_sum, y2_sum, ypad, pg, sa, saa)
+
+
+@nb.njit(cache=True)
+def _ordered_totals(y, n):
+    s = 0.0
+    q = 0.0
+    for k in range(n):
+        s += y[k]
+        q += y[k] * y[k]
+    return s, q
 
 
 def _valid_words(n: int, W: int) -> np.ndarray:
@@ -197,15 +223,128 @@ def pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s):
 
 
 @nb.njit(cache=True, parallel=True)
-def _stat_block(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i0, i1, zbuf):
+def _sequential_sums(h1, h2, y):
+    """Per SNP, summed sample by sample in file order as PLINK does: sum of dosage * y (2 * y
+    added for a homozygote), and the integer sums of dosage and dosage^2."""
+    p, W = h1.shape
+    pg = np.zeros(p)
+    sa = np.zeros(p, np.int64)
+    saa = np.zeros(p, np.int64)
+    for i in nb.prange(p):
+        acc = 0.0
+        het = 0
+        hom = 0
+        for k in range(W):
+            w = h1[i, k] | h2[i, k]
+            while w:
+                low = w & (~w + np.uint64(1))
+                bit = popcount64(low - np.uint64(1))
+                if h2[i, k] & low:
+                    acc += 2 * y[64 * k + bit]
+                    hom += 1
+                else:
+                    acc += y[64 * k + bit]
+                    het += 1
+                w ^= low
+        pg[i] = acc
+        sa[i] = het + 2 * hom
+        saa[i] = het + 4 * hom
+    return pg, sa, saa
+
+
+@nb.njit(cache=True, inline="always")
+def _dose(h1, h2, miss, i, k, low):
+    if miss[i, k] & low:
+        return 3
+    if h2[i, k] & low:
+        return 2
+    if h1[i, k] & low:
+        return 1
+    return 0
+
+
+@nb.njit(cache=True, nogil=True)
+def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
+    """The moments of the pair's regression, each sum taken sample by sample in file order from
+    PLINK's starting points (whole-sample totals, per-SNP dosage sums), so that they are the very
+    doubles PLINK 1.9 computes: corrections for the samples missing at either SNP, and sum(ab y)
+    over the samples carrying A1 at both. Returns the arguments of
+    :func:`gboost.stats.qt.linear_from_moments`."""
+    W = h1.shape[1]
+    n = n_all
+    ys = y_sum
+    yy = y2_sum
+    ya = pg[i]
+    yb = pg[j]
+    yab = 0.0
+    sa_ = sa[i]
+    saa_ = saa[i]
+    sb_ = sa[j]
+    sbb_ = saa[j]
+    c11 = c12 = c21 = c22 = 0
+    for k in range(W):
+        mi = miss[i, k]
+        mj = miss[j, k]
+        w = ((h1[i, k] | h2[i, k]) & (h1[j, k] | h2[j, k])) | mi | mj
+        while w:
+            low = w & (~w + np.uint64(1))
+            w ^= low
+            v = y[64 * k + popcount64(low - np.uint64(1))]
+            a = _dose(h1, h2, miss, i, k, low)
+            b = _dose(h1, h2, miss, j, k, low)
+            if a == 3:
+                if b == 1:
+                    yb -= v
+                    sb_ -= 1
+                    sbb_ -= 1
+                elif b == 2:
+                    yb -= 2 * v
+                    sb_ -= 2
+                    sbb_ -= 4
+            elif b == 3:
+                if a > 0:
+                    ya -= v
+                    if a == 2:
+                        ya -= v
+                    sa_ -= a
+                    saa_ -= a * a
+            else:  # A1 carried at both SNPs
+                yab += (a * b) * v
+                if a == 1:
+                    if b == 1:
+                        c11 += 1
+                    else:
+                        c12 += 1
+                elif b == 1:
+                    c21 += 1
+                else:
+                    c22 += 1
+                continue
+            ys -= v
+            yy -= v * v
+            n -= 1
+    sab = c11 + 2 * (c12 + c21) + 4 * c22
+    saab = c11 + 2 * c12 + 4 * c21 + 8 * c22
+    sabb = c11 + 4 * c12 + 2 * c21 + 8 * c22
+    saabb = c11 + 4 * (c12 + c21) + 16 * c22
+    return n, sa_, saa_, sb_, sbb_, sab, saab, sabb, saabb, ys, ya, yb, yab, yy
+
+
+@nb.njit(cache=True, nogil=True)
+def pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
+    """PLINK's linear test of pair (i, j): ``(ok, beta_int, stat, se)``."""
+    N, a, aa, b, bb, ab, aab, abb, aabb, ys, ya, yb, yab, yy = pair_moments(h1, h2, miss, pg, sa, saa, y, n_all,
+                                                                           y_sum, y2_sum, i, j)
+    return linear_from_moments(N, a, aa, b, bb, ab, aab, abb, aabb, ys, ya, yb, yab, yy)
+
+
+@nb.njit(cache=True, parallel=True)
+def _stat_block(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, zbuf):
     p = h1.shape[0]
     for r in nb.prange(i1 - i0):
         i = i0 + r
-        n = np.zeros((3, 3), np.int64)
-        s = np.zeros((3, 3))
         for j in range(i + 1, p):
-            q = pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s)
-            ok, beta, stat, se = linear_pair_test(n, s, q)
+            ok, beta, stat, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j)
             zbuf[r, j] = stat if ok else np.nan
 
 
@@ -253,16 +392,18 @@ def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
 
 
 @nb.njit(cache=True, parallel=True)
-def retest_pairs(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, pi, pj, tables, sums, sumsq, beta, stat, se, ok):
+def retest_pairs(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, pg, sa, saa, y, n_all, y_sum, y2_sum, pi, pj,
+                 tables, sums, sumsq, beta, stat, se, ok):
     """Pass 2: the tables and linear tests of the pairs (pi, pj)."""
     for k in nb.prange(pi.shape[0]):
         n = np.zeros((3, 3), np.int64)
         s = np.zeros((3, 3))
-        q = pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, pi[k], pj[k], n, s)
+        q = pair_sufficient(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, y2_sum, pi[k], pj[k], n, s)
         tables[k] = n
         sums[k] = s
         sumsq[k] = q
-        ok[k], beta[k], stat[k], se[k] = linear_pair_test(n, s, q)
+        ok[k], beta[k], stat[k], se[k] = pair_linear_test(qp_h1, qp_h2, qp_miss, pg, sa, saa, y, n_all, y_sum,
+                                                          y2_sum, pi[k], pj[k])
 
 
 @dataclass
@@ -310,7 +451,7 @@ class QTCPUEngine:
 
                 raise ScanCancelled()
             i1 = min(p, i0 + rows)
-            _stat_block(qp.h1, qp.h2, qp.miss, qp.cnt, qp.sy, qp.ty, qp.ty2, qp.y2_sum, i0, i1, zbuf)
+            _stat_block(*qp.scan_args(), i0, i1, zbuf)
             _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
             _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
             r, c = survivors(zbuf, i0, i1, alpha1)

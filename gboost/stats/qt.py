@@ -135,6 +135,144 @@ def _invert4(m, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33, inv):
+    """Inverse of the symmetric 4x4 X'X by cofactors (rows expanded along the first), every
+    product in the order PLINK 1.9 evaluates it, so that STAT agrees to the last bit (its 6
+    printed digits then agree even next to a rounding tie); False when |det| < 2^-30."""
+    t_a = m11 * m23 - m12 * m13
+    t_b = m12 * m23 - m13 * m22
+    t_c = m12 * m33 - m13 * m23
+    t_d = m22 * m33 - m23 * m23
+    c00 = m11 * t_d - m12 * t_c + m13 * t_b
+    c01 = m02 * t_c - m01 * t_d - m03 * t_b
+    c02 = m01 * t_c + m02 * (m13 * m13 - m11 * m33) + m03 * t_a
+    t_e = m11 * m22 - m12 * m12
+    c03 = m02 * t_a - m01 * t_b - m03 * t_e
+    det = m00 * c00 + m01 * c01 + m02 * c02 + m03 * c03
+    if abs(det) < DET_EPSILON:
+        return False
+    c11 = m00 * t_d + m02 * (m03 * m23 - m02 * m33) + m03 * (m02 * m23 - m03 * m22)
+    t_f = m01 * m33 - m03 * m13
+    c12 = m02 * t_f - m00 * t_c + m03 * (m03 * m12 - m01 * m23)
+    t_g = m01 * m23 - m02 * m13
+    t_h = m01 * m22 - m02 * m12
+    c13 = m00 * t_b - m02 * t_g + m03 * t_h
+    c22 = m00 * (m11 * m33 - m13 * m13) - m01 * t_f + m03 * (m01 * m13 - m03 * m11)
+    t_i = m01 * m12 - m02 * m11
+    c23 = m01 * t_g - m00 * t_a - m03 * t_i
+    c33 = m00 * t_e - m01 * t_h + m02 * t_i
+    r = 1.0 / det
+    inv[0, 0] = c00 * r
+    inv[0, 1] = inv[1, 0] = c01 * r
+    inv[0, 2] = inv[2, 0] = c02 * r
+    inv[0, 3] = inv[3, 0] = c03 * r
+    inv[1, 1] = c11 * r
+    inv[1, 2] = inv[2, 1] = c12 * r
+    inv[1, 3] = inv[3, 1] = c13 * r
+    inv[2, 2] = c22 * r
+    inv[2, 3] = inv[3, 2] = c23 * r
+    inv[3, 3] = c33 * r
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def linear_from_moments(N, sa, saa, sb, sbb, sab, saab, sabb, saabb, y, ya, yb, yab, yy):
+    """PLINK 1.9's linear epistasis test from the moments of a pair (integers: ``N`` samples and
+    the sums of a, a^2, b, b^2, ab, a^2 b, a b^2, a^2 b^2; floats: sums of y, a y, b y, ab y and
+    y^2), with PLINK's checks and its order of floating-point operations (docs/qt_epistasis.md §3).
+
+    Returns ``(ok, beta_int, stat, se)``; NaNs when ``ok`` is False (PLINK fails the pair).
+    """
+    nan = np.nan
+    if N <= 4:
+        return False, nan, nan, nan
+    n = float(N)
+    rn = 1.0 / n
+    rn1 = 1.0 / float(N - 1)
+    fa, fb, fab = float(sa), float(sb), float(sab)
+    mb = fb * rn
+    mab = fab * rn
+    va = float(saa) - fa * fa * rn
+    vb = float(sbb) - fb * mb
+    vab = float(saabb) - fab * mab
+    if va <= 0.0 or vb <= 0.0 or vab <= 0.0:
+        return False, nan, nan, nan
+    ia = 1.0 / math.sqrt(va * rn1)
+    ib = 1.0 / math.sqrt(vb * rn1)
+    iab = 1.0 / math.sqrt(vab * rn1)
+    r12 = (fab - fa * mb) * rn1
+    r23 = (float(sabb) - fb * mab) * rn1
+    r13 = (float(saab) - fa * mab) * rn1
+    r12 *= ia * ib
+    r13 *= ia * iab
+    r23 *= ib * iab
+    if r12 > 0.999 or r13 > 0.999 or r23 > 0.999:
+        return False, nan, nan, nan
+    q12 = r12 * r12
+    q13 = r13 * r13
+    q23 = r23 * r23
+    det = 1 + 2 * r12 * r13 * r23 - q12 - q13 - q23
+    if abs(det) < DET_EPSILON:
+        return False, nan, nan, nan
+    lim = 1 - VIF_THRESH * det  # a VIF (1 - r^2) / det above the limit fails the pair
+    if (det > 0 and (lim > q12 or lim > q13 or lim > q23)) or (det < 0 and (lim < q12 or lim < q13 or lim < q23)):
+        return False, nan, nan, nan
+    inv = np.empty((4, 4))
+    if not _adjugate_inverse(n, fa, fb, fab, float(saa), fab, float(saab), float(sbb), float(sabb), float(saabb), inv):
+        return False, nan, nan, nan
+    # Parameter estimates correlated beyond 0.99999 fail the pair too.
+    for u in range(1, 4):
+        lim_u = 0.99999 * math.sqrt(inv[u, u])
+        for v in range(u):
+            if inv[u, v] > lim_u * math.sqrt(inv[v, v]):
+                return False, nan, nan, nan
+    min_sigma = max(inv[1, 1], inv[2, 2])
+    if inv[3, 3] > min_sigma:
+        min_sigma = inv[3, 3]
+    min_sigma = 1e-20 / min_sigma
+    b0 = y * inv[0, 0] + ya * inv[0, 1] + yb * inv[0, 2] + yab * inv[0, 3]
+    b1 = y * inv[1, 0] + ya * inv[1, 1] + yb * inv[1, 2] + yab * inv[1, 3]
+    b2 = y * inv[2, 0] + ya * inv[2, 1] + yb * inv[2, 2] + yab * inv[2, 3]
+    b3 = y * inv[3, 0] + ya * inv[3, 1] + yb * inv[3, 2] + yab * inv[3, 3]
+    # residual sum of squares expanded in the moments: sum (x'beta - y)^2
+    rss = (b0 * b0 * n + b1 * b1 * float(saa) + b2 * b2 * float(sbb) + b3 * b3 * float(saabb) + yy
+           + 2 * (b0 * (b1 * fa + b2 * fb + b3 * fab - y)
+                  + b1 * (b2 * fab + b3 * float(saab) - ya)
+                  + b2 * (b3 * float(sabb) - yb)
+                  - b3 * yab))
+    sigma = rss / float(N - 4)
+    if sigma < min_sigma:
+        return False, nan, nan, nan
+    var = inv[3, 3] * sigma
+    return True, b3, (b3 * b3) / var, math.sqrt(var)
+
+
+@nb.njit(cache=True, nogil=True)
+def moments_of_table(n, s):
+    """The integer and trait moments of ``y ~ 1 + a + b + ab`` from a 3x3 table (for
+    :func:`linear_from_moments`)."""
+    N = sa = saa = sb = sbb = sab = saab = sabb = saabb = 0
+    y = ya = yb = yab = 0.0
+    for a in range(3):
+        for b in range(3):
+            c = n[a, b]
+            N += c
+            sa += a * c
+            saa += a * a * c
+            sb += b * c
+            sbb += b * b * c
+            sab += a * b * c
+            saab += a * a * b * c
+            sabb += a * b * b * c
+            saabb += a * a * b * b * c
+            y += s[a, b]
+            ya += a * s[a, b]
+            yb += b * s[a, b]
+            yab += a * b * s[a, b]
+    return N, sa, saa, sb, sbb, sab, saab, sabb, saabb, y, ya, yb, yab
+
+
+@nb.njit(cache=True, nogil=True)
 def linear_pair_test(n, s, q):
     """PLINK 1.9's linear epistasis test of one pair from its table.
 
