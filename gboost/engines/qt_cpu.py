@@ -28,6 +28,9 @@ from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
@@ -252,15 +255,16 @@ def _sequential_sums(h1, h2, y):
     return pg, sa, saa
 
 
-@nb.njit(cache=True, inline="always")
-def _dose(h1, h2, miss, i, k, low):
-    if miss[i, k] & low:
-        return 3
-    if h2[i, k] & low:
-        return 2
-    if h1[i, k] & low:
-        return 1
-    return 0
+@intrinsic
+def cttz64(typingctx, x):
+    """Index of the lowest set bit (LLVM cttz; x != 0): the next sample of a word, in file order."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+
+    return sig, codegen
 
 
 @nb.njit(cache=True, nogil=True)
@@ -271,6 +275,7 @@ def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     over the samples carrying A1 at both. Returns the arguments of
     :func:`gboost.stats.qt.linear_from_moments`."""
     W = h1.shape[1]
+    one = np.uint64(1)
     n = n_all
     ys = y_sum
     yy = y2_sum
@@ -283,43 +288,49 @@ def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     sbb_ = saa[j]
     c11 = c12 = c21 = c22 = 0
     for k in range(W):
+        a1 = h1[i, k]
+        a2 = h2[i, k]
+        b1 = h1[j, k]
+        b2 = h2[j, k]
+        both = (a1 | a2) & (b1 | b2)
+        base = 64 * k
+        if both:
+            c11 += popcount64(a1 & b1)
+            c12 += popcount64(a1 & b2)
+            c21 += popcount64(a2 & b1)
+            c22 += popcount64(a2 & b2)
+            w = both
+            while w:
+                t = cttz64(w)
+                w &= w - one
+                # a * b in {1, 2, 4} without a branch (hom and het interleave at random)
+                f = float((one + ((a2 >> t) & one)) * (one + ((b2 >> t) & one)))
+                yab += f * y[base + t]
         mi = miss[i, k]
         mj = miss[j, k]
-        w = ((h1[i, k] | h2[i, k]) & (h1[j, k] | h2[j, k])) | mi | mj
+        w = mi | mj
         while w:
-            low = w & (~w + np.uint64(1))
-            w ^= low
-            v = y[64 * k + popcount64(low - np.uint64(1))]
-            a = _dose(h1, h2, miss, i, k, low)
-            b = _dose(h1, h2, miss, j, k, low)
-            if a == 3:
-                if b == 1:
-                    yb -= v
-                    sb_ -= 1
-                    sbb_ -= 1
-                elif b == 2:
+            t = cttz64(w)
+            w &= w - one
+            v = y[base + t]
+            if (mi >> t) & one:
+                if (b2 >> t) & one:
                     yb -= 2 * v
                     sb_ -= 2
                     sbb_ -= 4
-            elif b == 3:
-                if a > 0:
-                    ya -= v
-                    if a == 2:
-                        ya -= v
-                    sa_ -= a
-                    saa_ -= a * a
-            else:  # A1 carried at both SNPs
-                yab += (a * b) * v
-                if a == 1:
-                    if b == 1:
-                        c11 += 1
-                    else:
-                        c12 += 1
-                elif b == 1:
-                    c21 += 1
-                else:
-                    c22 += 1
-                continue
+                elif (b1 >> t) & one:
+                    yb -= v
+                    sb_ -= 1
+                    sbb_ -= 1
+            elif (a2 >> t) & one:
+                ya -= v
+                ya -= v
+                sa_ -= 2
+                saa_ -= 4
+            elif (a1 >> t) & one:
+                ya -= v
+                sa_ -= 1
+                saa_ -= 1
             ys -= v
             yy -= v * v
             n -= 1
@@ -341,11 +352,17 @@ def pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
 @nb.njit(cache=True, parallel=True)
 def _stat_block(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, zbuf):
     p = h1.shape[0]
-    for r in nb.prange(i1 - i0):
-        i = i0 + r
-        for j in range(i + 1, p):
-            ok, beta, stat, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j)
-            zbuf[r, j] = stat if ok else np.nan
+    rows = i1 - i0
+    # Row r and row rows-1-r together: equal work per iteration (the triangle's rows shrink), so
+    # prange's even split of iterations is an even split of pairs.
+    for h in nb.prange((rows + 1) // 2):
+        hh = np.int64(h)  # (prange's index may be unsigned: mixed with signed it would turn float)
+        for m in range(1 if rows - 1 - hh == hh else 2):
+            r = hh if m == 0 else rows - 1 - hh
+            i = i0 + r
+            for j in range(i + 1, p):
+                ok, beta, stat, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j)
+                zbuf[r, j] = stat if ok else np.nan
 
 
 @nb.njit(cache=True, parallel=True)
