@@ -234,3 +234,29 @@ def marginal_linear(study: Study, qp: QTPlanes) -> tuple[np.ndarray, np.ndarray,
         p = np.where(good, 2.0 * stdtr(np.maximum(df, 1), -t), np.nan)
     return np.where(good, beta, np.nan), np.where(good, stat, np.nan), p
 
+
+
+def as_scan_result(res: QTScanResult):
+    """The QT scan as a :class:`gboost.scan.ScanResult`, for views written for case-control scans
+    (the GUI's table, plots and pathway graph): STAT the Wald chi-square (DF 1; 0 for failed
+    pairs), P exact, KSA NaN, tables with every sample in the first class. ``.qt`` keeps the
+    original result, whose writers (gboost/io/qt_results.py) give the QT files."""
+    from gboost.engines.base import Thresholds
+    from gboost.scan import Pairs, ScanParams, ScanResult, Summary
+
+    sc = res.screened
+    m = len(sc)
+    tables = np.zeros((m, 3, 3, 2), np.int64)
+    tables[..., 0] = sc.tables
+    pairs = Pairs(sc.i.copy(), sc.j.copy(), np.full(m, np.nan), np.where(sc.ok, sc.stat, np.nan),
+                  sc.ok.astype(np.int64), sc.p, np.ones(m, bool), tables)
+    sm = res.summary
+    summary = Summary(sm.n_sig.copy(), sm.n_tot.copy(), sm.best.copy(), sm.best_partner.copy())
+    # ScanParams holds a case-control scan's bounds (epi1 < 1); "write every pair" shows as nearly 1
+    params = ScanParams(epi1=min(res.params.epi1, np.nextafter(1.0, 0.0)), epi2=res.params.epi2, device=res.params.device,
+                        threads=res.params.threads, calibration_pairs=0)
+    thr = Thresholds(np.full(5, res.alpha1), np.full(5, res.alpha2))
+    out = ScanResult(res.study, params, res.engine, res.device, pairs, summary, res.marginal_stat, res.marginal_p, 1,
+                     res.n_valid, thr, dict(res.timings))
+    out.qt = res
+    return out

