@@ -122,7 +122,7 @@ def load_study(
     planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report)
     if timings is not None:
         timings["encode"] = time.perf_counter() - t
-    _report_snp_filters(qc, report, say)
+    _report_snp_filters(qc, report, say, sets.quantitative)
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
     study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
@@ -649,19 +649,23 @@ def hwe_exact_pvalues(het: np.ndarray, hom1: np.ndarray, hom2: np.ndarray) -> np
 # Messages and the result
 
 
-def _report_snp_filters(qc: QCOptions, report: QCReport, say) -> None:
+def _report_snp_filters(qc: QCOptions, report: QCReport, say, quantitative: bool = False) -> None:
     if qc.geno is not None:
         say(f"--geno {qc.geno:g}: {report.snps_geno} SNP{_s(report.snps_geno)} removed (missing-call rate > {qc.geno:g})")
     if qc.hwe is not None:
         say(f"--hwe {qc.hwe:g}: {report.snps_hwe} SNP{_s(report.snps_hwe)} removed "
-            f"(Hardy-Weinberg exact test p < {qc.hwe:g} in founder controls)")
+            f"(Hardy-Weinberg exact test p < {qc.hwe:g} in founder {'samples' if quantitative else 'controls'})")
     if qc.maf:
         say(f"--maf {qc.maf:g}: {report.snps_maf} SNP{_s(report.snps_maf)} removed "
             f"(minor allele frequency < {qc.maf:g} in founders)")
     say(f"{report.snps_non_autosomal} SNP{_s(report.snps_non_autosomal)} on X or Y skipped "
         "(PLINK 1.9's --fast-epistasis scans autosomes, XY, MT and 0 only)")
-    say(f"{report.snps_monomorphic} monomorphic SNP{_s(report.snps_monomorphic)} skipped "
-        "(fewer than two genotype classes among cases and controls)")
+    if quantitative:
+        say(f"{report.snps_monomorphic} monomorphic SNP{_s(report.snps_monomorphic)} skipped "
+            "(every call the same homozygote among the phenotyped samples, as PLINK's --epistasis)")
+    else:
+        say(f"{report.snps_monomorphic} monomorphic SNP{_s(report.snps_monomorphic)} skipped "
+            "(fewer than two genotype classes among cases and controls)")
 
 
 def _finish(source, sets, planes, counts, kept, report, say) -> Study:

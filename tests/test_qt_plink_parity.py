@@ -66,7 +66,10 @@ def fileset(tmp_path_factory):
 
 
 @pytest.mark.parametrize("args", [(), ("--epi1", "1"), ("--epi1", "0.01"), ("--epi1", "0.3", "--epi2", "0.2"),
-                                  ("--epi1", "0.05", "--epi2", "0.05")])
+                                  ("--epi1", "0.05", "--epi2", "0.05"),
+                                  # QC on a quantitative trait: --hwe tests every founder (no controls)
+                                  ("--epi1", "0.05", "--hwe", "0.01", "--maf", "0.05", "--geno", "0.012"),
+                                  ("--epi1", "0.05", "--mind", "0.02"), ("--epi1", "0.05", "--allow-no-sex")])
 def test_epi_qt_files_are_plinks_byte_for_byte(fileset, tmp_path, args):
     out, theirs = run_both(fileset, tmp_path, args)
     assert_same_files(out, theirs)

@@ -155,10 +155,9 @@ def pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s):
     n11 = n12 = n21 = n22 = 0
     s_cc = s_2c = s_c2 = s_22 = 0.0
     # samples missing at j, called at i, by dosage at i (and the converse); y^2 of any missing
-    rn = np.zeros(3, np.int64)
-    rs = np.zeros(3)
-    cn = np.zeros(3, np.int64)
-    cs = np.zeros(3)
+    # (scalars: no allocation per pair in the parallel loops)
+    rn0 = rn1 = rn2 = cn0 = cn1 = cn2 = 0
+    rs0 = rs1 = rs2 = cs0 = cs1 = cs2 = 0.0
     q_miss = 0.0
     for k in range(W):
         a1 = h1[i, k]
@@ -189,22 +188,26 @@ def pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s):
             q_miss += _wsum(ty2, k, mi | mj)
             only_j = mj & ~mi  # called at i
             if only_j:
-                x1 = only_j & a1
-                x2 = only_j & a2
-                x0 = only_j & ~(a1 | a2)
-                for d, x in ((0, x0), (1, x1), (2, x2)):
-                    if x:
-                        rn[d] += popcount64(x)
-                        rs[d] += _wsum(ty, k, x)
+                x = only_j & ~(a1 | a2)
+                rn0 += popcount64(x)
+                rs0 += _wsum(ty, k, x)
+                x = only_j & a1
+                rn1 += popcount64(x)
+                rs1 += _wsum(ty, k, x)
+                x = only_j & a2
+                rn2 += popcount64(x)
+                rs2 += _wsum(ty, k, x)
             only_i = mi & ~mj  # called at j
             if only_i:
-                x1 = only_i & b1
-                x2 = only_i & b2
-                x0 = only_i & ~(b1 | b2)
-                for d, x in ((0, x0), (1, x1), (2, x2)):
-                    if x:
-                        cn[d] += popcount64(x)
-                        cs[d] += _wsum(ty, k, x)
+                x = only_i & ~(b1 | b2)
+                cn0 += popcount64(x)
+                cs0 += _wsum(ty, k, x)
+                x = only_i & b1
+                cn1 += popcount64(x)
+                cs1 += _wsum(ty, k, x)
+                x = only_i & b2
+                cn2 += popcount64(x)
+                cs2 += _wsum(ty, k, x)
     n[1, 1] = n11
     n[1, 2] = n12
     n[2, 1] = n21
@@ -214,14 +217,16 @@ def pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s):
     s[1, 2] = s_c2 - s_22
     s[1, 1] = s_cc - s_2c - s[1, 2]
     # margins of the pair's table: dosage totals less the samples missing at the other SNP
-    for a in (1, 2):
-        n[a, 0] = cnt[i, a] - rn[a] - n[a, 1] - n[a, 2]
-        s[a, 0] = sy[i, a] - rs[a] - s[a, 1] - s[a, 2]
-    for b in (1, 2):
-        n[0, b] = cnt[j, b] - cn[b] - n[1, b] - n[2, b]
-        s[0, b] = sy[j, b] - cs[b] - s[1, b] - s[2, b]
-    n[0, 0] = cnt[i, 0] - rn[0] - n[0, 1] - n[0, 2]
-    s[0, 0] = sy[i, 0] - rs[0] - s[0, 1] - s[0, 2]
+    n[1, 0] = cnt[i, 1] - rn1 - n[1, 1] - n[1, 2]
+    s[1, 0] = sy[i, 1] - rs1 - s[1, 1] - s[1, 2]
+    n[2, 0] = cnt[i, 2] - rn2 - n[2, 1] - n[2, 2]
+    s[2, 0] = sy[i, 2] - rs2 - s[2, 1] - s[2, 2]
+    n[0, 1] = cnt[j, 1] - cn1 - n[1, 1] - n[2, 1]
+    s[0, 1] = sy[j, 1] - cs1 - s[1, 1] - s[2, 1]
+    n[0, 2] = cnt[j, 2] - cn2 - n[1, 2] - n[2, 2]
+    s[0, 2] = sy[j, 2] - cs2 - s[1, 2] - s[2, 2]
+    n[0, 0] = cnt[i, 0] - rn0 - n[0, 1] - n[0, 2]
+    s[0, 0] = sy[i, 0] - rs0 - s[0, 1] - s[0, 2]
     return y2_sum - q_miss
 
 
@@ -413,12 +418,7 @@ def retest_pairs(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, pg, sa, saa, y, n_all,
                  tables, sums, sumsq, beta, stat, se, ok):
     """Pass 2: the tables and linear tests of the pairs (pi, pj)."""
     for k in nb.prange(pi.shape[0]):
-        n = np.zeros((3, 3), np.int64)
-        s = np.zeros((3, 3))
-        q = pair_sufficient(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, y2_sum, pi[k], pj[k], n, s)
-        tables[k] = n
-        sums[k] = s
-        sumsq[k] = q
+        sumsq[k] = pair_sufficient(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, y2_sum, pi[k], pj[k], tables[k], sums[k])
         ok[k], beta[k], stat[k], se[k] = pair_linear_test(qp_h1, qp_h2, qp_miss, pg, sa, saa, y, n_all, y_sum,
                                                           y2_sum, pi[k], pj[k])
 

@@ -135,10 +135,12 @@ def _invert4(m, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33, inv):
+def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
     """Inverse of the symmetric 4x4 X'X by cofactors (rows expanded along the first), every
     product in the order PLINK 1.9 evaluates it, so that STAT agrees to the last bit (its 6
-    printed digits then agree even next to a rounding tie); False when |det| < 2^-30."""
+    printed digits then agree even next to a rounding tie). Returns ``(ok, i00, i01, i02, i03, i11,
+    i12, i13, i22, i23, i33)``; ``ok`` False when |det| < 2^-30. (Scalars, not an array: no
+    allocation per pair in the parallel loops.)"""
     t_a = m11 * m23 - m12 * m13
     t_b = m12 * m23 - m13 * m22
     t_c = m12 * m33 - m13 * m23
@@ -150,7 +152,8 @@ def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33, inv):
     c03 = m02 * t_a - m01 * t_b - m03 * t_e
     det = m00 * c00 + m01 * c01 + m02 * c02 + m03 * c03
     if abs(det) < DET_EPSILON:
-        return False
+        z = 0.0
+        return False, z, z, z, z, z, z, z, z, z, z
     c11 = m00 * t_d + m02 * (m03 * m23 - m02 * m33) + m03 * (m02 * m23 - m03 * m22)
     t_f = m01 * m33 - m03 * m13
     c12 = m02 * t_f - m00 * t_c + m03 * (m03 * m12 - m01 * m23)
@@ -162,17 +165,7 @@ def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33, inv):
     c23 = m01 * t_g - m00 * t_a - m03 * t_i
     c33 = m00 * t_e - m01 * t_h + m02 * t_i
     r = 1.0 / det
-    inv[0, 0] = c00 * r
-    inv[0, 1] = inv[1, 0] = c01 * r
-    inv[0, 2] = inv[2, 0] = c02 * r
-    inv[0, 3] = inv[3, 0] = c03 * r
-    inv[1, 1] = c11 * r
-    inv[1, 2] = inv[2, 1] = c12 * r
-    inv[1, 3] = inv[3, 1] = c13 * r
-    inv[2, 2] = c22 * r
-    inv[2, 3] = inv[3, 2] = c23 * r
-    inv[3, 3] = c33 * r
-    return True
+    return True, c00 * r, c01 * r, c02 * r, c03 * r, c11 * r, c12 * r, c13 * r, c22 * r, c23 * r, c33 * r
 
 
 @nb.njit(cache=True, nogil=True)
@@ -217,23 +210,23 @@ def linear_from_moments(N, sa, saa, sb, sbb, sab, saab, sabb, saabb, y, ya, yb, 
     lim = 1 - VIF_THRESH * det  # a VIF (1 - r^2) / det above the limit fails the pair
     if (det > 0 and (lim > q12 or lim > q13 or lim > q23)) or (det < 0 and (lim < q12 or lim < q13 or lim < q23)):
         return False, nan, nan, nan
-    inv = np.empty((4, 4))
-    if not _adjugate_inverse(n, fa, fb, fab, float(saa), fab, float(saab), float(sbb), float(sabb), float(saabb), inv):
+    ok, i00, i01, i02, i03, i11, i12, i13, i22, i23, i33 = _adjugate_inverse(
+        n, fa, fb, fab, float(saa), fab, float(saab), float(sbb), float(sabb), float(saabb))
+    if not ok:
         return False, nan, nan, nan
     # Parameter estimates correlated beyond 0.99999 fail the pair too.
-    for u in range(1, 4):
-        lim_u = 0.99999 * math.sqrt(inv[u, u])
-        for v in range(u):
-            if inv[u, v] > lim_u * math.sqrt(inv[v, v]):
-                return False, nan, nan, nan
-    min_sigma = max(inv[1, 1], inv[2, 2])
-    if inv[3, 3] > min_sigma:
-        min_sigma = inv[3, 3]
+    r0, r1, r2, r3 = math.sqrt(i00), math.sqrt(i11), math.sqrt(i22), math.sqrt(i33)
+    if (i01 > 0.99999 * r1 * r0 or i02 > 0.99999 * r2 * r0 or i12 > 0.99999 * r2 * r1
+            or i03 > 0.99999 * r3 * r0 or i13 > 0.99999 * r3 * r1 or i23 > 0.99999 * r3 * r2):
+        return False, nan, nan, nan
+    min_sigma = max(i11, i22)
+    if i33 > min_sigma:
+        min_sigma = i33
     min_sigma = 1e-20 / min_sigma
-    b0 = y * inv[0, 0] + ya * inv[0, 1] + yb * inv[0, 2] + yab * inv[0, 3]
-    b1 = y * inv[1, 0] + ya * inv[1, 1] + yb * inv[1, 2] + yab * inv[1, 3]
-    b2 = y * inv[2, 0] + ya * inv[2, 1] + yb * inv[2, 2] + yab * inv[2, 3]
-    b3 = y * inv[3, 0] + ya * inv[3, 1] + yb * inv[3, 2] + yab * inv[3, 3]
+    b0 = y * i00 + ya * i01 + yb * i02 + yab * i03
+    b1 = y * i01 + ya * i11 + yb * i12 + yab * i13
+    b2 = y * i02 + ya * i12 + yb * i22 + yab * i23
+    b3 = y * i03 + ya * i13 + yb * i23 + yab * i33
     # residual sum of squares expanded in the moments: sum (x'beta - y)^2
     rss = (b0 * b0 * n + b1 * b1 * float(saa) + b2 * b2 * float(sbb) + b3 * b3 * float(saabb) + yy
            + 2 * (b0 * (b1 * fa + b2 * fb + b3 * fab - y)
@@ -243,7 +236,7 @@ def linear_from_moments(N, sa, saa, sb, sbb, sab, saab, sabb, saabb, y, ya, yb, 
     sigma = rss / float(N - 4)
     if sigma < min_sigma:
         return False, nan, nan, nan
-    var = inv[3, 3] * sigma
+    var = i33 * sigma
     return True, b3, (b3 * b3) / var, math.sqrt(var)
 
 
