@@ -16,7 +16,7 @@ import numba as nb
 import numpy as np
 
 from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, retest_pairs
-from gboost.stats.qt import QT_DEFAULT_EPI1, genotypic_f_test, plink_normal_p, qt_thresholds
+from gboost.stats.qt import QT_DEFAULT_EPI1, genotypic_f_test, plink_normal_p_many, qt_thresholds
 from gboost.study import Study
 
 
@@ -74,7 +74,7 @@ class QTPairs:
     @property
     def plink_p(self) -> np.ndarray:
         """P as PLINK prints it in .epi.qt (its normal-tail approximation, docs/qt_epistasis.md §3)."""
-        return np.array([plink_normal_p(s) if o else np.nan for s, o in zip(self.stat.tolist(), self.ok.tolist())])
+        return plink_normal_p_many(np.ascontiguousarray(self.stat, np.float64), np.ascontiguousarray(self.ok, np.bool_))
 
     def take(self, idx) -> "QTPairs":
         opt = {k: (None if getattr(self, k) is None else getattr(self, k)[idx]) for k in ("f", "f_df1", "f_df2", "f_p")}

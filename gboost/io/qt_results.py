@@ -22,77 +22,69 @@ from pathlib import Path
 import numpy as np
 
 import gboost
-from gboost.io.plink_format import plink_g
-from gboost.io.results import _json_default, _rj, _sha256, plink_chrom
-from gboost.stats.qt import plink_normal_p
+from gboost.io.results import _json_default, _rj, _sha256, plink_fields
+from gboost.stats.qt import plink_normal_p_many
 
 QT_OUTPUT_FILES = ("pairs.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv", "run.json")
 
 
-def _fields(study):
-    return [plink_chrom(c) for c in study.variants.chrom], list(study.variants.snp)
-
-
 def epi_qt_text(result) -> str:
-    """PLINK's .epi.qt: header, then one row per pair PLINK writes (NaN for failed pairs)."""
+    return epi_qt_bytes(result).decode("utf-8")
+
+
+def epi_qt_bytes(result) -> bytes:
+    """PLINK's .epi.qt: header, then one row per pair PLINK writes (NaN for failed pairs), rows by
+    the compiled writer of gboost/io/plink_text.py (PLINK's number formatting, widths in bytes)."""
+    from gboost.io.plink_text import epi_qt_rows
+
     s = result.study
     w = s.snp_id_width
-    chrom, snp = _fields(s)
     pr = result.screened
-    lines = [f"CHR1 {_rj('SNP1', w)} CHR2 {_rj('SNP2', w)}     BETA_INT         STAT            P \n"]
-    for a, b, ok, beta, stat in zip(pr.i.tolist(), pr.j.tolist(), pr.ok.tolist(), pr.beta.tolist(), pr.stat.tolist()):
-        head = f"{_rj(chrom[a], 4)} {_rj(snp[a], w)} {_rj(chrom[b], 4)} {_rj(snp[b], w)} "
-        if not ok:
-            lines.append(head + f"{'nan':>12} {'nan':>12} {'nan':>12} \n")
-            continue
-        p = max(plink_normal_p(stat), 0.0)
-        lines.append(head + f"{plink_g(beta, 6):>12} {plink_g(stat, 6):>12} {plink_g(p, 4):>12} \n")
-    return "".join(lines)
+    chrom, snp = plink_fields(s)
+    p = plink_normal_p_many(np.ascontiguousarray(pr.stat, np.float64), np.ascontiguousarray(pr.ok, np.bool_))
+    head = f"CHR1 {_rj('SNP1', w)} CHR2 {_rj('SNP2', w)}     BETA_INT         STAT            P \n".encode()
+    return head + epi_qt_rows(pr.i, pr.j, pr.ok, pr.beta, pr.stat, p, chrom, snp)
 
 
 def epi_qt_summary_text(result) -> str:
-    """PLINK's .epi.qt.summary (the layout of .epi.cc.summary; BEST_CHISQ the best STAT)."""
+    """PLINK's .epi.qt.summary: the layout and writer of .epi.cc.summary (PLINK writes both with
+    the same code), BEST_CHISQ the best STAT."""
+    from gboost.io.plink_text import summary_rows
+
     s = result.study
     w = s.snp_id_width
-    chrom, snp = _fields(s)
     sm = result.summary
-    lines = [f" CHR {_rj('SNP', w)}        N_SIG        N_TOT         PROP   BEST_CHISQ BEST_CHR {_rj('BEST_SNP', w)} \n"]
-    for k in range(s.n_snps):
-        n_tot = int(sm.n_tot[k])
-        n_sig = int(sm.n_sig[k])
-        prop = n_sig / n_tot if n_tot else math.nan
-        if n_tot:
-            b = int(sm.best_partner[k])
-            best = f"{plink_g(float(sm.best[k]), 4):>12} {_rj(chrom[b], 4)} {_rj(snp[b], w)}"
-        else:
-            best = f"{'NA':>12} {'NA':>4} {_rj('NA', w)}"
-        lines.append(f"{_rj(chrom[k], 4)} {_rj(snp[k], w)}   {n_sig:>10}   {n_tot:>10} {plink_g(prop, 4):>12} {best} \n")
-    return "".join(lines)
-
-
-def _num(x: float, digits: int) -> str:
-    return "NA" if not math.isfinite(x) else f"{x:.{digits}g}"
+    chrom, snp = plink_fields(s)
+    head = f" CHR {_rj('SNP', w)}        N_SIG        N_TOT         PROP   BEST_CHISQ BEST_CHR {_rj('BEST_SNP', w)} \n"
+    return head + summary_rows(chrom, snp, w, sm.n_sig, sm.n_tot, sm.best, sm.best_partner).decode("utf-8")
 
 
 def pairs_tsv_text(result) -> str:
-    """pairs.tsv of a QT scan (see the module notes)."""
+    """pairs.tsv of a QT scan (see the module notes), by compiled columns."""
+    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows_bytes
+
     v = result.study.variants
     pr = result.reported
     geno = pr.f is not None
     cols = ["CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "BETA_INT", "SE", "STAT", "P", "N"]
     if geno:
         cols += ["F", "F_DF1", "F_DF2", "P_F"]
-    lines = ["\t".join(cols) + "\n"]
-    p = pr.p
-    n = pr.n
-    for k in range(len(pr)):
-        a, b = int(pr.i[k]), int(pr.j[k])
-        row = [v.chrom[a], v.snp[a], str(v.bp[a]), v.chrom[b], v.snp[b], str(v.bp[b]),
-               _num(pr.beta[k], 6), _num(pr.se[k], 6), _num(pr.stat[k], 6), _num(p[k], 4), str(int(n[k]))]
-        if geno:
-            row += [_num(pr.f[k], 6), str(int(pr.f_df1[k])), str(int(pr.f_df2[k])), _num(pr.f_p[k], 4)]
-        lines.append("\t".join(str(x) for x in row) + "\n")
-    return "".join(lines)
+    header = "\t".join(cols) + "\n"
+    if len(pr) == 0:
+        return header
+    i, j = pr.i, pr.j
+    columns = [text_bytes(v.chrom[i]), text_bytes(v.snp[i]), int_bytes(v.bp[i]), text_bytes(v.chrom[j]),
+               text_bytes(v.snp[j]), int_bytes(v.bp[j]), format_g_bytes(pr.beta, 6, na="NA"),
+               format_g_bytes(pr.se, 6, na="NA"), format_g_bytes(pr.stat, 6, na="NA"), format_g_bytes(pr.p, 4, na="NA"),
+               int_bytes(pr.n)]
+    if geno:
+        columns += [format_g_bytes(pr.f, 6, na="NA"), int_bytes(pr.f_df1), int_bytes(pr.f_df2),
+                    format_g_bytes(pr.f_p, 4, na="NA")]
+    return header + tsv_rows_bytes(columns).decode("utf-8")
+
+
+def _num(x: float, digits: int) -> str:
+    return "NA" if not math.isfinite(x) else f"{x:.{digits}g}"
 
 
 def marginal_tsv_text(result) -> str:

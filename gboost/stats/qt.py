@@ -78,6 +78,15 @@ def plink_normal_p(zsq: float) -> float:
 
 
 @nb.njit(cache=True, nogil=True)
+def plink_normal_p_many(zsq, ok):
+    """:func:`plink_normal_p` of each STAT where ``ok`` (NaN elsewhere), clamped at 0 as printed."""
+    out = np.empty(zsq.shape[0])
+    for k in range(zsq.shape[0]):
+        out[k] = max(plink_normal_p(zsq[k]), 0.0) if ok[k] else np.nan
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
 def _moments(n, s):
     """The 4x4 X'X and X'y of y ~ 1 + a + b + ab from the 3x3 table (float64, exact for counts)."""
     xtx = np.zeros((4, 4))
