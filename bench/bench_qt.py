@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -26,10 +27,15 @@ sys.path.insert(0, ROOT)
 from gboost.simulate import simulate_qt_study  # noqa: E402
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the child's own rusage) of one run. On a
+    machine shared with other work the CPU seconds are the steadier figure."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def main() -> int:
@@ -61,11 +67,14 @@ def main() -> int:
     pairs = args.snps * (args.snps - 1) // 2
     rows = []
     tools = [("gboost", gboost_cmd)] + ([] if args.no_plink else [("plink1.9", plink_cmd)])
+    print(f"load average before: {os.getloadavg()}")
     for name, cmd in tools:
         timed(cmd)  # warm-up
-        wall = min(timed(cmd) for _ in range(args.repeat))
+        wall, cpu = min(timed(cmd) for _ in range(args.repeat))
         rows.append((name, wall))
-        print(f"{name:9s} {wall:8.2f} s  {pairs / wall:10.3e} pairs/s  {pairs * args.samples / wall:10.3e} pair*samples/s")
+        print(f"{name:9s} {wall:8.2f} s wall  {cpu:8.2f} s CPU  {pairs / wall:10.3e} pairs/s  "
+              f"{pairs * args.samples / wall:10.3e} pair*samples/s")
+    print(f"load average after: {os.getloadavg()}")
     run = json.load(open(os.path.join(out, "run.json")))
     print(f"gboost engine (run.json timings_s): {json.dumps(run['timings_s'])}")
     print(f"gboost command stages (command_s): {json.dumps(run.get('command_s', {}).get('stages', {}))}")
