@@ -12,7 +12,7 @@ from gboost.errors import InputError
 
 
 def _refuse_unsupported(args) -> None:
-    unsupported = [("--covar", args.covar), ("--part", args.part), ("--resume", args.resume), ("--dask", args.dask),
+    unsupported = [("--part", args.part), ("--resume", args.resume), ("--dask", args.dask),
                    ("--gpus", args.gpus), ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
     named = [flag for flag, value in unsupported if value]
@@ -50,7 +50,14 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     if not args.quiet:
         def bar(done, total):
             print(f"\r{100.0 * done / max(total, 1):5.1f}% of {total} pairs", end="", file=sys.stderr, flush=True)
-    result = run_qt_scan(study, params, progress=bar)
+    covariates = None
+    if args.covar:
+        from gboost.covariates import read_covariates
+
+        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
+        log(f"covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
+        clock.lap("covariates")
+    result = run_qt_scan(study, params, progress=bar, covariates=covariates)
     if bar is not None:
         print(file=sys.stderr)
     clock.lap("screen")

@@ -54,6 +54,7 @@ class QTPairs:
     f_df1: np.ndarray | None = None
     f_df2: np.ndarray | None = None
     f_p: np.ndarray | None = None
+    adj: tuple | None = None  # (BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ) with --covar, on the reported pairs
 
     def __len__(self) -> int:
         return len(self.i)
@@ -79,7 +80,8 @@ class QTPairs:
     def take(self, idx) -> "QTPairs":
         opt = {k: (None if getattr(self, k) is None else getattr(self, k)[idx]) for k in ("f", "f_df1", "f_df2", "f_p")}
         return QTPairs(self.i[idx], self.j[idx], self.tables[idx], self.sums[idx], self.sumsq[idx], self.ok[idx],
-                       self.beta[idx], self.se[idx], self.stat[idx], **opt)
+                       self.beta[idx], self.se[idx], self.stat[idx], **opt,
+                       adj=None if self.adj is None else tuple(x[idx] for x in self.adj))
 
 
 @dataclass
@@ -106,8 +108,10 @@ class QTScanResult:
     marginal_p: np.ndarray
     timings: dict = field(default_factory=dict)
     test: str = "linear"
+    covariate_names: list | None = None  # --covar columns of the adjusted refit
 
     marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
+    _covariates = None  # (n, c) matrix aligned with study.samples, set by run_qt_scan
 
     @cached_property
     def reported(self) -> QTPairs:
@@ -116,15 +120,24 @@ class QTScanResult:
         p = sc.p
         keep = np.flatnonzero(sc.ok & (p <= self.params.epi1))
         order = np.lexsort((sc.j[keep], sc.i[keep], -sc.stat[keep]))
-        return sc.take(keep[order])
+        rep = sc.take(keep[order])
+        if self._covariates is not None:
+            from gboost.covariates import adjusted_linear_tests
+
+            rep.adj = adjusted_linear_tests(self.study, rep.i, rep.j, self._covariates)
+        return rep
 
     @property
     def bonferroni(self) -> float:
         return 0.05 / self.n_valid if self.n_valid else float("nan")
 
 
-def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None) -> QTScanResult:
+def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
+                covariates: tuple | None = None) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
+
+    ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
+    each reported pair with the covariates (``reported.adj``: BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ).
 
     ``progress(pairs_done, pairs_total)`` is called after each block of rows; ``cancel()``
     returning true between blocks raises :class:`gboost.errors.ScanCancelled`.
@@ -152,8 +165,14 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     timings["total"] = sum(timings.values())
     p = study.n_snps
     summary = QTSummary(core.n_sig, (p - 1) - core.n_fail, core.best, core.best_partner)
-    return QTScanResult(study, params, engine.name, engine.describe(), screened, summary, core.n_valid, alpha1, alpha2,
-                        mbeta, mstat, mp, timings, "linear+genotypic" if params.genotypic else "linear")
+    res = QTScanResult(study, params, engine.name, engine.describe(), screened, summary, core.n_valid, alpha1, alpha2,
+                       mbeta, mstat, mp, timings, "linear+genotypic" if params.genotypic else "linear")
+    if covariates is not None:
+        res._covariates, res.covariate_names = covariates[0], list(covariates[1])
+        t = time.perf_counter()
+        res.reported  # noqa: B018 - the refit, timed here rather than when a writer first asks
+        res.timings["adjusted_tests"] = time.perf_counter() - t
+    return res
 
 
 def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = False) -> QTPairs:

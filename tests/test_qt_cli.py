@@ -54,7 +54,7 @@ def test_genotypic_flag_adds_the_f_test_columns(qt_prefix, tmp_path):
     assert json.loads((out / "run.json").read_text())["test"] == "linear+genotypic"
 
 
-@pytest.mark.parametrize("flag", [["--covar", "x.txt"], ["--part", "1/2"], ["--device", "gpu"], ["--allelic"],
+@pytest.mark.parametrize("flag", [["--part", "1/2"], ["--device", "gpu"], ["--allelic"],
                                   ["--max-r2", "0.5"]])
 def test_options_the_qt_scan_lacks_are_refused_in_one_line(qt_prefix, tmp_path, capsys, flag):
     out = tmp_path / "o"
@@ -152,3 +152,40 @@ def test_simulate_qt_cli_is_seeded_and_read_back_as_quantitative(tmp_path, capsy
 def test_simulate_needs_cases_and_controls_or_qt(tmp_path, capsys):
     assert gboost_main(["simulate", "--snps", "5", "--seed", "1", "--out", str(tmp_path / "x")]) == 2
     assert "--qt" in capsys.readouterr().err
+
+
+def test_covariate_refit_equals_frisch_waugh_lovell(rng):
+    """BETA_ADJ is the slope of y on a*b after both are residualised on (1, covariates, a, b)."""
+    from gboost.covariates import adjusted_linear_test
+
+    n = 400
+    a, b = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    cov = np.column_stack([rng.normal(size=n), rng.integers(0, 2, n)]).astype(float)
+    y = 1.0 + 0.7 * cov[:, 0] + 0.4 * a * b + rng.normal(size=n)
+    a[:5] = -1  # missing calls and a missing covariate leave those samples out
+    cov[7, 1] = np.nan
+    beta, se, stat, p = adjusted_linear_test(a, b, y, cov)
+    ok = (a >= 0) & ~np.isnan(cov).any(axis=1)
+    Z = np.column_stack([np.ones(ok.sum()), cov[ok], a[ok], b[ok]])
+    res = lambda v: v - Z @ np.linalg.lstsq(Z, v, rcond=None)[0]  # noqa: E731
+    ry, rab = res(y[ok]), res((a[ok] * b[ok]).astype(float))
+    assert beta == pytest.approx(float(rab @ ry / (rab @ rab)), rel=1e-9)
+    resid = ry - rab * (rab @ ry / (rab @ rab))
+    assert se == pytest.approx(np.sqrt(resid @ resid / (ok.sum() - 6) / (rab @ rab)), rel=1e-9)
+    assert stat == pytest.approx((beta / se) ** 2, rel=1e-12) and 0 <= p < 1e-3
+
+
+def test_covar_adds_adjusted_columns_for_the_reported_pairs(qt_prefix, tmp_path):
+    fam = [line.split() for line in open(qt_prefix + ".fam")]
+    rng = np.random.default_rng(3)
+    (tmp_path / "c.txt").write_text("FID IID age sex2\n" + "".join(
+        f"{f[0]} {f[1]} {rng.normal(50, 10):.2f} {'NA' if k == 0 else k % 2}\n" for k, f in enumerate(fam)))
+    out = tmp_path / "o"
+    assert gboost_main(["scan", "--bfile", qt_prefix, "--out", str(out), "--quiet", "--epi1", "0.01",
+                        "--covar", str(tmp_path / "c.txt")]) == 0
+    lines = [line.split("\t") for line in (out / "pairs.tsv").read_text().splitlines()]
+    assert lines[0][-4:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
+    top = lines[1]
+    # a noise covariate barely moves a real interaction
+    assert float(top[-4]) == pytest.approx(float(top[6]), rel=0.1)
+    assert json.loads((out / "run.json").read_text())["covariates"] == ["age", "sex2"]

@@ -69,6 +69,8 @@ def pairs_tsv_text(result) -> str:
     cols = ["CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "BETA_INT", "SE", "STAT", "P", "N"]
     if geno:
         cols += ["F", "F_DF1", "F_DF2", "P_F"]
+    if pr.adj is not None:
+        cols += ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
     header = "\t".join(cols) + "\n"
     if len(pr) == 0:
         return header
@@ -80,6 +82,9 @@ def pairs_tsv_text(result) -> str:
     if geno:
         columns += [format_g_bytes(pr.f, 6, na="NA"), int_bytes(pr.f_df1), int_bytes(pr.f_df2),
                     format_g_bytes(pr.f_p, 4, na="NA")]
+    if pr.adj is not None:
+        columns += [format_g_bytes(pr.adj[0], 6, na="NA"), format_g_bytes(pr.adj[1], 6, na="NA"),
+                    format_g_bytes(pr.adj[2], 6, na="NA"), format_g_bytes(pr.adj[3], 4, na="NA")]
     return header + tsv_rows_bytes(columns).decode("utf-8")
 
 
@@ -143,6 +148,7 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
         },
         "trait": {"mean": float(np.mean(y)), "sd": float(np.std(y, ddof=1)) if len(y) > 1 else None},
         "bonferroni_0.05": result.bonferroni,
+        "covariates": result.covariate_names,
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
         **({"command_s": clock.as_dict()} if clock is not None else {}),
