@@ -131,3 +131,16 @@ def test_qt_files_of_the_simulator_are_read_by_plink_as_quantitative(fileset, tm
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert "Phenotype data is quantitative." in open(str(tmp_path / "p.log")).read()
     assert os.path.exists(str(tmp_path / "p.epi.qt"))
+
+
+def test_ped_map_input_with_a_quantitative_trait_matches_plink(tmp_path):
+    st = simulate_qt_study(25, 150, seed=31, missing_rate=0.01, effects=[(1, 2, 0.5)])
+    prefix = str(tmp_path / "t")
+    st.write(prefix)
+    subprocess.run([PLINK, "--bfile", prefix, "--recode", "--out", prefix, "--silent"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = tmp_path / "g"
+    assert gboost_main(["scan", "--file", prefix, "--out", str(out), "--quiet", "--epi1", "0.2"]) == 0
+    subprocess.run([PLINK, "--file", prefix, "--epistasis", "--epi1", "0.2", "--out", str(tmp_path / "p"), "--silent"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert_same_files(out, tmp_path / "p")
