@@ -197,3 +197,33 @@ def test_engine_cancel_between_blocks(rng):
     st, _, _ = qt_study(rng, p=10, n=100)
     with pytest.raises(ScanCancelled):
         QTCPUEngine().scan(st, 0.0, 1.0, cancel=lambda: True)
+
+
+def test_matrix_product_tables_equal_the_engine(rng):
+    from gboost.stats.qt_products import qt_tables_matmul
+
+    flip = rng.random(24) < 0.5
+    st, dose, y = qt_study(rng, flip=flip)
+    qp = qt_planes(st)
+    rows, cols = np.array([0, 5, 9]), np.array([1, 12, 23, 17])
+    n, s, q = qt_tables_matmul(st, rows, cols)
+    for r, i in enumerate(rows):
+        for c, j in enumerate(cols):
+            en, es = np.zeros((3, 3), np.int64), np.zeros((3, 3))
+            eq = pair_sufficient(qp.h1, qp.h2, qp.miss, qp.cnt, qp.sy, qp.ty, qp.ty2, qp.y2_sum, i, j, en, es)
+            np.testing.assert_array_equal(n[r, c], en)
+            np.testing.assert_allclose(s[r, c], es, rtol=1e-12, atol=1e-9)
+            assert q[r, c] == pytest.approx(eq, rel=1e-12)
+
+
+def test_results_do_not_depend_on_the_thread_count(rng):
+    import numba as nb
+
+    st, _, _ = qt_study(rng, p=40, n=300)
+    outs = []
+    for threads in (1, nb.config.NUMBA_NUM_THREADS):
+        r = run_qt_scan(st, QTParams(epi1=1.0, threads=threads))
+        outs.append((r.screened.i, r.screened.j, r.screened.stat, r.screened.beta, r.summary.best,
+                     r.summary.best_partner, r.summary.n_sig, r.summary.n_tot))
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
