@@ -144,3 +144,24 @@ def test_ped_map_input_with_a_quantitative_trait_matches_plink(tmp_path):
     subprocess.run([PLINK, "--file", prefix, "--epistasis", "--epi1", "0.2", "--out", str(tmp_path / "p"), "--silent"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert_same_files(out, tmp_path / "p")
+
+
+@pytest.mark.parametrize("kind", ["large_mean", "integer", "rare"])
+def test_numerically_hard_traits_match_plink(tmp_path, kind):
+    """A trait of mean 1e4 and SD 0.01 (the expanded RSS cancels 12 digits: byte parity needs PLINK's
+    order of operations), an integer trait (ties), and rare variants (most pairs fail PLINK's checks:
+    NaN rows)."""
+    st = simulate_qt_study(60, 600, seed=5, missing_rate=0.02, effects=[(1, 2, 0.5)], ld_block=6, ld_rho=0.97,
+                           maf_range=(0.002, 0.02) if kind == "rare" else (0.01, 0.5), chromosomes=2)
+    y = st.samples.trait
+    if kind == "large_mean":
+        y = 1e4 + (y - 10) * 0.01
+    elif kind == "integer":
+        y = np.round(y)
+    st.samples.trait = np.array([np.nan if np.isnan(v) else float(f"{v:.6f}") for v in y])
+    prefix = str(tmp_path / kind)
+    write_bfile(prefix, st.genotypes, st.variants, st.samples)
+    out, theirs = run_both(prefix, tmp_path, ("--epi1", "1"))
+    assert_same_files(out, theirs)
+    if kind == "rare":
+        assert (out / "pairs.epi.qt").read_text().count(" nan \n") > 100
