@@ -55,3 +55,14 @@ def test_qt_exports_are_the_cli_bytes(qtbot, window, qt_prefix, qt_cli_dir, tmp_
     with qtbot.waitSignal(window.exportFinished, timeout=30000):
         assert window.export_file(kind, str(out))
     assert out.read_bytes() == (qt_cli_dir / name).read_bytes()
+
+
+def test_epi1_follows_plinks_default_for_the_loaded_test(qtbot, window, qt_prefix, study_prefix):
+    assert window.run_panel.epi1.text() == "5e-6"
+    load(qtbot, window, qt_prefix)
+    assert window.run_panel.epi1.text() == "1e-4"  # PLINK's --epistasis default
+    load(qtbot, window, study_prefix)
+    assert window.run_panel.epi1.text() == "5e-6"  # boost's again
+    window.run_panel.epi1.setText("0.001")  # a value the user typed stays
+    load(qtbot, window, qt_prefix)
+    assert window.run_panel.epi1.text() == "0.001"
