@@ -1,25 +1,26 @@
-"""CPU engine of the quantitative-trait scan: every pair's 3x3 table of counts and trait sums from
-the bit planes, PLINK's linear test, survivors and the per-SNP summary (numba, all cores).
+"""CPU engine of the quantitative-trait scan: PLINK's linear test of every pair from the bit
+planes, survivors and the per-SNP summary (numba, all cores). docs/qt_epistasis.md §3-4.
 
 Planes per SNP, by dosage d = copies of PLINK's A1 (the founders' minor allele; the .bim's A1
-unless ``study.a1_flip``): H1 (het), H2 (hom A1) and M (missing call). With C = H1 | H2 (carries
-A1), a pair's table needs only sparse work:
+unless ``study.a1_flip``): H1 (het), H2 (hom A1) and M (missing call); C = H1 | H2 carries A1.
 
-* cells (a, b) with a, b in {1, 2}: counts by AND+popcount, trait sums over C_i & C_j,
-  H2_i & C_j, C_i & H2_j and H2_i & H2_j combined;
-* the samples missing at one SNP and called at the other, by dosage at the called one
-  (1 % of the words hold any): they turn per-SNP dosage totals into the pair's margins;
-* the cells with a 0 dosage by subtraction from those margins, and sum(y^2) of the table as the
-  total less the samples missing at either SNP.
+The test (:func:`pair_moments` -> :func:`gboost.stats.qt.linear_from_moments`) needs the moments
+of ``y ~ 1 + a + b + ab``. Per SNP, dosage totals and ``sum a y`` are summed once; per pair, the
+cells with a, b >= 1 are counted by AND+popcount of H1/H2, and one walk over the set bits of
+(C_i & C_j) | M_i | M_j, in sample order, adds ``a b y`` and takes the samples missing at either
+SNP out of the totals. Sample order and PLINK's operations make these the doubles PLINK computes,
+so STAT agrees to the last bit (byte parity of the printed files).
 
-Sums over a word's set bits use a table of the trait's partial sums per byte pattern
-(``T[8 * word + byte, pattern]``, 2 KiB per 8 samples: 1.3 MB at 5,000 samples, in L2), so a word
-costs 8 loads whatever its bits. Everything is float64: sums of the trait are exact up to
-rounding of the additions (the GPU engine may use other arithmetic; docs/qt_epistasis.md §4).
+The pair's 3x3 table of counts and trait sums (:func:`pair_sufficient`, for pairs.tsv's N, the
+genotypic F-test and the GUI) comes from the same planes: counts by popcount, trait sums over
+C_i & C_j, H2_i & C_j, C_i & H2_j, H2_i & H2_j by a table of the trait's partial sums per byte
+pattern (``T[8 * word + byte, pattern]``, 2 KiB per 8 samples: 1.3 MB at 5,000 samples, in L2),
+margins from per-SNP dosage totals less the samples missing at the other SNP, and the cells with a
+0 dosage by subtraction. gboost/stats/qt_products.py is the same table as matrix products.
 
 Pass 1 writes each pair's STAT (NaN for a pair PLINK fails) into a block of rows x all columns;
 the block's survivors (STAT >= the epi1 threshold, or failed pairs when that threshold is 0) are
-re-tested one by one (pass 2, with beta and SE), and the block folds into the per-SNP summary.
+re-tested one by one (pass 2: beta, SE and the table), and the block folds into the summary.
 """
 from __future__ import annotations
 
