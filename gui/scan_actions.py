@@ -95,7 +95,7 @@ class ScanMixin:
                 log("QC or phenotype settings changed: reloading the study")
                 s = open_study(path, qc, log=log, **opts.input_kwargs())
             if s.quantitative:  # a quantitative phenotype: PLINK's linear --epistasis test
-                return _qt_job(s, params, progress, cancel, log, sources, ckpt), opts, None, None
+                return _qt_job(s, params, progress, cancel, log, sources, ckpt, opts), opts, None, None
             covariates = None
             if opts.covar:
                 from gboost.covariates import read_covariates
@@ -166,8 +166,9 @@ class ScanMixin:
         self.scanFinished.emit(result)
 
 
-def _qt_job(study, params, progress, cancel, log, sources, ckpt):
-    """The scan of a quantitative trait (gboost.qt_scan), shown through the case-control views."""
+def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None):
+    """The scan of a quantitative trait (gboost.qt_scan), shown through the case-control views;
+    covariates refit the reported pairs (their columns are in the exported pairs.tsv)."""
     import time
 
     from gboost.qt_scan import QTParams, as_scan_result, run_qt_scan
@@ -182,7 +183,13 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt):
     def report(done, total):
         progress(Progress(0, 1, done, total, time.perf_counter() - t0))
 
-    result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel))
+    covariates = None
+    if opts is not None and opts.covar:
+        from gboost.covariates import read_covariates
+
+        covariates = read_covariates(opts.covar, study, opts.covar_name)
+        log(f"Covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
+    result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates))
     graph, error = None, None
     try:
         graph = pathway_data.build_graph(result, result.reported, sources)

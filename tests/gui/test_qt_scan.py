@@ -66,3 +66,20 @@ def test_epi1_follows_plinks_default_for_the_loaded_test(qtbot, window, qt_prefi
     window.run_panel.epi1.setText("0.001")  # a value the user typed stays
     load(qtbot, window, qt_prefix)
     assert window.run_panel.epi1.text() == "0.001"
+
+
+def test_covariates_of_the_run_panel_refit_a_qt_scan(qtbot, window, qt_prefix, tmp_path):
+    with open(qt_prefix + ".fam") as f:
+        fam = [line.split() for line in f]
+    covar = tmp_path / "covar.txt"
+    covar.write_text("FID IID age\n" + "".join(f"{r[0]} {r[1]} {20 + k % 50}\n" for k, r in enumerate(fam)))
+    load(qtbot, window, qt_prefix)
+    window.run_panel.file_edits["covar"].setText(str(covar))
+    window.run_panel.epi1.setText("0.001")
+    result = scan(qtbot, window)
+    assert result.qt.covariate_names == ["age"]
+    out = tmp_path / "pairs.tsv"
+    with qtbot.waitSignal(window.exportFinished, timeout=30000):
+        assert window.export_file("pairs_tsv", str(out))
+    header = out.read_text().splitlines()[0].split("\t")
+    assert header[-4:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
