@@ -82,7 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue the interrupted scan checkpointed in DIR (same data and thresholds)")
     g.add_argument("--part", metavar="K/N", type=_parse_part,
                    help="scan only the K-th of N equal shares of the pairs (SLURM arrays); join with `gboost merge`")
-    g.add_argument("--epi1", type=V.in_range("--epi1", 0, 1, lo_open=True, hi_open=True), default=5e-6, help="screening/reporting p threshold (default 5e-6, PLINK's for boost)")
+    g.add_argument("--epi1", type=V.in_range("--epi1", 0, 1, lo_open=True), default=None,
+                   help="screening/reporting p threshold (default 5e-6, PLINK's for boost; 1e-4 for a quantitative "
+                        "trait, PLINK's for --epistasis, where 1 writes every pair)")
     g.add_argument("--epi2", type=V.in_range("--epi2", 0, 1, lo_open=True, hi_open=True), default=0.01, help="p threshold counted in the .summary's N_SIG (default 0.01)")
     g.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="engine (auto: GPU when CuPy sees one)")
     g.add_argument("--threads", type=V.at_least("--threads", 1, int), help="CPU threads (default: all cores)")
@@ -97,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--calibration-pairs", type=V.at_least("--calibration-pairs", 0, int), default=200_000, metavar="N",
                    help="exact tests of N random pairs for the interaction test's inflation lambda in run.json "
                         "(default 200000; 0: none, which saves their time on small or quick scans)")
+    g.add_argument("--genotypic", action="store_true",
+                   help="quantitative trait: also the 4-df genotypic interaction F-test of the reported pairs")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
 
     merge = sub.add_parser("merge", help="join the outputs of `gboost scan --part k/n` runs into one scan's outputs")
@@ -188,14 +192,6 @@ def _scan_locked(args, out) -> int:
     resume = _check_out_dir(out, args)
     ped = args.ped or (args.file + ".ped" if args.file else None)
     map_file = args.map_file or (args.file + ".map" if args.file else None)
-    try:
-        params = ScanParams(epi1=args.epi1, epi2=args.epi2, device=args.device, threads=args.threads,
-                            tile=args.tile, gpus=args.gpus,
-                            allelic=args.allelic, part=args.part, dask=args.dask,
-                            min_distance_kb=args.min_distance, max_r2=args.max_r2,
-                            calibration_pairs=args.calibration_pairs)
-    except ValueError as exc:
-        raise InputError(None, str(exc)) from None
     if args.threads is not None and args.threads < 1:
         raise InputError(None, "--threads must be at least 1")
     clock.lap("setup")
@@ -206,6 +202,18 @@ def _scan_locked(args, out) -> int:
                         allow_no_sex=args.allow_no_sex)
     qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
                    exclude=args.exclude, chrom=_parse_chr(args.chrom))
+    if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test
+        from gboost.cli_qt import scan_qt
+
+        return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m))
+    try:
+        params = ScanParams(epi1=5e-6 if args.epi1 is None else args.epi1, epi2=args.epi2, device=args.device,
+                            threads=args.threads, tile=args.tile, gpus=args.gpus,
+                            allelic=args.allelic, part=args.part, dask=args.dask,
+                            min_distance_kb=args.min_distance, max_r2=args.max_r2,
+                            calibration_pairs=args.calibration_pairs)
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
     load_timings: dict = {}
     study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings)
     start_hashing(study.source_files)  # run.json's checksums, on a thread while the scan runs

@@ -16,8 +16,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``simulate`` options to ``parser``."""
     parser.add_argument("--out", required=True, metavar="PREFIX", help="write PREFIX.bed/.bim/.fam")
     parser.add_argument("--snps", type=int, required=True, metavar="N", help="number of SNPs")
-    parser.add_argument("--cases", type=int, required=True, metavar="N", help="number of cases")
-    parser.add_argument("--controls", type=int, required=True, metavar="N", help="number of controls")
+    parser.add_argument("--cases", type=int, metavar="N", help="number of cases (case-control study)")
+    parser.add_argument("--controls", type=int, metavar="N", help="number of controls (case-control study)")
+    parser.add_argument("--qt", type=int, metavar="N",
+                        help="simulate a quantitative trait of N samples instead of cases and controls "
+                             "(planted effects with --qt-effect)")
+    parser.add_argument("--qt-effect", action="append", default=[], metavar="I:J:BETA", type=parse_qt_effect,
+                        help="with --qt: trait += BETA x (dosage I x dosage J - its mean), SNPs 1-based; repeatable")
+    parser.add_argument("--missing-trait", type=float, default=0.0, metavar="F",
+                        help="with --qt: share of samples whose trait is missing (-9; default 0)")
     parser.add_argument("--seed", type=int, required=True, metavar="S", help="random seed (same seed, same files)")
     parser.add_argument("--missing", type=float, default=0.0, metavar="R", help="missing-call rate (default 0)")
     parser.add_argument("--chromosomes", type=parse_chromosomes, default=1, metavar="K|LIST",
@@ -73,14 +80,54 @@ def parse_plant(text: str):
         raise argparse.ArgumentTypeError(f"--plant {text!r}: {exc}") from None
 
 
+def parse_qt_effect(text: str) -> tuple[int, int, float]:
+    """``I:J:BETA`` (1-based SNPs) into ``(i, j, beta)`` with 0-based SNPs."""
+    try:
+        i, j, beta = text.split(":")
+        i, j, beta = int(i) - 1, int(j) - 1, float(beta)
+        if i < 0 or j < 0 or i == j:
+            raise ValueError("two different SNPs, numbered from 1")
+        return i, j, beta
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--qt-effect {text!r}: expected I:J:BETA ({exc})") from None
+
+
+def _run_qt(args: argparse.Namespace) -> int:
+    from gboost.simulate import simulate_qt_study
+
+    try:
+        study = simulate_qt_study(
+            args.snps, args.qt, seed=args.seed, chromosomes=args.chromosomes, maf_range=(args.maf_min, args.maf_max),
+            missing_rate=args.missing, effects=args.qt_effect, ld_block=args.ld_block, ld_rho=args.ld_rho,
+            unknown_sex=args.unknown_sex, missing_trait=args.missing_trait,
+        )
+    except (ValueError, IndexError) as exc:
+        print(f"gboost simulate: {exc}", file=sys.stderr)
+        return 2
+    paths = study.write(args.out)
+    v = study.variants
+    print(f"{len(v)} SNPs, {args.qt} samples with a quantitative trait (seed {study.seed})")
+    for i, j, beta in study.effects:
+        print(f"planted effect: {v.snp[i]} x {v.snp[j]}, beta {beta:g} per unit of the dosage product")
+    print("wrote " + ", ".join(paths))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Simulate and write the fileset; print what was planted. Returns the exit code."""
     import os
+
+    if (args.qt is None) == (args.cases is None or args.controls is None):
+        print("gboost simulate: give --cases and --controls (case-control) or --qt N (quantitative trait)",
+              file=sys.stderr)
+        return 2
 
     existing = [args.out + ext for ext in (".bed", ".bim", ".fam") if os.path.lexists(args.out + ext)]
     if existing and not getattr(args, "overwrite", False):  # never replace a user's fileset by accident
         print(f"gboost simulate: {existing[0]} exists; choose another --out or add --overwrite", file=sys.stderr)
         return 2
+    if args.qt is not None:
+        return _run_qt(args)
     from gboost.simulate import simulate_study
 
     try:

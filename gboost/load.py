@@ -121,7 +121,7 @@ def load_study(
     planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report)
     if timings is not None:
         timings["encode"] = time.perf_counter() - t
-    _report_snp_filters(qc, report, say)
+    _report_snp_filters(qc, report, say, sets.quantitative)
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
     study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
@@ -291,6 +291,11 @@ class _SampleSets:
     masks: np.ndarray  # (n_qc, 7) float32 in read order, columns _ALL.._FOUNDER_CTRL_NONMALE
     is_case: np.ndarray  # per scanned sample, plane order
     layout: ClassLayout
+    trait: np.ndarray | None = None  # quantitative phenotype per scanned sample (plane order), or None
+
+    @property
+    def quantitative(self) -> bool:
+        return self.trait is not None
 
     @property
     def n_qc(self) -> int:
@@ -323,11 +328,15 @@ def _sample_sets(source, sample_keep, report, say) -> _SampleSets:
         say(f"{len(unscanned)} sample{_s(len(unscanned))} with a missing phenotype "
             "(0, -9, non-numeric or unknown sex) left out of the scan (PLINK keeps them in --geno/--maf)")
     is_case_file = samples.status[scanned] == 2
-    _check_both_classes(source, is_case_file, report)
+    trait = getattr(samples, "trait", None)
+    if trait is None:
+        _check_both_classes(source, is_case_file, report)
+    else:
+        _check_trait(source, trait[scanned], report)
     order = sample_order(is_case_file)
     read_index = np.concatenate([scanned[order], unscanned])
     return _SampleSets(read_index, _sample_masks(source, read_index), is_case_file[order],
-                       ClassLayout.from_status(is_case_file))
+                       ClassLayout.from_status(is_case_file), None if trait is None else trait[scanned[order]])
 
 
 def _sample_masks(source, index: np.ndarray) -> np.ndarray:
@@ -336,9 +345,25 @@ def _sample_masks(source, index: np.ndarray) -> np.ndarray:
     founder = np.ones(len(index), bool) if founder is None else np.asarray(founder, bool)[index]
     male = source.samples.sex[index] == 1
     control = source.samples.status[index] == 1
+    if getattr(source.samples, "trait", None) is not None:
+        # PLINK 1.9 tests HWE in every founder when no case/control phenotype is loaded (hwe_all)
+        control = np.ones(len(index), bool)
     columns = [np.ones(len(index), bool), male, founder, founder & ~male, founder & male,
                founder & control, founder & control & ~male]
     return np.column_stack(columns).astype(np.float32)
+
+
+def _check_trait(source, trait: np.ndarray, report) -> None:
+    """PLINK 1.9's --epistasis on a quantitative trait refuses a constant one ("Phenotype is
+    constant"), which includes having no phenotyped sample."""
+    if len(trait) >= 2 and np.ptp(trait) > 0:
+        return
+    path = getattr(source, "pheno_path", None) or _source_file(source, "fam_path")
+    what = (f"only {len(trait)} sample{_s(len(trait))} with a quantitative phenotype" if len(trait) < 2
+            else f"the quantitative phenotype is {trait[0]:g} for all {len(trait)} samples that have one")
+    raise InputError(path, f"{what} ({report.samples_in} in the file, {report.samples_mind} removed by --mind, "
+                           f"{report.samples_missing_pheno} missing); a scan of a quantitative trait needs it to vary, "
+                           "as PLINK 1.9 does")
 
 
 def _check_both_classes(source, is_case, report) -> None:
@@ -387,9 +412,12 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
     blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(sets.read_index, block_snps)
     # The direct path's per-SNP QC: each sample set's genotype counts by popcount of planes over the
     # QC samples (read order, one class) ANDed with the set's bit mask.
-    qc_masks = mask_words(sets.masks > 0) if direct and _needs_calls(qc) else None
+    # A QT scan needs every SNP's founder allele counts (PLINK's A1 is the founders' minor allele:
+    # it sets the sign of BETA_INT), so it counts the sample sets whatever the filters.
+    qc_masks = mask_words(sets.masks > 0) if direct and (_needs_calls(qc) or sets.quantitative) else None
     no_class = np.zeros(sets.n_qc, dtype=bool)
     kept, filled = [], 0
+    flips = []
     for start, data in blocks:
         rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
         if len(rows) == 0:
@@ -406,7 +434,16 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         # The counts come from the planes by popcount; SNPs with fewer than two genotype classes
         # (PLINK's --fast-epistasis skips them) are dropped after encoding.
         cnt = plane_counts(pl, sets.layout)
-        mono = (cnt.sum(axis=2) > 0).sum(axis=1) < 2
+        if sets.quantitative:
+            # PLINK's --epistasis (linear) skips only SNPs whose calls are all one homozygote (or
+            # none): a het makes a SNP polymorphic there, unlike --fast-epistasis.
+            called = cnt.sum(axis=2)
+            mono = (called[:, 1] == 0) & ((called[:, 0] == 0) | (called[:, 2] == 0))
+            if set_counts is None:
+                set_counts = _set_counts(block, sets.masks)
+            flips.append(a1_is_major(set_counts[keep][~mono]))
+        else:
+            mono = (cnt.sum(axis=2) > 0).sum(axis=1) < 2
         report.snps_monomorphic += int(mono.sum())
         if mono.any():
             pl, cnt = pl[~mono], cnt[~mono]
@@ -416,7 +453,21 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         kept.append(rows[keep][~mono])
     planes.resize((filled, 3, sets.layout.n_words), refcheck=False)
     counts.resize((filled, 3, 2), refcheck=False)
-    return planes, counts, np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
+    kept = np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
+    if sets.quantitative:
+        sets.a1_flip = np.concatenate(flips) if flips else np.zeros(0, dtype=bool)
+    return planes, counts, kept
+
+
+def a1_is_major(c: np.ndarray) -> np.ndarray:
+    """Per SNP: whether PLINK 1.9 swaps the .bim's alleles (A1 more frequent than A2 among the
+    founders' called alleles, strictly; no calls count as 0.5, no swap), from sample-set counts
+    ``(snps, 3, sets)`` of genotypes 0/1/2 copies of the file's A1. Diploid counting (the QT scan
+    skips X and Y)."""
+    f = c[:, :, _FOUNDER]
+    a1 = 2 * f[:, 2] + f[:, 1]
+    total = 2 * f.sum(axis=1)
+    return 2 * a1 > total
 
 
 def _needs_calls(qc: QCOptions) -> bool:
@@ -509,19 +560,23 @@ def hwe_control_p(c: np.ndarray, kinds: np.ndarray) -> np.ndarray:
 # Messages and the result
 
 
-def _report_snp_filters(qc: QCOptions, report: QCReport, say) -> None:
+def _report_snp_filters(qc: QCOptions, report: QCReport, say, quantitative: bool = False) -> None:
     if qc.geno is not None:
         say(f"--geno {qc.geno:g}: {report.snps_geno} SNP{_s(report.snps_geno)} removed (missing-call rate > {qc.geno:g})")
     if qc.hwe is not None:
         say(f"--hwe {qc.hwe:g}: {report.snps_hwe} SNP{_s(report.snps_hwe)} removed "
-            f"(Hardy-Weinberg exact test p < {qc.hwe:g} in founder controls)")
+            f"(Hardy-Weinberg exact test p < {qc.hwe:g} in founder {'samples' if quantitative else 'controls'})")
     if qc.maf:
         say(f"--maf {qc.maf:g}: {report.snps_maf} SNP{_s(report.snps_maf)} removed "
             f"(minor allele frequency < {qc.maf:g} in founders)")
     say(f"{report.snps_non_autosomal} SNP{_s(report.snps_non_autosomal)} on X or Y skipped "
         "(PLINK 1.9's --fast-epistasis scans autosomes, XY, MT and 0 only)")
-    say(f"{report.snps_monomorphic} monomorphic SNP{_s(report.snps_monomorphic)} skipped "
-        "(fewer than two genotype classes among cases and controls)")
+    if quantitative:
+        say(f"{report.snps_monomorphic} monomorphic SNP{_s(report.snps_monomorphic)} skipped "
+            "(every call the same homozygote among the phenotyped samples, as PLINK's --epistasis)")
+    else:
+        say(f"{report.snps_monomorphic} monomorphic SNP{_s(report.snps_monomorphic)} skipped "
+            "(fewer than two genotype classes among cases and controls)")
 
 
 def _finish(source, sets, planes, counts, kept, report, say) -> Study:
@@ -532,6 +587,11 @@ def _finish(source, sets, planes, counts, kept, report, say) -> Study:
             "an epistasis scan needs at least 2. What was removed: " + "; ".join(report.messages),
         )
     samples = source.samples.take(sets.scan_index)
+    if sets.quantitative:
+        say(f"{len(kept)} SNPs and {len(samples)} samples with a quantitative phenotype go into the scan "
+            "(linear epistasis test, PLINK 1.9's --epistasis)")
+        return Study(source.variants.take(kept), samples, sets.layout, planes, counts, report, source.input_files(),
+                     trait=np.ascontiguousarray(sets.trait, dtype=np.float64), a1_flip=sets.a1_flip)
     say(f"{len(kept)} SNPs and {len(samples)} samples ({sets.layout.n_case} cases, {sets.layout.n_ctrl} controls) "
         "go into the scan")
     return Study(source.variants.take(kept), samples, sets.layout, planes, counts, report, source.input_files())

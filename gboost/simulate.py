@@ -234,6 +234,62 @@ def simulate_study(
     return SimulatedStudy(genotypes, variants, samples, maf, list(planted), factors, baseline, seed, draws)
 
 
+def simulate_qt_study(
+    n_snps: int,
+    n_samples: int,
+    *,
+    seed: int,
+    chromosomes: int | Sequence[str] = 1,
+    maf_range: tuple[float, float] = (0.05, 0.5),
+    missing_rate: float = 0.0,
+    effects: Sequence[tuple[int, int, float]] = (),
+    ld_block: int = 0,
+    ld_rho: float = 0.95,
+    unknown_sex: float = 0.0,
+    mean: float = 10.0,
+    missing_trait: float = 0.0,
+) -> SimulatedStudy:
+    """Simulate a study with a quantitative trait and planted interactions.
+
+    Genotypes are drawn as by :func:`simulate_study` (population samples, no ascertainment); the
+    trait is ``mean + sum_k beta_k * (a_k b_k - E[a_k b_k]) + N(0, 1)`` for ``effects`` =
+    ``[(i, j, beta), ...]`` (0-based SNPs), with ``a_k``, ``b_k`` the A1 dosages of SNPs i and j
+    (``beta``: the interaction effect per unit of the dosage product, in noise SDs). Missing calls are drawn
+    after the trait, so the trait depends on the true genotypes. A share ``missing_trait`` of the
+    samples get a missing trait (-9 in the .fam). Returns a :class:`SimulatedStudy` whose samples
+    carry the trait (``samples.trait``, NaN for missing; status 1 where present, 0 where missing).
+    """
+    planted = [PlantedPair(int(i), int(j), "additive", 2.0) for i, j, _ in effects]  # (checks the SNPs only)
+    _check_arguments(n_snps, n_samples, 0, maf_range, missing_rate, planted, 0.1)
+    if not 0 <= missing_trait < 1:
+        raise ValueError(f"missing_trait must be in [0, 1), got {missing_trait}")
+    layout_rng, trait_rng, background_rng, sex_rng, missing_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence([seed, 22]).spawn(5)
+    )
+    chrom_list = [str(c) for c in (range(1, chromosomes + 1) if isinstance(chromosomes, int) else chromosomes)]
+    variants, maf = _layout(n_snps, chrom_list, maf_range, planted, layout_rng)
+    samples = _samples(np.zeros(n_samples, bool), sex_rng, unknown_sex)
+    if ld_block > 1 or "X" in set(variants.chrom.tolist()):
+        genotypes = _haplotype_blocks(maf, variants.chrom, samples.sex, ld_block, ld_rho, background_rng)
+    else:
+        genotypes = _background(maf, n_samples, background_rng)
+    y = mean + trait_rng.standard_normal(n_samples)
+    for i, j, beta in effects:
+        a, b = genotypes[i].astype(np.float64), genotypes[j].astype(np.float64)
+        expected = 4.0 * maf[i] * maf[j]  # E[a b] for independent HWE SNPs
+        y += beta * (a * b - expected)
+    if missing_trait > 0:
+        y[trait_rng.random(n_samples) < missing_trait] = np.nan
+    _set_missing(genotypes, missing_rate, missing_rng)
+    # the values the .fam will hold (write_bfile prints 6 decimals), so memory and file agree
+    y = np.array([np.nan if np.isnan(v) else float(f"{v:.6f}") for v in y.tolist()])
+    samples.trait = y
+    samples.status = np.where(np.isnan(y), 0, 1).astype(np.int8)
+    study = SimulatedStudy(genotypes, variants, samples, maf, [], [], 0.0, seed, n_samples)
+    study.effects = [(int(i), int(j), float(beta)) for i, j, beta in effects]
+    return study
+
+
 def _check_arguments(n_snps, n_cases, n_controls, maf_range, missing_rate, planted, prevalence) -> None:
     if n_snps < 1 or n_cases < 0 or n_controls < 0:
         raise ValueError("need at least one SNP and non-negative case and control counts")
@@ -438,8 +494,13 @@ def write_bfile(
         for row in zip(variants.chrom, variants.snp, variants.cm, variants.bp, variants.a1, variants.a2):
             fh.write("{}\t{}\t{:.10g}\t{}\t{}\t{}\n".format(*row))
     with open(fam, "w", encoding="utf-8") as fh:
-        for f, i, sex, status in zip(samples.fid, samples.iid, samples.sex, samples.status):
-            fh.write(f"{f} {i} 0 0 {int(sex)} {int(status) if status in (1, 2) else -9}\n")
+        trait = getattr(samples, "trait", None)
+        if trait is not None:  # a quantitative trait, 6 decimals (what PLINK and gboost read back), -9 missing
+            for f, i, sex, y in zip(samples.fid, samples.iid, samples.sex, trait):
+                fh.write(f"{f} {i} 0 0 {int(sex)} {'-9' if np.isnan(y) else f'{y:.6f}'}\n")
+        else:
+            for f, i, sex, status in zip(samples.fid, samples.iid, samples.sex, samples.status):
+                fh.write(f"{f} {i} 0 0 {int(sex)} {int(status) if status in (1, 2) else -9}\n")
     return [bed, bim, fam]
 
 

@@ -43,12 +43,20 @@ class SampleTable:
     iid: np.ndarray
     sex: np.ndarray  # int8: 1 male, 2 female, 0 unknown
     status: np.ndarray  # int8: 1 control, 2 case, 0 missing (already decoded from the raw column)
+    # A quantitative phenotype (float64, NaN = missing) when PLINK would read the column as one;
+    # then ``status`` is 1 where the trait has a value and 0 where it is missing.
+    trait: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.iid)
 
+    @property
+    def is_quantitative(self) -> bool:
+        return self.trait is not None
+
     def take(self, index: np.ndarray) -> "SampleTable":
-        return SampleTable(self.fid[index], self.iid[index], self.sex[index], self.status[index])
+        return SampleTable(self.fid[index], self.iid[index], self.sex[index], self.status[index],
+                           None if self.trait is None else self.trait[index])
 
 
 class GenotypeSource(Protocol):
@@ -135,6 +143,15 @@ class Study:
     # Width PLINK gives SNP columns, from the IDs of the input file in file order (including SNPs
     # later removed by QC, excluding --extract/--exclude/--chr drops): see plink_snp_width.
     snp_col_width: int | None = None
+    # Quantitative trait studies (docs/qt_epistasis.md): the trait per sample (plane order; every
+    # sample is in the first class) and per SNP whether PLINK's A1 is the .bim's A2 (its dosage
+    # counts the other allele: 2 - type).
+    trait: np.ndarray | None = None
+    a1_flip: np.ndarray | None = None
+
+    @property
+    def quantitative(self) -> bool:
+        return self.trait is not None
 
     @property
     def snp_id_width(self) -> int:

@@ -27,7 +27,17 @@ RESULT_FILES = {
 
 
 def render(result, kind: str) -> str:
-    """The text of one result file, as the CLI writes it."""
+    """The text of one result file, as the CLI writes it (a QT scan's own files where it has them:
+    .epi.qt and .epi.qt.summary for the .epi.cc pair)."""
+    qt = getattr(result, "qt", None)
+    if qt is not None:
+        from gboost.io import qt_results as qres
+
+        texts = qres.render_qt_outputs(qt)
+        name = {"pairs_tsv": "pairs.tsv", "pairs_csv": "pairs.tsv", "epi_cc": "pairs.epi.qt",
+                "epi_summary": "pairs.epi.qt.summary", "marginal": "marginal.tsv", "run_json": "run.json"}[kind]
+        text = texts[name]() if callable(texts[name]) else texts[name]
+        return tsv_to_csv(text) if kind == "pairs_csv" else text
     if kind == "pairs_tsv":
         return res.format_pairs_tsv(result)
     if kind == "pairs_csv":
@@ -83,5 +93,11 @@ def export_result_file(result, kind: str, path: str | os.PathLike) -> Path:
 
 
 def export_all(result, out_dir: str | os.PathLike, overwrite: bool = False) -> Path:
-    """Every file of ``gboost scan --out DIR`` (the core's ``write_outputs``)."""
+    """Every file of ``gboost scan --out DIR`` (the core's ``write_outputs``; a QT scan's files
+    for a quantitative trait)."""
+    qt = getattr(result, "qt", None)
+    if qt is not None:
+        from gboost.io.qt_results import write_qt_outputs
+
+        return write_qt_outputs(qt, out_dir, overwrite=overwrite)
     return res.write_outputs(result, out_dir, overwrite=overwrite)

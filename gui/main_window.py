@@ -329,12 +329,26 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.pairs.clear()
         for plot in self.plots.values():
             plot.clear()
-        msg = (f"Loaded {display_name(path)}: {study.n_snps:,} SNPs × {study.n_samples:,} samples "
-               f"({study.layout.n_case:,} cases, {study.layout.n_ctrl:,} controls)")
+        kind = ("quantitative trait: PLINK's linear --epistasis test" if getattr(study, "quantitative", False)
+                else f"{study.layout.n_case:,} cases, {study.layout.n_ctrl:,} controls")
+        msg = f"Loaded {display_name(path)}: {study.n_snps:,} SNPs × {study.n_samples:,} samples ({kind})"
+        self._default_epi1_for(study)
         self.log(msg)
         self.statusBar().showMessage(msg, 8000)
         self.run_panel.show_status("Ready: press Run scan.")
         self.studyLoaded.emit(study)
+
+    def _default_epi1_for(self, study) -> None:
+        """PLINK's default --epi1 differs by test: 5e-6 for boost, 1e-4 for the linear QT test. An
+        --epi1 still at one test's default follows the loaded study; one the user typed stays."""
+        from gboost.stats.qt import QT_DEFAULT_EPI1
+
+        box = self.run_panel.epi1
+        want, other = ("1e-4", "5e-6") if getattr(study, "quantitative", False) else ("5e-6", "1e-4")
+        if box.text() == other:
+            box.setText(want)
+            self.log(f"--epi1 {want}: PLINK's default for this study's test"
+                     + (f" (linear, quantitative trait: {QT_DEFAULT_EPI1:g})" if want == "1e-4" else " (boost)"))
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()

@@ -94,6 +94,8 @@ class ScanMixin:
             if s is None:
                 log("QC or phenotype settings changed: reloading the study")
                 s = open_study(path, qc, log=log, **opts.input_kwargs())
+            if s.quantitative:  # a quantitative phenotype: PLINK's linear --epistasis test
+                return _qt_job(s, params, progress, cancel, log, sources, ckpt, opts), opts, None, None
             covariates = None
             if opts.covar:
                 from gboost.covariates import read_covariates
@@ -136,6 +138,8 @@ class ScanMixin:
         self.scanCancelled.emit()
 
     def _scan_done(self, result, opts, graph=None, graph_error: str | None = None) -> None:
+        if isinstance(result, tuple):  # a QT scan: (result, graph, error) from _qt_job
+            result, graph, graph_error = result
         if result.study is not self.study:
             self.study, self.study_qc, self.study_key = result.study, opts.qc, opts.load_key()
             self.summary.set_study(result.study, canonical(self.path) if self.path else "")
@@ -156,6 +160,39 @@ class ScanMixin:
         self.log(msg)
         self.statusBar().showMessage(msg, 10000)
         self.scanFinished.emit(result)
+
+
+def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None):
+    """The scan of a quantitative trait (gboost.qt_scan), shown through the case-control views;
+    covariates refit the reported pairs (their columns are in the exported pairs.tsv)."""
+    import time
+
+    from gboost.qt_scan import QTParams, as_scan_result, run_qt_scan
+    from gboost.scan import Progress
+
+    if ckpt is not None:
+        checkpoints.discard(ckpt)  # (the QT scan keeps no checkpoint yet)
+    qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads)
+    log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b) on the CPU")
+    t0 = time.perf_counter()
+
+    def report(done, total):
+        progress(Progress(0, 1, done, total, time.perf_counter() - t0))
+
+    covariates = None
+    if opts is not None and opts.covar:
+        from gboost.covariates import read_covariates
+
+        covariates = read_covariates(opts.covar, study, opts.covar_name)
+        log(f"Covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
+    result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates))
+    graph, error = None, None
+    try:
+        graph = pathway_data.build_graph(result, result.reported, sources)
+    except Exception as exc:  # noqa: BLE001 - a bad annotation file must not cost the scan's result
+        error = str(exc) if isinstance(exc, (InputError, OSError)) else f"{type(exc).__name__}: {exc}"
+        log(f"Pathway graph not drawn: {error}")
+    return result, graph, error
 
 
 def _open_ledger(ckpt, path, qc, study, params, resume: bool, log):

@@ -89,7 +89,12 @@ class SummaryPanel(QWidget):
         f["SNPs"].setText(f"{study.n_snps:,}" + (f" of {snps_in:,} in the file" if snps_in != study.n_snps else ""))
         samples_in = qc.samples_in or study.n_samples
         f["Samples"].setText(f"{study.n_samples:,}" + (f" of {samples_in:,} in the file" if samples_in != study.n_samples else ""))
-        f["Cases / controls"].setText(f"{study.layout.n_case:,} / {study.layout.n_ctrl:,}")
+        if getattr(study, "quantitative", False):  # a quantitative trait: PLINK's linear test (issue 22)
+            y = study.trait
+            f["Cases / controls"].setText(f"quantitative trait: mean {np.mean(y):.4g}, SD {np.std(y, ddof=1):.4g} "
+                                          "(linear test)")
+        else:
+            f["Cases / controls"].setText(f"{study.layout.n_case:,} / {study.layout.n_ctrl:,}")
         f["Missing calls"].setText(f"{100 * study.missing_rate:.3f} % of genotypes")
         f["Chromosomes"].setText(describe_chromosomes(np.unique(np.asarray(study.variants.chrom).astype(str))))
         f["Pairs to test"].setText(f"{study.n_snps * (study.n_snps - 1) // 2:,}")

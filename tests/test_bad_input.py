@@ -49,7 +49,9 @@ CASES = {
     "fam longer than bed": (lambda p: edit(p + ".fam", lambda r: r + ["Z Z 0 0 1 2\n"]), ".bed", "bytes"),
     "duplicate SNP ID": (lambda p: edit(p + ".bim", lambda r: set_col(r, 1, "dup", slice(0, 2))), ".bim", "dup"),
     "duplicate sample ID": (lambda p: edit(p + ".fam", lambda r: set_col(set_col(r, 0, "F", slice(0, 2)), 1, "I", slice(0, 2))), ".fam", "duplicate"),
-    "non-binary phenotype": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "3.7", slice(0, 1))), ".fam", "line 1"),
+    # (a value such as 3.7 makes the column a quantitative trait: the QT scan, issue 22; nan cannot be one)
+    "non-finite quantitative phenotype": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "nan", slice(0, 1))), ".fam", "line 1"),
+    "constant quantitative phenotype": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "3.7")), ".fam", "3.7 for all"),
     "no cases": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "1")), "", "case"),
     "no controls": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "2")), "", "control"),
     "empty bim": (lambda p: open(p + ".bim", "w").close(), ".bim", "empty"),

@@ -182,7 +182,7 @@ def test_open_ped_reads_compound_genotypes(tmp_path):
         ("f1 i1 0 0 1 2 A 0 C C\n", "line 1: half-missing call"),
         ("f1 i1 0 0 1 2 A G C C\nf2 i2 0 0 1 1 T T C C\n", "more than two alleles"),
         ("f1 i1 0 0 1 2 A G C C\nf1 i1 0 0 1 1 T T C C\n", "line 2: duplicate sample"),
-        ("f1 i1 0 0 1 1.5 A G C C\n", "line 1: phenotype '1.5' is not case/control"),
+        ("f1 i1 0 0 1 nan A G C C\n", "line 1: phenotype 'nan' is not a finite number"),
     ],
 )
 def test_bad_ped_lines_raise_input_error_naming_the_file_and_line(tmp_path, ped, expected):
@@ -288,9 +288,25 @@ def test_fam_phenotype_decoding_follows_plink(tmp_path):
     assert open_bfile(prefix).samples.status.tolist() == [1, 2, 0, 0, 0, 0, 0, 2, 1]
 
 
-def test_quantitative_fam_phenotype_raises_input_error_naming_the_line(tmp_path):
-    prefix = fam_with_phenotypes(tmp_path, ["1", "2", "1", "1.5", "2"])
-    with pytest.raises(InputError, match=r"line 4: phenotype '1.5' is not case/control") as err:
+def test_quantitative_fam_phenotype_is_read_as_a_trait(tmp_path):
+    # one non-case/control token makes the column quantitative (PLINK's rule): -9 and non-numeric
+    # tokens are missing, 0 is a value, a numeric prefix is read as strtod reads it
+    prefix = fam_with_phenotypes(tmp_path, ["1", "2", "0", "1.5", "-9", "abc", "2x", "-9.0"])
+    s = open_bfile(prefix, allow_no_sex=True).samples
+    assert s.trait is not None
+    np.testing.assert_array_equal(s.trait, [1, 2, 0, 1.5, np.nan, np.nan, 2, np.nan])
+    assert s.status.tolist() == [1, 1, 1, 1, 0, 0, 1, 0]
+
+
+def test_case_control_fam_phenotype_has_no_trait(tmp_path):
+    prefix = fam_with_phenotypes(tmp_path, ["1", "2", "0", "-9", "abc", "2"])
+    assert open_bfile(prefix).samples.trait is None
+
+
+@pytest.mark.parametrize("token", ["nan", "inf", "-inf", "1e999"])
+def test_non_finite_quantitative_phenotype_raises_input_error_naming_the_line(tmp_path, token):
+    prefix = fam_with_phenotypes(tmp_path, ["1", "2", "1", "1.5", token])
+    with pytest.raises(InputError, match=rf"line 5: phenotype '{token}' is not a finite number") as err:
         open_bfile(prefix)
     assert err.value.path == prefix + ".fam"
 

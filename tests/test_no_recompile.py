@@ -95,3 +95,17 @@ def test_a_scan_that_leaves_snps_out_loads_the_encoder_a_whole_scan_compiled(stu
     seen = probe(*base, "--chr", "2", "--out", str(tmp_path / "part"), env=env)
     compiled = {k: v for k, v in seen.items() if v[1]}
     assert not compiled, f"compiled again for a scan that leaves SNPs out: {sorted(compiled)}"
+
+
+def test_a_second_qt_scan_loads_every_function_from_the_cache(tmp_path):
+    """The quantitative-trait scan (issue 22): engine, writers, F-test and covariate paths."""
+    from gboost.simulate import simulate_qt_study
+
+    prefix = str(tmp_path / "q")
+    simulate_qt_study(60, 200, seed=3, missing_rate=0.02, effects=[(1, 2, 0.6)]).write(prefix)
+    args = ["scan", "--bfile", prefix, "--quiet", "--epi1", "0.05", "--genotypic"]
+    probe(*args, "--out", str(tmp_path / "first"))
+    seen = probe(*args, "--out", str(tmp_path / "second"))
+    assert any(k.startswith("gboost.engines.qt_cpu") for k in seen), "the QT engine's functions were seen"
+    compiled = {k: v for k, v in seen.items() if v[1]}
+    assert not compiled, f"compiled again in a second process: {sorted(compiled)}"

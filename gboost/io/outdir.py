@@ -117,6 +117,7 @@ def _remove(p: Path) -> None:
 # Every file name gboost writes into an output folder (scan, checkpoint, part, pathways).
 GBOOST_FILES = frozenset({
     "pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json",
+    "pairs.epi.qt", "pairs.epi.qt.summary",  # a quantitative-trait scan (gboost/io/qt_results.py)
     "checkpoint.json", "checkpoint.ledger", "checkpoint.json.tmp", "part.npz",
     "nodes.tsv", "edges.tsv", "graph.graphml", "pathways.json",
 })

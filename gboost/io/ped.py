@@ -25,7 +25,7 @@ from typing import Iterator
 import numpy as np
 
 from gboost.errors import InputError
-from gboost.io.pheno import apply_pheno, decode_case_control, drop_phenotypes_without_sex, read_rows
+from gboost.io.pheno import apply_pheno, decode_phenotype, drop_phenotypes_without_sex, read_rows
 from gboost.study import SampleTable, VariantTable
 
 MISSING_ALLELE = b"0"
@@ -100,11 +100,13 @@ def open_ped(  # noqa: A002 - PLINK's names
     founder = np.array([p == "0" and m == "0" for p, m in zip(pat, mat)], dtype=bool)
     a1, a2, geno = _code_genotypes(alleles, founder, snp, lines, ped)
     variants = VariantTable(chrom, snp, cm, bp, a1, a2)
+    status, trait = (np.zeros(len(fid), dtype=np.int8), None) if pheno_file else decode_phenotype(pheno_tokens, lines, ped)
     samples = SampleTable(
         np.array(fid, dtype=str),
         np.array(iid, dtype=str),
         np.array([{"1": 1, "2": 2}.get(s, 0) for s in sex], dtype=np.int8),
-        np.zeros(len(fid), dtype=np.int8) if pheno_file else decode_case_control(pheno_tokens, lines, ped),
+        status,
+        trait,
     )
     source = ArraySource(ped, variants, samples, geno, founder, [ped, map_path], sex_rule=not allow_no_sex)
     if pheno_file:

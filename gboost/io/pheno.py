@@ -9,8 +9,11 @@ token (checked against plink1.9 v1.90b6.26):
 * if every token of the column is compatible the column is case/control: ``1`` control,
   ``2`` case, everything else missing;
 * otherwise the whole column is quantitative (``1.0``, ``2.0``, ``3``, ``nan``, ``inf``, ``01``,
-  ``2x`` all make it so), and ``--fast-epistasis`` refuses it. We raise :class:`InputError`
-  naming the first such line instead.
+  ``2x`` all make it so). A quantitative value is the number C's ``strtod`` reads from the start of
+  the token; a token with no numeric prefix, or whose value equals ``-9``, is missing (``0`` is a
+  value). Such a column switches the scan to the linear (QT) epistasis test (docs/qt_epistasis.md);
+  :func:`decode_phenotype` returns it as floats. PLINK would carry a ``nan`` or ``inf`` value into
+  its sums (every statistic NaN); we refuse it with an :class:`InputError` naming the line.
 
 ``--pheno FILE``: ``FID IID value`` rows (extra columns ignored: PLINK takes the first phenotype
 column), whitespace-separated, an optional first line starting ``FID IID``, blank lines skipped;
@@ -260,6 +263,44 @@ def decode_case_control(tokens: list[str], lines: list[int], path: str | os.Path
     return np.array([case_control_code(t) for t in tokens], dtype=np.int8)
 
 
+def decode_quantitative(tokens: list[str], lines: list[int], path: str | os.PathLike) -> np.ndarray:
+    """A quantitative phenotype column as float64, NaN where PLINK 1.9 reads it as missing.
+
+    Raises
+    ------
+    InputError
+        For a value PLINK would read as NaN or infinite (``nan``, ``inf``, ``1e999``).
+    """
+    out = np.full(len(tokens), np.nan)
+    for k, (token, line) in enumerate(zip(tokens, lines)):
+        value = strtod_prefix(token)
+        if value is None or value == MISSING_PHENO:
+            continue
+        if not np.isfinite(value):
+            raise InputError(path, f"line {line}: phenotype {token!r} is not a finite number; a quantitative trait "
+                                   "needs numbers (-9 or a non-numeric token for missing)")
+        out[k] = value
+    return out
+
+
+def decode_phenotype(tokens: list[str], lines: list[int], path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
+    """PLINK 1.9's reading of a phenotype column: case/control when every token is compatible
+    with it, quantitative otherwise.
+
+    Returns
+    -------
+    status
+        int8: 1 control, 2 case, 0 missing; for a quantitative column 1 where the trait has a
+        value (the sample is phenotyped) and 0 where it is missing.
+    trait
+        ``None`` for a case/control column, else float64 values with NaN for missing.
+    """
+    if all(is_case_control_token(t) for t in tokens):
+        return np.array([case_control_code(t) for t in tokens], dtype=np.int8), None
+    trait = decode_quantitative(tokens, lines, path)
+    return np.where(np.isnan(trait), 0, 1).astype(np.int8), trait
+
+
 def read_pheno_file(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -> np.ndarray:
     """Read a ``--pheno`` file (``FID IID value``) with PLINK 1.9's semantics.
 
@@ -296,6 +337,37 @@ def read_pheno_file(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -
     return status
 
 
+def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Read a ``--pheno`` file like :func:`read_pheno_file`, case/control or quantitative.
+
+    The column's kind is decided over the values of the samples it names (as for .fam columns,
+    :func:`decode_phenotype`); samples absent from the file are missing.
+
+    Returns
+    -------
+    status, trait
+        As :func:`decode_phenotype`, one entry per sample in .fam order.
+    """
+    rows = _pheno_rows(path)
+    index = {(f, i): k for k, (f, i) in enumerate(zip(fid.tolist(), iid.tolist()))}
+    values: dict[int, tuple[str, int]] = {}
+    for line, tokens in rows:
+        if len(tokens) < 3:
+            raise InputError(path, f"line {line}: expected FID IID value, found {len(tokens)} column(s)")
+        k = index.get((tokens[0], tokens[1]))
+        if k is not None:
+            values[k] = (tokens[2], line)  # a later row for the same sample wins, as in PLINK
+    status = np.zeros(len(iid), dtype=np.int8)
+    keys = sorted(values)
+    st, trait_part = decode_phenotype([values[k][0] for k in keys], [values[k][1] for k in keys], path)
+    status[keys] = st
+    if trait_part is None:
+        return status, None
+    trait = np.full(len(iid), np.nan)
+    trait[keys] = trait_part
+    return status, trait
+
+
 def apply_pheno(source, path: str | os.PathLike) -> None:
     """Override a genotype source's phenotypes with a ``--pheno`` file, in place (PLINK semantics).
 
@@ -305,7 +377,7 @@ def apply_pheno(source, path: str | os.PathLike) -> None:
     says it does not hold (``source.sex_rule`` False, e.g. the BOOST matrix, which has no sex).
     """
     path = os.fspath(path)
-    source.samples.status = read_pheno_file(path, source.samples.fid, source.samples.iid)
+    source.samples.status, source.samples.trait = read_pheno_values(path, source.samples.fid, source.samples.iid)
     source.pheno_path = path
     if getattr(source, "sex_rule", True):
         source.pheno_without_sex = drop_phenotypes_without_sex(source.samples)
@@ -323,6 +395,9 @@ def drop_phenotypes_without_sex(samples) -> int:
     """
     affected = (samples.sex != 1) & (samples.sex != 2) & (samples.status > 0)
     samples.status = np.where(affected, 0, samples.status).astype(np.int8)
+    trait = getattr(samples, "trait", None)
+    if trait is not None:  # PLINK clears every phenotype of such samples, quantitative ones too
+        samples.trait = np.where(affected, np.nan, trait)
     return int(affected.sum())
 
 

@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from gboost.errors import InputError
-from gboost.io.pheno import as_text, decode_case_control, drop_phenotypes_without_sex, read_pheno_file, read_table
+from gboost.io.pheno import as_text, decode_phenotype, drop_phenotypes_without_sex, read_pheno_values, read_table
 from gboost.study import SampleTable, VariantTable
 
 BED_MAGIC = b"\x6c\x1b"
@@ -125,9 +125,9 @@ def open_bfile(
     samples = SampleTable(fid, iid, sex, np.zeros(len(iid), dtype=np.int8))
     check_bed(bed, n_snps=len(variants), n_samples=len(samples), bim=bim, fam=fam)
     if pheno is None:
-        samples.status = decode_case_control(raw_pheno, pheno_lines, fam)
+        samples.status, samples.trait = decode_phenotype(raw_pheno, pheno_lines, fam)
     else:
-        samples.status = read_pheno_file(pheno, fid, iid)
+        samples.status, samples.trait = read_pheno_values(pheno, fid, iid)
     files = [bed, bim, fam] + ([os.fspath(pheno)] if pheno is not None else [])
     dropped = 0 if allow_no_sex else drop_phenotypes_without_sex(samples)
     return BedSource(bed, variants, samples, founder, bim, fam, pheno, num_threads, files, dropped)

@@ -347,3 +347,55 @@ def summary_pieces(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_pa
 def summary_rows(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_partner) -> bytes:
     """Every .summary row: :func:`summary_pieces` in one piece."""
     return b"".join(f() for f in summary_pieces(chrom, snp, w, n_sig, n_tot, best, best_partner))
+
+
+@nb.njit(cache=True, nogil=True)
+def _epi_qt_rows(ia, ib, ok, beta, stat, p, chrom, chrom_off, snp, snp_off, c4, c6):
+    """The .epi.qt rows (docs/qt_epistasis.md §5): BETA_INT, STAT (6 digits), P (4 digits), each
+    right-justified to 12; ``nan`` in all three for a failed pair."""
+    n = len(ia)
+    size = 0
+    for r in range(n):
+        size += (chrom_off[ia[r] + 1] - chrom_off[ia[r]] + snp_off[ia[r] + 1] - snp_off[ia[r]]
+                 + chrom_off[ib[r] + 1] - chrom_off[ib[r]] + snp_off[ib[r] + 1] - snp_off[ib[r]] + 96)
+    buf = np.empty(size, np.uint8)
+    pos = 0
+    for r in range(n):
+        a, b = ia[r], ib[r]
+        pos = _put_field(buf, pos, chrom, chrom_off, a)
+        buf[pos] = 32
+        pos = _put_field(buf, pos + 1, snp, snp_off, a)
+        buf[pos] = 32
+        pos = _put_field(buf, pos + 1, chrom, chrom_off, b)
+        buf[pos] = 32
+        pos = _put_field(buf, pos + 1, snp, snp_off, b)
+        buf[pos] = 32
+        if ok[r]:
+            pos = _rjust_g(buf, pos + 1, beta[r], 6, c6, 12)
+            buf[pos] = 32
+            pos = _rjust_g(buf, pos + 1, stat[r], 6, c6, 12)
+            buf[pos] = 32
+            pos = _rjust_g(buf, pos + 1, p[r], 4, c4, 12)
+        else:
+            pos += 1
+            for _ in range(3):
+                for _s in range(9):
+                    buf[pos] = 32
+                    pos += 1
+                buf[pos] = 110; buf[pos + 1] = 97; buf[pos + 2] = 110  # nan
+                buf[pos + 3] = 32
+                pos += 4
+            pos -= 1
+        buf[pos] = 32
+        buf[pos + 1] = 10
+        pos += 2
+    return buf[:pos]
+
+
+def epi_qt_rows(ia, ib, ok, beta, stat, p, chrom: tuple, snp: tuple) -> bytes:
+    """Every .epi.qt row (after the header), ``p`` the printed P (PLINK's normal-tail
+    approximation, clamped at 0); fields of every SNP as for :func:`epi_cc_rows`."""
+    return _epi_qt_rows(np.ascontiguousarray(ia, np.int64), np.ascontiguousarray(ib, np.int64),
+                        np.ascontiguousarray(ok, np.bool_), np.ascontiguousarray(beta, np.float64),
+                        np.ascontiguousarray(stat, np.float64), np.ascontiguousarray(p, np.float64),
+                        chrom[0], chrom[1], snp[0], snp[1], _C4, _C6).tobytes()

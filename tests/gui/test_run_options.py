@@ -60,8 +60,9 @@ def test_every_cli_scan_option_has_a_control(window):
     --quiet and the input choice belong to the command line (the window has its own Open/Export)."""
     scan_parser = build_parser()._subparsers._group_actions[0].choices["scan"]
     flags = {s for a in scan_parser._actions for s in a.option_strings if s.startswith("--")}
+    # --genotypic: the 4-df F-test of a quantitative trait's pairs, command line only so far (issue 22)
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
-                "--map", "--boost-matrix"}
+                "--map", "--boost-matrix", "--genotypic"}
     covered = {"--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
                "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs"}

@@ -1,0 +1,69 @@
+"""``gboost scan`` on a quantitative phenotype: PLINK 1.9's ``--epistasis`` linear test.
+
+Called by :mod:`gboost.cli` once the inputs are open and the phenotype turned out quantitative
+(PLINK's rule, gboost/io/pheno.py). Options the QT scan does not have yet are refused with one
+line, before any genotype is read.
+"""
+from __future__ import annotations
+
+import sys
+
+from gboost.errors import InputError
+
+
+def _refuse_unsupported(args) -> None:
+    unsupported = [("--part", args.part), ("--resume", args.resume), ("--dask", args.dask),
+                   ("--gpus", args.gpus), ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
+                   ("--allelic", args.allelic)]
+    named = [flag for flag, value in unsupported if value]
+    if args.device == "gpu":
+        named.append("--device gpu")
+    if named:
+        raise InputError(None, f"{', '.join(named)}: not available for a quantitative trait yet (the phenotype is "
+                               "quantitative, so the scan is PLINK's linear --epistasis test on the CPU)")
+
+
+def scan_qt(args, out, source, qc, clock, log) -> int:
+    """Load, scan and write a QT study; the exit code."""
+    from gboost.io.qt_results import write_qt_outputs
+    from gboost.io.results import start_hashing
+    from gboost.load import load_study
+    from gboost.qt_scan import QTParams, run_qt_scan
+
+    _refuse_unsupported(args)
+    try:
+        params = QTParams(epi2=args.epi2, threads=args.threads, genotypic=args.genotypic,
+                          device="cpu" if args.device == "auto" else args.device,
+                          **({} if args.epi1 is None else {"epi1": args.epi1}))
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
+    log("quantitative phenotype: the scan is PLINK 1.9's linear --epistasis test (y ~ a + b + a*b, "
+        "Wald test of a*b)")
+    load_timings: dict = {}
+    study = load_study(source, qc, log=log, timings=load_timings)
+    start_hashing(study.source_files)
+    clock.lap("read")
+    clock.split("read", "encode", load_timings.get("encode", 0.0))
+    p = study.n_snps
+    log(f"{p} SNPs x {study.n_samples} samples with a quantitative phenotype enter the scan: {p * (p - 1) // 2} pairs")
+    bar = None
+    if not args.quiet:
+        def bar(done, total):
+            print(f"\r{100.0 * done / max(total, 1):5.1f}% of {total} pairs", end="", file=sys.stderr, flush=True)
+    covariates = None
+    if args.covar:
+        from gboost.covariates import read_covariates
+
+        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
+        log(f"covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
+        clock.lap("covariates")
+    result = run_qt_scan(study, params, progress=bar, covariates=covariates)
+    if bar is not None:
+        print(file=sys.stderr)
+    clock.lap("screen")
+    result.command_clock = clock
+    write_qt_outputs(result, out, overwrite=True)
+    log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
+        f"pairs.epi.qt; {len(result.reported)} pairs with P <= {params.epi1:g} in pairs.tsv")
+    log(f"outputs in {out}/ ({result.timings['total']:.2f} s)")
+    return 0

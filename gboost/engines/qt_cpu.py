@@ -1,0 +1,513 @@
+"""CPU engine of the quantitative-trait scan: PLINK's linear test of every pair from the bit
+planes, survivors and the per-SNP summary (numba, all cores). docs/qt_epistasis.md §3-4.
+
+Planes per SNP, by dosage d = copies of PLINK's A1 (the founders' minor allele; the .bim's A1
+unless ``study.a1_flip``): H1 (het), H2 (hom A1) and M (missing call); C = H1 | H2 carries A1.
+
+The test (:func:`pair_moments` -> :func:`gboost.stats.qt.linear_from_moments`) needs the moments
+of ``y ~ 1 + a + b + ab``. Per SNP, dosage totals and ``sum a y`` are summed once; per pair, the
+cells with a, b >= 1 are counted by AND+popcount of H1/H2, and one walk over the set bits of
+(C_i & C_j) | M_i | M_j, in sample order, adds ``a b y`` and takes the samples missing at either
+SNP out of the totals. Sample order and PLINK's operations make these the doubles PLINK computes,
+so STAT agrees to the last bit (byte parity of the printed files).
+
+The pair's 3x3 table of counts and trait sums (:func:`pair_sufficient`, for pairs.tsv's N, the
+genotypic F-test and the GUI) comes from the same planes: counts by popcount, trait sums over
+C_i & C_j, H2_i & C_j, C_i & H2_j, H2_i & H2_j by a table of the trait's partial sums per byte
+pattern (``T[8 * word + byte, pattern]``, 2 KiB per 8 samples: 1.3 MB at 5,000 samples, in L2),
+margins from per-SNP dosage totals less the samples missing at the other SNP, and the cells with a
+0 dosage by subtraction. gboost/stats/qt_products.py is the same table as matrix products.
+
+Pass 1 writes each pair's STAT (NaN for a pair PLINK fails) into a block of rows x all columns;
+the block's survivors (STAT >= the epi1 threshold, or failed pairs when that threshold is 0) are
+re-tested one by one (pass 2: beta, SE and the table), and the block folds into the summary.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from gboost.stats.qt import linear_from_moments
+from gboost.stats.table import popcount64
+from gboost.study import Study
+
+_ZBUF_BYTES = 64 << 20  # STAT buffer of one row block
+
+
+@dataclass
+class QTPlanes:
+    """The QT engine's view of a study (see the module notes)."""
+
+    h1: np.ndarray  # (p, W) uint64
+    h2: np.ndarray
+    miss: np.ndarray
+    cnt: np.ndarray  # (p, 3) int64: called samples by dosage
+    sy: np.ndarray  # (p, 3) float64: trait sums by dosage
+    ty: np.ndarray  # (8 W, 256) float64: trait sums per byte pattern
+    ty2: np.ndarray  # the same for y^2
+    n: int
+    y_sum: float  # summed sample by sample, file order (PLINK's order)
+    y2_sum: float
+    y: np.ndarray  # the trait, padded with zeros to whole words
+    pg: np.ndarray  # (p,) sum of dosage * y, PLINK's order
+    sa: np.ndarray  # (p,) int64 sum of dosages
+    saa: np.ndarray  # (p,) int64 sum of squared dosages
+
+    def retest_args(self) -> tuple:
+        return (self.h1, self.h2, self.miss, self.cnt, self.sy, self.ty, self.ty2, self.pg, self.sa, self.saa,
+                self.y, self.n, self.y_sum, self.y2_sum)
+
+    def scan_args(self) -> tuple:
+        return (self.h1, self.h2, self.miss, self.pg, self.sa, self.saa, self.y, self.n, self.y_sum, self.y2_sum)
+
+
+def qt_planes(study: Study) -> QTPlanes:
+    """Dosage planes, per-SNP totals and byte tables of a QT study."""
+    y = np.asarray(study.trait, dtype=np.float64)
+    n = len(y)
+    planes = study.planes
+    p, _, W = planes.shape
+    flip = np.asarray(study.a1_flip, dtype=bool) if study.a1_flip is not None else np.zeros(p, bool)
+    # type t = copies of the .bim's A1; PLINK's dosage is t, or 2 - t where its A1 is the .bim's A2
+    h2 = np.where(flip[:, None], planes[:, 0, :], planes[:, 2, :])
+    h0 = np.where(flip[:, None], planes[:, 2, :], planes[:, 0, :])
+    h1 = np.ascontiguousarray(planes[:, 1, :])
+    valid = _valid_words(n, W)
+    miss = np.ascontiguousarray(valid[None, :] & ~(planes[:, 0, :] | planes[:, 1, :] | planes[:, 2, :]))
+    ty = _byte_table(y, W)
+    ty2 = _byte_table(y * y, W)
+    cnt = np.empty((p, 3), np.int64)
+    sy = np.empty((p, 3), np.float64)
+    for d, plane in enumerate((h0, h1, h2)):
+        cnt[:, d], sy[:, d] = _plane_totals(np.ascontiguousarray(plane), ty)
+    h2 = np.ascontiguousarray(h2)
+    ypad = np.zeros(W * 64)
+    ypad[:n] = y
+    y_sum, y2_sum = _ordered_totals(ypad, n)
+    pg, sa, saa = _sequential_sums(h1, h2, ypad)
+    return QTPlanes(h1, h2, miss, cnt, sy, ty, ty2, n, y_sum, y2_sum, ypad, pg, sa, saa)
+
+
+@nb.njit(cache=True)
+def _ordered_totals(y, n):
+    s = 0.0
+    q = 0.0
+    for k in range(n):
+        s += y[k]
+        q += y[k] * y[k]
+    return s, q
+
+
+def _valid_words(n: int, W: int) -> np.ndarray:
+    bits = np.zeros(W * 64, bool)
+    bits[:n] = True
+    return np.packbits(bits, bitorder="little").view("<u8").astype(np.uint64)
+
+
+def _byte_table(v: np.ndarray, W: int) -> np.ndarray:
+    padded = np.zeros(W * 64)
+    padded[: len(v)] = v
+    groups = padded.reshape(W * 8, 8)
+    patterns = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
+    return np.ascontiguousarray(groups @ patterns.T)
+
+
+@nb.njit(cache=True, inline="always")
+def _wsum(t, k, w):
+    """Sum of the values of word k's set bits, by byte table."""
+    s = 0.0
+    base = 8 * k
+    while w:
+        b = base + 0
+        s += t[b, w & np.uint64(255)]
+        w >>= np.uint64(8)
+        base += 1
+    return s
+
+
+@nb.njit(cache=True, parallel=True)
+def _plane_totals(plane, ty):
+    p, W = plane.shape
+    c = np.zeros(p, np.int64)
+    s = np.zeros(p, np.float64)
+    for i in nb.prange(p):
+        ci = 0
+        si = 0.0
+        for k in range(W):
+            w = plane[i, k]
+            if w:
+                ci += popcount64(w)
+                si += _wsum(ty, k, w)
+        c[i] = ci
+        s[i] = si
+    return c, s
+
+
+@nb.njit(cache=True, nogil=True)
+def pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s):
+    """Fill the pair's table ``n`` (3x3 counts) and ``s`` (trait sums); return sum y^2 of it."""
+    W = h1.shape[1]
+    n11 = n12 = n21 = n22 = 0
+    s_cc = s_2c = s_c2 = s_22 = 0.0
+    # samples missing at j, called at i, by dosage at i (and the converse); y^2 of any missing
+    # (scalars: no allocation per pair in the parallel loops)
+    rn0 = rn1 = rn2 = cn0 = cn1 = cn2 = 0
+    rs0 = rs1 = rs2 = cs0 = cs1 = cs2 = 0.0
+    q_miss = 0.0
+    for k in range(W):
+        a1 = h1[i, k]
+        a2 = h2[i, k]
+        b1 = h1[j, k]
+        b2 = h2[j, k]
+        ca = a1 | a2
+        cb = b1 | b2
+        both = ca & cb
+        if both:
+            n11 += popcount64(a1 & b1)
+            n12 += popcount64(a1 & b2)
+            n21 += popcount64(a2 & b1)
+            n22 += popcount64(a2 & b2)
+            s_cc += _wsum(ty, k, both)
+            x = a2 & cb
+            if x:
+                s_2c += _wsum(ty, k, x)
+                x2 = a2 & b2
+                if x2:
+                    s_22 += _wsum(ty, k, x2)
+            x = ca & b2
+            if x:
+                s_c2 += _wsum(ty, k, x)
+        mi = miss[i, k]
+        mj = miss[j, k]
+        if mi | mj:
+            q_miss += _wsum(ty2, k, mi | mj)
+            only_j = mj & ~mi  # called at i
+            if only_j:
+                x = only_j & ~(a1 | a2)
+                rn0 += popcount64(x)
+                rs0 += _wsum(ty, k, x)
+                x = only_j & a1
+                rn1 += popcount64(x)
+                rs1 += _wsum(ty, k, x)
+                x = only_j & a2
+                rn2 += popcount64(x)
+                rs2 += _wsum(ty, k, x)
+            only_i = mi & ~mj  # called at j
+            if only_i:
+                x = only_i & ~(b1 | b2)
+                cn0 += popcount64(x)
+                cs0 += _wsum(ty, k, x)
+                x = only_i & b1
+                cn1 += popcount64(x)
+                cs1 += _wsum(ty, k, x)
+                x = only_i & b2
+                cn2 += popcount64(x)
+                cs2 += _wsum(ty, k, x)
+    n[1, 1] = n11
+    n[1, 2] = n12
+    n[2, 1] = n21
+    n[2, 2] = n22
+    s[2, 2] = s_22
+    s[2, 1] = s_2c - s_22
+    s[1, 2] = s_c2 - s_22
+    s[1, 1] = s_cc - s_2c - s[1, 2]
+    # margins of the pair's table: dosage totals less the samples missing at the other SNP
+    n[1, 0] = cnt[i, 1] - rn1 - n[1, 1] - n[1, 2]
+    s[1, 0] = sy[i, 1] - rs1 - s[1, 1] - s[1, 2]
+    n[2, 0] = cnt[i, 2] - rn2 - n[2, 1] - n[2, 2]
+    s[2, 0] = sy[i, 2] - rs2 - s[2, 1] - s[2, 2]
+    n[0, 1] = cnt[j, 1] - cn1 - n[1, 1] - n[2, 1]
+    s[0, 1] = sy[j, 1] - cs1 - s[1, 1] - s[2, 1]
+    n[0, 2] = cnt[j, 2] - cn2 - n[1, 2] - n[2, 2]
+    s[0, 2] = sy[j, 2] - cs2 - s[1, 2] - s[2, 2]
+    n[0, 0] = cnt[i, 0] - rn0 - n[0, 1] - n[0, 2]
+    s[0, 0] = sy[i, 0] - rs0 - s[0, 1] - s[0, 2]
+    return y2_sum - q_miss
+
+
+@nb.njit(cache=True, parallel=True)
+def _sequential_sums(h1, h2, y):
+    """Per SNP, summed sample by sample in file order as PLINK does: sum of dosage * y (2 * y
+    added for a homozygote), and the integer sums of dosage and dosage^2."""
+    p, W = h1.shape
+    pg = np.zeros(p)
+    sa = np.zeros(p, np.int64)
+    saa = np.zeros(p, np.int64)
+    for i in nb.prange(p):
+        acc = 0.0
+        het = 0
+        hom = 0
+        for k in range(W):
+            w = h1[i, k] | h2[i, k]
+            while w:
+                low = w & (~w + np.uint64(1))
+                bit = popcount64(low - np.uint64(1))
+                if h2[i, k] & low:
+                    acc += 2 * y[64 * k + bit]
+                    hom += 1
+                else:
+                    acc += y[64 * k + bit]
+                    het += 1
+                w ^= low
+        pg[i] = acc
+        sa[i] = het + 2 * hom
+        saa[i] = het + 4 * hom
+    return pg, sa, saa
+
+
+@intrinsic
+def cttz64(typingctx, x):
+    """Index of the lowest set bit (LLVM cttz; x != 0): the next sample of a word, in file order."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+
+    return sig, codegen
+
+
+@nb.njit(cache=True, nogil=True)
+def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
+    """The moments of the pair's regression, each sum taken sample by sample in file order from
+    PLINK's starting points (whole-sample totals, per-SNP dosage sums), so that they are the very
+    doubles PLINK 1.9 computes: corrections for the samples missing at either SNP, and sum(ab y)
+    over the samples carrying A1 at both. Returns the arguments of
+    :func:`gboost.stats.qt.linear_from_moments`."""
+    W = h1.shape[1]
+    one = np.uint64(1)
+    n = n_all
+    ys = y_sum
+    yy = y2_sum
+    ya = pg[i]
+    yb = pg[j]
+    yab = 0.0
+    sa_ = sa[i]
+    saa_ = saa[i]
+    sb_ = sa[j]
+    sbb_ = saa[j]
+    c11 = c12 = c21 = c22 = 0
+    for k in range(W):
+        a1 = h1[i, k]
+        a2 = h2[i, k]
+        b1 = h1[j, k]
+        b2 = h2[j, k]
+        both = (a1 | a2) & (b1 | b2)
+        base = 64 * k
+        if both:
+            c11 += popcount64(a1 & b1)
+            c12 += popcount64(a1 & b2)
+            c21 += popcount64(a2 & b1)
+            c22 += popcount64(a2 & b2)
+            w = both
+            while w:
+                t = cttz64(w)
+                w &= w - one
+                # a * b in {1, 2, 4} without a branch (hom and het interleave at random)
+                f = float((one + ((a2 >> t) & one)) * (one + ((b2 >> t) & one)))
+                yab += f * y[base + t]
+        mi = miss[i, k]
+        mj = miss[j, k]
+        w = mi | mj
+        while w:
+            t = cttz64(w)
+            w &= w - one
+            v = y[base + t]
+            if (mi >> t) & one:
+                if (b2 >> t) & one:
+                    yb -= 2 * v
+                    sb_ -= 2
+                    sbb_ -= 4
+                elif (b1 >> t) & one:
+                    yb -= v
+                    sb_ -= 1
+                    sbb_ -= 1
+            elif (a2 >> t) & one:
+                ya -= v
+                ya -= v
+                sa_ -= 2
+                saa_ -= 4
+            elif (a1 >> t) & one:
+                ya -= v
+                sa_ -= 1
+                saa_ -= 1
+            ys -= v
+            yy -= v * v
+            n -= 1
+    sab = c11 + 2 * (c12 + c21) + 4 * c22
+    saab = c11 + 2 * c12 + 4 * c21 + 8 * c22
+    sabb = c11 + 4 * c12 + 2 * c21 + 8 * c22
+    saabb = c11 + 4 * (c12 + c21) + 16 * c22
+    return n, sa_, saa_, sb_, sbb_, sab, saab, sabb, saabb, ys, ya, yb, yab, yy
+
+
+@nb.njit(cache=True, nogil=True)
+def pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
+    """PLINK's linear test of pair (i, j): ``(ok, beta_int, stat, se)``."""
+    N, a, aa, b, bb, ab, aab, abb, aabb, ys, ya, yb, yab, yy = pair_moments(h1, h2, miss, pg, sa, saa, y, n_all,
+                                                                           y_sum, y2_sum, i, j)
+    return linear_from_moments(N, a, aa, b, bb, ab, aab, abb, aabb, ys, ya, yb, yab, yy)
+
+
+@nb.njit(cache=True, parallel=True)
+def _stat_block(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, zbuf):
+    p = h1.shape[0]
+    rows = i1 - i0
+    # Row r and row rows-1-r together: equal work per iteration (the triangle's rows shrink), so
+    # prange's even split of iterations is an even split of pairs.
+    for h in nb.prange((rows + 1) // 2):
+        hh = np.int64(h)  # (prange's index may be unsigned: mixed with signed it would turn float)
+        for m in range(1 if rows - 1 - hh == hh else 2):
+            r = hh if m == 0 else rows - 1 - hh
+            i = i0 + r
+            for j in range(i + 1, p):
+                ok, beta, stat, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j)
+                zbuf[r, j] = stat if ok else np.nan
+
+
+@nb.njit(cache=True, parallel=True)
+def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
+    """Row side: SNP i's partners after it (earliest wins ties; a best must exceed 0)."""
+    p = zbuf.shape[1]
+    for r in nb.prange(i1 - i0):
+        i = i0 + r
+        sig = 0
+        fail = 0
+        best = 0.0
+        bid = -1
+        for j in range(i + 1, p):
+            z = zbuf[r, j]
+            if np.isnan(z):
+                fail += 1
+                continue
+            if z >= alpha2:
+                sig += 1
+            if z > best:
+                best = z
+                bid = j
+        n_sig[i] += sig
+        n_fail[i] += fail
+        best_after[i] = best
+        best_after_id[i] = bid
+
+
+@nb.njit(cache=True, parallel=True)
+def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id):
+    """Column side: SNP j's partners before it, rows in order (earliest wins ties)."""
+    p = zbuf.shape[1]
+    for j in nb.prange(i0 + 1, p):
+        for r in range(min(i1, j) - i0):
+            z = zbuf[r, j]
+            if np.isnan(z):
+                n_fail[j] += 1
+                continue
+            if z >= alpha2:
+                n_sig[j] += 1
+            if z > best_before[j]:
+                best_before[j] = z
+                best_before_id[j] = i0 + r
+
+
+@nb.njit(cache=True, parallel=True)
+def retest_pairs(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, pg, sa, saa, y, n_all, y_sum, y2_sum, pi, pj,
+                 tables, sums, sumsq, beta, stat, se, ok):
+    """Pass 2: the tables and linear tests of the pairs (pi, pj)."""
+    for k in nb.prange(pi.shape[0]):
+        sumsq[k] = pair_sufficient(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, y2_sum, pi[k], pj[k], tables[k], sums[k])
+        ok[k], beta[k], stat[k], se[k] = pair_linear_test(qp_h1, qp_h2, qp_miss, pg, sa, saa, y, n_all, y_sum,
+                                                          y2_sum, pi[k], pj[k])
+
+
+@dataclass
+class QTScanCore:
+    """What the scan of every pair gives: survivors (i < j, in (i, j) order) and the summary."""
+
+    i: np.ndarray
+    j: np.ndarray
+    n_sig: np.ndarray
+    n_fail: np.ndarray
+    best: np.ndarray
+    best_partner: np.ndarray  # 0 (PLINK's first scanned SNP) where no partner beats 0
+    n_valid: int
+
+
+class QTCPUEngine:
+    """All pairs of a QT study on the CPU (see the module notes)."""
+
+    name = "cpu"
+
+    def __init__(self, threads: int | None = None):
+        self.threads = threads or os.cpu_count() or 1
+
+    def describe(self) -> str:
+        return f"CPU (numba, {min(self.threads, nb.config.NUMBA_NUM_THREADS)} threads)"
+
+    def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None) -> tuple[QTScanCore, QTPlanes]:
+        nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
+        qp = qt_planes(study)
+        p = study.n_snps
+        n_sig = np.zeros(p, np.int64)
+        n_fail = np.zeros(p, np.int64)
+        best_after = np.zeros(p)
+        best_after_id = np.full(p, -1, np.int64)
+        best_before = np.zeros(p)
+        best_before_id = np.full(p, -1, np.int64)
+        rows = max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))
+        zbuf = np.empty((rows, p))
+        si, sj = [], []
+        total = p * (p - 1) // 2
+        done = 0
+        for i0 in range(0, p, rows):
+            if cancel is not None and cancel():
+                from gboost.errors import ScanCancelled
+
+                raise ScanCancelled()
+            i1 = min(p, i0 + rows)
+            _stat_block(*qp.scan_args(), i0, i1, zbuf)
+            _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
+            _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
+            r, c = survivors(zbuf, i0, i1, alpha1)
+            si.append(r + i0)
+            sj.append(c)
+            done += sum(p - 1 - i for i in range(i0, i1))
+            if progress is not None:
+                progress(done, total)
+        best, partner = combine_best(best_after, best_after_id, best_before, best_before_id)
+        n_valid = total - int(n_fail.sum()) // 2
+        i = np.concatenate(si) if si else np.zeros(0, np.int64)
+        j = np.concatenate(sj) if sj else np.zeros(0, np.int64)
+        return QTScanCore(i.astype(np.int64), j.astype(np.int64), n_sig, n_fail, best, partner, n_valid), qp
+
+
+def survivors(zbuf, i0, i1, alpha1):
+    """(row in block, column) of the pairs PLINK writes: STAT >= the epi1 threshold, and failed
+    pairs too when that threshold is 0 (``--epi1 1``), in (i, j) order."""
+    p = zbuf.shape[1]
+    rows = i1 - i0
+    z = zbuf[:rows]
+    upper = np.arange(p)[None, :] > (i0 + np.arange(rows))[:, None]
+    with np.errstate(invalid="ignore"):
+        keep = z >= alpha1
+    if alpha1 == 0.0:
+        keep |= np.isnan(z)
+    keep &= upper
+    r, c = np.nonzero(keep)
+    return r.astype(np.int64), c.astype(np.int64)
+
+
+def combine_best(best_after, after_id, best_before, before_id):
+    """PLINK's BEST: the partner after the SNP (if > 0), replaced by the one before only when
+    strictly greater; 0 and the first scanned SNP where no partner beats 0."""
+    best = np.zeros(len(best_after))
+    partner = np.zeros(len(best_after), np.int64)
+    take = (after_id >= 0) & (best_after > best)
+    best[take], partner[take] = best_after[take], after_id[take]
+    take = (before_id >= 0) & (best_before > best)
+    best[take], partner[take] = best_before[take], before_id[take]
+    return best, partner

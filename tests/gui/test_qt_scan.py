@@ -1,0 +1,85 @@
+"""The window on a quantitative-trait study (issue 22): it loads, scans with PLINK's linear test,
+shows the reported pairs and plots like a case-control scan, and exports the CLI's QT files."""
+import numpy as np
+import pytest
+
+from gboost.simulate import simulate_qt_study
+
+from guihelpers import load, scan
+
+
+@pytest.fixture(scope="module")
+def qt_prefix(tmp_path_factory):
+    st = simulate_qt_study(60, 400, seed=12, chromosomes=2, missing_rate=0.01, effects=[(3, 40, 0.6)])
+    prefix = str(tmp_path_factory.mktemp("qt") / "qt")
+    st.write(prefix)
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def qt_cli_dir(qt_prefix, tmp_path_factory):
+    from gboost.cli import main
+
+    out = tmp_path_factory.mktemp("qtcli") / "out"
+    assert main(["scan", "--bfile", qt_prefix, "--out", str(out), "--epi1", "0.001", "--quiet"]) == 0
+    return out
+
+
+def test_a_qt_scan_fills_the_table_and_plots(qtbot, window, qt_prefix, qt_cli_dir):
+    study = load(qtbot, window, qt_prefix)
+    assert study.quantitative
+    assert window.summary.fields["Cases / controls"].text().startswith("quantitative trait: mean ")
+    window.run_panel.epi1.setText("0.001")
+    result = scan(qtbot, window)
+    assert result.qt is not None and result.qt.test == "linear"
+    tsv = [line.split("\t") for line in (qt_cli_dir / "pairs.tsv").read_text().splitlines()[1:]]
+    # the window's reported pairs are the CLI's pairs.tsv rows, STAT descending
+    assert [(study.variants.snp[i], study.variants.snp[j]) for i, j in zip(result.reported.i, result.reported.j)] \
+        == [(r[1], r[4]) for r in tsv]
+    np.testing.assert_allclose(result.reported.stat, [float(r[8]) for r in tsv], rtol=1e-5)
+    assert ("snp4", "snp41") in {(r[1], r[4]) for r in tsv}
+    assert window.result is result
+    assert window.pairs.model.rowCount() == len(tsv)
+    # the Manhattan plot shows the marginal linear test of marginal.tsv (-log10 P per SNP)
+    marg = [line.split("\t") for line in (qt_cli_dir / "marginal.tsv").read_text().splitlines()[1:]]
+    np.testing.assert_allclose(window.manhattan.y, [-np.log10(float(r[8])) for r in marg], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind,name", [("pairs_tsv", "pairs.tsv"), ("epi_cc", "pairs.epi.qt"),
+                                       ("epi_summary", "pairs.epi.qt.summary"), ("marginal", "marginal.tsv")])
+def test_qt_exports_are_the_cli_bytes(qtbot, window, qt_prefix, qt_cli_dir, tmp_path, kind, name):
+    load(qtbot, window, qt_prefix)
+    window.run_panel.epi1.setText("0.001")
+    scan(qtbot, window)
+    out = tmp_path / name
+    with qtbot.waitSignal(window.exportFinished, timeout=30000):
+        assert window.export_file(kind, str(out))
+    assert out.read_bytes() == (qt_cli_dir / name).read_bytes()
+
+
+def test_epi1_follows_plinks_default_for_the_loaded_test(qtbot, window, qt_prefix, study_prefix):
+    assert window.run_panel.epi1.text() == "5e-6"
+    load(qtbot, window, qt_prefix)
+    assert window.run_panel.epi1.text() == "1e-4"  # PLINK's --epistasis default
+    load(qtbot, window, study_prefix)
+    assert window.run_panel.epi1.text() == "5e-6"  # boost's again
+    window.run_panel.epi1.setText("0.001")  # a value the user typed stays
+    load(qtbot, window, qt_prefix)
+    assert window.run_panel.epi1.text() == "0.001"
+
+
+def test_covariates_of_the_run_panel_refit_a_qt_scan(qtbot, window, qt_prefix, tmp_path):
+    with open(qt_prefix + ".fam") as f:
+        fam = [line.split() for line in f]
+    covar = tmp_path / "covar.txt"
+    covar.write_text("FID IID age\n" + "".join(f"{r[0]} {r[1]} {20 + k % 50}\n" for k, r in enumerate(fam)))
+    load(qtbot, window, qt_prefix)
+    window.run_panel.file_edits["covar"].setText(str(covar))
+    window.run_panel.epi1.setText("0.001")
+    result = scan(qtbot, window)
+    assert result.qt.covariate_names == ["age"]
+    out = tmp_path / "pairs.tsv"
+    with qtbot.waitSignal(window.exportFinished, timeout=30000):
+        assert window.export_file("pairs_tsv", str(out))
+    header = out.read_text().splitlines()[0].split("\t")
+    assert header[-4:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
