@@ -195,9 +195,6 @@ def _scan_locked(args, out) -> int:
     if args.threads is not None and args.threads < 1:
         raise InputError(None, "--threads must be at least 1")
     clock.lap("setup")
-    # The engine starts on a thread while the study is read: importing CuPy, the CUDA context and the
-    # kernels from the compile cache (~0.35-0.5 s at 500k SNPs on the H100, issue 24) overlap the reading.
-    starting = _start_engine(params.engine)
     source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno,
                         allow_no_sex=args.allow_no_sex)
     qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
@@ -214,6 +211,9 @@ def _scan_locked(args, out) -> int:
                             calibration_pairs=args.calibration_pairs)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
+    # The engine starts on a thread while the study is read: importing CuPy, the CUDA context and the
+    # kernels from the compile cache (~0.35-0.5 s at 500k SNPs on the H100, issue 24) overlap the reading.
+    starting = _start_engine(params.engine)
     load_timings: dict = {}
     study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings)
     start_hashing(study.source_files)  # run.json's checksums, on a thread while the scan runs
