@@ -10,13 +10,14 @@ from tests.helpers import ROOT
 
 # Layers, lowest first; a module may import its own layer and those below, never one above.
 LAYERS = [
-    ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats"),  # leaves: no gboost import beyond these
+    ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch"),  # leaves
     ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study"),
-    ("io", "load", "inputs", "covariates", "simulate", "engines.base"),
+    ("io", "load", "inputs", "covariates", "simulate", "engines.base", "stats.qt_products"),
     ("engines", "accumulate", "checkpoint", "calibration"),
-    ("hostwork", "io.results"),
-    ("scan", "parts", "pathways"),
-    ("cli", "cli_simulate", "cli_pathways", "gboost"),
+    ("hostwork", "io.results", "io.qt_results"),
+    ("scan", "qt_scan", "parts", "pathways"),
+    ("cli", "cli_simulate", "cli_pathways", "cli_qt", "gboost"),
+    ("warm", "doctor"),  # run the command itself (warm) and report on the install
 ]
 
 

@@ -6,7 +6,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 mkdir -p $OUT
-python3 -m pytest -q -rs -p no:cacheprovider tests/test_gpu_engine.py tests/test_gpu_tensor.py tests/test_overlap.py tests/test_gpu_ld.py "$@" 2>&1 | tee $OUT/gpu_tests.txt | tail -15
+if [ "${TESTS:-1}" = 1 ]; then  # every test marked gpu, and those that exercise the GPU engine's host side
+  python3 -m pytest -q -rs -p no:cacheprovider -m gpu --ignore=tests/gui tests/ "$@" 2>&1 | tee $OUT/gpu_tests.txt | tail -15
+  python3 -m pytest -q -rs -p no:cacheprovider tests/test_overlap.py tests/test_tiles.py 2>&1 | tail -3
+fi
 if [ "${BENCH:-1}" = 1 ]; then
   python3 bench/bench_cli.py --sizes ${SIZES:-100000,500000} --n 5000 --missing 0,0.01 --device gpu --json $OUT/bench_cli.json 2>&1 | tee $OUT/bench_cli.txt | grep -v '^#'
 fi
