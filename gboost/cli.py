@@ -29,7 +29,7 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    help="BGEN file, optionally with plink2's REF/ALT mode ref-first, ref-last or ref-unknown "
                         "(default ref-unknown: the first allele is counted); needs cbgen")
     g.add_argument("--sample", metavar="FILE", help="the BGEN's Oxford .sample file")
-    g.add_argument("--hard-call-threshold", type=V.in_range("--hard-call-threshold", 0, 0.5), default=0.1,
+    g.add_argument("--hard-call-threshold", type=V.in_range("--hard-call-threshold", 0, 0.5, hi_open=True), default=0.1,
                    metavar="T", help="BGEN: a dosage within T of an integer is called, the rest missing (PLINK 2's "
                                      "meaning; default 0.1)")
     g.add_argument("--double-id", action="store_true", help="VCF/BGEN sample IDs: FID = IID = the file's ID")

@@ -11,21 +11,21 @@ What is read (docs/FORMATS.md has the user's view), as ``plink2 --bgen FILE MODE
   writes as ALT.
 * hard calls, PLINK 2's ``--hard-call-threshold`` meaning: the counted allele's dosage x (0..2;
   a haploid call's probability doubled, phased haplotypes summed) in plink2's fixed point
-  (1/16384) is called round(x) when |x - round(x)| <= T (default 0.1), otherwise missing; a
+  (1/16384, T rounded down to it) is called round(x) when |x - round(x)| <= T (default 0.1),
+  otherwise missing; a
   sample flagged missing is missing.
 * samples: the .sample file's ID_1/ID_2 as FID/IID (or, without --sample, the BGEN's own IDs
   split as for a VCF, gboost.io.sample_ids); its ``sex`` column (type D) when present; its
   first binary (type B: 0 control, 1 case) column as the phenotype unless ``--pheno`` is given.
   Every sample's phenotype is kept, as PLINK 2 does (the log says so). Every sample a founder.
 
-cbgen indexes a BGEN in a "metafile"; we build it in a temporary folder and remove it, so
-nothing is written beside the user's data.
+The file's structure (header, sample IDs, each variant's identifying data and the size of its
+genotype block) is walked here, so a truncated or damaged file gives one line (cbgen's C library
+crashes the process on a truncated one); cbgen decodes the probabilities of each genotype block.
 """
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
@@ -88,7 +88,10 @@ def hard_calls(prob: np.ndarray, ploidy: np.ndarray, missing: np.ndarray, phased
     # plink2's fixed point and its distance test: halfdist = |(d mod 1) - 1/2| in 1/16384 units
     d = np.rint(dosage * DOSAGE_MID).astype(np.int64)
     halfdist = np.abs(d % DOSAGE_MID - DOSAGE_MID // 2)
-    called = (halfdist >= DOSAGE_MID // 2 - int(round(threshold * DOSAGE_MID))) & ~missing & (ploidy > 0)
+    # the threshold in the same units, rounded down (plink2 calls 1.8 missing at 0.2: 3276.8 -> 3276,
+    # checked against plink2 --hard-call-threshold 0.2 in tests/test_formats.py)
+    limit = int(threshold * DOSAGE_MID * (1 + 2.0**-44))
+    called = (halfdist >= DOSAGE_MID // 2 - limit) & ~missing & (ploidy > 0)
     return np.where(called, (d + DOSAGE_MID // 2) // DOSAGE_MID, -1).astype(np.int8)
 
 
@@ -126,7 +129,7 @@ def open_bgen(path: str | os.PathLike, sample: str | None = None, pheno: str | N
     ids
         How the BGEN's own sample IDs become FID/IID when no .sample is given.
     hard_call_threshold
-        PLINK 2's ``--hard-call-threshold`` (0 to 0.5).
+        PLINK 2's ``--hard-call-threshold``, in [0, 0.5).
     ref_mode
         plink2's ``ref-first``, ``ref-last`` or ``ref-unknown`` (see the module notes).
 
@@ -140,13 +143,13 @@ def open_bgen(path: str | os.PathLike, sample: str | None = None, pheno: str | N
     cbgen = require("cbgen", path)
     if ref_mode not in REF_MODES:
         raise InputError(None, f"--bgen mode {ref_mode!r}: expected one of {', '.join(REF_MODES)}")
-    if not 0 <= hard_call_threshold <= 0.5:
-        raise InputError(None, f"--hard-call-threshold {hard_call_threshold:g}: must be in [0, 0.5]")
-    check_regular_file(path, "BGEN")
-    with _bgen_file(cbgen, path) as bgen:
-        n_file = bgen.nsamples
-        embedded = [s.decode("utf-8", "replace") for s in bgen.read_samples()] if bgen.contain_samples else None
-        variants, offsets = _index(cbgen, bgen, path)
+    if not 0 <= hard_call_threshold < 0.5:  # plink2 refuses 0.5 too
+        raise InputError(None, f"--hard-call-threshold {hard_call_threshold:g}: must be in [0, 0.5)")
+    variants, offsets, n_file, embedded = _index(path)
+    if ref_mode == "ref-first":  # the second allele is ALT: it is A1, counted
+        variants.a1, variants.a2 = variants.a2, variants.a1
+    with _bgen_file(cbgen, path):  # cbgen reads the header too: refuse here what it refuses
+        pass
     if sample is not None:
         fid, iid, sex, status = read_sample_file(sample, n_file)
     elif embedded is not None:
@@ -174,48 +177,115 @@ def open_bgen(path: str | os.PathLike, sample: str | None = None, pheno: str | N
     return source
 
 
-def _index(cbgen, bgen, path: str) -> tuple[VariantTable, np.ndarray]:
-    """Every variant's metadata and file offset, from a metafile built in a temporary folder."""
-    folder = tempfile.mkdtemp(prefix="gboost-bgen-")
+def _index(path: str) -> tuple[VariantTable, np.ndarray, int, list[str] | None]:
+    """Walk the BGEN's blocks (its spec, v1.1-1.3): every variant's metadata and the offset of its
+    genotype block; also the sample count and the stored sample IDs.
+
+    We read the structure ourselves rather than through cbgen's index: cbgen (its C library)
+    crashes the process on a truncated file, and a bad file must give one line instead. Only
+    files that pass this walk reach cbgen.
+    """
+    import mmap
+
+    check_regular_file(path, "BGEN")
     try:
-        meta = os.path.join(folder, "index.metafile")
-        words: list[str] = []
-        with c_stderr_captured(words):
-            try:
-                bgen.create_metafile(meta)
-                mf = cbgen.bgen_metafile(meta)
-            except RuntimeError as exc:
-                raise InputError(path, f"cannot index the BGEN: {library_words(words, str(exc))}") from None
-        parts = []
-        try:
-            with c_stderr_captured(words):
-                for k in range(mf.npartitions):
-                    parts.append(mf.read_partition(k).variants)
-        except RuntimeError as exc:
-            raise InputError(path, f"cannot index the BGEN: {library_words(words, str(exc))}") from None
-        finally:
-            mf.close()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < 24:
+                raise InputError(path, f"not a BGEN file: {size} bytes, shorter than a BGEN header")
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise InputError(path, f"cannot read the BGEN file: {exc.strerror or exc}") from None
+    try:
+        return _walk(data, size, path)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    if not parts or sum(len(v.offset) for v in parts) == 0:
+        data.close()
+
+
+def _walk(data, size: int, path: str):
+    import struct
+
+    def u32(at: int) -> int:
+        if at + 4 > size:
+            raise InputError(path, f"the BGEN is truncated (it ends at byte {size}, inside a block that needs byte "
+                                   f"{at + 4}; an interrupted copy or write?)")
+        return struct.unpack_from("<I", data, at)[0]
+
+    def u16(at: int) -> int:
+        if at + 2 > size:
+            raise InputError(path, f"the BGEN is truncated (it ends at byte {size}; an interrupted copy or write?)")
+        return struct.unpack_from("<H", data, at)[0]
+
+    def text(at: int, length: int) -> str:
+        if at + length > size:
+            raise InputError(path, f"the BGEN is truncated (it ends at byte {size}; an interrupted copy or write?)")
+        return bytes(data[at:at + length]).decode("utf-8", "replace")
+
+    first, header_len, m, n = u32(0), u32(4), u32(8), u32(12)
+    magic = bytes(data[16:20])
+    if magic not in (b"bgen", b"\0\0\0\0") or header_len < 20 or header_len > first:
+        raise InputError(path, f"not a BGEN file: bytes 16-19 are {magic!r}, expected b'bgen'")
+    flags = u32(4 + header_len - 4)
+    compression, layout = flags & 3, (flags >> 2) & 15
+    if compression > 2 or layout not in (1, 2):
+        raise InputError(path, f"unknown BGEN flags {flags:#x} (compression {compression}, layout {layout}); gboost "
+                               "reads BGEN v1.1-1.3")
+    ids = None
+    if flags >> 31:  # sample identifier block
+        at = 4 + header_len
+        if u32(at + 4) != n:
+            raise InputError(path, f"the BGEN's sample block lists {u32(at + 4)} samples, its header {n}")
+        at += 8
+        ids = []
+        for _ in range(n):
+            length = u16(at)
+            ids.append(text(at + 2, length))
+            at += 2 + length
+    at = first + 4
+    chrom, rsid, pos, a1, a2, offsets = [], [], [], [], [], np.empty(m, dtype=np.int64)
+    for k in range(m):
+        if layout == 1:
+            if u32(at) != n:
+                raise InputError(path, f"variant {k + 1}: the block says {u32(at)} samples, the header {n}; the file is "
+                                       "corrupted")
+            at += 4
+        fields = []
+        for _ in range(3):  # variant ID, rsID, chromosome
+            length = u16(at)
+            fields.append(text(at + 2, length))
+            at += 2 + length
+        position = u32(at)
+        at += 4
+        n_alleles = 2 if layout == 1 else u16(at)
+        at += 0 if layout == 1 else 2
+        alleles = []
+        for _ in range(n_alleles):
+            length = u32(at)
+            alleles.append(text(at + 4, length))
+            at += 4 + length
+        if n_alleles != 2:
+            raise InputError(path, f"variant {fields[1] or fields[0]} has {n_alleles} alleles; gboost scans biallelic "
+                                   "variants: drop the others with `plink2 --bgen FILE ref-unknown --sample FILE "
+                                   "--max-alleles 2 --make-pgen --out NEW`")
+        offsets[k] = at
+        block = 6 * n if (layout == 1 and compression == 0) else 4 + u32(at)
+        if at + block > size:
+            raise InputError(path, f"the BGEN is truncated: variant {k + 1} of {m} ({fields[1]}) needs bytes up to "
+                                   f"{at + block}, the file has {size} (an interrupted copy or write?)")
+        at += block
+        chrom.append(fields[2])
+        rsid.append(fields[1])
+        pos.append(position)
+        a1.append(alleles[0])
+        a2.append(alleles[1])
+    if m == 0:
         raise InputError(path, "the BGEN holds no variants")
-    cat = {f: np.concatenate([getattr(v, f) for v in parts]) for f in
-           ("rsid", "chromosome", "position", "nalleles", "allele_ids", "offset")}
-    bad = np.flatnonzero(cat["nalleles"] != 2)
-    if len(bad):
-        k = int(bad[0])
-        raise InputError(path, f"variant {cat['rsid'][k].decode()} has {int(cat['nalleles'][k])} alleles; gboost scans "
-                               "biallelic variants: drop the others with `plink2 --bgen FILE ref-unknown --sample FILE "
-                               "--max-alleles 2 --make-pgen --out NEW`")
-    alleles = [a.decode().split(",") for a in cat["allele_ids"]]
-    variants = VariantTable(canonical_chrom([c.decode() for c in cat["chromosome"]]),
-                            np.array([s.decode() for s in cat["rsid"]], dtype=str), np.zeros(len(alleles)),
-                            cat["position"].astype(np.int64),
-                            np.array([a[0] for a in alleles], dtype=str), np.array([a[1] for a in alleles], dtype=str))
+    variants = VariantTable(canonical_chrom(chrom), np.array(rsid, dtype=str), np.zeros(m), np.array(pos, dtype=np.int64),
+                            np.array(a1, dtype=str), np.array(a2, dtype=str))
     from gboost.io.vcf import _check_unique_ids
 
     _check_unique_ids(variants, path)
-    return variants, cat["offset"].astype(np.int64)
+    return variants, offsets, n, ids
 
 
 def read_sample_file(path: str, n_expected: int):

@@ -82,8 +82,12 @@ class PgenSource(StreamedSource):
 
 
 def _first_line(exc: Exception) -> str:
+    """pgenlib's message, one line (it may come as the repr of bytes), with a hint."""
     text = str(exc).strip()
-    return (text.splitlines() or ["unknown error"])[0].removeprefix("Error: ")
+    if text.startswith(("b'", 'b"')):
+        text = text[2:-1].replace("\\n", "\n")
+    line = (text.splitlines() or ["unknown error"])[0].removeprefix("Error: ").strip()
+    return f"{line} (is the .pgen truncated or damaged?)" if "corrupt" not in line and "failure" not in line else line
 
 
 def open_pfile(prefix: str | os.PathLike, pheno: str | None = None, *, allow_no_sex: bool = False) -> PgenSource:

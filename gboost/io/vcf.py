@@ -65,7 +65,7 @@ def _open(path: str):
     with c_stderr_captured(words):
         try:
             return cyvcf2.VCF(path, gts012=True, lazy=True)
-        except (OSError, ValueError, RuntimeError, TypeError) as exc:
+        except Exception as exc:  # cyvcf2 raises a bare Exception for a bad header
             message = library_words(words, str(exc).strip() or "not a VCF/BCF file")
     raise InputError(path, f"cannot read as VCF/BCF: {message}")
 
