@@ -52,7 +52,14 @@ class VcfSource(StreamedSource):
                         if rec is None or rec.POS != self.variants.bp[k]:
                             raise InputError(self.path, "the file changed while it was read (a record is missing "
                                                         "or moved)")
-                        out[k - start] = alt_counts(rec, self.path, self.variants.snp[k], self.samples.iid)
+                        try:
+                            out[k - start] = alt_counts(rec, self.path, self.variants.snp[k], self.samples.iid)
+                        except InputError:
+                            raise
+                        except Exception as exc:  # cyvcf2: "couldn't get genotypes" (a short line)
+                            raise InputError(self.path, f"variant {self.variants.snp[k]} (record {k + 1}): cannot read "
+                                                        f"its genotypes: {library_words(words, str(exc))} (a truncated "
+                                                        "or damaged line?)") from None
                 yield start, out
         finally:
             vcf.close()
