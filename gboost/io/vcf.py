@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 
+import numba as nb
 import numpy as np
 
 from gboost.errors import InputError
@@ -89,22 +90,39 @@ def _next(records, path: str, words: list[str]):
 
 def alt_counts(rec, path: str, snp: str, iid: np.ndarray) -> np.ndarray:
     """int8 ALT copies per sample from a record's GT (see the module notes)."""
-    g = rec.genotype.array() if rec.genotype is not None else None
+    gt = rec.genotype
+    g = gt.array() if gt is not None else None
     if g is None:  # no GT in this record: every call missing, as plink2 reads it
         return np.full(len(iid), -1, dtype=np.int8)
     if g.shape[1] > 3:
         raise InputError(path, f"variant {snp}: ploidy {g.shape[1] - 1}; gboost reads haploid and diploid calls")
-    first = g[:, 0]
-    second = g[:, 1] if g.shape[1] == 3 else np.full(len(first), -2, dtype=g.dtype)  # -2: no second allele
-    haploid = second == -2
-    half = ~haploid & ((first < 0) != (second < 0))
-    if half.any():
-        k = int(np.flatnonzero(half)[0])
+    out = np.empty(len(iid), dtype=np.int8)
+    k = _alt_counts(g, out)
+    if k >= 0:
         raise InputError(path, f"variant {snp}: half-missing call at sample {iid[k]} (e.g. ./1); PLINK 2 refuses "
                                "these too: set them missing with `plink2 --vcf FILE --vcf-half-call missing "
                                "--make-pgen --out NEW` and scan --pfile NEW")
-    count = np.where(haploid, 2 * (first == 1), (first == 1).astype(np.int8) + (second == 1))
-    return np.where(first < 0, -1, count).astype(np.int8)
+    return out
+
+
+@nb.njit(cache=True)
+def _alt_counts(g, out) -> int:
+    """ALT copies from cyvcf2's ``(samples, ploidy + 1)`` allele array (-1 missing allele, -2 no
+    such allele: a haploid call in a diploid record; last column the phase); returns the first
+    sample with a half-call, or -1. One pass (NumPy's array passes took 2x longer)."""
+    diploid = g.shape[1] == 3
+    for i in range(g.shape[0]):
+        a = g[i, 0]
+        b = g[i, 1] if diploid else -2
+        if b == -2:  # haploid: homozygous
+            out[i] = -1 if a < 0 else (2 if a == 1 else 0)
+        elif (a < 0) != (b < 0):
+            return i
+        elif a < 0:
+            out[i] = -1
+        else:
+            out[i] = (1 if a == 1 else 0) + (1 if b == 1 else 0)
+    return -1
 
 
 def open_vcf(path: str | os.PathLike, pheno: str | None = None, *, ids: IdMode | None = None) -> VcfSource:
