@@ -135,6 +135,7 @@ def bench_formats(args) -> int:
     if plink2 is None:
         raise SystemExit("bench_load --formats: needs plink2 on PATH (apt-get install plink2)")
     p, n = args.snps, args.samples
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "s")
         t = time.perf_counter()
@@ -185,7 +186,8 @@ def bench_formats(args) -> int:
     print(f"{platform.node()}; {os.cpu_count()} cores; commit {commit or '?'}; "
           f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     print(f"study: {p} SNPs x {n} samples (bench/make_bed.py, 1 % missing), converted by plink2; no QC; "
-          f"best of {args.repeats}")
+          f"best of {args.repeats}; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+          "(other processes on the machine slow every row)")
     print(f"{'format':<8} {'file MB':>8} {'made s':>7} {'load s':>8} {'of which open':>13} {'x .bed':>7} "
           f"{'SNP·samples/s':>14} {'planes = .bed':>13}")
     for fmt, secs, open_s, equal in rows:

@@ -170,3 +170,14 @@ def test_vcf_sample_ids_are_plink2s(study, tmp_path, flags):
     src = open_vcf(study + ".vcf", pheno=str(pheno), ids=mode)
     assert [list(x) for x in zip(src.samples.fid.tolist(), src.samples.iid.tolist())] == fam
     assert (src.samples.status == 1).all()  # every sample matched the --pheno file
+
+
+def test_bgen_without_sample_uses_its_own_ids(study, tmp_path):
+    """plink2 stores FID_IID in the BGEN; without --sample they are split as for a VCF, and no
+    sexes are known: the scan equals the sexless .bed's."""
+    pytest.importorskip("cbgen", reason="cbgen not installed (pip install 'gboost[formats]')")
+    bed = scan(tmp_path, "bed", "--bfile", study + "_nosex", "--allow-no-sex")
+    bgen = scan(tmp_path, "bgen", "--bgen", study + ".bgen", "--pheno", study + "_vcf.pheno")
+    assert_same_scan(bed, bgen)
+    split = scan(tmp_path, "bgen_delim", "--bgen", study + ".bgen", "--id-delim", "--pheno", study + ".pheno")
+    assert_same_scan(bed, split)

@@ -218,3 +218,13 @@ def test_pvar_zst_without_zstandard(study, tmp_path, capsys, monkeypatch):
     pytest.importorskip("pgenlib", reason="pgenlib not installed (pip install 'gboost[formats]')")
     monkeypatch.setitem(sys.modules, "zstandard", None)
     one_line_error(tmp_path, capsys, ["--pfile", study + "_zst"], "s_zst.pvar.zst", "pip install zstandard")
+
+
+@pytest.mark.parametrize("flag, suffix", [("--pfile", ""), ("--vcf", ".vcf"), ("--bgen", ".bgen")])
+def test_out_in_the_folder_of_the_input_is_refused(study, tmp_path, capsys, flag, suffix):
+    import os
+
+    folder = os.path.dirname(study)
+    rc = main(["scan", flag, study + suffix, "--out", folder, "--device", "cpu", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "holds the input" in err[0]
