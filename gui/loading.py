@@ -91,11 +91,12 @@ def canonical(path: str | os.PathLike) -> str:
 
 
 def open_study(path: str | os.PathLike, qc: QCOptions, *, pheno: str | None = None, allow_no_sex: bool = False,
-               log: Callable[[str], None] = lambda m: None) -> Study:
-    """Open the fileset at ``path`` and load it with ``qc``; raises InputError on bad input."""
+               log: Callable[[str], None] = lambda m: None, **reading) -> Study:
+    """Open the fileset at ``path`` and load it with ``qc``; raises InputError on bad input.
+    ``reading``: open_input's options for other formats (``ids``, ``hard_call_threshold``)."""
     from gboost.inputs import open_input
 
-    source = open_input(pheno=pheno, allow_no_sex=allow_no_sex, **input_kwargs(path))
+    source = open_input(pheno=pheno, allow_no_sex=allow_no_sex, **reading, **input_kwargs(path))
     from gboost.load import load_study
 
     return load_study(source, qc, log=log)

@@ -58,3 +58,22 @@ def test_window_opens_each_format_as_the_bed(qtbot, window, formats, kind):
     assert study.n_snps == bed.n_snps and study.n_samples == bed.n_samples
     assert (study.variants.snp == bed.variants.snp).all()
     assert np.array_equal(study.planes, bed.planes)
+
+
+def test_run_panel_sample_id_mode_and_threshold_reach_open_input(window):
+    from gboost.io.sample_ids import IdMode
+
+    rp = window.run_panel
+    rp.id_mode.mode.setCurrentIndex(rp.id_mode.mode.findData("delim"))
+    rp.hard_call.setText("0.25")
+    opts = rp.run_options()
+    assert opts.input_kwargs()["ids"] == IdMode(id_delim="_") and opts.input_kwargs()["hard_call_threshold"] == 0.25
+    assert opts.cli_args()[:4] == ["--id-delim", "_", "--hard-call-threshold", "0.25"]
+    rp.id_mode.mode.setCurrentIndex(rp.id_mode.mode.findData("const"))
+    rp.id_mode.value.setText("F1")
+    assert rp.run_options().ids == IdMode(const_fid="F1")
+    rp.hard_call.setText("0.5")
+    with pytest.raises(ValueError, match="--hard-call-threshold"):
+        rp.run_options()
+    rp.restore_defaults()
+    assert rp.run_options().ids == IdMode() and rp.run_options().hard_call_threshold == 0.1
