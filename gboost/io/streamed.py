@@ -17,7 +17,6 @@ from typing import Iterator
 import numba as nb
 import numpy as np
 
-from gboost.errors import InputError
 from gboost.study import SampleTable, VariantTable
 
 
@@ -107,8 +106,3 @@ def library_words(lines: list[str], fallback: str) -> str:
             return line
     return lines[0] if lines else fallback
 
-
-def check_counts_match(path: str, what: str, n_file: int, n_meta: int, meta_path: str, unit: str) -> None:
-    if n_file != n_meta:
-        raise InputError(path, f"the {what} holds {n_file} {unit} but {os.path.basename(meta_path)} lists {n_meta}; "
-                               "the files do not belong together")
