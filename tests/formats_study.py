@@ -35,6 +35,8 @@ def make_study(folder) -> str:
     plink2("--bfile", prefix, "--export", "vcf", "bgz", "--out", prefix + "_bgz")
     plink2("--bfile", prefix, "--export", "bcf", "--out", prefix)
     plink2("--bfile", prefix, "--export", "bgen-1.2", "--out", prefix)
+    plink2("--bfile", prefix, "--export", "bgen-1.3", "--out", prefix + "_13")  # zstd-compressed
+    plink2("--bfile", prefix, "--export", "bgen-1.1", "--out", prefix + "_11")  # layout 1: refused
     # The same .bed without sexes: what a VCF holds (see tests/test_formats.py)
     for ext in (".bed", ".bim"):
         shutil.copy(prefix + ext, prefix + "_nosex" + ext)

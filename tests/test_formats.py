@@ -82,13 +82,14 @@ def test_vcf_log_says_phenotypes_are_kept(study, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("qc", [[], QC], ids=["noqc", "qc"])
-def test_bgen_equals_bed(study, tmp_path, qc):
+@pytest.mark.parametrize("version", ["", "_13"], ids=["v1.2", "v1.3"])
+def test_bgen_equals_bed(study, tmp_path, qc, version):
     pytest.importorskip("cbgen", reason="cbgen not installed (pip install 'gboost[formats]')")
     bed = scan(tmp_path, "bed", "--bfile", study, "--allow-no-sex", *qc)
-    bgen = scan(tmp_path, "bgen", "--bgen", study + ".bgen", "--sample", study + ".sample", *qc)
+    bgen = scan(tmp_path, "bgen", "--bgen", study + version + ".bgen", "--sample", study + version + ".sample", *qc)
     assert_same_scan(bed, bgen)
     # ref-last counts the same (first) allele; --pheno overrides the .sample's phenotype alike
-    again = scan(tmp_path, "bgen2", "--bgen", study + ".bgen", "ref-last", "--sample", study + ".sample",
+    again = scan(tmp_path, "bgen2", "--bgen", study + version + ".bgen", "ref-last", "--sample", study + ".sample",
                  "--pheno", study + ".pheno", *qc)
     assert_same_scan(bed, again)
 
@@ -181,3 +182,29 @@ def test_bgen_without_sample_uses_its_own_ids(study, tmp_path):
     assert_same_scan(bed, bgen)
     split = scan(tmp_path, "bgen_delim", "--bgen", study + ".bgen", "--id-delim", "--pheno", study + ".pheno")
     assert_same_scan(bed, split)
+
+
+def test_phased_calls_read_alike_from_vcf_bgen_and_pgen(study, tmp_path):
+    """Phased GTs (the study's VCF with | for /): plink2 makes a phased BGEN (4 probabilities per
+    sample) and a .pgen with hard-call phase (8-bit record types, so gboost checks it for dosages
+    and must find none); all three give the same calls."""
+    for module in ("cbgen", "cyvcf2", "pgenlib"):
+        pytest.importorskip(module, reason=f"{module} not installed (pip install 'gboost[formats]')")
+    from gboost.inputs import open_input
+
+    phased = str(tmp_path / "ph")
+    with open(study + ".vcf") as src, open(phased + ".vcf", "w") as dst:
+        for line in src:
+            dst.write(line if line.startswith("#") else line.replace("/", "|"))
+    plink2("--vcf", phased + ".vcf", "--export", "bgen-1.2", "--out", phased)
+    plink2("--vcf", phased + ".vcf", "--make-pgen", "--out", phased)
+    with open(phased + ".pgen", "rb") as f:
+        assert f.read(12)[11] & 15 >= 4  # phase stored: the dosage check runs
+    sources = [open_input(vcf=phased + ".vcf", pheno=study + "_vcf.pheno"),
+               open_input(bgen=phased + ".bgen", sample=phased + ".sample", pheno=study + "_vcf.pheno"),
+               open_input(pfile=phased, pheno=study + "_vcf.pheno")]
+    calls = [np.concatenate([b for _, b in s.iter_blocks(np.arange(len(s.samples)), 32)]) for s in sources]
+    assert (calls[0] == calls[1]).all() and (calls[0] == calls[2]).all()
+    assert (sources[0].variants.a1 == sources[1].variants.a1).all()
+    assert (sources[0].variants.a1 == sources[2].variants.a1).all()
+    assert 0 < (calls[0] == -1).mean() < 0.1

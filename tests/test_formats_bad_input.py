@@ -173,6 +173,7 @@ BGEN_CASES = {
     "truncated": (lambda s, t: [_bgen_copy(s, t, -300), "--sample", s + ".sample"], "b.bgen", "truncated"),
     "header only": (lambda s, t: [_bgen_copy(s, t, 30), "--sample", s + ".sample"], "b.bgen", "truncated"),
     "tiny": (lambda s, t: [_bgen_copy(s, t, 10), "--sample", s + ".sample"], "b.bgen", "not a BGEN"),
+    "v1.1 (layout 1)": (lambda s, t: [s + "_11.bgen", "--sample", s + "_11.sample"], "s_11.bgen", "export bgen-1.2"),
     "sample one short": (lambda s, t: (edit_lines(s + ".sample", t / "b.sample", lambda r: r[:-1]),
                                        [s + ".bgen", "--sample", str(t / "b.sample")])[1], "b.sample", "belong together"),
     "sample not Oxford": (lambda s, t: (shutil.copy(s + ".fam", t / "b.sample"), [s + ".bgen", "--sample", str(t / "b.sample")])[1],

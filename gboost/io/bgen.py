@@ -1,4 +1,4 @@
-"""BGEN files (v1.1-1.3, e.g. from imputation) with an Oxford .sample, read through cbgen (optional).
+"""BGEN files (v1.2 and v1.3, e.g. from imputation; v1.1 is refused: cbgen cannot decode it) with an Oxford .sample, read through cbgen (optional).
 
 What is read (docs/FORMATS.md has the user's view), as ``plink2 --bgen FILE MODE --sample FILE
 --hard-call-threshold T --make-bed`` does:
@@ -194,7 +194,8 @@ def open_bgen(path: str | os.PathLike, sample: str | None = None, pheno: str | N
 
 
 def _index(path: str) -> tuple[VariantTable, np.ndarray, int, list[str] | None]:
-    """Walk the BGEN's blocks (its spec, v1.1-1.3): every variant's metadata and the offset of its
+    """Walk the BGEN's blocks (its spec, layouts 1 and 2; layout 1 is refused before any variant):
+    every variant's metadata and the offset of its
     genotype block; also the sample count and the stored sample IDs.
 
     We read the structure ourselves rather than through cbgen's index: cbgen (its C library)
@@ -243,9 +244,12 @@ def _walk(data, size: int, path: str):
         raise InputError(path, f"not a BGEN file: bytes 16-19 are {magic!r}, expected b'bgen'")
     flags = u32(4 + header_len - 4)
     compression, layout = flags & 3, (flags >> 2) & 15
-    if compression > 2 or layout not in (1, 2):
+    if layout == 1:  # cbgen's C library knows layout 2 only (it crashed the process on a v1.1 file)
+        raise InputError(path, "a BGEN v1.1 file (layout 1), which the BGEN reader (cbgen) cannot decode; rewrite it "
+                               "as v1.2 with `plink2 --bgen FILE ref-unknown --sample FILE --export bgen-1.2 --out NEW`")
+    if compression > 2 or layout != 2:
         raise InputError(path, f"unknown BGEN flags {flags:#x} (compression {compression}, layout {layout}); gboost "
-                               "reads BGEN v1.1-1.3")
+                               "reads BGEN v1.2 and v1.3")
     ids = None
     if flags >> 31:  # sample identifier block
         at = 4 + header_len
