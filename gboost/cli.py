@@ -22,11 +22,38 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ped", metavar="FILE", help="PLINK .ped (with --map)")
     g.add_argument("--map", metavar="FILE", dest="map_file", help="PLINK .map (with --ped)")
     g.add_argument("--boost-matrix", metavar="FILE", help="BOOST/GBOOST text matrix: label 0/1 then genotypes 0/1/2")
+    g.add_argument("--pfile", metavar="PREFIX", help="PLINK 2 fileset PREFIX.pgen/.pvar[.zst]/.psam (needs pgenlib)")
+    g.add_argument("--vcf", metavar="FILE", help="VCF or BCF file (.vcf, .vcf.gz, .bcf; GT hard calls; needs cyvcf2 "
+                                                 "and --pheno)")
+    g.add_argument("--bgen", metavar=("FILE", "MODE"), nargs="+", action=_BgenAction,
+                   help="BGEN file, optionally with plink2's REF/ALT mode ref-first, ref-last or ref-unknown "
+                        "(default ref-unknown: the first allele is counted); needs cbgen")
+    g.add_argument("--sample", metavar="FILE", help="the BGEN's Oxford .sample file")
+    g.add_argument("--hard-call-threshold", type=V.in_range("--hard-call-threshold", 0, 0.5, hi_open=True), default=0.1,
+                   metavar="T", help="BGEN: a dosage within T of an integer is called, the rest missing (PLINK 2's "
+                                     "meaning; default 0.1)")
+    g.add_argument("--double-id", action="store_true", help="VCF/BGEN sample IDs: FID = IID = the file's ID")
+    g.add_argument("--const-fid", nargs="?", const="0", metavar="ID",
+                   help="VCF/BGEN sample IDs: FID = ID (default 0), IID = the file's ID (PLINK 2's default)")
+    g.add_argument("--id-delim", nargs="?", const="_", metavar="D",
+                   help="VCF/BGEN sample IDs: split FID<D>IID at the delimiter D (default _)")
     g.add_argument("--pheno", metavar="FILE", help="phenotype file (FID IID value), overrides the .fam's column 6")
     g.add_argument("--covar", metavar="FILE", help="covariates (FID IID c1 c2 ...): adds STAT_ADJ/P_ADJ of a logistic refit")
     g.add_argument("--covar-name", metavar="NAMES", help="comma-separated covariate columns to use (default: all)")
     g.add_argument("--allow-no-sex", action="store_true",
                    help="keep the phenotypes of samples with unknown sex (PLINK ignores them by default)")
+
+
+class _BgenAction(argparse.Action):
+    """``--bgen FILE [MODE]``: plink2's spelling, MODE one of ref-first, ref-last, ref-unknown."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from gboost.io.bgen import REF_MODES
+
+        if len(values) > 2 or (len(values) == 2 and values[1] not in REF_MODES):
+            parser.error(f"--bgen takes FILE and optionally one of {', '.join(REF_MODES)}; got {' '.join(values)}")
+        setattr(namespace, "bgen", values[0])
+        setattr(namespace, "bgen_ref", values[1] if len(values) == 2 else "ref-unknown")
 
 
 def _add_qc_args(p: argparse.ArgumentParser) -> None:
@@ -159,10 +186,21 @@ def _input_paths(args) -> list[str]:
         paths += [args.bfile + ext for ext in (".bed", ".bim", ".fam")]
     if getattr(args, "file", None):
         paths += [args.file + ".ped", args.file + ".map"]
-    for name in ("ped", "map_file", "boost_matrix", "pheno", "covar", "extract", "exclude"):
+    if getattr(args, "pfile", None):
+        paths += [args.pfile + ext for ext in (".pgen", ".pvar", ".pvar.zst", ".psam")]
+    for name in ("ped", "map_file", "boost_matrix", "vcf", "bgen", "sample", "pheno", "covar", "extract", "exclude"):
         if getattr(args, name, None):
             paths.append(getattr(args, name))
     return paths
+
+
+def _id_mode(args):
+    """How VCF/BGEN sample IDs become FID/IID (PLINK 2's flags; gboost.io.sample_ids)."""
+    from gboost.io.sample_ids import IdMode
+
+    mode = IdMode(double_id=args.double_id, const_fid=args.const_fid, id_delim=args.id_delim)
+    mode.check()
+    return mode
 
 
 def cmd_scan(args) -> int:
@@ -196,7 +234,9 @@ def _scan_locked(args, out) -> int:
         raise InputError(None, "--threads must be at least 1")
     clock.lap("setup")
     source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno,
-                        allow_no_sex=args.allow_no_sex)
+                        allow_no_sex=args.allow_no_sex, pfile=args.pfile, vcf=args.vcf, bgen=args.bgen,
+                        sample=args.sample, hard_call_threshold=args.hard_call_threshold,
+                        bgen_ref=getattr(args, "bgen_ref", "ref-unknown"), ids=_id_mode(args))
     qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
                    exclude=args.exclude, chrom=_parse_chr(args.chrom))
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test

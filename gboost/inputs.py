@@ -4,16 +4,26 @@ from __future__ import annotations
 import os
 
 from gboost.errors import InputError
+from gboost.io.sample_ids import IdMode
 from gboost.study import GenotypeSource
+
+INPUT_CHOICES = ("--bfile PREFIX, --ped FILE --map FILE, --boost-matrix FILE, --pfile PREFIX, --vcf FILE, "
+                 "or --bgen FILE")
 
 
 def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: str | None = None,
                boost_matrix: str | None = None, pheno: str | None = None,
-               allow_no_sex: bool = False) -> GenotypeSource:
-    """Open exactly one of: a PLINK binary fileset prefix, a .ped/.map pair, a BOOST matrix."""
-    given = [x for x in (bfile, ped or map_file, boost_matrix) if x]
+               allow_no_sex: bool = False, pfile: str | None = None, vcf: str | None = None,
+               bgen: str | None = None, sample: str | None = None, hard_call_threshold: float = 0.1,
+               bgen_ref: str = "ref-unknown", ids: IdMode | None = None) -> GenotypeSource:
+    """Open exactly one of: a PLINK binary fileset prefix, a .ped/.map pair, a BOOST matrix, a
+    PLINK 2 fileset prefix, a VCF/BCF file or a BGEN file (with its .sample); docs/FORMATS.md."""
+    given = [x for x in (bfile, ped or map_file, boost_matrix, pfile, vcf, bgen) if x]
     if len(given) != 1:
-        raise InputError(None, "give exactly one input: --bfile PREFIX, --ped FILE --map FILE, or --boost-matrix FILE")
+        raise InputError(None, f"give exactly one input: {INPUT_CHOICES}")
+    if sample and not bgen:
+        raise InputError(sample, "--sample goes with --bgen")
+    ids = ids or IdMode()
     if bfile:
         from gboost.io.plink_bed import open_bfile
 
@@ -22,6 +32,19 @@ def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: st
         if bfile.endswith((".bed", ".bim", ".fam")) and not os.path.exists(bfile + ".bed"):
             prefix = bfile[:-4]
         return open_bfile(prefix, pheno=pheno, allow_no_sex=allow_no_sex)
+    if pfile:
+        from gboost.io.pgen import open_pfile
+
+        return open_pfile(pfile, pheno=pheno, allow_no_sex=allow_no_sex)
+    if vcf:
+        from gboost.io.vcf import open_vcf
+
+        return open_vcf(vcf, pheno=pheno, ids=ids)
+    if bgen:
+        from gboost.io.bgen import open_bgen
+
+        return open_bgen(bgen, sample=sample, pheno=pheno, ids=ids, hard_call_threshold=hard_call_threshold,
+                         ref_mode=bgen_ref)
     if ped or map_file:
         if not (ped and map_file):
             # PLINK's --file PREFIX convention: the other file shares the prefix.

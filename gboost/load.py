@@ -108,6 +108,8 @@ def load_study(
     qc = QCOptions() if qc is None else qc
     report = QCReport(samples_in=len(source.samples), snps_in=len(source.variants))
     say = _Messenger(report, log)
+    for note in getattr(source, "notes", ()):  # what a reader of another format chose (gboost.io.streamed)
+        say(note)
     names, where = np.unique(source.variants.chrom, return_inverse=True)
     codes = np.array([plink_chrom_code(str(c)) for c in names], dtype=object)[where.ravel()]
     _check_contiguous_chromosomes(codes, source)

@@ -23,7 +23,7 @@ from PySide6.QtCore import QStandardPaths
 
 from gboost.checkpoint import MANIFEST, tiles_recorded
 from gui import settings
-from gui.loading import PLINK_BINARY, canonical, input_kwargs
+from gui.loading import canonical, input_files
 
 
 def root() -> Path:
@@ -35,14 +35,7 @@ def root() -> Path:
 
 
 def _files_of(path: str) -> list[str]:
-    kw = input_kwargs(path)
-    if "bfile" in kw:
-        return [kw["bfile"] + ext for ext in PLINK_BINARY]
-    if "ped" in kw:
-        return [kw["ped"], kw["ped"][:-4] + ".map"]
-    if "map_file" in kw:
-        return [kw["map_file"][:-4] + ".ped", kw["map_file"]]
-    return [kw["boost_matrix"]]
+    return input_files(path)
 
 
 def scan_key(path: str, qc, params) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gboost.io.sample_ids import IdMode
 from gboost.scan import ScanParams
 from gboost.study import QCOptions
 
@@ -21,14 +22,17 @@ class RunOptions:
     pheno: str | None = None  # --pheno FILE
     covar: str | None = None  # --covar FILE
     covar_name: list[str] | None = None  # --covar-name a,b
+    ids: IdMode = field(default_factory=IdMode)  # VCF/BGEN sample IDs: --double-id, --const-fid, --id-delim
+    hard_call_threshold: float = 0.1  # BGEN: --hard-call-threshold
 
     def load_key(self) -> tuple:
         """What a loaded study depends on: a study loaded with another key must be reloaded."""
-        return (self.qc, self.allow_no_sex, self.pheno)
+        return (self.qc, self.allow_no_sex, self.pheno, self.ids, self.hard_call_threshold)
 
     def input_kwargs(self) -> dict:
         """Keyword arguments of ``gboost.inputs.open_input`` beyond the fileset itself."""
-        return {"pheno": self.pheno, "allow_no_sex": self.allow_no_sex}
+        return {"pheno": self.pheno, "allow_no_sex": self.allow_no_sex, "ids": self.ids,
+                "hard_call_threshold": self.hard_call_threshold}
 
     def cli_args(self) -> list[str]:
         """The same settings as ``gboost scan`` arguments (for the log: a run a user can repeat)."""
@@ -46,6 +50,11 @@ class RunOptions:
             out.append("--allow-no-sex")
         if self.pheno:
             out += ["--pheno", self.pheno]
+        from gui.format_options import id_mode_args
+
+        out += id_mode_args(self.ids)
+        if self.hard_call_threshold != 0.1:
+            out += ["--hard-call-threshold", f"{self.hard_call_threshold:g}"]
         if self.covar:
             out += ["--covar", self.covar]
             if self.covar_name:

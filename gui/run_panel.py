@@ -150,6 +150,12 @@ class RunPanel(QWidget):
         self.covar_name.setPlaceholderText("all columns")
         self.covar_name.setToolTip(COVAR_NAME_TIP)
         form.addRow(_tip_label("--covar-name", COVAR_NAME_TIP), self.covar_name)
+        from gui.format_options import HARD_CALL_TIP, IDS_TIP, IdModeEdit, hard_call_edit
+
+        self.id_mode = IdModeEdit()  # VCF/BGEN only (issue 19)
+        form.addRow(_tip_label("VCF/BGEN IDs", IDS_TIP), self.id_mode)
+        self.hard_call = hard_call_edit()
+        form.addRow(_tip_label("--hard-call-threshold", HARD_CALL_TIP), self.hard_call)
         lay.addWidget(in_box)
 
         qc_box = QGroupBox("Quality control (PLINK flags)")
@@ -331,8 +337,11 @@ class RunPanel(QWidget):
     def run_options(self) -> RunOptions:
         """Every setting of the scan; raises ValueError naming the flag when a value is not usable."""
         names = [n.strip() for n in self.covar_name.text().split(",") if n.strip()] or None
+        from gui.format_options import parse_hard_call
+
         return RunOptions(qc=self.qc_options(), params=self.scan_params(), allow_no_sex=self.allow_no_sex.isChecked(),
-                          pheno=self._file("pheno"), covar=self._file("covar"), covar_name=names)
+                          pheno=self._file("pheno"), covar=self._file("covar"), covar_name=names,
+                          ids=self.id_mode.id_mode(), hard_call_threshold=parse_hard_call(self.hard_call.text()))
 
     def scan_params(self) -> ScanParams:
         """The scan settings; raises ValueError naming the flag when a value is not usable."""
@@ -359,6 +368,8 @@ class RunPanel(QWidget):
         self.min_distance.setValue(0.0)
         self.calibration.setValue(ScanParams.calibration_pairs)
         self.allow_no_sex.setChecked(False)
+        self.id_mode.reset()
+        self.hard_call.setText("0.1")
 
     def save_settings(self) -> None:
         for name in QC_FIELDS:

@@ -95,13 +95,14 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 .venv/bin/python -m pip install -q --upgrade pip
+# formats: the optional readers of .pgen, VCF/BCF and BGEN (issue 19; pgenlib is LGPL-3, kept optional)
 if [ -n "$EXTRA" ]; then
-  .venv/bin/python -m pip install -q -e ".[gui,test,$EXTRA]" || {
+  .venv/bin/python -m pip install -q -e ".[gui,test,formats,$EXTRA]" || {
     echo "setup: could not install the CuPy wheel (extra $EXTRA); installing without it" >&2
-    .venv/bin/python -m pip install -q -e ".[gui,test]"
+    .venv/bin/python -m pip install -q -e ".[gui,test,formats]"
   }
 else
-  .venv/bin/python -m pip install -q -e ".[gui,test]"
+  .venv/bin/python -m pip install -q -e ".[gui,test,formats]"
 fi
 THREADS=$(.venv/bin/python -c 'import numba; print(numba.config.NUMBA_NUM_THREADS)')
 if [ -z "$CUDA" ]; then
@@ -113,15 +114,19 @@ else
        "see .venv/bin/gboost doctor" >&2
 fi
 
-if ! command -v plink1.9 >/dev/null 2>&1; then
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  if command -v apt-get >/dev/null 2>&1; then
-    $SUDO apt-get install -y -q plink1.9 >/dev/null 2>&1 || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q plink1.9 >/dev/null; } \
-      || echo "setup: could not install plink1.9; PLINK parity tests will be skipped" >&2
-  else
-    echo "setup: no apt-get; install PLINK 1.9 yourself for the parity tests" >&2
+# plink1.9 is the parity oracle; plink2 converts test studies to .pgen/VCF/BGEN for the readers'
+# equality tests (issue 19)
+for tool in plink1.9 plink2; do
+  if ! command -v $tool >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    if command -v apt-get >/dev/null 2>&1; then
+      $SUDO apt-get install -y -q $tool >/dev/null 2>&1 || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q $tool >/dev/null; } \
+        || echo "setup: could not install $tool; the tests that need it will be skipped" >&2
+    else
+      echo "setup: no apt-get; install $tool yourself for the tests that need it" >&2
+    fi
   fi
-fi
+done
 
 # Compile now what the first scan would compile (seconds here, not on the user's first scan);
 # a failure here is reported and leaves a working install (the scan compiles on first use).

@@ -72,7 +72,8 @@ def read_rows(path: str | os.PathLike, what: str) -> list[tuple[int, list[str]]]
     return rows
 
 
-def read_table(path: str | os.PathLike, n_columns: int, what: str, columns: str) -> tuple[list[np.ndarray], np.ndarray]:
+def read_table(path: str | os.PathLike, n_columns: int, what: str, columns: str,
+               data: bytes | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Read a large whitespace table with exactly ``n_columns`` tokens per line, vectorised.
 
     Built for .bim files of millions of lines: the file is split in chunks at line ends and each
@@ -86,6 +87,9 @@ def read_table(path: str | os.PathLike, n_columns: int, what: str, columns: str)
         Tokens every data line must have.
     what, columns
         For messages: the file kind (``".bim"``) and the expected columns (``"chrom, SNP ID, ..."``).
+    data
+        The file's bytes when already in hand (a decompressed ``.pvar.zst``); read from ``path``
+        otherwise.
 
     Returns
     -------
@@ -99,7 +103,7 @@ def read_table(path: str | os.PathLike, n_columns: int, what: str, columns: str)
     InputError
         Unreadable or non-UTF-8 file, or a line with another number of tokens (naming it).
     """
-    data = read_input_bytes(path, what)
+    data = read_input_bytes(path, what) if data is None else data
     parts, lines, first_line = [], [], 1
     for chunk in _line_chunks(data):
         _check_utf8(chunk, first_line, path, what)

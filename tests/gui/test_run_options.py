@@ -62,8 +62,9 @@ def test_every_cli_scan_option_has_a_control(window):
     flags = {s for a in scan_parser._actions for s in a.option_strings if s.startswith("--")}
     # --genotypic: the 4-df F-test of a quantitative trait's pairs, command line only so far (issue 22)
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
-                "--map", "--boost-matrix", "--genotypic"}
-    covered = {"--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
+                "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample"}
+    covered = {"--double-id", "--const-fid", "--id-delim", "--hard-call-threshold",
+               "--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
                "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs"}
     assert flags - cli_only == covered
@@ -74,6 +75,8 @@ def test_every_cli_scan_option_has_a_control(window):
                 "--device": rp.engine, "--threads": rp.threads, "--gpus": rp.gpus, "--dask": rp.dask, "--tile": rp.tile,
                 "--min-distance": rp.min_distance, "--max-r2": rp.max_r2, "--allelic": rp.marginal,
                 "--calibration-pairs": rp.calibration,
+                "--double-id": rp.id_mode.mode, "--const-fid": rp.id_mode.mode, "--id-delim": rp.id_mode.value,
+                "--hard-call-threshold": rp.hard_call,
                 **{f"--{k}": rp.qc_checks[k] for k in ("maf", "geno", "mind", "hwe")}}
     assert set(controls) == covered
     for flag, widget in controls.items():
