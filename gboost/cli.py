@@ -216,6 +216,7 @@ def cmd_scan(args) -> int:
 
 def _scan_locked(args, out) -> int:
     from gboost.checkpoint import Ledger
+    from gboost.engines import make_engine
     from gboost.inputs import open_input
     from gboost.io.results import write_outputs
     from gboost.load import load_study
@@ -251,9 +252,6 @@ def _scan_locked(args, out) -> int:
                             calibration_pairs=args.calibration_pairs)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
-    # The engine starts on a thread while the study is read: importing CuPy, the CUDA context and the
-    # kernels from the compile cache (~0.35-0.5 s at 500k SNPs on the H100, issue 24) overlap the reading.
-    starting = _start_engine(params.engine)
     load_timings: dict = {}
     study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings)
     start_hashing(study.source_files)  # run.json's checksums, on a thread while the scan runs
@@ -269,8 +267,10 @@ def _scan_locked(args, out) -> int:
     _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
                f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
                + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
+    # (Starting the engine on a thread during the reading was measured and did not win: the numba
+    # encoder's parallel loops slowed by as much as the start saved; docs/PERFORMANCE.md.)
     try:
-        engine = starting.result()
+        engine = make_engine(params.engine)
     except RuntimeError as exc:
         raise InputError(None, str(exc)) from None
     _log(args, f"engine: {engine.describe()}")
@@ -304,29 +304,6 @@ def _scan_locked(args, out) -> int:
     write_outputs(result, out, overwrite=True)  # replaces the checkpoint too: the scan is complete
     _report(args, result, out)
     return 0
-
-
-def _start_engine(opts):
-    """A future of :func:`gboost.engines.make_engine` (``opts``: EngineOptions), made on a thread; a GPU
-    engine also builds its kernels there (``probe``), so its ``prepare`` finds them loaded."""
-    import threading
-    from concurrent.futures import Future
-
-    from gboost.engines import make_engine
-
-    fut: Future = Future()
-
-    def run() -> None:
-        try:
-            engine = make_engine(opts)
-            if getattr(engine, "name", "") == "gpu" and hasattr(engine, "probe"):
-                engine.probe()
-            fut.set_result(engine)
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which reports it
-            fut.set_exception(exc)
-
-    threading.Thread(target=run, name="gboost-engine-start", daemon=True).start()
-    return fut
 
 
 def _exit_now(rc: int) -> None:
