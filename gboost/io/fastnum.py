@@ -304,6 +304,16 @@ def _same_text(tbuf, toff, a, b):
 
 
 @nb.njit(cache=True, nogil=True)
+def _put_float(buf, pos, fmat, flen, c, r):
+    """A tab, then formatted value r of column c."""
+    buf[pos] = 9
+    pos += 1
+    for t in range(flen[c, r]):
+        buf[pos + t] = fmat[c, r, t]
+    return pos + flen[c, r]
+
+
+@nb.njit(cache=True, nogil=True)
 def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
     """Rows CHR1 SNP1 BP1 CHR2 SNP2 BP2 KSA STAT DF P Q R2 DIST [STAT_ADJ DF_ADJ P_ADJ]: fmat[c] / flen[c]
     the formatted floats in that order (5 columns, or 7 with the adjusted ones; adj_df then holds DF_ADJ)."""
@@ -334,11 +344,7 @@ def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
         buf[pos] = 9
         pos = _put_int(buf, pos + 1, bp[b])
         for c in range(5):  # KSA STAT [DF] P Q R2
-            buf[pos] = 9
-            pos += 1
-            for t in range(flen[c, r]):
-                buf[pos + t] = fmat[c, r, t]
-            pos += flen[c, r]
+            pos = _put_float(buf, pos, fmat, flen, c, r)
             if c == 1:
                 buf[pos] = 9
                 pos = _put_int(buf, pos + 1, df[r])
@@ -351,12 +357,8 @@ def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
             buf[pos + 1] = 65
             pos += 2
         if nf > 5:
-            for c in range(5, 7):
-                buf[pos] = 9
-                pos += 1
-                for t in range(flen[c, r]):
-                    buf[pos + t] = fmat[c, r, t]
-                pos += flen[c, r]
+            for c in range(5, 7):  # STAT_ADJ [DF_ADJ] P_ADJ
+                pos = _put_float(buf, pos, fmat, flen, c, r)
                 if c == 5:
                     buf[pos] = 9
                     pos = _put_int(buf, pos + 1, adj_df[r])

@@ -636,6 +636,31 @@ struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dyna
     double v[32];
 };
 
+// Which of a lane's S pre-screened pairs need their float64 KSA: slot s is row ri = s >> RSHIFT and
+// column x = s & (2^RSHIFT - 1) of the lane's (summary column col0 + x); U = up[s]. A candidate may
+// survive, may count in N_SIG (unless surely so) or may be its row's or column's best partner (U at
+// or above the bar). A pair surely in N_SIG and no candidate is counted here, without its value.
+template <int S, int RSHIFT, int NC>
+__device__ __forceinline__ unsigned gm_candidates(gm_summ& sm, const float (&up)[S], unsigned valid, unsigned sure,
+                                                  int dfs, const double* __restrict__ thr, const float (&rl_max)[2],
+                                                  const float (&cl_max)[NC], int col0) {
+    unsigned cand = 0u;
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        if (!((valid >> s) & 1u)) continue;
+        const int df = (dfs >> (3 * s)) & 7, ri = s >> RSHIFT, x = s & ((1 << RSHIFT) - 1);
+        const double u = (double)up[s];
+        const bool s_sure = (sure >> s) & 1u;
+        if (u > __ldg(thr + df) || (u >= __ldg(thr + 5 + df) && !s_sure) || up[s] >= rl_max[ri] || up[s] >= cl_max[x])
+            cand |= 1u << s;
+        else if (s_sure) {
+            sm.rsig[ri] += 1;
+            sm.csig[col0 + x] += 1;
+        }
+    }
+    return cand;
+}
+
 // The candidates of a warp (bit s of `cand`: this lane's slot s, S slots a lane) through the
 // float64 test 32 at a time: each lane's candidates take positions pre, pre + 1, ... of the warp's
 // list; `exact(id)` (id = slot * 32 + owner lane) returns the float64 KSA of a queued pair and
@@ -770,20 +795,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
             if (f > 0.f) cl_max[x] = fmaxf(cl_max[x], f);
         }
     }
-#pragma unroll
-    for (int s = 0; s < 8; ++s) {
-        if (!((valid >> s) & 1u)) continue;
-        const int df = (dfs >> (3 * s)) & 7;
-        const double u = (double)up[s];
-        const bool s_sure = (sure >> s) & 1u;
-        if (u > __ldg(thr + df) || (u >= __ldg(thr + 5 + df) && !s_sure) || up[s] >= rl_max[s >> 2] ||
-            up[s] >= cl_max[s & 3])
-            cand |= 1u << s;
-        else if (s_sure) {  // certainly in N_SIG and not a best partner: counted without its exact value
-            sm.rsig[s >> 2] += 1;
-            sm.csig[s & 3] += 1;
-        }
-    }
+    cand = gm_candidates<8, 2>(sm, up, valid, sure, dfs, thr, rl_max, cl_max, 0);
     gm_queue<8>(
         pk, cand, lane,
         [&](int id) {  // the float64 KSA of a queued candidate; survivors appended here
@@ -1017,20 +1029,7 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
             if (f > 0.f) cl_max[e] = fmaxf(cl_max[e], f);
         }
     }
-#pragma unroll
-    for (int s = 0; s < 4; ++s) {
-        if (!((valid >> s) & 1u)) continue;
-        const int df = (dfs >> (3 * s)) & 7;
-        const double u = (double)up[s];
-        const bool s_sure = (sure >> s) & 1u;
-        if (u > __ldg(thr + df) || (u >= __ldg(thr + 5 + df) && !s_sure) || up[s] >= rl_max[s >> 1] ||
-            up[s] >= cl_max[s & 1])
-            cand |= 1u << s;
-        else if (s_sure) {
-            sm.rsig[s >> 1] += 1;
-            sm.csig[pass * 2 + (s & 1)] += 1;
-        }
-    }
+    cand = gm_candidates<4, 1>(sm, up, valid, sure, dfs, thr, rl_max, cl_max, pass * 2);
 #if GM_PROBE == 1  // bench/ only (wrong results): the float32 work alone, no candidate
     cand = 0u;
 #elif GM_PROBE == 2  // bench/ only: every valid pair a candidate (the float64 work on top)
