@@ -350,6 +350,25 @@ def cmd_merge(args) -> int:
     return 0
 
 
+def _interrupts_in_finalizers_end_the_command() -> None:
+    """A Ctrl-C that lands while Python runs an object's finalizer (numba's LLVM handles are freed
+    that way while it loads or compiles) is a KeyboardInterrupt Python cannot raise: it prints
+    "Exception ignored ... Traceback" and goes on, so the command would finish as if never
+    interrupted. Such an interrupt ends the command here with one line and exit 130, as anywhere
+    else (what is on disk is what a kill leaves: outputs are renamed in whole, the checkpoint drops
+    a torn tail on --resume)."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            sys.stderr.write("\ngboost: interrupted; finished tiles, if any, are checkpointed: "
+                             "rerun with --resume to continue\n")
+            _exit_now(130)
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
 
@@ -361,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             except ValueError:  # not the main thread (a test calling main() from a worker)
                 pass
+        if argv is None:
+            _interrupts_in_finalizers_end_the_command()
         if args.command == "scan":
             rc = cmd_scan(args)
             if argv is None and not args.dask:

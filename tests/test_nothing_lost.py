@@ -273,6 +273,22 @@ def test_covariates_that_would_make_every_adjusted_test_na_are_refused(study, tm
     assert len(err) == 1 and needle in err[0] and "cov.txt" in err[0]
 
 
+def test_ctrl_c_inside_a_finalizer_ends_the_command_with_one_line():
+    """A KeyboardInterrupt raised while Python runs a finalizer (numba frees its LLVM handles so)
+    cannot propagate: Python prints a traceback and goes on. The command ends there instead."""
+    code = ("import gboost.cli as c\n"
+            "c._interrupts_in_finalizers_end_the_command()\n"
+            "class F:\n"
+            "    def __del__(self):\n"
+            "        raise KeyboardInterrupt\n"
+            "F()\n"
+            "print('went on')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "went on" not in proc.stdout
+    assert proc.stderr.strip().startswith("gboost: interrupted") and len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_ctrl_c_at_start_up_is_one_line_and_exit_130(study, tmp_path):
     """SIGINT while the command is still importing its libraries: no traceback."""
     import signal
