@@ -121,23 +121,15 @@ def _encode_words(src, cols, w_first, out, bed):
             out[r, 2, w_first + w] = w2
 
 
-def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray,
-                     out: np.ndarray | None = None) -> np.ndarray:
+def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray) -> np.ndarray:
     """CPU-layout planes ``(b, 3, W)`` of the samples at .bed columns ``columns`` (plane order:
     controls then cases, as ``is_case`` says per column) from a block of raw .bed rows ``raw``
     (uint8, ``(b, ceil(n/4))``): what :func:`encode_block` gives for the same genotypes read and
-    decoded first (the tests compare the two), in one pass over the 2-bit codes.
-
-    ``out``: a C-contiguous ``(b, 3, W)`` uint64 array to write into (the loader passes its rows of
-    the study's planes: no block-sized temporary, no copy). Every word is written (each class's
-    words end to end, padding bits 0), so it need not be zeroed."""
+    decoded first (the tests compare the two), in one pass over the 2-bit codes."""
     is_case = np.asarray(is_case, dtype=bool)
     columns = np.asarray(columns, dtype=np.int64)
     layout = ClassLayout.from_status(is_case)
-    if out is None:
-        out = np.empty((raw.shape[0], 3, layout.n_words), dtype=np.uint64)
-    elif out.shape != (raw.shape[0], 3, layout.n_words) or out.dtype != np.uint64 or not out.flags.c_contiguous:
-        raise ValueError("encode_bed_bytes: out must be a C-contiguous uint64 array of shape (b, 3, W)")
+    out = np.zeros((raw.shape[0], 3, layout.n_words), dtype=np.uint64)
     if raw.shape[0]:
         raw = _read_only(np.ascontiguousarray(raw, dtype=np.uint8))
         _encode_words(raw, np.ascontiguousarray(columns[~is_case]), 0, out, True)
