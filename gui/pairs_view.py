@@ -220,6 +220,8 @@ class PairsView(QWidget):
         self.set_partner_label(None)
         self._update_count()
         self.table.resizeColumnsToContents()
+        # A quantitative-trait scan has no BOOST screen: its KSA column would be all NaN.
+        self.table.setColumnHidden(COLUMNS.index("KSA"), getattr(result, "qt", None) is not None)
 
     def clear(self) -> None:
         self.model.clear()

@@ -96,7 +96,10 @@ class ManhattanPlot(PlotPanel):
             axis.setTicks(None)
             name = self.layout_.chroms[0] if self.layout_.chroms else ""
             self.plot.setLabel("bottom", f"Position on chromosome {name} (bp from first SNP)")
-        test = "allelic χ², 1 df" if result.params.allelic else "genotype likelihood ratio, 2 df"
+        if getattr(result, "qt", None) is not None:  # a quantitative trait: the additive linear test
+            test = "additive linear test, 1 df"
+        else:
+            test = "allelic χ², 1 df" if result.params.allelic else "genotype likelihood ratio, 2 df"
         self.plot.setLabel("left", f"−log10 P ({test})")
         self.plot.setTitle(f"Manhattan plot: single-locus test of {study.n_snps:,} SNPs")
         self.clear_selection()

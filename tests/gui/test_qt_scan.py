@@ -43,6 +43,11 @@ def test_a_qt_scan_fills_the_table_and_plots(qtbot, window, qt_prefix, qt_cli_di
     # the Manhattan plot shows the marginal linear test of marginal.tsv (-log10 P per SNP)
     marg = [line.split("\t") for line in (qt_cli_dir / "marginal.tsv").read_text().splitlines()[1:]]
     np.testing.assert_allclose(window.manhattan.y, [-np.log10(float(r[8])) for r in marg], rtol=1e-5, atol=1e-5)
+    # ... and says which test it is; the table has no KSA column (no BOOST screen in a QT scan)
+    assert "additive linear test" in window.manhattan.plot.getAxis("left").labelText
+    from gui.models import COLUMNS
+
+    assert window.pairs.table.isColumnHidden(COLUMNS.index("KSA"))
 
 
 @pytest.mark.parametrize("kind,name", [("pairs_tsv", "pairs.tsv"), ("epi_cc", "pairs.epi.qt"),
