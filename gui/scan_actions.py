@@ -118,6 +118,13 @@ class ScanMixin:
                 log(f"Pathway graph not drawn: {error}")
             return result, opts, graph, error
 
+        if params.dask:
+            # Dask's first import here, on the window's thread: made on the worker thread while the
+            # event loop collected garbage it aborted the process once (PySide6, CPython 3.11).
+            try:
+                import distributed  # noqa: F401
+            except ImportError:
+                pass  # the engine says what to install, on the worker thread, as a failed scan
         task = Task(job, "scan")
         self.run_panel.save_settings()
         self.checkpoint_dir = ckpt

@@ -91,10 +91,13 @@ class SummaryPanel(QWidget):
         f["Samples"].setText(f"{study.n_samples:,}" + (f" of {samples_in:,} in the file" if samples_in != study.n_samples else ""))
         if getattr(study, "quantitative", False):  # a quantitative trait: PLINK's linear test (issue 22)
             y = study.trait
-            f["Cases / controls"].setText(f"quantitative trait: mean {np.mean(y):.4g}, SD {np.std(y, ddof=1):.4g} "
-                                          "(linear test)")
+            # short enough for one line of a narrow dock (at 1280 x 720 the longer text was cut)
+            f["Cases / controls"].setText(f"QT: mean {np.mean(y):.4g}, SD {np.std(y, ddof=1):.4g}")
+            f["Cases / controls"].setToolTip("a quantitative trait (PLINK's rule): the scan runs PLINK's linear "
+                                             "--epistasis test instead of BOOST")
         else:
             f["Cases / controls"].setText(f"{study.layout.n_case:,} / {study.layout.n_ctrl:,}")
+            f["Cases / controls"].setToolTip("")
         f["Missing calls"].setText(f"{100 * study.missing_rate:.3f} % of genotypes")
         f["Chromosomes"].setText(describe_chromosomes(np.unique(np.asarray(study.variants.chrom).astype(str))))
         f["Pairs to test"].setText(f"{study.n_snps * (study.n_snps - 1) // 2:,}")

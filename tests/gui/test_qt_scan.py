@@ -28,7 +28,8 @@ def qt_cli_dir(qt_prefix, tmp_path_factory):
 def test_a_qt_scan_fills_the_table_and_plots(qtbot, window, qt_prefix, qt_cli_dir):
     study = load(qtbot, window, qt_prefix)
     assert study.quantitative
-    assert window.summary.fields["Cases / controls"].text().startswith("quantitative trait: mean ")
+    assert window.summary.fields["Cases / controls"].text().startswith("QT: mean ")
+    assert "quantitative trait" in window.summary.fields["Cases / controls"].toolTip()
     window.run_panel.epi1.setText("0.001")
     result = scan(qtbot, window)
     assert result.qt is not None and result.qt.test == "linear"
