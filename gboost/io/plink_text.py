@@ -171,6 +171,20 @@ def _put_field(buf, pos, text, off, k):
 
 
 @nb.njit(cache=True, nogil=True)
+def _put_pair_ids(buf, pos, chrom, chrom_off, snp, snp_off, a, b):
+    """CHR1 SNP1 CHR2 SNP2 of pair (a, b), each padded field followed by a space (.epi.cc, .epi.qt)."""
+    pos = _put_field(buf, pos, chrom, chrom_off, a)
+    buf[pos] = 32
+    pos = _put_field(buf, pos + 1, snp, snp_off, a)
+    buf[pos] = 32
+    pos = _put_field(buf, pos + 1, chrom, chrom_off, b)
+    buf[pos] = 32
+    pos = _put_field(buf, pos + 1, snp, snp_off, b)
+    buf[pos] = 32
+    return pos
+
+
+@nb.njit(cache=True, nogil=True)
 def _epi_cc_rows(ia, ib, stat_print, df, p, chrom, chrom_off, snp, snp_off, c4, c6):
     """The .epi.cc rows (df > 0) of screened pairs: fields pre-padded per SNP in chrom/snp."""
     n = len(ia)
@@ -185,14 +199,7 @@ def _epi_cc_rows(ia, ib, stat_print, df, p, chrom, chrom_off, snp, snp_off, c4, 
         if df[r] <= 0:
             continue
         a, b = ia[r], ib[r]
-        pos = _put_field(buf, pos, chrom, chrom_off, a)
-        buf[pos] = 32
-        pos = _put_field(buf, pos + 1, snp, snp_off, a)
-        buf[pos] = 32
-        pos = _put_field(buf, pos + 1, chrom, chrom_off, b)
-        buf[pos] = 32
-        pos = _put_field(buf, pos + 1, snp, snp_off, b)
-        buf[pos] = 32
+        pos = _put_pair_ids(buf, pos, chrom, chrom_off, snp, snp_off, a, b)
         pos = _rjust_g(buf, pos + 1, stat_print[r], 6, c6, 12)
         buf[pos] = 32
         pos += 1
@@ -362,14 +369,7 @@ def _epi_qt_rows(ia, ib, ok, beta, stat, p, chrom, chrom_off, snp, snp_off, c4, 
     pos = 0
     for r in range(n):
         a, b = ia[r], ib[r]
-        pos = _put_field(buf, pos, chrom, chrom_off, a)
-        buf[pos] = 32
-        pos = _put_field(buf, pos + 1, snp, snp_off, a)
-        buf[pos] = 32
-        pos = _put_field(buf, pos + 1, chrom, chrom_off, b)
-        buf[pos] = 32
-        pos = _put_field(buf, pos + 1, snp, snp_off, b)
-        buf[pos] = 32
+        pos = _put_pair_ids(buf, pos, chrom, chrom_off, snp, snp_off, a, b)
         if ok[r]:
             pos = _rjust_g(buf, pos + 1, beta[r], 6, c6, 12)
             buf[pos] = 32
