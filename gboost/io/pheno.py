@@ -324,21 +324,26 @@ def read_pheno_file(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -
     InputError
         For a row with fewer than 3 tokens or a quantitative value.
     """
-    rows = _pheno_rows(path)
-    index = {(f, i): k for k, (f, i) in enumerate(zip(fid.tolist(), iid.tolist()))}
-    values: dict[int, tuple[str, int]] = {}
-    for line, tokens in rows:
-        if len(tokens) < 3:
-            raise InputError(path, f"line {line}: expected FID IID value, found {len(tokens)} column(s)")
-        k = index.get((tokens[0], tokens[1]))
-        if k is not None:
-            values[k] = (tokens[2], line)  # a later row for the same sample wins, as in PLINK
+    values = _pheno_values(path, fid, iid)
     status = np.zeros(len(iid), dtype=np.int8)
     if values:
         keys = sorted(values)
         decoded = decode_case_control([values[k][0] for k in keys], [values[k][1] for k in keys], path)
         status[keys] = decoded
     return status
+
+
+def _pheno_values(path, fid: np.ndarray, iid: np.ndarray) -> dict[int, tuple[str, int]]:
+    """A --pheno file's value token and line number per sample it names (by .fam index)."""
+    index = {(f, i): k for k, (f, i) in enumerate(zip(fid.tolist(), iid.tolist()))}
+    values: dict[int, tuple[str, int]] = {}
+    for line, tokens in _pheno_rows(path):
+        if len(tokens) < 3:
+            raise InputError(path, f"line {line}: expected FID IID value, found {len(tokens)} column(s)")
+        k = index.get((tokens[0], tokens[1]))
+        if k is not None:
+            values[k] = (tokens[2], line)  # a later row for the same sample wins, as in PLINK
+    return values
 
 
 def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -352,15 +357,7 @@ def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray)
     status, trait
         As :func:`decode_phenotype`, one entry per sample in .fam order.
     """
-    rows = _pheno_rows(path)
-    index = {(f, i): k for k, (f, i) in enumerate(zip(fid.tolist(), iid.tolist()))}
-    values: dict[int, tuple[str, int]] = {}
-    for line, tokens in rows:
-        if len(tokens) < 3:
-            raise InputError(path, f"line {line}: expected FID IID value, found {len(tokens)} column(s)")
-        k = index.get((tokens[0], tokens[1]))
-        if k is not None:
-            values[k] = (tokens[2], line)  # a later row for the same sample wins, as in PLINK
+    values = _pheno_values(path, fid, iid)
     status = np.zeros(len(iid), dtype=np.int8)
     keys = sorted(values)
     st, trait_part = decode_phenotype([values[k][0] for k in keys], [values[k][1] for k in keys], path)
