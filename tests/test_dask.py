@@ -39,7 +39,7 @@ def test_dask_local_cluster_equals_single_process(study):
 def test_worker_killed_mid_run_loses_nothing_and_counts_nothing_twice(study):
     params = ScanParams(device="cpu", epi1=1e-3, tile=16)
     single = run_scan(study, params, engine=CpuEngine(tile=16))
-    engine = DaskEngine("local:2", device="cpu", tile=16, tiles_per_task=1)
+    engine = DaskEngine("local:2", device="cpu", tile=16)
     killed = []
 
     def progress(ev):
@@ -95,24 +95,112 @@ def test_external_cluster_address_equals_single_process_and_reprepares(study):
         assert len(cluster.scheduler.workers) == 2  # the engine closed its client, not the cluster
 
 
-def test_tiles_per_task_rule():
-    from gboost.engines.distributed import default_tiles_per_task
+def test_blocks_super_blocks_and_tasks_of_a_plan():
+    from gboost.engines.distributed import block_grid, choose_units, group_tiles, super_blocks
+    from gboost.tiles import part_rows, plan_tiles
 
-    # At least eight tasks a worker where there are tiles enough, never more than four tiles a task.
-    assert default_tiles_per_task(91, 2) == 4
-    assert default_tiles_per_task(48, 2) == 3
-    assert default_tiles_per_task(36, 2) == 2
-    assert default_tiles_per_task(10, 2) == 1
-    assert default_tiles_per_task(3, 8) == 1
-    assert default_tiles_per_task(0, 1) == 1
-    assert default_tiles_per_task(1000, 0) == 4
-    assert DaskEngine("local:1", tiles_per_task=7).batch_size(1000) == 7
+    # A whole plan: 13 blocks of 32 (the last 16 wide); 2 workers want 16 tasks: 2 blocks a
+    # super-block gives 7 super-blocks, 28 tasks; 3 would give 5, 15 tasks.
+    tiles = plan_tiles(400, 32)
+    grid = block_grid(tiles)
+    assert grid == [(k, min(k + 32, 400)) for k in range(0, 400, 32)]
+    assert choose_units(tiles, grid, 24, 2) == 2
+    groups = group_tiles(tiles, super_blocks(grid, 2))
+    assert len(groups) == 28 and sorted(t.index for g in groups.values() for t in g) == list(range(len(tiles)))
+    order = list(groups)
+    assert order == sorted(order, key=lambda ab: (ab[1], ab[0]))  # column by column, as blocks are sent
+    # No task needs more than its two super-blocks: every tile's rows in A, columns in B.
+    supers = super_blocks(grid, 2)
+    for (a, b), group in groups.items():
+        assert a <= b
+        for t in group:
+            assert supers[a][0] <= t.i0 < t.i1 <= supers[a][1] and supers[b][0] <= t.j0 < t.j1 <= supers[b][1]
+    # The super-block's bytes cap the units: 1 unit when one block alone is over the cap.
+    assert choose_units(tiles, grid, 1 << 30, 1) == 1
+    # A --part plan (rows clipped mid-block) and a resumed remainder lie on the same kind of grid.
+    rows = part_rows(400, 2, 3)
+    part = plan_tiles(400, 32, rows)
+    pgrid = block_grid(part)
+    assert all(s1 == e0 for (_, e0), (s1, _) in zip(pgrid, pgrid[1:])) and pgrid[0][0] == rows[0]
+    for t in part[3:]:
+        assert any(s == t.i0 and t.i1 <= e for s, e in pgrid) and (t.j0, t.j1) in pgrid
+
+
+def test_local_index_maps_tiles_and_results_back():
+    from gboost.engines.distributed import _LocalIndex
+    from gboost.tiles import SummaryPartial, Tile, TileResult
+
+    ix = _LocalIndex((64, 128), (256, 320))  # A = SNPs 64..127 at 0..63, B = 256..319 at 64..127
+    t = ix.tile(Tile(5, 96, 128, 288, 320))
+    assert (t.i0, t.i1, t.j0, t.j1) == (32, 64, 96, 128) and not t.diagonal
+    rows = SummaryPartial(32, np.ones(32, np.int64), np.ones(32, np.int64), np.zeros(32),
+                          np.where(np.arange(32) % 2 == 0, 100, -1))
+    cols = SummaryPartial(96, np.ones(32, np.int64), np.ones(32, np.int64), np.zeros(32), np.full(32, 40))
+    res = ix.result(TileResult(t, np.array([33]), np.array([100]), np.array([9.0]), np.zeros((1, 3, 3, 2), np.int64),
+                               5, rows, cols), Tile(5, 96, 128, 288, 320))
+    assert res.surv_i.tolist() == [97] and res.surv_j.tolist() == [292] and res.tile.index == 5
+    assert res.rows.start == 96 and set(res.rows.best_partner.tolist()) == {292, -1}
+    assert res.cols.start == 288 and set(res.cols.best_partner.tolist()) == {104}
+    same = _LocalIndex((64, 128), (64, 128))
+    d = same.tile(Tile(0, 64, 128, 64, 128))
+    assert (d.i0, d.i1, d.j0, d.j1) == (0, 64, 0, 64) and d.diagonal
+
+
+def test_a_part_on_dask_equals_the_part_in_one_process(study):
+    """A --part's rows start mid-block: its grid is not the whole plan's, and the tasks still cover
+    it exactly (same survivors, tables and per-SNP partials as one process)."""
+    from gboost.scan import screen
+
+    params = ScanParams(device="cpu", epi1=1e-3, tile=32, part=(2, 3))
+    one = screen(study, params, engine=CpuEngine(tile=32)).acc
+    dist = screen(study, params, engine=DaskEngine("local:2", device="cpu", tile=32)).acc
+
+    def pairs(acc):
+        i, j = np.concatenate(acc.surv_i), np.concatenate(acc.surv_j)
+        order = np.lexsort((j, i))
+        return i[order], j[order], np.concatenate(acc.surv_ksa)[order], np.concatenate(acc.surv_tables)[order]
+
+    for x, y in zip(pairs(one), pairs(dist)):
+        assert np.array_equal(x, y)
+    assert dist.n_valid == one.n_valid and dist.tiles_done == one.tiles_done
+    for f in ("n_sig", "n_tot", "best", "best_partner"):
+        assert np.array_equal(getattr(dist.summary, f), getattr(one.summary, f))
+
+
+def test_a_gpu_fault_on_one_worker_moves_its_tasks_and_loses_nothing(study):
+    """Worker 0's 'GPU' fails on every tile: it leaves the cluster and its tasks rerun on the
+    other; the outputs are those of one process."""
+    def engine_factory():  # local: cloudpickle sends it, and the class below, by value
+        from distributed import get_worker
+
+        class FailingGpu(CpuEngine):
+            def run_tiles(self, tiles, cancel=None):
+                if any(t.index >= 0 for t in tiles):  # the probe's tile (index -1) passes
+                    raise RuntimeError("GPU 0 (Fake X100): CUDA error in tile 3 (row SNPs 0-31 x column SNPs "
+                                       "64-95): CUDARuntimeError: cudaErrorECCUncorrectable")
+                return super().run_tiles(tiles, cancel)
+
+        return FailingGpu(threads=1) if str(get_worker().name) == "0" else CpuEngine(threads=1)
+
+    params = ScanParams(device="cpu", epi1=1e-3, tile=32)
+    single = run_scan(study, params, engine=CpuEngine(tile=32))
+    engine = DaskEngine("local:2", device="cpu", tile=32, engine_factory=engine_factory)
+    names = []
+
+    def progress(ev):
+        if ev.tiles_done == ev.tiles_total:
+            names.extend(str(w["name"]) for w in engine.client.scheduler_info()["workers"].values())
+
+    distributed = run_scan(study, params, engine=engine, progress=progress)
+    assert outputs(distributed) == outputs(single)
+    assert distributed.n_valid == single.n_valid
+    assert names == ["1"]  # worker 0 left after its first task (28 tasks: it was given some)
 
 
 def test_worker_dying_during_prepare_is_dropped_and_scan_completes(study, monkeypatch):
     from gboost.engines import distributed as d
 
-    real = d._worker_tile
+    real = d._worker_probe
 
     def dies_on_worker_0(*args):  # local, so cloudpickle sends it by value; `real` by reference
         from distributed import get_worker
@@ -121,12 +209,12 @@ def test_worker_dying_during_prepare_is_dropped_and_scan_completes(study, monkey
             os._exit(1)
         return real(*args)
 
-    monkeypatch.setattr(d, "_worker_tile", dies_on_worker_0)
+    monkeypatch.setattr(d, "_worker_probe", dies_on_worker_0)
     params = ScanParams(device="cpu", epi1=1e-3, tile=32)
     single = run_scan(study, params, engine=CpuEngine(tile=32))
     engine = DaskEngine("local:2", device="cpu", tile=32)
     distributed = run_scan(study, params, engine=engine)
     assert len(engine.prepared_workers) == 1
-    assert engine.last_tiles_per_task == 4  # 13 blocks of 32 -> 91 tiles, 2 workers
+    assert engine.last_tasks >= 8  # at least 8 tasks a worker for the workers there (1 or 2, as the dead one restarts)
     assert outputs(distributed) == outputs(single)
     assert distributed.n_valid == single.n_valid

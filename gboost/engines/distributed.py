@@ -1,13 +1,27 @@
-"""Tiles of the pair triangle as tasks on a Dask cluster (`--dask ADDRESS` or `--dask local:N`).
+"""Tiles of the pair triangle as tasks on a Dask cluster (`--dask ADDRESS`, `--dask local:N`,
+`--dask local:gpus`); docs/CLUSTER.md says how to run it, docs/DESIGN.md why results merge exactly.
 
-The study's bit planes go to every worker once (``scatter(broadcast=True)``), and ``prepare()``
-then has every worker present build its own engine for them (CPU, or GPU on the one GPU the worker
-uses): planes uploaded and laid out, kernels compiled, before the screen starts, so no worker
-spends the screen preparing while the others take its tasks. A worker that joins later prepares
-on its first task. A task screens a small batch of tiles with the worker's engine and returns
-their TileResults. Tasks are pure, so when a worker dies the scheduler reruns its tasks elsewhere;
-results are merged by tile index, so a tile that comes back twice is counted once. Progress and
-cancel behave as for a local scan.
+What travels. A task carries only the planes of the SNPs its tiles need, never the whole study:
+the plan's tiles lie on one grid of SNP blocks (every tile is one row block x one column block),
+and consecutive blocks are grouped into *super-blocks* of a few hundred MB. A task is every tile of
+one super-block pair (A, B), A <= B, so it needs the planes of A and B only and runs for seconds on
+a GPU. The client scatters each super-block once, to one worker, column by column while the first
+tasks already run; Dask moves a block to the worker whose task needs it and keeps it there (its
+worker memory is a least-recently-used store that spills to disk under pressure), and the
+scheduler places a task where most of its bytes already are. At biobank scale (1M SNPs x 500k
+samples, ~190 GB of planes) a worker so holds a few super-blocks, not the study.
+
+What is warmed. ``prepare()`` broadcasts a small probe (the first SNPs of the study, a few hundred
+MB at most) and has every worker present build its engine on it at once: kernels compiled, the
+tile edge the worker wants answered. A worker that joins later prepares on its first task. On each
+task the worker's engine is prepared again on the task's sub-study (planes of A and B, in SNP
+order), which costs an upload of the two super-blocks, a few % of the task.
+
+Faults. Tasks are pure and retried, so when a worker dies the scheduler reruns its tasks
+elsewhere; results are merged by tile index, so a tile that comes back twice is counted once. A
+worker whose GPU fails in a task (a CUDA error) leaves the cluster, unless it is the last, so the
+retry runs on a healthy GPU rather than on the broken one again. Progress and cancel behave as for
+a local scan.
 
 Requires ``pip install gboost[cluster]``; nothing here is imported unless --dask is used.
 """
@@ -17,23 +31,115 @@ import os
 import threading
 import time
 import uuid
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
+import numpy as np
+
+from gboost.encode import ClassLayout
 from gboost.engines.base import Engine, Thresholds, Tile, TileResult
-from gboost.study import Study
+from gboost.study import QCReport, SampleTable, Study, VariantTable
+from gboost.tiles import SummaryPartial
 
-# Per worker process: the engine built for a scattered study, reused across tasks.
+# Per worker process: the engine of a scan (by key) and the super-block pair it is prepared on.
 _WORKER_ENGINES: dict = {}
 _WORKER_LOCK = threading.Lock()  # a worker with several threads prepares once, not once a thread
 
-# Most tiles a task takes when tiles_per_task is not given (see DaskEngine.batch_size).
-MAX_TILES_PER_TASK = 4
-TASKS_PER_WORKER = 8
+TASKS_PER_WORKER = 8  # enough tasks that a worker finishing early takes more, and a rerun is small
+SUPER_BLOCK_BYTES = 512 << 20  # planes of one super-block at most: two fit any GPU and worker
+PROBE_BYTES = 256 << 20  # the probe every worker prepares on (kernels compiled, tile edge answered)
+MIN_PROBE_SNPS = 2048
+RESEND_LIMIT = 5  # sends of a block, or reruns of a task whose blocks were lost, before giving up
 
+
+def _lost(exc: BaseException) -> bool:
+    """A task that failed because a worker (and the data sent to it) went away, not because of
+    what it computed."""
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    return isinstance(exc, (KilledWorker, FutureCancelledError, OSError)) or "lost" in str(exc).lower()
+
+
+# --- what a worker is sent -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Frame:
+    """What every task needs besides its planes: the sample layout and the thresholds."""
+
+    layout: ClassLayout
+    thresholds: Thresholds
+
+
+@dataclass(frozen=True)
+class Block:
+    """The planes and genotype counts of SNPs [start, start + len(planes))."""
+
+    start: int
+    planes: np.ndarray  # (m, 3, W) uint64
+    counts: np.ndarray  # (m, 3, 2) int64
+
+    @property
+    def stop(self) -> int:
+        return self.start + len(self.planes)
+
+
+def block_of(study: Study, start: int, stop: int) -> Block:
+    return Block(start, study.planes[start:stop], study.counts[start:stop])
+
+
+def sub_study(layout: ClassLayout, blocks: list[Block]) -> Study:
+    """A study of the blocks' SNPs, in SNP order: what an engine needs (planes, counts, layout)
+    and placeholders for what it does not read (names, positions, sample IDs)."""
+    planes = blocks[0].planes if len(blocks) == 1 else np.concatenate([b.planes for b in blocks])
+    counts = blocks[0].counts if len(blocks) == 1 else np.concatenate([b.counts for b in blocks])
+    m = len(planes)
+    blank = np.zeros(m, dtype=object)
+    variants = VariantTable(blank, blank, np.zeros(m), np.zeros(m, np.int64), blank, blank)
+    none = np.zeros(0, dtype=object)
+    samples = SampleTable(none, none, np.zeros(0, np.int8), np.zeros(0, np.int8))
+    return Study(variants, samples, layout, planes, counts, QCReport())
+
+
+class _LocalIndex:
+    """Global SNP index <-> index in a task's sub-study (super-block A, then B when B != A)."""
+
+    def __init__(self, a: tuple[int, int], b: tuple[int, int]):
+        self.a0, self.a1 = a
+        self.b0 = b[0]
+        self.same = a == b
+        self.off_b = 0 if self.same else self.a1 - self.a0  # where B starts in the sub-study
+
+    def local(self, g: int, column: bool) -> int:
+        return g - self.b0 + self.off_b if column and not self.same else g - self.a0
+
+    def tile(self, t: Tile) -> Tile:
+        return Tile(t.index, self.local(t.i0, False), self.local(t.i1, False),
+                    self.local(t.j0, True), self.local(t.j1, True))
+
+    def to_global(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.int64)
+        if self.same:
+            return x + self.a0
+        return np.where(x < self.off_b, x + self.a0, x - self.off_b + self.b0)
+
+    def partial(self, part: SummaryPartial, column: bool) -> SummaryPartial:
+        start = int(self.to_global(np.array([part.start]))[0])
+        partner = np.where(part.best_partner >= 0, self.to_global(part.best_partner), -1)
+        return SummaryPartial(start, part.n_sig, part.n_tot, part.best, partner)
+
+    def result(self, res: TileResult, tile: Tile) -> TileResult:
+        return TileResult(tile, self.to_global(res.surv_i), self.to_global(res.surv_j), res.surv_ksa,
+                          res.surv_tables, res.n_valid, self.partial(res.rows, False),
+                          self.partial(res.cols, True))
+
+
+# --- on the worker -------------------------------------------------------------------------------
 
 def _worker_gpu() -> int:
-    """The GPU this worker uses: the only one it sees under dask-cuda (CUDA_VISIBLE_DEVICES set
-    per worker); on a plain local cluster, worker k takes GPU k mod the GPUs visible."""
+    """The GPU this worker uses: the only one it sees under dask-cuda or `local:gpus`
+    (CUDA_VISIBLE_DEVICES set per worker); on a plain local cluster, worker k takes GPU k mod the
+    GPUs visible."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
     if visible and "," not in visible:
         return 0
@@ -48,59 +154,182 @@ def _worker_gpu() -> int:
     return index % max(1, cupy.cuda.runtime.getDeviceCount())
 
 
-def _worker_engine(study: Study, thr: Thresholds, device: str, threads: int | None, key: str) -> Engine:
-    """This worker's engine for the scattered study, prepared once and reused across tasks."""
+def _new_engine(device: str, threads: int | None, factory: Callable[[], Engine] | None) -> Engine:
+    if factory is not None:
+        return factory()
     from gboost.engines import make_engine
 
-    engine = _WORKER_ENGINES.get(key)
-    if engine is None:
-        with _WORKER_LOCK:
-            engine = _WORKER_ENGINES.get(key)
-            if engine is None:
-                _WORKER_ENGINES.clear()  # one study per worker at a time
-                engine = make_engine(device, threads=threads, gpus=[_worker_gpu()] if device == "gpu" else None)
-                engine.prepare(study, thr)
-                if study.n_snps >= 2:
-                    # One pair through the task's path: what compiles or loads on first use (JIT
-                    # host code, kernels loaded lazily) does so here, in prepare, not in the screen.
-                    list(engine.run_tiles([Tile(-1, 0, 1, 1, 2)]))
-                _WORKER_ENGINES[key] = engine
+    return make_engine(device, threads=threads, gpus=[_worker_gpu()] if device == "gpu" else None)
+
+
+def _worker_engine(key: str, frame: Frame, blocks: list[Block], device: str, threads: int | None,
+                   factory) -> Engine:
+    """This worker's engine for scan ``key``, prepared on ``blocks`` (kept when they are the ones
+    it holds already)."""
+    span = tuple((b.start, b.stop) for b in blocks)
+    with _WORKER_LOCK:
+        held = _WORKER_ENGINES.get(key)
+        if held is None:
+            for old, _ in _WORKER_ENGINES.values():  # one scan per worker at a time
+                old.close()
+            _WORKER_ENGINES.clear()
+            held = (_new_engine(device, threads, factory), None)
+        engine, prepared_on = held
+        if prepared_on != span:
+            engine.prepare(sub_study(frame.layout, blocks), frame.thresholds)
+        _WORKER_ENGINES[key] = (engine, span)
     return engine
 
 
-def _worker_tile(study: Study, thr: Thresholds, device: str, threads: int | None, key: str) -> int:
-    """Prepare this worker's engine (if not yet) and return the tile edge it wants."""
-    return _worker_engine(study, thr, device, threads, key).tile_snps()
+def _worker_probe(key: str, frame: Frame, probe: Block, device: str, threads: int | None, factory) -> int:
+    """Prepare this worker's engine on the probe; one pair through the task path, so what compiles
+    or loads on first use does so now, not in the screen; the tile edge the worker wants."""
+    try:
+        engine = _worker_engine(key, frame, [probe], device, threads, factory)
+        if len(probe.planes) >= 2:
+            list(engine.run_tiles([Tile(-1, 0, 1, 1, 2)]))
+        return engine.tile_snps()
+    except Exception as exc:
+        _on_fault(exc)
+        raise
 
 
-def _worker_screen(study: Study, thr: Thresholds, tiles: list[Tile], device: str, threads: int | None,
-                   key: str) -> list[TileResult]:
-    engine = _worker_engine(study, thr, device, threads, key)
-    # run_tiles, not run_tile one by one: a GPU engine keeps two tiles in flight, so the host
-    # side of one tile overlaps the kernels of the next. Results carry their tile, any order.
-    return list(engine.run_tiles(tiles))
+def _is_device_fault(exc: BaseException) -> bool:
+    """A GPU's failure (the GPU engine's CUDA error, or CuPy's own), not a bug or bad input."""
+    if type(exc).__module__.split(".")[0] == "cupy_backends" or type(exc).__module__.startswith("cupy"):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and text.startswith("GPU ") and "CUDA error" in text
 
 
-def default_tiles_per_task(n_tiles: int, n_workers: int) -> int:
-    """Tiles per task when not given: enough tasks for TASKS_PER_WORKER per worker, so the load
-    balances (a worker that finishes early takes more; the last task is a small share of a
-    worker's time) and a lost worker costs little to rerun; but at most MAX_TILES_PER_TASK tiles,
-    and at least 1. A task is a scheduler round trip (about a millisecond measured on one host)
-    against tens of ms per GPU tile (~17k-40k SNPs a side) or per CPU tile (~500), so round trips
-    stay a small share either way, and a worker has its next task queued while it screens; more
-    than one tile a task also lets a GPU engine keep two tiles in flight (see _worker_screen).
-    E.g. 36 GPU tiles on 2 workers: 2 a task, 18 tasks; 171 tiles: 4 a task, 43 tasks."""
-    return max(1, min(MAX_TILES_PER_TASK, n_tiles // (TASKS_PER_WORKER * max(1, n_workers))))
+def _leave_cluster(reason: str) -> None:
+    """Close this worker and its nanny (so it is not restarted on the same GPU), unless it is the
+    last worker: its tasks are then rescheduled on the others."""
+    try:
+        from distributed import get_client, get_worker
+
+        worker = get_worker()
+        if len(get_client().nthreads()) <= 1:
+            return
+        worker.loop.add_callback(worker.close, nanny=True, reason=reason)
+    except Exception:  # noqa: BLE001 - leaving is best effort; the retry still happens
+        pass
+
+
+def _worker_task(key: str, frame: Frame, block_a: Block, block_b: Block, tiles: list[Tile], device: str,
+                 threads: int | None, factory) -> list[TileResult]:
+    """Screen ``tiles`` (all in super-block pair A x B) on this worker's engine."""
+    same = block_a.start == block_b.start
+    index = _LocalIndex((block_a.start, block_a.stop), (block_b.start, block_b.stop))
+    try:
+        engine = _worker_engine(key, frame, [block_a] if same else [block_a, block_b], device, threads, factory)
+        by_index = {t.index: t for t in tiles}
+        # run_tiles, not run_tile one by one: a GPU engine keeps two tiles in flight, so the host
+        # side of one tile overlaps the kernels of the next. Results carry their tile, any order.
+        return [index.result(r, by_index[r.tile.index]) for r in engine.run_tiles([index.tile(t) for t in tiles])]
+    except Exception as exc:
+        _on_fault(exc)
+        raise
+
+
+def _on_fault(exc: BaseException) -> None:
+    """After a device fault this worker drops its engines and leaves (see _leave_cluster)."""
+    if not _is_device_fault(exc):
+        return
+    with _WORKER_LOCK:
+        for engine, _ in _WORKER_ENGINES.values():
+            try:
+                engine.close()
+            except Exception:  # noqa: BLE001 - the device may be unusable
+                pass
+        _WORKER_ENGINES.clear()
+    _leave_cluster(f"gboost: {exc}")
+
+
+# --- on the client -------------------------------------------------------------------------------
+
+def block_grid(tiles: list[Tile]) -> list[tuple[int, int]]:
+    """The SNP blocks the tiles lie on, in order: a plan's tiles are one row block x one column
+    block of one grid (a row block clipped by --part lies inside a column block of the grid)."""
+    ends: dict[int, int] = {}
+    for t in tiles:
+        for a, b in ((t.i0, t.i1), (t.j0, t.j1)):
+            ends[a] = max(ends.get(a, a), b)
+    starts = sorted(ends)
+    return [(s, ends[s]) for s in starts]
+
+
+def super_blocks(grid: list[tuple[int, int]], units: int) -> list[tuple[int, int]]:
+    """Groups of ``units`` consecutive grid blocks, as SNP ranges."""
+    return [(grid[k][0], grid[min(k + units, len(grid)) - 1][1]) for k in range(0, len(grid), units)]
+
+
+def group_tiles(tiles: list[Tile], supers: list[tuple[int, int]]) -> dict[tuple[int, int], list[Tile]]:
+    """Tiles by (row super-block, column super-block) index, column-major (the order blocks are
+    sent in: the tasks of column super-block B need only blocks <= B)."""
+    starts = np.array([s for s, _ in supers])
+    groups: dict[tuple[int, int], list[Tile]] = {}
+    for t in tiles:
+        a = int(np.searchsorted(starts, t.i0, side="right")) - 1
+        b = int(np.searchsorted(starts, t.j0, side="right")) - 1
+        groups.setdefault((a, b), []).append(t)
+    return dict(sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])))
+
+
+def choose_units(tiles: list[Tile], grid: list[tuple[int, int]], bytes_per_snp: int, n_workers: int) -> int:
+    """Grid blocks per super-block: the most whose planes stay within SUPER_BLOCK_BYTES and that
+    still give TASKS_PER_WORKER tasks a worker (fewer units, more and smaller tasks); at least 1.
+    E.g. 1.5M SNPs on a 38k grid, 2 workers: 6 units (~230k SNPs, 21 tasks of seconds each)."""
+    widest = max((b - a for a, b in grid), default=1)
+    cap = max(1, SUPER_BLOCK_BYTES // max(1, widest * bytes_per_snp))
+    want = TASKS_PER_WORKER * max(1, n_workers)
+    for units in range(min(cap, len(grid)), 0, -1):
+        if len(group_tiles(tiles, super_blocks(grid, units))) >= want:
+            return units
+    return 1
+
+
+def _gpu_count() -> int:
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 - no CuPy or no driver: no GPU
+        return 0
+
+
+def local_gpu_cluster():
+    """One worker process per GPU of this host, each seeing only its GPU (CUDA_VISIBLE_DEVICES),
+    one thread each: dask-cuda's LocalCUDACluster where installed, else the same from Nannies."""
+    try:
+        from dask_cuda import LocalCUDACluster
+
+        return LocalCUDACluster(threads_per_worker=1, dashboard_address=None, silence_logs=40)
+    except ImportError:
+        pass
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    ids = [v.strip() for v in visible.split(",") if v.strip()] if visible else [str(k) for k in range(_gpu_count())]
+    if not ids:
+        raise RuntimeError("--dask local:gpus: no GPU is visible on this host")
+    workers = {str(k): {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
+               for k, gpu in enumerate(ids)}
+    return SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}},
+                       silence_logs=40)
 
 
 class DaskEngine(Engine):
-    """Screens tiles on a dask.distributed cluster; see the module docstring."""
+    """Screens tiles on a dask.distributed cluster; see the module docstring.
+
+    ``engine_factory``: builds each worker's engine instead of ``make_engine(device)`` (a callable
+    Dask can pickle; tests use it to make a worker's GPU fail)."""
 
     name = "dask"
     overlaps_host_work = True  # tiles run in worker processes
 
     def __init__(self, address: str, *, device: str = "auto", threads: int | None = None, tile: int | None = None,
-                 tiles_per_task: int | None = None, prepare_timeout: float | None = None):
+                 prepare_timeout: float | None = None, engine_factory: Callable[[], Engine] | None = None):
         try:
             import distributed  # noqa: F401
         except ImportError as exc:
@@ -109,18 +338,26 @@ class DaskEngine(Engine):
         self.device = device
         self.threads = threads
         self._tile = tile
-        self.tiles_per_task = tiles_per_task  # None: default_tiles_per_task at run_tiles
         self.prepare_timeout = prepare_timeout  # None: wait as long as the workers take
+        self.factory = engine_factory
         self.client = None
         self.cluster = None
         self.prepared_workers: list[str] = []  # addresses whose engine prepare() built
         self._worker_tiles: list[int] = []
-        self.last_tiles_per_task: int | None = None
+        # What the last run_tiles did, for run.json and the bench: grid blocks per super-block,
+        # tasks, and seconds spent scattering blocks (beside the first tasks, not before them).
+        self.last_units: int | None = None
+        self.last_tasks: int | None = None
+        self.scatter_seconds = 0.0
 
     def _connect(self):
         from distributed import Client, LocalCluster
 
-        if self.address.startswith("local:"):
+        if self.address == "local:gpus":
+            self.device = "gpu" if self.device == "auto" else self.device
+            self.cluster = local_gpu_cluster()
+            self.client = Client(self.cluster)
+        elif self.address.startswith("local:"):
             n = int(self.address.split(":", 1)[1])
             # Worker processes, one numba thread each unless told otherwise: N workers = N cores.
             self.threads = self.threads or 1
@@ -147,8 +384,14 @@ class DaskEngine(Engine):
         # A fresh key per prepare: a long-running cluster may see the same study object again
         # with other thresholds (or another study at a recycled id()); each scan prepares anew.
         self._key = f"{os.getpid()}-{study.n_snps}-{uuid.uuid4().hex}"
-        self._study_future = self.client.scatter(study, broadcast=True, hash=False)
+        self._frame = self.client.scatter(Frame(study.layout, thresholds), broadcast=True, hash=False)
+        bytes_per_snp = max(1, study.planes[0].nbytes if study.n_snps else 1)
+        m = min(study.n_snps, max(MIN_PROBE_SNPS, PROBE_BYTES // bytes_per_snp))
+        self._probe = self.client.scatter(block_of(study, 0, m), broadcast=True, hash=False)
         self._prepare_workers()
+
+    def _args(self) -> tuple:
+        return (self.device, self.threads, self.factory)
 
     def _prepare_workers(self) -> None:
         """Build the engine on every worker present, all at once, and wait for them all.
@@ -162,7 +405,7 @@ class DaskEngine(Engine):
         from distributed.scheduler import KilledWorker  # where the class is defined, in every release
 
         pending = {
-            self.client.submit(_worker_tile, self._study_future, self.thr, self.device, self.threads, self._key,
+            self.client.submit(_worker_probe, self._key, self._frame, self._probe, *self._args(),
                                workers=[addr], allow_other_workers=False, pure=False): addr
             for addr in self._workers()
         }
@@ -184,6 +427,10 @@ class DaskEngine(Engine):
                             fut.result()
                         except (KilledWorker, FutureCancelledError):
                             pass  # the worker died; its replacement prepares lazily
+                        except Exception as exc:  # noqa: BLE001
+                            if not _is_device_fault(exc):
+                                raise
+                            # its GPU failed: the worker leaves (_on_fault), the others go on
                     elif addr not in alive:
                         fut.cancel()  # pinned to a worker that is gone: it would never run
                     else:
@@ -197,51 +444,125 @@ class DaskEngine(Engine):
         # A prepare that timed out keeps running on its worker; its result is simply not awaited.
 
     def tile_snps(self) -> int:
-        """The workers' own engines' tile (a GPU wants tiles of ~17k SNPs, a CPU core ~500).
-        Every prepared worker answered in prepare(); should they differ (mixed GPUs), the
-        smallest. With no worker prepared (none yet, or all lost), asked of one worker."""
+        """The workers' own engines' tile (a GPU wants tiles of ~17k-40k SNPs, a CPU core ~500),
+        as they answered on the probe; should they differ (mixed GPUs), the smallest. With no
+        worker prepared (none yet, or all lost), asked of one worker."""
         if self._tile:
             return self._tile
         if self._worker_tiles:
             return min(self._worker_tiles)
-        fut = self.client.submit(_worker_tile, self._study_future, self.thr, self.device, self.threads, self._key,
-                                 pure=False)
+        fut = self.client.submit(_worker_probe, self._key, self._frame, self._probe, *self._args(), pure=False)
         return int(fut.result())
-
-    def batch_size(self, n_tiles: int) -> int:
-        """Tiles per task: as given, else :func:`default_tiles_per_task` for the workers now."""
-        if self.tiles_per_task:
-            return int(self.tiles_per_task)
-        return default_tiles_per_task(n_tiles, len(self._workers()))
 
     def run_tile(self, tile: Tile) -> TileResult:
         return next(iter(self.run_tiles([tile])))
+
+    def _scatter(self, block: Block):
+        """Send one block to one worker (the scheduler picks it); again if that worker dies
+        meanwhile."""
+        for attempt in range(RESEND_LIMIT):
+            try:
+                return self.client.scatter(block, hash=False)
+            except (OSError, TimeoutError) as exc:  # CommClosedError is an OSError
+                if attempt == RESEND_LIMIT - 1:
+                    raise RuntimeError(f"Dask: could not send SNPs {block.start}-{block.stop - 1} to a worker "
+                                       f"({type(exc).__name__}: {exc})") from exc
+                time.sleep(0.2)
 
     def run_tiles(self, tiles: list[Tile], cancel=None) -> Iterator[TileResult]:
         from distributed import as_completed
 
         tiles = list(tiles)
-        k = self.last_tiles_per_task = self.batch_size(len(tiles))
-        batches = [tiles[i:i + k] for i in range(0, len(tiles), k)]
-        # One map, not a submit a batch: one message, and the scheduler sees the whole group at
-        # once (so it queues it and each worker takes the next task as it frees up, rather than
-        # placing the first few before the group looks large). On 2 H200s one worker still
-        # sometimes started its first task ~0.5 s after the other; cause not pinned down.
-        n = len(batches)
-        futures = self.client.map(_worker_screen, [self._study_future] * n, [self.thr] * n, batches,
-                                  [self.device] * n, [self.threads] * n, [self._key] * n, pure=False, retries=3)
+        if not tiles:
+            return
+        grid = block_grid(tiles)
+        units = self.last_units = choose_units(tiles, grid, self.study.planes[0].nbytes, len(self._workers()))
+        supers = super_blocks(grid, units)
+        groups = list(group_tiles(tiles, supers).items())
+        self.last_tasks = len(groups)
+        queue = as_completed()
+        task_of: dict = {}  # future -> index into groups
+        sent: dict[int, object] = {}  # super-block -> its scattered future
+        lock = threading.Lock()  # sent and task_of, shared with the sender thread
+        stop, done = threading.Event(), threading.Event()
+        failed: list[BaseException] = []
+
+        def block(k: int, fresh: bool = False):
+            with lock:
+                fut = sent.get(k)
+            if fut is None or fresh or fut.status != "finished":
+                fut = self._scatter(block_of(self.study, *supers[k]))
+                with lock:
+                    sent[k] = fut
+            return fut
+
+        def submit(g: int, fresh: bool = False) -> None:
+            (a, b), group = groups[g]
+            fut = self.client.submit(_worker_task, self._key, self._frame, block(a, fresh), block(b, fresh), group,
+                                     *self._args(), pure=False, retries=3)
+            with lock:
+                task_of[fut] = g
+            queue.add(fut)
+
+        def send() -> None:
+            """Scatter super-blocks column by column, submitting each task as soon as its blocks
+            are out, so the first tasks run while the rest are still being sent."""
+            t0 = time.perf_counter()
+            try:
+                for g in range(len(groups)):
+                    if stop.is_set():
+                        return
+                    submit(g)
+            except BaseException as exc:  # noqa: BLE001 - raised on the consuming side
+                failed.append(exc)
+            finally:
+                self.scatter_seconds = time.perf_counter() - t0
+                done.set()
+
+        sender = threading.Thread(target=send, name="gboost-dask-send", daemon=True)
+        sender.start()
         seen: set[int] = set()
+        finished: set[int] = set()
+        resent = [0] * len(groups)
         try:
-            for fut in as_completed(futures):
+            while len(finished) < len(groups):
+                if failed:
+                    raise failed[0]
+                fut = next(queue, None) if queue.count() else None
+                if fut is None:  # nothing submitted yet, or all received and more to come
+                    if done.is_set() and not queue.count():
+                        raise RuntimeError("Dask scan: tasks missing after all were sent")
+                    time.sleep(0.005)
+                    continue
                 if cancel is not None and cancel():
                     return
+                with lock:
+                    g = task_of.pop(fut)
+                if fut.status != "finished":
+                    exc = fut.exception() if fut.status == "error" else None
+                    if exc is not None and not _lost(exc):
+                        raise exc  # a device fault on every retry, or a bug: the scan stops
+                    # A worker died holding the only copy of a block it was sent (scattered data
+                    # cannot be recomputed): send the blocks again and rerun the task.
+                    resent[g] += 1
+                    if resent[g] > RESEND_LIMIT:
+                        raise RuntimeError(f"Dask: tiles of SNP blocks {groups[g][0]} lost {RESEND_LIMIT} times "
+                                           f"({exc!r})")
+                    submit(g, fresh=True)
+                    continue
+                finished.add(g)
                 for res in fut.result():
                     if res.tile.index not in seen:  # a rerun task never counts a tile twice
                         seen.add(res.tile.index)
                         yield res
                 fut.release()  # its results are ours now; the worker may drop them
         finally:
-            self.client.cancel(futures)
+            stop.set()
+            sender.join()
+            with lock:
+                self.client.cancel(list(task_of))
+                for f in sent.values():
+                    f.release()
 
     def close(self) -> None:
         if self.client is not None:
