@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--threads", type=V.at_least("--threads", 1, int), help="CPU threads (default: all cores)")
     g.add_argument("--gpus", type=V.gpu_list, help="GPU ids to use, e.g. 0,1 (default: all)")
     g.add_argument("--dask", metavar="ADDRESS", type=V.dask_address,
-                   help="run tiles on a Dask cluster: scheduler address (tcp://host:8786) or local:N for N local workers")
+                   help="run tiles on a Dask cluster: scheduler address (tcp://host:8786), local:N for N local workers, or local:gpus for one worker per GPU of this host")
     g.add_argument("--tile", type=V.at_least("--tile", 1, int), help="tile edge in SNPs (default: chosen by the engine)")
     g.add_argument("--min-distance", type=V.at_least("--min-distance", 0), metavar="KB",
                    help="pairs.tsv: leave out pairs of SNPs closer than KB kilobases on one chromosome")

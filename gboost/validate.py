@@ -56,18 +56,21 @@ def gpu_list(text: str) -> list[int]:
 
 
 def dask_address(text: str) -> str:
-    """``--dask local:N`` (N >= 1 worker processes on this machine) or a scheduler address
+    """``--dask local:N`` (N >= 1 worker processes on this machine), ``local:gpus`` (one a GPU) or
+    a scheduler address
     (``tcp://host:port`` or ``host:port``)."""
     t = text.strip()
+    if t == "local:gpus":  # one worker per GPU of this host (gboost.engines.distributed.local_gpu_cluster)
+        return t
     if t.startswith("local:"):
         n = t[len("local:"):]
         if not n.isdigit() or int(n) < 1:
-            raise argparse.ArgumentTypeError(f"invalid --dask parameter {text!r} (local:N needs N >= 1 workers)")
+            raise argparse.ArgumentTypeError(f"invalid --dask parameter {text!r} (local:N needs N >= 1 workers; local:gpus starts one a GPU)")
         return t
     host, sep, port = t.rpartition(":")
     if "://" in t:
         host = t.split("://", 1)[1].rpartition(":")[0]
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"invalid --dask parameter {text!r} (expected local:N, tcp://HOST:PORT "
+        raise argparse.ArgumentTypeError(f"invalid --dask parameter {text!r} (expected local:N, local:gpus, tcp://HOST:PORT "
                                          "or HOST:PORT)")
     return t

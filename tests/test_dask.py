@@ -218,3 +218,58 @@ def test_worker_dying_during_prepare_is_dropped_and_scan_completes(study, monkey
     assert engine.last_tasks >= 8  # at least 8 tasks a worker for the workers there (1 or 2, as the dead one restarts)
     assert outputs(distributed) == outputs(single)
     assert distributed.n_valid == single.n_valid
+
+
+def test_local_gpus_without_a_gpu_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
+    from gboost.cli import main
+    from gboost.engines import distributed as d
+
+    monkeypatch.setattr(d, "_gpu_count", lambda: 0)
+    out = tmp_path / "res"
+    rc = main(["scan", "--bfile", "sample_data/sample", "--out", str(out), "--dask", "local:gpus", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == ["gboost: error: --dask local:gpus: no GPU is visible on this host (CuPy sees none)"]
+    assert not out.exists()
+
+
+def test_local_gpus_cluster_pins_one_gpu_per_worker(monkeypatch):
+    """Without dask-cuda: one Nanny a GPU, each seeing only its GPU (as CUDA_VISIBLE_DEVICES
+    names them), one thread each."""
+    import sys
+
+    from gboost.engines import distributed as d
+
+    monkeypatch.setitem(sys.modules, "dask_cuda", None)  # as where it is not installed
+    monkeypatch.setattr(d, "_gpu_count", lambda: 2)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    seen = {}
+
+    class Spec:
+        def __init__(self, workers, scheduler, silence_logs):
+            seen.update(workers)
+
+    import distributed
+
+    monkeypatch.setattr(distributed, "SpecCluster", Spec)
+    d.local_gpu_cluster()
+    assert {k: v["options"] for k, v in seen.items()} == {
+        "0": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": "3"}},
+        "1": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": "5"}}}
+
+
+@pytest.mark.gpu(devices=2)
+def test_local_gpus_on_two_gpus_equals_one_gpu_in_one_process():
+    """`--dask local:gpus` on a host of several GPUs: a worker a GPU, tasks of two super-blocks,
+    the same outputs as the GPU engine in one process (1 % missing calls, tiles small enough that
+    there are many tasks)."""
+    from gboost.engines.gpu import GpuEngine
+
+    g, is_case = random_genotypes(np.random.default_rng(11), 3000, 700, missing=0.01)
+    s = study_from_genotypes(g, is_case)
+    params = ScanParams(device="gpu", epi1=1e-3, tile=256)
+    single = run_scan(s, params, engine=GpuEngine(gpus=[0], tile=256))
+    engine = DaskEngine("local:gpus", tile=256)
+    distributed = run_scan(s, params, engine=engine)
+    assert outputs(distributed) == outputs(single)
+    assert distributed.n_valid == single.n_valid
+    assert engine.last_tasks >= 16 and engine.last_units >= 1

@@ -298,6 +298,14 @@ def _gpu_count() -> int:
         return 0
 
 
+def _local_gpu_ids() -> list[str]:
+    """The GPUs of this host a worker each, as CUDA_VISIBLE_DEVICES names them (all if unset)."""
+    if _gpu_count() == 0:
+        return []
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    return [v.strip() for v in visible.split(",") if v.strip()] if visible else [str(k) for k in range(_gpu_count())]
+
+
 def local_gpu_cluster():
     """One worker process per GPU of this host, each seeing only its GPU (CUDA_VISIBLE_DEVICES),
     one thread each: dask-cuda's LocalCUDACluster where installed, else the same from Nannies."""
@@ -309,8 +317,7 @@ def local_gpu_cluster():
         pass
     from distributed import Nanny, Scheduler, SpecCluster
 
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-    ids = [v.strip() for v in visible.split(",") if v.strip()] if visible else [str(k) for k in range(_gpu_count())]
+    ids = _local_gpu_ids()
     if not ids:
         raise RuntimeError("--dask local:gpus: no GPU is visible on this host")
     workers = {str(k): {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
@@ -334,6 +341,8 @@ class DaskEngine(Engine):
             import distributed  # noqa: F401
         except ImportError as exc:
             raise RuntimeError("--dask needs Dask: pip install 'gboost[cluster]'") from exc
+        if address == "local:gpus" and device != "cpu" and not _local_gpu_ids():
+            raise RuntimeError("--dask local:gpus: no GPU is visible on this host (CuPy sees none)")
         self.address = address
         self.device = device
         self.threads = threads
