@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 @contextlib.contextmanager
 def _dask_cluster(workers: int):
-    """A running cluster of ``workers`` processes, one a GPU (GPUs 0..workers-1), one thread each."""
+    """A running cluster of ``workers`` processes, one a GPU (GPUs 0..workers-1), two threads each."""
     import os
 
     from gboost.engines.distributed import local_gpu_cluster

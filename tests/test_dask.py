@@ -59,7 +59,7 @@ def _engine_keys():
     """On a worker: the keys of the engines it holds (imported here, so cloudpickle sends no copy)."""
     from gboost.engines import distributed as d
 
-    return sorted(d._WORKER_ENGINES)
+    return sorted(d._WORKER_ENGINES)  # (each holds one engine a worker thread)
 
 
 def test_prepare_builds_an_engine_on_every_worker(study):
@@ -234,7 +234,7 @@ def test_local_gpus_without_a_gpu_is_one_line_and_exit_2(tmp_path, capsys, monke
 
 def test_local_gpus_cluster_pins_one_gpu_per_worker(monkeypatch):
     """Without dask-cuda: one Nanny a GPU, each seeing only its GPU (as CUDA_VISIBLE_DEVICES
-    names them), one thread each."""
+    names them), two threads each (one task's upload beside the other's kernels)."""
     import sys
 
     from gboost.engines import distributed as d
@@ -253,8 +253,8 @@ def test_local_gpus_cluster_pins_one_gpu_per_worker(monkeypatch):
     monkeypatch.setattr(distributed, "SpecCluster", Spec)
     d.local_gpu_cluster()
     assert {k: v["options"] for k, v in seen.items()} == {
-        "0": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": "3"}},
-        "1": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": "5"}}}
+        "0": {"nthreads": 2, "env": {"CUDA_VISIBLE_DEVICES": "3"}},
+        "1": {"nthreads": 2, "env": {"CUDA_VISIBLE_DEVICES": "5"}}}
 
 
 @pytest.mark.gpu(devices=2)

@@ -41,7 +41,8 @@ from gboost.engines.base import Engine, Thresholds, Tile, TileResult
 from gboost.study import QCReport, SampleTable, Study, VariantTable
 from gboost.tiles import SummaryPartial
 
-# Per worker process: the engine of a scan (by key) and the super-block pair it is prepared on.
+# Per worker process: for the scan (by key), each worker thread's engine and the super-block pair
+# it is prepared on.
 _WORKER_ENGINES: dict = {}
 _WORKER_LOCK = threading.Lock()  # a worker with several threads prepares once, not once a thread
 
@@ -49,6 +50,7 @@ TASKS_PER_WORKER = 8  # enough tasks that a worker finishing early takes more, a
 SUPER_BLOCK_BYTES = 512 << 20  # planes of one super-block at most: two fit any GPU and worker
 PROBE_BYTES = 256 << 20  # the probe every worker prepares on (kernels compiled, tile edge answered)
 MIN_PROBE_SNPS = 2048
+GPU_WORKER_THREADS = 2  # tasks a GPU worker runs at once (see local_gpu_cluster)
 RESEND_LIMIT = 5  # sends of a block, or reruns of a task whose blocks were lost, before giving up
 
 
@@ -164,20 +166,27 @@ def _new_engine(device: str, threads: int | None, factory: Callable[[], Engine] 
 
 def _worker_engine(key: str, frame: Frame, blocks: list[Block], device: str, threads: int | None,
                    factory) -> Engine:
-    """This worker's engine for scan ``key``, prepared on ``blocks`` (kept when they are the ones
-    it holds already)."""
+    """This worker thread's engine for scan ``key``, prepared on ``blocks`` (kept when they are
+    the ones it holds already). One engine a thread: a GPU worker runs two tasks at once (see
+    local_gpu_cluster), so one task's sub-study is assembled and uploaded while the other's
+    kernels run, instead of the GPU waiting for every task's upload."""
     span = tuple((b.start, b.stop) for b in blocks)
+    me = threading.get_ident()
     with _WORKER_LOCK:
-        held = _WORKER_ENGINES.get(key)
-        if held is None:
-            for old, _ in _WORKER_ENGINES.values():  # one scan per worker at a time
-                old.close()
+        if key not in _WORKER_ENGINES:
+            for engines in _WORKER_ENGINES.values():  # one scan per worker at a time
+                for old, _ in engines.values():
+                    old.close()
             _WORKER_ENGINES.clear()
-            held = (_new_engine(device, threads, factory), None)
-        engine, prepared_on = held
-        if prepared_on != span:
-            engine.prepare(sub_study(frame.layout, blocks), frame.thresholds)
-        _WORKER_ENGINES[key] = (engine, span)
+            _WORKER_ENGINES[key] = {}
+        engines = _WORKER_ENGINES[key]
+        if me not in engines:
+            engines[me] = (_new_engine(device, threads, factory), None)
+        engine, prepared_on = engines[me]
+    if prepared_on != span:
+        engine.prepare(sub_study(frame.layout, blocks), frame.thresholds)
+        with _WORKER_LOCK:
+            engines[me] = (engine, span)
     return engine
 
 
@@ -237,11 +246,12 @@ def _on_fault(exc: BaseException) -> None:
     if not _is_device_fault(exc):
         return
     with _WORKER_LOCK:
-        for engine, _ in _WORKER_ENGINES.values():
-            try:
-                engine.close()
-            except Exception:  # noqa: BLE001 - the device may be unusable
-                pass
+        for engines in _WORKER_ENGINES.values():
+            for engine, _ in engines.values():
+                try:
+                    engine.close()
+                except Exception:  # noqa: BLE001 - the device may be unusable
+                    pass
         _WORKER_ENGINES.clear()
     _leave_cluster(f"gboost: {exc}")
 
@@ -278,7 +288,8 @@ def group_tiles(tiles: list[Tile], supers: list[tuple[int, int]]) -> dict[tuple[
 
 def choose_units(tiles: list[Tile], grid: list[tuple[int, int]], bytes_per_snp: int, n_workers: int) -> int:
     """Grid blocks per super-block: the most whose planes stay within SUPER_BLOCK_BYTES and that
-    still give TASKS_PER_WORKER tasks a worker (fewer units, more and smaller tasks); at least 1.
+    still give TASKS_PER_WORKER tasks a worker thread (``n_workers`` counts threads; fewer units,
+    more and smaller tasks); at least 1.
     E.g. 1.5M SNPs on a 38k grid, 2 workers: 6 units (~230k SNPs, 21 tasks of seconds each)."""
     widest = max((b - a for a, b in grid), default=1)
     cap = max(1, SUPER_BLOCK_BYTES // max(1, widest * bytes_per_snp))
@@ -307,12 +318,15 @@ def _local_gpu_ids() -> list[str]:
 
 
 def local_gpu_cluster():
-    """One worker process per GPU of this host, each seeing only its GPU (CUDA_VISIBLE_DEVICES),
-    one thread each: dask-cuda's LocalCUDACluster where installed, else the same from Nannies."""
+    """One worker process per GPU of this host, each seeing only its GPU (CUDA_VISIBLE_DEVICES):
+    dask-cuda's LocalCUDACluster where installed, else the same from Nannies. Two threads a
+    worker, so two tasks share a GPU: one's upload overlaps the other's kernels (measured on 2 x
+    H100, docs/PERFORMANCE.md); the GPU engine's host side is safe in two threads, as it is under
+    the built-in queue's one thread a GPU."""
     try:
         from dask_cuda import LocalCUDACluster
 
-        return LocalCUDACluster(threads_per_worker=1, dashboard_address=None, silence_logs=40)
+        return LocalCUDACluster(threads_per_worker=GPU_WORKER_THREADS, dashboard_address=None, silence_logs=40)
     except ImportError:
         pass
     from distributed import Nanny, Scheduler, SpecCluster
@@ -320,7 +334,7 @@ def local_gpu_cluster():
     ids = _local_gpu_ids()
     if not ids:
         raise RuntimeError("--dask local:gpus: no GPU is visible on this host")
-    workers = {str(k): {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
+    workers = {str(k): {"cls": Nanny, "options": {"nthreads": GPU_WORKER_THREADS, "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
                for k, gpu in enumerate(ids)}
     return SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}},
                        silence_logs=40)
@@ -485,7 +499,8 @@ class DaskEngine(Engine):
         if not tiles:
             return
         grid = block_grid(tiles)
-        units = self.last_units = choose_units(tiles, grid, self.study.planes[0].nbytes, len(self._workers()))
+        slots = sum(self.client.nthreads().values())  # tasks the cluster runs at once
+        units = self.last_units = choose_units(tiles, grid, self.study.planes[0].nbytes, slots)
         supers = super_blocks(grid, units)
         groups = list(group_tiles(tiles, supers).items())
         self.last_tasks = len(groups)
@@ -547,20 +562,21 @@ class DaskEngine(Engine):
                     return
                 with lock:
                     g = task_of.pop(fut)
-                if fut.status != "finished":
-                    exc = fut.exception() if fut.status == "error" else None
-                    if exc is not None and not _lost(exc):
-                        raise exc  # a device fault on every retry, or a bug: the scan stops
-                    # A worker died holding the only copy of a block it was sent (scattered data
-                    # cannot be recomputed): send the blocks again and rerun the task.
+                try:
+                    results = fut.result()
+                except Exception as exc:  # noqa: BLE001
+                    if not _lost(exc):
+                        raise  # a device fault on every retry, or a bug: the scan stops
+                    # A worker died holding the only copy of a block it was sent, or the task's
+                    # result (scattered data cannot be recomputed): send the blocks again, rerun.
                     resent[g] += 1
                     if resent[g] > RESEND_LIMIT:
                         raise RuntimeError(f"Dask: tiles of SNP blocks {groups[g][0]} lost {RESEND_LIMIT} times "
-                                           f"({exc!r})")
+                                           f"({exc!r})") from exc
                     submit(g, fresh=True)
                     continue
                 finished.add(g)
-                for res in fut.result():
+                for res in results:
                     if res.tile.index not in seen:  # a rerun task never counts a tile twice
                         seen.add(res.tile.index)
                         yield res
