@@ -57,3 +57,20 @@ def test_min_distance_and_max_r2_set_pairs_apart(rng):
     np.testing.assert_allclose(rep.q, naive_bh(rep.p, base.n_valid), rtol=1e-12)
     # The PLINK-format rows never change.
     assert len(ld.screened) == len(base.screened)
+
+
+def test_compiled_r2_equals_the_array_reference_exactly(rng):
+    from gboost.stats.multiple import r2_from_tables_numpy
+
+    tables = rng.integers(0, 400, size=(5000, 3, 3, 2))
+    tables[:50, 1:] = 0  # SNP1 monomorphic within the pair
+    tables[50:100, :, 1:] = 0  # SNP2 monomorphic
+    tables[100:110] = 0  # empty
+    tables[110:120] = 0
+    tables[110:120, 0, 0, 0] = tables[110:120, 2, 2, 1] = 7  # perfect LD: r^2 = 1
+    tables[120:130] *= 1000  # biobank-sized counts
+    got, ref = r2_from_tables(tables), r2_from_tables_numpy(tables)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    assert np.array_equal(got[~np.isnan(got)].view(np.int64), ref[~np.isnan(ref)].view(np.int64))
+    assert np.isnan(got[:130][:110]).all() and (got[110:120] == 1.0).all()
+    assert r2_from_tables(np.zeros((0, 3, 3, 2), np.int64)).shape == (0,)

@@ -1,13 +1,51 @@
 """Linkage disequilibrium of a pair and multiple-testing corrections for reported pairs."""
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 
 def r2_from_tables(tables: np.ndarray) -> np.ndarray:
     """Squared Pearson correlation of the two SNPs' genotype codes (0/1/2) over the samples called
     at both, from the pairs' 3x3x2 tables (classes pooled): the genotypic r^2 PLINK's --r2 reports
-    for unphased data. NaN where a SNP is monomorphic within the pair."""
+    for unphased data. NaN where a SNP is monomorphic within the pair.
+
+    One compiled pass, no temporaries (pairs.tsv's R2 column: NumPy's version took 0.54 s for
+    667k pairs, most of pairs.tsv's formatting); :func:`r2_from_tables_numpy` is its reference."""
+    t = np.ascontiguousarray(tables, dtype=np.int64).reshape(-1, 18)
+    out = np.empty(len(t))
+    _r2_rows(t, out)
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _r2_rows(t, out):
+    # Every sum below is of integer counts times 0, 1, 2 or 4: exact in float64, so in any order
+    # the same as the reference's; the operations after them are the reference's, in its order.
+    for m in range(t.shape[0]):
+        n = sx = sy = sxx = syy = sxy = 0.0
+        for a in range(3):
+            for b in range(3):
+                c = float(t[m, 6 * a + 2 * b] + t[m, 6 * a + 2 * b + 1])
+                n += c
+                sx += c * a
+                sy += c * b
+                sxx += c * (a * a)
+                syy += c * (b * b)
+                sxy += c * (a * b)
+        n = max(n, 1.0)
+        ex, ey, exx, eyy, exy = sx / n, sy / n, sxx / n, syy / n, sxy / n
+        vx = exx - ex * ex
+        vy = eyy - ey * ey
+        if vx > 0 and vy > 0:
+            d = exy - ex * ey
+            out[m] = min(d * d / (vx * vy), 1.0)
+        else:
+            out[m] = np.nan
+
+
+def r2_from_tables_numpy(tables: np.ndarray) -> np.ndarray:
+    """The reference of :func:`r2_from_tables`, in array operations (tests hold the two equal)."""
     t = np.asarray(tables, dtype=np.float64).sum(axis=-1)  # (m, 3, 3)
     n = np.maximum(t.sum(axis=(1, 2)), 1.0)  # an empty table gives NaN below, not a warning
     g = np.arange(3.0)
