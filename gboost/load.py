@@ -259,7 +259,7 @@ def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.n
     male = source.samples.sex == 1
     missing = np.zeros(n, dtype=np.int64)
     direct = hasattr(source, "iter_bed_rows")  # a .bed: count its missing codes, no decoding
-    blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(np.arange(n), block_snps)
+    blocks = source.iter_bed_rows(block_snps, snp_keep) if direct else source.iter_blocks(np.arange(n), block_snps)
     for start, data in blocks:
         rows = snp_keep[start : start + len(data)]
         is_y = kinds[start : start + len(data)] == CHR_Y
@@ -411,7 +411,8 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
     planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
     counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
     direct = hasattr(source, "iter_bed_rows")
-    blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(sets.read_index, block_snps)
+    blocks = (source.iter_bed_rows(block_snps, snp_keep) if direct
+              else source.iter_blocks(sets.read_index, block_snps))
     # The direct path's per-SNP QC: each sample set's genotype counts by popcount of planes over the
     # QC samples (read order, one class) ANDed with the set's bit mask.
     # A QT scan needs every SNP's founder allele counts (PLINK's A1 is the founders' minor allele:
@@ -424,14 +425,21 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
         if len(rows) == 0:
             continue
-        block = data if len(rows) == len(data) else data[rows - start]
-        set_counts = (masked_counts(encode_bed_bytes(block, sets.read_index, no_class), qc_masks)
-                      if qc_masks is not None else None)
-        keep = _block_verdict(None if direct else block, kinds[rows], skipped[rows], sets, qc, report, set_counts)
-        part = block if keep.all() else block[keep]
-        if direct:
-            pl = encode_bed_bytes(part, sets.scan_index, sets.is_case)
+        if direct:  # a .bed block: rows are picked by index, never copied out (issue 21, host memory)
+            block = None
+            set_counts = (masked_counts(encode_bed_bytes(data, sets.read_index, no_class, rows=rows - start), qc_masks)
+                          if qc_masks is not None else None)
         else:
+            block = data if len(rows) == len(data) else data[rows - start]
+            set_counts = None
+        keep = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report, set_counts)
+        if direct:
+            # Encoded straight into the study's planes: no block-sized temporary and no copy.
+            sel = rows[keep] - start
+            pl = encode_bed_bytes(data, sets.scan_index, sets.is_case, rows=sel,
+                                  out=planes[filled : filled + len(sel)])
+        else:
+            part = block if keep.all() else block[keep]
             pl = encode_block(part[:, : sets.n_scan], sets.is_case)
         # The counts come from the planes by popcount; SNPs with fewer than two genotype classes
         # (PLINK's --fast-epistasis skips them) are dropped after encoding.
@@ -447,11 +455,19 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         else:
             mono = (cnt.sum(axis=2) > 0).sum(axis=1) < 2
         report.snps_monomorphic += int(mono.sum())
-        if mono.any():
-            pl, cnt = pl[~mono], cnt[~mono]
-        planes[filled : filled + len(pl)] = pl
-        counts[filled : filled + len(pl)] = cnt
-        filled += len(pl)
+        if direct:
+            # Already in place: close the gaps of the monomorphic rows, row by row (a fancy-indexed
+            # copy would be a block-sized temporary again).
+            for dst, src in enumerate(np.flatnonzero(~mono)):
+                if dst != src:
+                    planes[filled + dst] = planes[filled + src]
+            cnt = cnt[~mono]
+        else:
+            if mono.any():
+                pl, cnt = pl[~mono], cnt[~mono]
+            planes[filled : filled + len(pl)] = pl
+        counts[filled : filled + len(cnt)] = cnt
+        filled += len(cnt)
         kept.append(rows[keep][~mono])
     planes.resize((filled, 3, sets.layout.n_words), refcheck=False)
     counts.resize((filled, 3, 2), refcheck=False)
