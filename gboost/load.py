@@ -118,7 +118,8 @@ def load_study(
     sample_keep = _mind_filter(source, snp_keep, kinds, qc.mind, block_snps, report, say)
     sets = _sample_sets(source, sample_keep, report, say)
     skipped = np.isin(codes, list(EPISTASIS_SKIPPED_CODES))
-    check_memory(source, int((snp_keep & ~skipped).sum()), sets.layout)
+    scanned = snp_keep & ~skipped
+    check_memory(source, int(scanned.sum()), sets.layout, codes[scanned])
     t = time.perf_counter()
     planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report)
     if timings is not None:
@@ -150,20 +151,69 @@ def available_memory() -> int | None:
         return None
 
 
-def check_memory(source, n_snps: int, layout) -> None:
-    """Refuse, before reading a genotype, a study whose bit planes would not fit in memory (it would
-    swap for hours or be killed mid-scan), saying how many SNPs would fit and how to get there."""
-    need = n_snps * 3 * layout.n_words * 8  # uint64 planes: 3 types x words per SNP
+# What the scan holds beside the planes, per SNP (genotype counts, the .bim's columns as objects,
+# the summary and marginal arrays: measured at ~250 bytes) and in all (the engine: a CUDA context,
+# numba's compiled code, the .bed read buffers, the calibration's pairs).
+SCAN_BYTES_PER_SNP = 320
+SCAN_BYTES_FIXED = 768 << 20
+# Share of the available memory a scan may plan to take (the rest: the page cache, other processes).
+MEMORY_SHARE = 0.9
+
+
+def scan_memory(n_snps: int, layout) -> int:
+    """Bytes of host memory a scan of ``n_snps`` SNPs takes beyond the process's start: the bit
+    planes (3 planes x words x 8 bytes a SNP) and what the scan holds beside them."""
+    return n_snps * (3 * layout.n_words * 8 + SCAN_BYTES_PER_SNP) + SCAN_BYTES_FIXED
+
+
+def check_memory(source, n_snps: int, layout, chrom_codes: np.ndarray | None = None) -> None:
+    """Refuse, before reading a genotype, a study whose bit planes (and what the scan needs beside
+    them) would not fit in the memory this machine can spare: it would swap for hours or be killed
+    mid-scan. The one-line message names the .bed, the sizes, how many SNPs would fit and a
+    ``--chr`` selection that would (``chrom_codes``: the canonical code of each SNP to be scanned,
+    in file order). ``--part`` is not offered: every part holds every SNP's planes (a part's pairs
+    reach to the last SNP), so it divides the time, not the memory."""
+    need = scan_memory(n_snps, layout)
     have = available_memory()
-    if have is None or need <= 0.8 * have:
+    if have is None or need <= MEMORY_SHARE * have:
         return
-    per_snp = 3 * layout.n_words * 8
-    fits = int(0.8 * have // per_snp)
+    spare = MEMORY_SHARE * have
+    fits = max(0, int((spare - scan_memory(0, layout)) // (scan_memory(1, layout) - scan_memory(0, layout))))
+    n = layout.n_ctrl + layout.n_case
+    hint = _chr_that_fits(chrom_codes, fits) if chrom_codes is not None else None
     raise InputError(getattr(source, "path", None),
-                     f"the bit planes of {n_snps:,} SNPs x {layout.n_ctrl + layout.n_case:,} samples need "
-                     f"{need / 2**30:.1f} GiB, more than the {0.8 * have / 2**30:.1f} GiB of memory this machine can "
-                     f"spare; about {fits:,} SNPs fit: scan fewer at a time with --chr or --extract "
-                     "(then --part k/n spreads each over machines)")
+                     f"a scan of {n_snps:,} SNPs x {n:,} samples needs {need / 2**30:.1f} GiB of memory (bit planes "
+                     f"{n_snps * 3 * layout.n_words * 8 / 2**30:.1f} GiB), more than the {spare / 2**30:.1f} GiB this "
+                     f"machine can spare; about {fits:,} SNPs fit: "
+                     + (f"{hint} would, " if hint else "")
+                     + "scan fewer SNPs at a time with --chr or --extract (pairs across two such runs are not "
+                     "tested; --part k/n splits the time, not the memory)")
+
+
+def _chr_that_fits(codes: np.ndarray, fits: int) -> str | None:
+    """The longest run of consecutive chromosomes (file order) with at most ``fits`` SNPs, as a
+    ``--chr`` argument with its SNP count; None when not even one chromosome fits."""
+    if len(codes) == 0 or fits <= 0:
+        return None
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    names = [str(codes[k]) for k in starts]
+    sizes = np.diff(np.r_[starts, len(codes)])
+    best = None  # (snps, first, last)
+    lo, total = 0, 0
+    for hi in range(len(sizes)):
+        total += int(sizes[hi])
+        while total > fits and lo <= hi:
+            total -= int(sizes[lo])
+            lo += 1
+        if lo <= hi and (best is None or total > best[0]):
+            best = (total, lo, hi)
+    if best is None:
+        return None
+    total, lo, hi = best
+    run = names[lo:hi + 1]
+    numeric = all(x.isdigit() for x in run) and [int(x) for x in run] == list(range(int(run[0]), int(run[0]) + len(run)))
+    spec = run[0] if len(run) == 1 else (f"{run[0]}-{run[-1]}" if numeric else ",".join(run))
+    return f"--chr {spec} ({total:,} SNPs)"
 
 
 class _Messenger:
