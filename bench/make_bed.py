@@ -121,6 +121,15 @@ def _fill(rows, first, n, thr, restart, keep10, miss12, seed, u, planted, captur
                 rows[r, b] = byte
 
 
+def warm() -> None:
+    """Compile (or load from numba's cache) the kernels on a few bytes, so a timed write is not
+    charged for them."""
+    planted = np.zeros(0, np.int64)
+    thr = np.rint(snp_mafs(1, 0, 2, planted, 0.3) * 2.0**16).astype(np.uint32)
+    _fill(np.empty((2, 2), np.uint8), 0, 8, thr, np.ones(2, bool), 0, 0, 1, np.zeros((8, 2), np.uint16), planted,
+          np.zeros((0, 8), np.int8))
+
+
 def planted_snps(snps: int) -> np.ndarray:
     """The planted pair's SNP indices: a third and two thirds of the way along."""
     return np.array([snps // 3, (2 * snps) // 3], dtype=np.int64)
