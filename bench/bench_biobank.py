@@ -9,7 +9,8 @@ Steps, each printed as it ends and summed up in a table at the end:
    chromosomes and a planted interacting pair (odds ratio chosen from n so that its statistic is
    about 300 at any size); skipped when the fileset is there already (its .planted file names the
    pair). Its seconds are the writer's speed.
-2. `gboost scan --bfile ... --device gpu` as a subprocess under `/usr/bin/time -v`, its stderr on
+2. `gboost scan --bfile ... --device gpu` as a subprocess under `/usr/bin/time -v` (without it:
+   the child's VmHWM, polled), its stderr on
    a pseudo-terminal so that the progress bar draws: wall, run.json's stages, the rate
    (pair·samples/s over the wall), peak RSS over the .bed's size (goal <= 2), the ETA shown at the
    first redraw at or past 10 % against the time the bar then took to reach 100 % (goal: within
@@ -39,7 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-import make_bed  # noqa: E402
+import make_bed  # noqa: E402  (bench/make_bed.py)
 
 OUTPUTS = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
 BAR = re.compile(r"\[[#.]+\]\s+([\d.]+)%.*?ETA (\d+:\d\d(?::\d\d)?|--:--)")
@@ -76,8 +77,9 @@ def scan(prefix: str, out: Path, device: str, args: list[str] = (), env: dict | 
     """`gboost scan` as a subprocess under /usr/bin/time -v, stderr on a pty (the progress bar)."""
     shutil.rmtree(out, ignore_errors=True)
     timefile = out.with_suffix(".time")
-    cmd = ["/usr/bin/time", "-v", "-o", str(timefile), sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix,
-           "--out", str(out), "--device", device, *args]
+    timed = os.path.exists("/usr/bin/time")  # else the child's VmHWM, polled (its last reading)
+    cmd = (["/usr/bin/time", "-v", "-o", str(timefile)] if timed else []) + [
+        sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out), "--device", device, *args]
     master, slave = pty.openpty()
     chunks: list[tuple[float, str]] = []
 
@@ -97,6 +99,14 @@ def scan(prefix: str, out: Path, device: str, args: list[str] = (), env: dict | 
     os.close(slave)
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    hwm = 0
+    while not timed and proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as fh:
+                hwm = max(hwm, next(int(x.split()[1]) for x in fh if x.startswith("VmHWM")))
+        except (OSError, StopIteration):
+            pass
+        time.sleep(0.05)
     rc = proc.wait()
     wall = time.perf_counter() - t0
     reader.join(5)
@@ -104,8 +114,8 @@ def scan(prefix: str, out: Path, device: str, args: list[str] = (), env: dict | 
     text = "".join(c for _, c in chunks)
     if rc != 0:
         raise SystemExit(f"gboost scan failed (exit {rc}):\n{text[-3000:]}")
-    rss_kb = None
-    for line in timefile.read_text().splitlines():
+    rss_kb = hwm or None
+    for line in (timefile.read_text().splitlines() if timed else []):
         if "Maximum resident set size" in line:
             rss_kb = int(line.split(":")[1])
     bars = []  # (seconds since start, percent, eta seconds or None)
@@ -212,7 +222,7 @@ def main() -> None:
             ("big: stages", stages(run)),
             ("big: peak RSS", f"{res['rss'] / 1e9:.2f} GB = {res['rss'] / bed_bytes:.2f} x the .bed (goal <= 2)"),
             ("big: ETA", "no redraw at >= 10 % with an ETA (too fast?)" if eta["err"] is None else
-             f"at {eta['at']:.1f} %: {eta['shown']} s shown, bar reached 100 % {eta['to_100']:.1f} s later "
+             f"at {eta['at']:.1f} %: {eta['shown']} s shown (whole seconds), bar reached 100 % {eta['to_100']:.1f} s later "
              f"({eta['err']:+.0%}), command ended {eta['to_end']:.1f} s later ({eta['err_end']:+.0%}); goal within 20 %"),
             ("big: planted pair", f"{'/'.join(pair)}: " + (f"row {rank} of pairs.tsv, P {p}" if rank else "NOT FOUND")),
         ]
