@@ -177,6 +177,8 @@ def main() -> None:
     ap.add_argument("--stream-samples", type=int, default=50_000)
     ap.add_argument("--sub", type=int, default=1000, help="SNPs each side of a planted SNP in the GPU = CPU sub-block")
     ap.add_argument("--missing", type=float, default=0.01)
+    ap.add_argument("--budget", type=float, default=1.0, metavar="X",
+                    help="forced GPU budget as a multiple of the planes' size (below 2 they stream; default 1)")
     ap.add_argument("--quick", action="store_true", help="20k x 20k, forced budget on 20k x 10k: under 2 minutes")
     ap.add_argument("--device", default="gpu", help="engine of the big and budget scans (cpu: to try the bench "
                                                     "itself on a small study without a GPU)")
@@ -230,7 +232,7 @@ def main() -> None:
     if "stream" not in skip:
         small = str(work / f"bb_{a.stream_snps}x{a.stream_samples}")
         make_study(small, a.stream_snps, a.stream_samples, a.missing)
-        budget = planes_bytes(small)
+        budget = int(a.budget * planes_bytes(small))
         common = ["--quiet", "--calibration-pairs", "0"]
         normal = scan(small, work / "out_resident", a.device, common)
         forced = scan(small, work / "out_stream", a.device, common, env={"GBOOST_GPU_MEMORY_LIMIT": str(budget)})
@@ -238,7 +240,7 @@ def main() -> None:
         r_st = rate(forced["run"], forced["run"]["timings_s"]["screen"])
         same = all((work / "out_resident" / f).read_bytes() == (work / "out_stream" / f).read_bytes() for f in OUTPUTS)
         rows += [
-            ("budget: study", f"{a.stream_snps} x {a.stream_samples}, planes {budget / 1e9:.2f} GB; forced budget "
+            ("budget: study", f"{a.stream_snps} x {a.stream_samples}, planes {planes_bytes(small) / 1e9:.2f} GB; forced budget "
                               f"GBOOST_GPU_MEMORY_LIMIT={budget}"),
             ("budget: in memory", f"screen {normal['run']['timings_s']['screen']:.2f} s, {r_in:.3g} pair*samples/s; "
                                   f"wall {normal['wall']:.1f} s"),

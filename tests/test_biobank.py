@@ -124,9 +124,9 @@ def test_a_scan_streaming_through_a_forced_gpu_budget_writes_the_cpu_engines_byt
     from gboost.io.plink_bed import open_bfile
 
     prefix = str(tmp_path / "s")
-    simulate_study(3000, 400, 400, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
+    simulate_study(4000, 1000, 1000, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
     study = load_study(open_bfile(prefix))
-    budget = max(study.planes.nbytes, 64 << 20)
+    budget = int(1.5 * study.planes.nbytes)  # planes stay resident only within half the budget
     monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(budget))
     engine = make_engine("gpu")
     engine.prepare(study, ScanParams().thresholds())
