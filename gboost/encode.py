@@ -90,18 +90,21 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(parallel=True, cache=True)
-def _encode_words(src, cols, w_first, out, bed):
-    """Planes of the samples ``cols`` (in plane order) of every SNP row of ``src`` into words
-    ``w_first...`` of ``out``: sample s is bit s % 64 of word w_first + s // 64 of the plane of its
-    genotype (a missing call sets none). ``src`` is an int8 block of calls (0/1/2, negative
-    missing, column = sample) or, with ``bed``, raw .bed rows (column = byte of 4 samples).
+def _encode_words(src, sel, cols, w_first, out, bed):
+    """Planes of the samples ``cols`` (in plane order) of the SNP rows ``sel`` of ``src`` into words
+    ``w_first...`` of ``out`` (row k of ``out`` from row ``sel[k]``): sample s is bit s % 64 of word
+    w_first + s // 64 of the plane of its genotype (a missing call sets none). ``src`` is an int8
+    block of calls (0/1/2, negative missing, column = sample) or, with ``bed``, raw .bed rows
+    (column = byte of 4 samples). Rows are picked by ``sel`` rather than copied out first: a .bed
+    block with SNPs left out would otherwise be copied whole (issue 21, host memory).
 
     Each word of the three planes is built in registers from 64 samples, branch-free, and stored
     once: a store per sample (and, on random genotypes, a mispredicted branch) was the cost of the
     first versions (~5x).
     """
     n = cols.shape[0]
-    for r in nb.prange(src.shape[0]):
+    for k in nb.prange(sel.shape[0]):
+        r = sel[k]
         for w in range((n + 63) >> 6):
             w0 = np.uint64(0)
             w1 = np.uint64(0)
@@ -116,24 +119,33 @@ def _encode_words(src, cols, w_first, out, bed):
                 w0 |= np.uint64(g == 0) << sh
                 w1 |= np.uint64(g == 1) << sh
                 w2 |= np.uint64(g == 2) << sh
-            out[r, 0, w_first + w] = w0
-            out[r, 1, w_first + w] = w1
-            out[r, 2, w_first + w] = w2
+            out[k, 0, w_first + w] = w0
+            out[k, 1, w_first + w] = w1
+            out[k, 2, w_first + w] = w2
 
 
-def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray) -> np.ndarray:
+def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, *,
+                     rows: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """CPU-layout planes ``(b, 3, W)`` of the samples at .bed columns ``columns`` (plane order:
     controls then cases, as ``is_case`` says per column) from a block of raw .bed rows ``raw``
     (uint8, ``(b, ceil(n/4))``): what :func:`encode_block` gives for the same genotypes read and
-    decoded first (the tests compare the two), in one pass over the 2-bit codes."""
+    decoded first (the tests compare the two), in one pass over the 2-bit codes.
+
+    ``rows``: encode only these rows of ``raw`` (in this order). ``out``: write the planes there
+    (``(len(rows), 3, W)`` uint64, C-contiguous; every word is written, padding included), e.g.
+    straight into the study's planes, with no block-sized temporary (issue 21)."""
     is_case = np.asarray(is_case, dtype=bool)
     columns = np.asarray(columns, dtype=np.int64)
     layout = ClassLayout.from_status(is_case)
-    out = np.zeros((raw.shape[0], 3, layout.n_words), dtype=np.uint64)
-    if raw.shape[0]:
+    sel = np.arange(raw.shape[0], dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    if out is None:
+        out = np.empty((len(sel), 3, layout.n_words), dtype=np.uint64)
+    elif out.shape != (len(sel), 3, layout.n_words) or out.dtype != np.uint64 or not out.flags.c_contiguous:
+        raise ValueError(f"out {out.shape} {out.dtype} is not C-contiguous uint64 {(len(sel), 3, layout.n_words)}")
+    if len(sel):
         raw = _read_only(np.ascontiguousarray(raw, dtype=np.uint8))
-        _encode_words(raw, np.ascontiguousarray(columns[~is_case]), 0, out, True)
-        _encode_words(raw, np.ascontiguousarray(columns[is_case]), layout.w_ctrl, out, True)
+        _encode_words(raw, sel, np.ascontiguousarray(columns[~is_case]), 0, out, True)
+        _encode_words(raw, sel, np.ascontiguousarray(columns[is_case]), layout.w_ctrl, out, True)
     return out
 
 
@@ -189,8 +201,9 @@ def encode_block(geno: np.ndarray, is_case: np.ndarray) -> np.ndarray:
     out = np.zeros((geno.shape[0], 3, layout.n_words), dtype=np.uint64)
     if geno.shape[0]:
         g = _read_only(np.ascontiguousarray(geno, dtype=np.int8))
-        _encode_words(g, np.flatnonzero(~is_case), 0, out, False)
-        _encode_words(g, np.flatnonzero(is_case), layout.w_ctrl, out, False)
+        sel = np.arange(g.shape[0], dtype=np.int64)
+        _encode_words(g, sel, np.flatnonzero(~is_case), 0, out, False)
+        _encode_words(g, sel, np.flatnonzero(is_case), layout.w_ctrl, out, False)
     return out
 
 

@@ -118,7 +118,8 @@ def load_study(
     sample_keep = _mind_filter(source, snp_keep, kinds, qc.mind, block_snps, report, say)
     sets = _sample_sets(source, sample_keep, report, say)
     skipped = np.isin(codes, list(EPISTASIS_SKIPPED_CODES))
-    check_memory(source, int((snp_keep & ~skipped).sum()), sets.layout)
+    scanned = snp_keep & ~skipped
+    check_memory(source, int(scanned.sum()), sets.layout, codes[scanned])
     t = time.perf_counter()
     planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report)
     if timings is not None:
@@ -150,20 +151,69 @@ def available_memory() -> int | None:
         return None
 
 
-def check_memory(source, n_snps: int, layout) -> None:
-    """Refuse, before reading a genotype, a study whose bit planes would not fit in memory (it would
-    swap for hours or be killed mid-scan), saying how many SNPs would fit and how to get there."""
-    need = n_snps * 3 * layout.n_words * 8  # uint64 planes: 3 types x words per SNP
+# What the scan holds beside the planes, per SNP (genotype counts, the .bim's columns as objects,
+# the summary and marginal arrays: measured at ~250 bytes) and in all (the engine: a CUDA context,
+# numba's compiled code, the .bed read buffers, the calibration's pairs).
+SCAN_BYTES_PER_SNP = 320
+SCAN_BYTES_FIXED = 768 << 20
+# Share of the available memory a scan may plan to take (the rest: the page cache, other processes).
+MEMORY_SHARE = 0.9
+
+
+def scan_memory(n_snps: int, layout) -> int:
+    """Bytes of host memory a scan of ``n_snps`` SNPs takes beyond the process's start: the bit
+    planes (3 planes x words x 8 bytes a SNP) and what the scan holds beside them."""
+    return n_snps * (3 * layout.n_words * 8 + SCAN_BYTES_PER_SNP) + SCAN_BYTES_FIXED
+
+
+def check_memory(source, n_snps: int, layout, chrom_codes: np.ndarray | None = None) -> None:
+    """Refuse, before reading a genotype, a study whose bit planes (and what the scan needs beside
+    them) would not fit in the memory this machine can spare: it would swap for hours or be killed
+    mid-scan. The one-line message names the .bed, the sizes, how many SNPs would fit and a
+    ``--chr`` selection that would (``chrom_codes``: the canonical code of each SNP to be scanned,
+    in file order). ``--part`` is not offered: every part holds every SNP's planes (a part's pairs
+    reach to the last SNP), so it divides the time, not the memory."""
+    need = scan_memory(n_snps, layout)
     have = available_memory()
-    if have is None or need <= 0.8 * have:
+    if have is None or need <= MEMORY_SHARE * have:
         return
-    per_snp = 3 * layout.n_words * 8
-    fits = int(0.8 * have // per_snp)
+    spare = MEMORY_SHARE * have
+    fits = max(0, int((spare - scan_memory(0, layout)) // (scan_memory(1, layout) - scan_memory(0, layout))))
+    n = layout.n_ctrl + layout.n_case
+    hint = _chr_that_fits(chrom_codes, fits) if chrom_codes is not None else None
     raise InputError(getattr(source, "path", None),
-                     f"the bit planes of {n_snps:,} SNPs x {layout.n_ctrl + layout.n_case:,} samples need "
-                     f"{need / 2**30:.1f} GiB, more than the {0.8 * have / 2**30:.1f} GiB of memory this machine can "
-                     f"spare; about {fits:,} SNPs fit: scan fewer at a time with --chr or --extract "
-                     "(then --part k/n spreads each over machines)")
+                     f"a scan of {n_snps:,} SNPs x {n:,} samples needs {need / 2**30:.1f} GiB of memory (bit planes "
+                     f"{n_snps * 3 * layout.n_words * 8 / 2**30:.1f} GiB), more than the {spare / 2**30:.1f} GiB this "
+                     f"machine can spare; about {fits:,} SNPs fit: "
+                     + (f"{hint} would, " if hint else "")
+                     + "scan fewer SNPs at a time with --chr or --extract (pairs across two such runs are not "
+                     "tested; --part k/n splits the time, not the memory)")
+
+
+def _chr_that_fits(codes: np.ndarray, fits: int) -> str | None:
+    """The longest run of consecutive chromosomes (file order) with at most ``fits`` SNPs, as a
+    ``--chr`` argument with its SNP count; None when not even one chromosome fits."""
+    if len(codes) == 0 or fits <= 0:
+        return None
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    names = [str(codes[k]) for k in starts]
+    sizes = np.diff(np.r_[starts, len(codes)])
+    best = None  # (snps, first, last)
+    lo, total = 0, 0
+    for hi in range(len(sizes)):
+        total += int(sizes[hi])
+        while total > fits and lo <= hi:
+            total -= int(sizes[lo])
+            lo += 1
+        if lo <= hi and (best is None or total > best[0]):
+            best = (total, lo, hi)
+    if best is None:
+        return None
+    total, lo, hi = best
+    run = names[lo:hi + 1]
+    numeric = all(x.isdigit() for x in run) and [int(x) for x in run] == list(range(int(run[0]), int(run[0]) + len(run)))
+    spec = run[0] if len(run) == 1 else (f"{run[0]}-{run[-1]}" if numeric else ",".join(run))
+    return f"--chr {spec} ({total:,} SNPs)"
 
 
 class _Messenger:
@@ -259,7 +309,7 @@ def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.n
     male = source.samples.sex == 1
     missing = np.zeros(n, dtype=np.int64)
     direct = hasattr(source, "iter_bed_rows")  # a .bed: count its missing codes, no decoding
-    blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(np.arange(n), block_snps)
+    blocks = source.iter_bed_rows(block_snps, snp_keep) if direct else source.iter_blocks(np.arange(n), block_snps)
     for start, data in blocks:
         rows = snp_keep[start : start + len(data)]
         is_y = kinds[start : start + len(data)] == CHR_Y
@@ -411,7 +461,8 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
     planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
     counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
     direct = hasattr(source, "iter_bed_rows")
-    blocks = source.iter_bed_rows(block_snps) if direct else source.iter_blocks(sets.read_index, block_snps)
+    blocks = (source.iter_bed_rows(block_snps, snp_keep) if direct
+              else source.iter_blocks(sets.read_index, block_snps))
     # The direct path's per-SNP QC: each sample set's genotype counts by popcount of planes over the
     # QC samples (read order, one class) ANDed with the set's bit mask.
     # A QT scan needs every SNP's founder allele counts (PLINK's A1 is the founders' minor allele:
@@ -424,14 +475,21 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
         if len(rows) == 0:
             continue
-        block = data if len(rows) == len(data) else data[rows - start]
-        set_counts = (masked_counts(encode_bed_bytes(block, sets.read_index, no_class), qc_masks)
-                      if qc_masks is not None else None)
-        keep = _block_verdict(None if direct else block, kinds[rows], skipped[rows], sets, qc, report, set_counts)
-        part = block if keep.all() else block[keep]
-        if direct:
-            pl = encode_bed_bytes(part, sets.scan_index, sets.is_case)
+        if direct:  # a .bed block: rows are picked by index, never copied out (issue 21, host memory)
+            block = None
+            set_counts = (masked_counts(encode_bed_bytes(data, sets.read_index, no_class, rows=rows - start), qc_masks)
+                          if qc_masks is not None else None)
         else:
+            block = data if len(rows) == len(data) else data[rows - start]
+            set_counts = None
+        keep = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report, set_counts)
+        if direct:
+            # Encoded straight into the study's planes: no block-sized temporary and no copy.
+            sel = rows[keep] - start
+            pl = encode_bed_bytes(data, sets.scan_index, sets.is_case, rows=sel,
+                                  out=planes[filled : filled + len(sel)])
+        else:
+            part = block if keep.all() else block[keep]
             pl = encode_block(part[:, : sets.n_scan], sets.is_case)
         # The counts come from the planes by popcount; SNPs with fewer than two genotype classes
         # (PLINK's --fast-epistasis skips them) are dropped after encoding.
@@ -447,11 +505,19 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         else:
             mono = (cnt.sum(axis=2) > 0).sum(axis=1) < 2
         report.snps_monomorphic += int(mono.sum())
-        if mono.any():
-            pl, cnt = pl[~mono], cnt[~mono]
-        planes[filled : filled + len(pl)] = pl
-        counts[filled : filled + len(pl)] = cnt
-        filled += len(pl)
+        if direct:
+            # Already in place: close the gaps of the monomorphic rows, row by row (a fancy-indexed
+            # copy would be a block-sized temporary again).
+            for dst, src in enumerate(np.flatnonzero(~mono)):
+                if dst != src:
+                    planes[filled + dst] = planes[filled + src]
+            cnt = cnt[~mono]
+        else:
+            if mono.any():
+                pl, cnt = pl[~mono], cnt[~mono]
+            planes[filled : filled + len(pl)] = pl
+        counts[filled : filled + len(cnt)] = cnt
+        filled += len(cnt)
         kept.append(rows[keep][~mono])
     planes.resize((filled, 3, sets.layout.n_words), refcheck=False)
     counts.resize((filled, 3, 2), refcheck=False)

@@ -205,6 +205,8 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
         todo = [t for t in tiles if t.index not in acc.tiles_done]
         t1 = time.perf_counter()
         cancelled = False
+        base = (acc.pairs_done, 0.0)  # the ETA's pace: from the first tile this run finishes on (gboost/progress.py)
+        first = True
 
         def should_stop() -> bool:
             nonlocal cancelled
@@ -219,8 +221,10 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
                 if checkpoint is not None:
                     checkpoint.record(res)
                 if progress is not None:
-                    progress(Progress(len(acc.tiles_done), len(tiles), acc.pairs_done, total_pairs,
-                                      time.perf_counter() - t1))
+                    now = time.perf_counter() - t1
+                    progress(Progress(len(acc.tiles_done), len(tiles), acc.pairs_done, total_pairs, now, *base))
+                    if first:
+                        base, first = (acc.pairs_done, now), False
         finally:
             if checkpoint is not None:
                 checkpoint.flush()

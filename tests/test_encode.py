@@ -133,3 +133,21 @@ def test_bed_bytes_decode_as_plink_codes_say(rng, n):
     cols = rng.permutation(n)[: max(1, n - 2)]  # a subset of the samples, in any order
     is_case = rng.random(len(cols)) < 0.5
     np.testing.assert_array_equal(encode_bed_bytes(raw, cols, is_case), encode_block(geno[:, cols], is_case))
+
+
+def test_bed_bytes_encode_picked_rows_into_a_given_array(rng):
+    """Issue 21: the loader encodes a .bed block's kept rows by index straight into the study's
+    planes; the words are those of the rows copied out and encoded, padding bits included."""
+    n = 131
+    codes = rng.integers(0, 4, (9, n)).astype(np.uint8)
+    raw = _bed_rows(codes)
+    cols = rng.permutation(n)
+    is_case = rng.random(n) < 0.4
+    rows = np.array([7, 0, 3, 3, 8])
+    dest = np.full((len(rows) + 2, 3, ClassLayout.from_status(is_case).n_words), 0xDEAD, np.uint64)
+    got = encode_bed_bytes(raw, cols, is_case, rows=rows, out=dest[1:-1])
+    assert got.base is dest or got.base is dest.base
+    np.testing.assert_array_equal(dest[1:-1], encode_bed_bytes(raw[rows], cols, is_case))
+    assert (dest[0] == 0xDEAD).all() and (dest[-1] == 0xDEAD).all()
+    with pytest.raises(ValueError):
+        encode_bed_bytes(raw, cols, is_case, rows=rows, out=dest[:2])

@@ -510,3 +510,32 @@ def test_writer_rejects_genotype_codes_outside_the_format(tmp_path):
     s = SampleTable(np.array(["f"]), np.array(["i"]), np.array([1], np.int8), np.array([1], np.int8))
     with pytest.raises(ValueError, match="0, 1, 2 or -1"):
         write_bfile(str(tmp_path / "x"), np.array([[3]], np.int8), v, s)
+
+
+@pytest.mark.parametrize("block_bytes", [1, 7, 1 << 20])
+def test_iter_bed_rows_reads_the_bed_rows_in_reused_blocks(tmp_path, monkeypatch, block_bytes):
+    """Issue 21: the .bed is read block by block into two reused buffers (prefetched on a thread),
+    not mapped; with a keep mask only kept rows are read and blocks without one are skipped."""
+    from gboost.io import plink_bed
+
+    prefix = str(tmp_path / "s")
+    simulate_study(37, 9, 8, seed=5).write(prefix)
+    src = open_bfile(prefix)
+    row = (len(src.samples) + 3) // 4
+    whole = np.fromfile(prefix + ".bed", np.uint8, offset=3).reshape(37, row)
+    monkeypatch.setattr(plink_bed, "READ_BLOCK_BYTES", block_bytes * row)
+    seen = []
+    for start, data in src.iter_bed_rows(4):
+        np.testing.assert_array_equal(data, whole[start:start + len(data)])
+        seen.append((start, len(data)))
+    assert seen[0][0] == 0 and sum(k for _, k in seen) == 37
+    assert all(k <= min(4, block_bytes) for _, k in seen)
+    keep = np.zeros(37, bool)
+    keep[[0, 1, 5, 20, 21, 36]] = True
+    starts = []
+    for start, data in src.iter_bed_rows(4, keep):
+        sel = keep[start:start + len(data)]
+        assert sel.any()
+        np.testing.assert_array_equal(data[sel], whole[start:start + len(data)][sel])
+        starts.append(start)
+    assert len(starts) == len({s // min(4, block_bytes) for s in np.flatnonzero(keep)})

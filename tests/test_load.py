@@ -388,17 +388,46 @@ def test_whole_scan_of_the_qc_fileset_equals_plinks_files(qc_fileset, case):
 
 
 def test_a_study_whose_planes_exceed_memory_is_refused_before_reading(tmp_path, monkeypatch, capsys):
-    """Issue 21: say so up front, with what would fit, instead of swapping or being killed."""
+    """Issue 21: say so up front in one line naming the .bed, with what would fit (a --chr that
+    does), instead of swapping or being killed; nothing is written. The --chr it names then runs
+    under the same memory."""
+    import re
+
     from gboost.cli import main
+    from gboost.load import SCAN_BYTES_FIXED, SCAN_BYTES_PER_SNP, MEMORY_SHARE
     from gboost.simulate import simulate_study
 
     prefix = str(tmp_path / "big")
-    simulate_study(400, 300, 300, seed=21).write(prefix)
-    # 400 SNPs x 600 samples: 3 x (5 + 5) words x 8 bytes = 240 bytes a SNP, 96,000 in all
-    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", "60000")
+    simulate_study(400, 300, 300, seed=21, chromosomes=4).write(prefix)
+    # 600 samples: 3 x (5 + 5) words x 8 bytes of planes a SNP, and what the scan holds beside them
+    per_snp = 240 + SCAN_BYTES_PER_SNP
+    limit = int((SCAN_BYTES_FIXED + 250 * per_snp) / MEMORY_SHARE) + 1
+    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", str(limit))
+    out = tmp_path / "o"
+    assert main(["scan", "--bfile", prefix, "--out", str(out), "--quiet", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"gboost: error: {prefix}.bed: ") and "400 SNPs x 600 samples needs" in err[0]
+    assert "about 250 SNPs fit" in err[0] and "--part k/n splits the time, not the memory" in err[0]
+    assert not out.exists()
+    chosen = re.search(r"--chr (\S+) \(([\d,]+) SNPs\) would", err[0])
+    assert chosen and chosen.group(1) == "1-2" and 150 < int(chosen.group(2).replace(",", "")) <= 250
+    assert main(["scan", "--bfile", prefix, "--out", str(out), "--quiet", "--device", "cpu",
+                 "--chr", chosen.group(1), "--calibration-pairs", "0"]) == 0
+    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", str(2 * limit))
+    assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o2"), "--quiet", "--device", "cpu",
+                 "--calibration-pairs", "0"]) == 0
+
+
+def test_the_memory_message_says_when_not_even_one_chromosome_fits(tmp_path, monkeypatch, capsys):
+    from gboost.cli import main
+    from gboost.load import SCAN_BYTES_FIXED, MEMORY_SHARE
+    from gboost.simulate import simulate_study
+
+    prefix = str(tmp_path / "big")
+    simulate_study(100, 30, 30, seed=2, chromosomes=2).write(prefix)
+    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", str(int(SCAN_BYTES_FIXED / MEMORY_SHARE)))
     assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--quiet", "--device", "cpu"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "need" in err[0] and "about 200 SNPs fit" in err[0] and "--chr" in err[0]
+    assert len(err) == 1 and "about 0 SNPs fit" in err[0] and "would" not in err[0]
     assert not (tmp_path / "o").exists()
-    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", "200000")
-    assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--quiet", "--device", "cpu"]) == 0

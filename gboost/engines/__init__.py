@@ -26,6 +26,29 @@ def gpu_available() -> tuple[bool, str]:
     return True, f"{n} x {name}"
 
 
+GPU_MEMORY_ENV = "GBOOST_GPU_MEMORY_LIMIT"
+
+
+def gpu_memory_limit() -> int | None:
+    """Device memory (bytes) the GPU engine may take on each GPU, from ``GBOOST_GPU_MEMORY_LIMIT``
+    (None: unset, the engine takes its free memory). Not a flag: it exists to force the streaming
+    path (planes kept on the host, uploaded block by block) on a study that would fit, so that its
+    rate can be measured against the in-memory one (bench/bench_biobank.py, issue 21), and for
+    tests."""
+    import os
+
+    text = os.environ.get(GPU_MEMORY_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(float(text))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise RuntimeError(f"{GPU_MEMORY_ENV}={text!r}: expected a positive number of bytes")
+    return value
+
+
 def _cupy_installed() -> bool:
     import importlib.util
 
@@ -76,7 +99,7 @@ def make_engine(device="auto", *, threads: int | None = None, tile: int | None =
         if ok:
             from gboost.engines.gpu import GpuEngine
 
-            engine = GpuEngine(gpus=gpus, tile=tile)
+            engine = GpuEngine(gpus=gpus, tile=tile, memory_limit_bytes=gpu_memory_limit())
             if device == "gpu":
                 return engine
             try:

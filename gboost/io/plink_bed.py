@@ -27,6 +27,8 @@ BED_MAGIC = b"\x6c\x1b"
 SNP_MAJOR = 0x01
 BED_HEADER_LEN = 3
 BED_READER_MISSING = -127  # what bed-reader returns for a missing call with dtype int8
+# Largest block of .bed rows read at once (two are in memory: the one in use and the next).
+READ_BLOCK_BYTES = 32 << 20
 
 
 @dataclass
@@ -70,14 +72,43 @@ class BedSource:
                 np.maximum(geno, -1, out=geno)
                 yield start, geno
 
-    def iter_bed_rows(self, block_snps: int) -> Iterator[tuple[int, np.ndarray]]:
+    def iter_bed_rows(self, block_snps: int, keep: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(first_snp, uint8 (snps, ceil(n/4)))``: the .bed's own bytes, 2-bit codes of
         every sample (gboost.encode.encode_bed_bytes turns them into planes in one pass; check_bed
-        has validated the header and the size)."""
+        has validated the header and the size).
+
+        The rows are read (``readinto``, page-cache speed) into two reused buffers, the next block
+        on a thread while the caller works on this one: a block is valid until the next is asked
+        for. Reading into buffers rather than mapping the file keeps the .bed out of the process's
+        resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and bounds memory
+        by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
+        are read (the others hold garbage) and blocks without one are skipped.
+        """
         p, n = len(self.variants), len(self.samples)
-        raw = np.memmap(self.path, dtype=np.uint8, mode="r", offset=BED_HEADER_LEN, shape=(p, (n + 3) // 4))
-        for start in range(0, p, block_snps):
-            yield start, raw[start:start + block_snps]
+        row = (n + 3) // 4
+        step = max(1, min(block_snps, READ_BLOCK_BYTES // max(1, row)))
+        starts = [a for a in range(0, p, step) if keep is None or keep[a:a + step].any()]
+        if not starts:
+            return
+        bufs = [np.empty((min(step, p), row), dtype=np.uint8) for _ in range(min(2, len(starts)))]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with open(self.path, "rb", buffering=0) as fh, ThreadPoolExecutor(1, thread_name_prefix="gboost-bed") as pool:
+            def read(k: int) -> np.ndarray:
+                a = starts[k]
+                b = min(p, a + step)
+                buf = bufs[k % 2][: b - a]
+                runs = [(a, b)] if keep is None else _runs(keep[a:b], a)
+                for r0, r1 in runs:
+                    _read_full(fh, buf[r0 - a : r1 - a], BED_HEADER_LEN + r0 * row, self.path)
+                return buf
+
+            nxt = pool.submit(read, 0)
+            for k in range(len(starts)):
+                data = nxt.result()
+                if k + 1 < len(starts):
+                    nxt = pool.submit(read, k + 1)  # the other buffer: the one yielded before this
+                yield starts[k], data
 
     def input_files(self) -> list[str]:
         """The .bed, .bim, .fam (and --pheno file) read."""
@@ -131,6 +162,25 @@ def open_bfile(
     files = [bed, bim, fam] + ([os.fspath(pheno)] if pheno is not None else [])
     dropped = 0 if allow_no_sex else drop_phenotypes_without_sex(samples)
     return BedSource(bed, variants, samples, founder, bim, fam, pheno, num_threads, files, dropped)
+
+
+def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:
+    """[start, stop) runs of True in ``mask``, shifted by ``offset``."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    return [(offset + int(a), offset + int(b)) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def _read_full(fh, buf: np.ndarray, offset: int, path: str) -> None:
+    """Fill ``buf`` from byte ``offset`` of the unbuffered file ``fh`` (a read may return less than
+    asked)."""
+    view = memoryview(buf).cast("B")
+    fh.seek(offset)
+    done = 0
+    while done < len(view):
+        got = fh.readinto(view[done:])
+        if not got:  # check_bed saw the full size: the file shrank under us
+            raise InputError(path, f"the .bed ended at byte {offset + done} while reading it (truncated meanwhile?)")
+        done += got
 
 
 def _strip_extension(prefix: str) -> str:
