@@ -136,10 +136,10 @@ def test_run_tiles_yields_each_tile_once_as_run_tile_does(counting):
 
 @pytest.mark.gpu
 def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, counting):
-    import gboost.engines.gpu as gpu
+    from gboost.engines.gpu import counting as ways
 
-    monkeypatch.setattr(gpu, "TABLE_SMEM_MAX", 0)  # as for a study too large for a shared-memory table
-    monkeypatch.setattr(gpu, "MMA_TABLE_SMEM_MAX", 0)
+    monkeypatch.setattr(ways, "TABLE_SMEM_MAX", 0)  # as for a study too large for a shared-memory table
+    monkeypatch.setattr(ways, "MMA_TABLE_SMEM_MAX", 0)
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
     eng = gpu_engine(tile=64, counting=counting)
@@ -307,9 +307,9 @@ def _slow_chunks(monkeypatch, study, *, snps_per_chunk: int, delay_s: float, fai
     queue while the upload is under way); the chunk ``fail_at`` raises."""
     import time
 
-    from gboost.engines import gpu
+    from gboost.engines.gpu import upload
 
-    real = gpu._PlaneUpload._send
+    real = upload.PlaneUpload._send
     calls = []
 
     def send(self, k, a, b, buf, sent):
@@ -319,8 +319,8 @@ def _slow_chunks(monkeypatch, study, *, snps_per_chunk: int, delay_s: float, fai
         time.sleep(delay_s)
         return real(self, k, a, b, buf, sent)
 
-    monkeypatch.setattr(gpu._PlaneUpload, "_send", send)
-    monkeypatch.setattr(gpu, "PRELOAD_CHUNK_BYTES", snps_per_chunk * 3 * 8 * study.layout.n_words)
+    monkeypatch.setattr(upload.PlaneUpload, "_send", send)
+    monkeypatch.setattr(upload, "PRELOAD_CHUNK_BYTES", snps_per_chunk * 3 * 8 * study.layout.n_words)
     return calls
 
 
@@ -368,9 +368,9 @@ def test_a_failed_plane_upload_stops_the_scan_with_a_clear_error(monkeypatch):
 def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monkeypatch, counting):
     import cupy
 
-    import gboost.engines.gpu as gpu
+    from gboost.engines.gpu.device import DeviceRunner
 
-    real_submit = gpu._DeviceRunner.submit
+    real_submit = DeviceRunner.submit
     seen = []
 
     def submit(self, tile, slot):  # a device that cannot hold a tile wider than 40 SNPs
@@ -379,7 +379,7 @@ def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monk
             raise cupy.cuda.memory.OutOfMemoryError(1 << 30, 0, 0)
         return real_submit(self, tile, slot)
 
-    monkeypatch.setattr(gpu._DeviceRunner, "submit", submit)
+    monkeypatch.setattr(DeviceRunner, "submit", submit)
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
     want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
@@ -400,16 +400,16 @@ def _fail_at(monkeypatch, index: int):
     """Make the kernel launch of tile ``index`` fail as an illegal memory access would."""
     import cupy
 
-    import gboost.engines.gpu as gpu
+    from gboost.engines.gpu.device import DeviceRunner
 
-    real = gpu._DeviceRunner._launch
+    real = DeviceRunner._launch
 
     def launch(self, mode, first, tile, *args):
         if tile.index == index:
             raise cupy.cuda.runtime.CUDARuntimeError(700)  # cudaErrorIllegalAddress
         return real(self, mode, first, tile, *args)
 
-    monkeypatch.setattr(gpu._DeviceRunner, "_launch", launch)
+    monkeypatch.setattr(DeviceRunner, "_launch", launch)
 
 
 @pytest.mark.gpu
