@@ -520,3 +520,60 @@ def test_sub_tile_results_merge_into_the_tile_result():
                     parts.append(cpu.run_tile(sub))
         assert len(parts) > 4
         _assert_tile_equal(merge_tile_results(tile, parts), whole)
+
+
+def test_tensor_core_build_plans_shared_memory_as_before_and_skips_the_f32_build_it_cannot_use(monkeypatch):
+    """MmaCounting.build (no device: kernels faked with the static shared memory nvcc reports) makes
+    the choices of the rule it replaced (compile the pre-screen's build, read its static shared memory,
+    fall back to GM_F32=0 where the table or the parking areas do not fit), and never loads the
+    pre-screen's build where n alone rules it out (the table cannot fit: n + 1 > MMA_TABLE_SMEM_MAX / 8)."""
+    from dataclasses import replace
+
+    from gboost.engines.gpu import MmaConfig
+    from gboost.engines.gpu import counting as ways
+
+    class Fn:
+        def __init__(self, static):
+            self.shared_size_bytes, self.max_dynamic_shared_size_bytes, self.num_regs = static, 0, 128
+
+    asked = []
+
+    def fake_kernels(device_id, config):
+        asked.append(config)
+        static = 24624 if config.f32_screen else 17440  # gm_screen_22 of the two builds (sm_90, 4 x 4 warps)
+        return {name: Fn(static if name.endswith("22") else 10240) for name in ways.MMA_MODE_KERNELS}
+
+    def old_rule(cfg, n, optin):
+        def fit(c):
+            static = max(fake_kernels(0, c)[name].shared_size_bytes for name in ways.MMA_MODE_KERNELS)
+            return static, (n + 1 if (n + 1) * 8 <= min(ways.MMA_TABLE_SMEM_MAX, optin - static) else 0)
+
+        static, n_tab = fit(cfg)
+        cap_f32 = min(ways.MMA_TABLE_SMEM_MAX * max(1, cfg.threads // 256), optin - static)
+        use = bool(n_tab and cfg.f32_screen and cfg.f32_smem(n_tab) <= cap_f32 and n < 1 << 16)
+        if cfg.f32_screen and not use:
+            cfg = replace(cfg, f32_screen=False)
+            static, n_tab = fit(cfg)
+        return cfg.f32_screen, n_tab, use
+
+    monkeypatch.setattr(ways, "kernels", fake_kernels)
+    configs = (MmaConfig(), MmaConfig(stages=0), MmaConfig(warps_rows=1, warps_cols=2), MmaConfig(f32_screen=False),
+               MmaConfig(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2))
+    seen_use = set()
+    for optin in (227 << 10, 163 << 10, 99 << 10, 48 << 10):
+        props = dict(sharedMemPerBlockOptin=optin, multiProcessorCount=132)
+        for cfg in configs:
+            for n in (100, 1500, 5000, 9000, 12000, 12798, 12799, 12800, 20000, 70000):
+                want = old_rule(cfg, n, optin)
+                asked.clear()
+                b = ways.MmaCounting(cfg, 80, 40).build(0, props, n)
+                assert (asked[-1].f32_screen, b.n_tab, b.use_f32) == want, (optin, cfg, n)
+                if (n + 1) * 8 > ways.MMA_TABLE_SMEM_MAX:
+                    assert not any(c.f32_screen for c in asked), (optin, cfg, n)
+                ring = [b.dyn_smem[name] for name in ways.MMA_MODE_KERNELS]
+                if b.use_f32:
+                    assert ring == [cfg.f32_smem(b.n_tab)] + [cfg.f32_smem(b.n_tab, ring=False)] * 3
+                else:
+                    assert ring == [b.n_tab * 8] * 4
+                seen_use.add(b.use_f32)
+    assert seen_use == {True, False}
