@@ -640,12 +640,13 @@ struct gm_park {  // gboost/engines/gpu/config.py (MmaConfig.park_bytes) sizes t
 // and ln tau from gm_ksa32 / gm_ksa32m, the bound E = ea + eb |ln tau|. U = v32 + E goes to up[s]
 // (+inf where it is NaN or overflows, tau <= 0: float64 decides), the pair is counted in its row's
 // and column's totals, and where it is certainly not a survivor (U <= the screen threshold) its
-// L = v32 - E may raise the row's and column's bars; it is surely in N_SIG where L >= the summary
-// threshold (KSA >= L).
+// L = v32 - E may raise the row's and column's bars. Returns whether it is surely in N_SIG (also
+// L >= the summary threshold: KSA >= L). (Returned, not or-ed into the caller's mask here: with the
+// mask written through a reference the missing-call kernels spilled 4 bytes more, nvcc 13.0 sm_90.)
 template <int S>
-__device__ __forceinline__ void gm_interval(float (&up)[S], unsigned& valid, unsigned& sure, int& dfs, int& rtot,
-                                            int& ctot, float& rl_max, float& cl_max, int s, int df, float v, float lt,
-                                            float ea, float eb, const double* __restrict__ thr) {
+__device__ __forceinline__ bool gm_interval(float (&up)[S], unsigned& valid, int& dfs, int& rtot, int& ctot,
+                                            float& rl_max, float& cl_max, int s, int df, float v, float lt, float ea,
+                                            float eb, const double* __restrict__ thr) {
     const float err = fmaf(eb, fabsf(lt), ea);
     float u = v + err;
     const float l = v - err;
@@ -658,8 +659,9 @@ __device__ __forceinline__ void gm_interval(float (&up)[S], unsigned& valid, uns
     if ((double)u <= __ldg(thr + df) && l == l) {
         rl_max = fmaxf(rl_max, l);
         cl_max = fmaxf(cl_max, l);
-        if ((double)l >= __ldg(thr + 5 + df)) sure |= 1u << s;
+        return (double)l >= __ldg(thr + 5 + df);
     }
+    return false;
 }
 
 // Which of a lane's S pre-screened pairs need their float64 KSA: slot s is row ri = s >> RSHIFT and
@@ -762,8 +764,8 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
                 gm_table_parked(t, pk.cells[s * 32 + lane], rcnt + rl, ccnt + cl);
                 float lt;
                 const float v = gm_ksa32(t, tabf, r32 + rl, c32 + cl, cst, fn, lt);
-                gm_interval(up, valid, sure, dfs, sm.rtot[ri], sm.ctot[x], rl_max[ri], cl_max[x], s, df, v, lt, ea, eb,
-                            thr);
+                if (gm_interval(up, valid, dfs, sm.rtot[ri], sm.ctot[x], rl_max[ri], cl_max[x], s, df, v, lt, ea, eb, thr))
+                    sure |= 1u << s;
             }
     }
     // The bars over the warp's 16 columns of each row (lanes q) and 16 rows of each column (lanes g).
@@ -1003,8 +1005,9 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
         const int df = 4 >> (ea + eb);
         float lt;
         const float v = gm_ksa32m(t, mg, tabf, lt);
-        gm_interval(up, valid, sure, dfs, sm.rtot[s >> 1], sm.ctot[pass * 2 + (s & 1)], rl_max[s >> 1], cl_max[s & 1], s,
-                    df, v, lt, em[0], em[1], thr);
+        if (gm_interval(up, valid, dfs, sm.rtot[s >> 1], sm.ctot[pass * 2 + (s & 1)], rl_max[s >> 1], cl_max[s & 1], s,
+                        df, v, lt, em[0], em[1], thr))
+            sure |= 1u << s;
     }
     // The bars: over the warp (rows: lanes q; columns: lanes g), then across the tile's blocks through
     // bar[SNP] in global memory, as gm_pairs22_f32 (each warp reads its own SNPs' bars: no block barrier).
