@@ -577,3 +577,21 @@ def test_tensor_core_build_plans_shared_memory_as_before_and_skips_the_f32_build
                     assert ring == [b.n_tab * 8] * 4
                 seen_use.add(b.use_f32)
     assert seen_use == {True, False}
+
+
+def test_production_configs_cannot_build_a_wrong_result_kernel():
+    """The bench-only switches (counting alone, timing probes, extra -D) and the ceiling kernels live in
+    bench/gpu_variants.py and bench/kernels/: the package's configs and sources have none of them."""
+    import dataclasses
+
+    from gboost.engines.gpu import KernelConfig, MmaConfig, kernel_source, mma_kernel_source
+
+    assert {f.name for f in dataclasses.fields(MmaConfig)} == {
+        "warps_rows", "warps_cols", "min_blocks", "f32_screen", "stages", "bar_steps", "sfu_xlogx", "fast_log"}
+    for bad in ("count_only", "defines"):
+        with pytest.raises(TypeError):
+            MmaConfig(**{bad: ()})
+    for opts in (MmaConfig().options(), MmaConfig(f32_screen=False, stages=0).options(), KernelConfig().options()):
+        assert not [o for o in opts if o.startswith(("-DGM_COUNT_ONLY", "-DGM_PROBE"))], opts
+    for src in (kernel_source(), mma_kernel_source()):
+        assert "_ceiling(" not in src
