@@ -42,10 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gboost.encode import ClassLayout  # noqa: E402
 from gboost.engines.base import Thresholds  # noqa: E402
 from gboost.engines.cpu import CpuEngine  # noqa: E402
-from gboost.engines.gpu import GpuEngine, KernelConfig, MmaConfig, kernels  # noqa: E402
+from gboost.engines.gpu import GpuEngine, KernelConfig, MmaConfig  # noqa: E402
 from gboost.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
 from gboost.tiles import plan_tiles  # noqa: E402
 from gboost.study import QCReport, SampleTable, Study, VariantTable  # noqa: E402
+from gpu_variants import BenchMmaConfig, mma_ceiling_kernel, popc_ceiling_kernel  # noqa: E402
 
 
 # Kernel configurations compared with the defaults at --variant-size.
@@ -67,11 +68,11 @@ VARIANTS = {
                                                                 stages=4, bar_steps=2)),
     "mma 2x8 warps": dict(counting="mma", mma_config=MmaConfig(warps_cols=8, min_blocks=(1, 1))),
     "mma 4x4 warps": dict(counting="mma", mma_config=MmaConfig(warps_rows=4, warps_cols=4, min_blocks=(1, 1))),
-    "mma no xbar": dict(counting="mma", mma_config=MmaConfig(defines=("GM_XBAR=0",))),
+    "mma no xbar": dict(counting="mma", mma_config=BenchMmaConfig(defines=("GM_XBAR=0",))),
     # Probes of the missing-call pre-screen (wrong results; timing only): its float32 work without any
     # float64 candidate, and with every valid pair a candidate.
-    "mma probe f32 only": dict(counting="mma", mma_config=MmaConfig(defines=("GM_PROBE=1",))),
-    "mma probe all cand": dict(counting="mma", mma_config=MmaConfig(defines=("GM_PROBE=2",))),
+    "mma probe f32 only": dict(counting="mma", mma_config=BenchMmaConfig(defines=("GM_PROBE=1",))),
+    "mma probe all cand": dict(counting="mma", mma_config=BenchMmaConfig(defines=("GM_PROBE=2",))),
 }
 
 
@@ -118,7 +119,7 @@ def popc_ceiling(device_id: int = 0) -> float:
     import cupy as cp
 
     with cp.cuda.Device(device_id):
-        k = kernels(device_id, KernelConfig())["gb_popc_ceiling"]
+        k = popc_ceiling_kernel(device_id)
         rng = np.random.default_rng(7)
         a = cp.asarray(rng.integers(0, 2**63, 1024, dtype=np.uint64))
         b = cp.asarray(rng.integers(0, 2**63, 1024, dtype=np.uint64))
@@ -144,7 +145,7 @@ def mma_ceiling(device_id: int = 0) -> float:
     import cupy as cp
 
     with cp.cuda.Device(device_id):
-        k = kernels(device_id, MmaConfig())["gm_mma_ceiling"]
+        k = mma_ceiling_kernel(device_id)
         sms = cp.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
         grid, block = (sms * 8, 1, 1), (256, 1, 1)
         out = cp.empty(grid[0] * block[0], dtype=cp.uint32)
@@ -227,7 +228,7 @@ def main(argv=None) -> int:
 
     countings = [c for c in args.countings.split(",") if c]
     roof_p = args.roofline_size or max(sizes)
-    count_only = MmaConfig(count_only=True)
+    count_only = BenchMmaConfig(count_only=True)
 
     # Warm-up: NVRTC and numba compilation stay out of the timings.
     warm = simulate_study(300, n, n_case, maf, args.missing, args.seed + 99)

@@ -15,8 +15,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
 from bench_gpu import simulate_study  # noqa: E402
+from gpu_variants import BenchMmaConfig  # noqa: E402
 
-from gboost.engines.gpu import GpuEngine, MmaConfig  # noqa: E402
+from gboost.engines.gpu import GpuEngine  # noqa: E402
 from gboost.scan import ScanParams, run_scan  # noqa: E402
 
 ap = argparse.ArgumentParser()
@@ -28,5 +29,5 @@ ap.add_argument("--count-only", action="store_true", help="the counting-only bui
 ap.add_argument("--define", action="append", default=[], help="extra -D NAME=VALUE (bench-only switches)")
 a = ap.parse_args()
 study = simulate_study(a.p, a.n, a.n // 2, (0.05, 0.5), a.missing, 1)
-cfg = MmaConfig(f32_screen=not a.f64, count_only=a.count_only, defines=tuple(a.define))
+cfg = BenchMmaConfig(f32_screen=not a.f64, count_only=a.count_only, defines=tuple(a.define))
 run_scan(study, ScanParams(calibration_pairs=0), engine=GpuEngine(counting="mma", mma_config=cfg))

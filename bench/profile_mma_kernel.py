@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_gpu import screen_kernel_seconds, simulate_study  # noqa: E402
+from gpu_variants import BenchMmaConfig  # noqa: E402
 
 from gboost.engines.gpu import GpuEngine, MmaConfig  # noqa: E402
 from gboost.scan import ScanParams  # noqa: E402
@@ -31,7 +32,8 @@ def main() -> int:
     study = simulate_study(a.snps, a.n, a.n // 2, (0.05, 0.5), 0.0, 1)
     params = ScanParams(calibration_pairs=0)
     for label, cfg in (("f32 pre-screen, staged", MmaConfig()), ("f32 pre-screen, unstaged", MmaConfig(stages=0)),
-                       ("f64 epilogue", MmaConfig(f32_screen=False)), ("counting only", MmaConfig(count_only=True))):
+                       ("f64 epilogue", MmaConfig(f32_screen=False)),
+                       ("counting only", BenchMmaConfig(count_only=True))):
         eng = GpuEngine(counting="mma", mma_config=cfg, tile=a.snps)
         s = screen_kernel_seconds(study, params, eng)
         print(f"{label}: kernel {s:.4f} s", flush=True)

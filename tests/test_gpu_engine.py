@@ -136,10 +136,10 @@ def test_run_tiles_yields_each_tile_once_as_run_tile_does(counting):
 
 @pytest.mark.gpu
 def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, counting):
-    import gboost.engines.gpu as gpu
+    from gboost.engines.gpu import counting as ways
 
-    monkeypatch.setattr(gpu, "TABLE_SMEM_MAX", 0)  # as for a study too large for a shared-memory table
-    monkeypatch.setattr(gpu, "MMA_TABLE_SMEM_MAX", 0)
+    monkeypatch.setattr(ways, "TABLE_SMEM_MAX", 0)  # as for a study too large for a shared-memory table
+    monkeypatch.setattr(ways, "MMA_TABLE_SMEM_MAX", 0)
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
     eng = gpu_engine(tile=64, counting=counting)
@@ -307,9 +307,9 @@ def _slow_chunks(monkeypatch, study, *, snps_per_chunk: int, delay_s: float, fai
     queue while the upload is under way); the chunk ``fail_at`` raises."""
     import time
 
-    from gboost.engines import gpu
+    from gboost.engines.gpu import upload
 
-    real = gpu._PlaneUpload._send
+    real = upload.PlaneUpload._send
     calls = []
 
     def send(self, k, a, b, buf, sent):
@@ -319,8 +319,8 @@ def _slow_chunks(monkeypatch, study, *, snps_per_chunk: int, delay_s: float, fai
         time.sleep(delay_s)
         return real(self, k, a, b, buf, sent)
 
-    monkeypatch.setattr(gpu._PlaneUpload, "_send", send)
-    monkeypatch.setattr(gpu, "PRELOAD_CHUNK_BYTES", snps_per_chunk * 3 * 8 * study.layout.n_words)
+    monkeypatch.setattr(upload.PlaneUpload, "_send", send)
+    monkeypatch.setattr(upload, "PRELOAD_CHUNK_BYTES", snps_per_chunk * 3 * 8 * study.layout.n_words)
     return calls
 
 
@@ -368,9 +368,9 @@ def test_a_failed_plane_upload_stops_the_scan_with_a_clear_error(monkeypatch):
 def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monkeypatch, counting):
     import cupy
 
-    import gboost.engines.gpu as gpu
+    from gboost.engines.gpu.device import DeviceRunner
 
-    real_submit = gpu._DeviceRunner.submit
+    real_submit = DeviceRunner.submit
     seen = []
 
     def submit(self, tile, slot):  # a device that cannot hold a tile wider than 40 SNPs
@@ -379,7 +379,7 @@ def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monk
             raise cupy.cuda.memory.OutOfMemoryError(1 << 30, 0, 0)
         return real_submit(self, tile, slot)
 
-    monkeypatch.setattr(gpu._DeviceRunner, "submit", submit)
+    monkeypatch.setattr(DeviceRunner, "submit", submit)
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
     want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
@@ -400,16 +400,16 @@ def _fail_at(monkeypatch, index: int):
     """Make the kernel launch of tile ``index`` fail as an illegal memory access would."""
     import cupy
 
-    import gboost.engines.gpu as gpu
+    from gboost.engines.gpu.device import DeviceRunner
 
-    real = gpu._DeviceRunner._launch
+    real = DeviceRunner._launch
 
     def launch(self, mode, first, tile, *args):
         if tile.index == index:
             raise cupy.cuda.runtime.CUDARuntimeError(700)  # cudaErrorIllegalAddress
         return real(self, mode, first, tile, *args)
 
-    monkeypatch.setattr(gpu._DeviceRunner, "_launch", launch)
+    monkeypatch.setattr(DeviceRunner, "_launch", launch)
 
 
 @pytest.mark.gpu
@@ -520,3 +520,78 @@ def test_sub_tile_results_merge_into_the_tile_result():
                     parts.append(cpu.run_tile(sub))
         assert len(parts) > 4
         _assert_tile_equal(merge_tile_results(tile, parts), whole)
+
+
+def test_tensor_core_build_plans_shared_memory_as_before_and_skips_the_f32_build_it_cannot_use(monkeypatch):
+    """MmaCounting.build (no device: kernels faked with the static shared memory nvcc reports) makes
+    the choices of the rule it replaced (compile the pre-screen's build, read its static shared memory,
+    fall back to GM_F32=0 where the table or the parking areas do not fit), and never loads the
+    pre-screen's build where n alone rules it out (the table cannot fit: n + 1 > MMA_TABLE_SMEM_MAX / 8)."""
+    from dataclasses import replace
+
+    from gboost.engines.gpu import MmaConfig
+    from gboost.engines.gpu import counting as ways
+
+    class Fn:
+        def __init__(self, static):
+            self.shared_size_bytes, self.max_dynamic_shared_size_bytes, self.num_regs = static, 0, 128
+
+    asked = []
+
+    def fake_kernels(device_id, config):
+        asked.append(config)
+        static = 24624 if config.f32_screen else 17440  # gm_screen_22 of the two builds (sm_90, 4 x 4 warps)
+        return {name: Fn(static if name.endswith("22") else 10240) for name in ways.MMA_MODE_KERNELS}
+
+    def old_rule(cfg, n, optin):
+        def fit(c):
+            static = max(fake_kernels(0, c)[name].shared_size_bytes for name in ways.MMA_MODE_KERNELS)
+            return static, (n + 1 if (n + 1) * 8 <= min(ways.MMA_TABLE_SMEM_MAX, optin - static) else 0)
+
+        static, n_tab = fit(cfg)
+        cap_f32 = min(ways.MMA_TABLE_SMEM_MAX * max(1, cfg.threads // 256), optin - static)
+        use = bool(n_tab and cfg.f32_screen and cfg.f32_smem(n_tab) <= cap_f32 and n < 1 << 16)
+        if cfg.f32_screen and not use:
+            cfg = replace(cfg, f32_screen=False)
+            static, n_tab = fit(cfg)
+        return cfg.f32_screen, n_tab, use
+
+    monkeypatch.setattr(ways, "kernels", fake_kernels)
+    configs = (MmaConfig(), MmaConfig(stages=0), MmaConfig(warps_rows=1, warps_cols=2), MmaConfig(f32_screen=False),
+               MmaConfig(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2))
+    seen_use = set()
+    for optin in (227 << 10, 163 << 10, 99 << 10, 48 << 10):
+        props = dict(sharedMemPerBlockOptin=optin, multiProcessorCount=132)
+        for cfg in configs:
+            for n in (100, 1500, 5000, 9000, 12000, 12798, 12799, 12800, 20000, 70000):
+                want = old_rule(cfg, n, optin)
+                asked.clear()
+                b = ways.MmaCounting(cfg, 80, 40).build(0, props, n)
+                assert (asked[-1].f32_screen, b.n_tab, b.use_f32) == want, (optin, cfg, n)
+                if (n + 1) * 8 > ways.MMA_TABLE_SMEM_MAX:
+                    assert not any(c.f32_screen for c in asked), (optin, cfg, n)
+                ring = [b.dyn_smem[name] for name in ways.MMA_MODE_KERNELS]
+                if b.use_f32:
+                    assert ring == [cfg.f32_smem(b.n_tab)] + [cfg.f32_smem(b.n_tab, ring=False)] * 3
+                else:
+                    assert ring == [b.n_tab * 8] * 4
+                seen_use.add(b.use_f32)
+    assert seen_use == {True, False}
+
+
+def test_production_configs_cannot_build_a_wrong_result_kernel():
+    """The bench-only switches (counting alone, timing probes, extra -D) and the ceiling kernels live in
+    bench/gpu_variants.py and bench/kernels/: the package's configs and sources have none of them."""
+    import dataclasses
+
+    from gboost.engines.gpu import KernelConfig, MmaConfig, kernel_source, mma_kernel_source
+
+    assert {f.name for f in dataclasses.fields(MmaConfig)} == {
+        "warps_rows", "warps_cols", "min_blocks", "f32_screen", "stages", "bar_steps", "sfu_xlogx", "fast_log"}
+    for bad in ("count_only", "defines"):
+        with pytest.raises(TypeError):
+            MmaConfig(**{bad: ()})
+    for opts in (MmaConfig().options(), MmaConfig(f32_screen=False, stages=0).options(), KernelConfig().options()):
+        assert not [o for o in opts if o.startswith(("-DGM_COUNT_ONLY", "-DGM_PROBE"))], opts
+    for src in (kernel_source(), mma_kernel_source()):
+        assert "_ceiling(" not in src

@@ -100,15 +100,29 @@ def _assert_identical(got, want) -> None:
         np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
 
 
-def _tied_study(p=300, n=1500, n_case=600, seed=5):
+def _tied_study(missing: bool = False, n=1500, n_case=600):
     """Fully called SNPs, one of them copied 20 times (210 pairs with exactly equal KSA, so best
-    partners come down to PLINK's order), and a planted interaction among the rest."""
+    partners come down to PLINK's order), and a planted interaction among the rest.
+
+    With ``missing``: missing calls (2 %) at every SNP but the first 64, so tiles hold all four
+    counting modes; rare alleles at SNPs 250-269 (empty genotype types: DF 2 and 1, invalid pairs);
+    SNP 90 copied to 120-139 with its missing calls (exact ties among pairs whose margins are their
+    own)."""
     from gboost.study import study_from_genotypes
 
+    p, seed = (320, 6) if missing else (300, 5)
     rng = np.random.default_rng(seed)
     f = rng.uniform(0.02, 0.5, p)
+    if missing:
+        f[250:270] = rng.uniform(0.0005, 0.004, 20)
     g = rng.binomial(2, f[:, None], (p, n)).astype(np.int8)
-    g[40:60] = g[20]
+    if missing:
+        miss = rng.random((p, n)) < 0.02
+        miss[:64] = False
+        g[miss] = -1
+        g[120:140] = g[90]
+    else:
+        g[40:60] = g[20]
     is_case = np.zeros(n, bool)
     risk = (g[100] > 0) & (g[200] > 0)
     score = rng.random(n) + 0.6 * risk
@@ -144,27 +158,6 @@ def test_float32_prescreen_equals_float64_kernel_and_cpu_engine(epi):
         np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
 
 
-def _tied_missing_study(p=320, n=1500, n_case=600, seed=6):
-    """Missing calls (2 %) at every SNP but the first 64, so tiles hold all four counting modes; rare
-    alleles (empty genotype types: DF 2 and 1, invalid pairs); one SNP copied 20 times with its missing
-    calls (exact ties among pairs whose margins are their own); a planted interaction."""
-    from gboost.study import study_from_genotypes
-
-    rng = np.random.default_rng(seed)
-    f = rng.uniform(0.02, 0.5, p)
-    f[250:270] = rng.uniform(0.0005, 0.004, 20)
-    g = rng.binomial(2, f[:, None], (p, n)).astype(np.int8)
-    miss = rng.random((p, n)) < 0.02
-    miss[:64] = False
-    g[miss] = -1
-    g[120:140] = g[90]
-    is_case = np.zeros(n, bool)
-    risk = (g[100] > 0) & (g[200] > 0)
-    score = rng.random(n) + 0.6 * risk
-    is_case[np.argsort(-score)[:n_case]] = True
-    return study_from_genotypes(g, is_case)
-
-
 @pytest.mark.gpu(mma=True)
 @pytest.mark.parametrize("epi", [(5e-6, 0.01), (0.01, 0.2), (0.5, 0.9)])
 def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engine(epi):
@@ -172,7 +165,7 @@ def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engi
     outputs equal, bit for bit, those of the float64-only build and the CPU engine's, in every mode."""
     from gboost.engines.gpu import GpuEngine, MmaConfig
 
-    study = _tied_missing_study()
+    study = _tied_study(missing=True)
     params = ScanParams(epi1=epi[0], epi2=epi[1], calibration_pairs=0)
     eng = GpuEngine(counting="mma")
     got = run_scan(study, params, engine=eng)

@@ -12,7 +12,9 @@ from tests.helpers import ROOT
 LAYERS = [
     ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch"),  # leaves
     ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study"),
-    ("io", "load", "inputs", "covariates", "simulate", "engines.base", "stats.qt_products"),
+    ("io", "load", "inputs", "covariates", "simulate", "engines.base", "stats.qt_products",
+     # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload
+     "engines.gpu.config", "engines.gpu.compile", "engines.gpu.cuda", "engines.gpu.counting", "engines.gpu.upload"),
     ("engines", "accumulate", "checkpoint", "calibration"),
     ("hostwork", "io.results", "io.qt_results"),
     ("scan", "qt_scan", "parts", "pathways"),

@@ -84,7 +84,7 @@ def test_merge_runs_joins_overlapping_and_adjacent_partials_as_merging_all_would
 
 
 def test_a_tile_merged_from_its_sub_tiles_is_the_whole_tiles_result():
-    """gboost/engines/gpu.py's merge_tile_results (a tile re-run as sub-tiles after an out-of-memory
+    """gboost/engines/gpu/device.py's merge_tile_results (a tile re-run as sub-tiles after an out-of-memory
     back-off) gives what the whole tile gives: survivors, counts and PLINK's best partners (ties
     of the rule itself: test_merging_candidates_in_any_order_gives_plinks_choice above)."""
     from gboost.engines.base import Thresholds

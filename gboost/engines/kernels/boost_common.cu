@@ -1,7 +1,7 @@
 // Shared device code of the screen kernels (boost_screen.cu: CUDA-core popcounts; boost_mma.cu:
 // binary tensor cores): KSA and DF exactly as gboost/stats/fastksa.py:ksa_df_lookup, the per-SNP
 // terms of fully called blocks, PLINK's partner order, and the fold of per-block partial summaries.
-// gboost/engines/gpu.py compiles this file in front of either kernel file (one NVRTC module each).
+// gboost/engines/gpu/compile.py compiles this file in front of either kernel file (one NVRTC module each).
 
 typedef unsigned long long gb_u64;
 typedef unsigned int gb_u32;

@@ -52,7 +52,7 @@
 #ifndef GM_MINB33
 #define GM_MINB33 1
 #endif
-#ifndef GM_COUNT_ONLY  // bench/ only: count and fill the tables, skip KSA and survivors (meaningless results)
+#ifndef GM_COUNT_ONLY  // set only by bench/gpu_variants.py: count and fill the tables, skip KSA and survivors (wrong results)
 #define GM_COUNT_ONLY 0
 #endif
 #ifndef GM_F32  // <2,2> blocks: float32 pre-screen with a proven error bound, float64 only where it can matter
@@ -525,7 +525,7 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
     }
 }
 
-#ifndef GM_PROBE  // bench/ only: 1 no candidates in the missing-call pre-screen, 2 all of them (gm_pairs_f32m)
+#ifndef GM_PROBE  // set only by bench/gpu_variants.py: 1 no candidates in the missing-call pre-screen, 2 all of them
 #define GM_PROBE 0
 #endif
 #ifndef GM_XBAR  // the pre-screen's best-partner bars across blocks (bar[SNP], gm_pairs22_f32)
@@ -627,7 +627,7 @@ __device__ __forceinline__ void gm_study_f32(const double* tab, int k0, int k1, 
 // Per warp: the parked cells of its 256 pairs and a queue of 32 candidates (their slot * 32 + lane,
 // then their float64 KSA).
 // (The mixed modes park one pass's 4 slots of 9 words instead, gm_pairs_f32m.)
-struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dynamic shared memory by it
+struct gm_park {  // gboost/engines/gpu/config.py (MmaConfig.park_bytes) sizes the dynamic shared memory by it
     union {
         uint4 cells[8 * 32];      // <2,2>: slot s of lane l at [s * 32 + l]
         gb_u32 mcells[9 * 4 * 32];  // the others: word w (cells 2w, 2w + 1) of slot s at [(w * 4 + s) * 32 + l]
@@ -635,6 +635,34 @@ struct gm_park {  // gboost/engines/gpu.py (MmaConfig.park_bytes) sizes the dyna
     int idx[32];
     double v[32];
 };
+
+// The interval step of a pre-screened valid pair (both pre-screens): slot s of the lane, DF df, v32
+// and ln tau from gm_ksa32 / gm_ksa32m, the bound E = ea + eb |ln tau|. U = v32 + E goes to up[s]
+// (+inf where it is NaN or overflows, tau <= 0: float64 decides), the pair is counted in its row's
+// and column's totals, and where it is certainly not a survivor (U <= the screen threshold) its
+// L = v32 - E may raise the row's and column's bars. Returns whether it is surely in N_SIG (also
+// L >= the summary threshold: KSA >= L). (Returned, not or-ed into the caller's mask here: with the
+// mask written through a reference the missing-call kernels spilled 4 bytes more, nvcc 13.0 sm_90.)
+template <int S>
+__device__ __forceinline__ bool gm_interval(float (&up)[S], unsigned& valid, int& dfs, int& rtot, int& ctot,
+                                            float& rl_max, float& cl_max, int s, int df, float v, float lt, float ea,
+                                            float eb, const double* __restrict__ thr) {
+    const float err = fmaf(eb, fabsf(lt), ea);
+    float u = v + err;
+    const float l = v - err;
+    if (!(u <= 3.0e38f)) u = __int_as_float(0x7f800000);
+    up[s] = u;
+    valid |= 1u << s;
+    dfs |= df << (3 * s);
+    rtot += 1;
+    ctot += 1;
+    if ((double)u <= __ldg(thr + df) && l == l) {
+        rl_max = fmaxf(rl_max, l);
+        cl_max = fmaxf(cl_max, l);
+        return (double)l >= __ldg(thr + 5 + df);
+    }
+    return false;
+}
 
 // Which of a lane's S pre-screened pairs need their float64 KSA: slot s is row ri = s >> RSHIFT and
 // column x = s & (2^RSHIFT - 1) of the lane's (summary column col0 + x); U = up[s]. A candidate may
@@ -736,20 +764,8 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
                 gm_table_parked(t, pk.cells[s * 32 + lane], rcnt + rl, ccnt + cl);
                 float lt;
                 const float v = gm_ksa32(t, tabf, r32 + rl, c32 + cl, cst, fn, lt);
-                const float err = fmaf(eb, fabsf(lt), ea);
-                float u = v + err;
-                const float l = v - err;
-                if (!(u <= 3.0e38f)) u = __int_as_float(0x7f800000);  // NaN or overflow (tau <= 0): float64 decides
-                up[s] = u;
-                valid |= 1u << s;
-                dfs |= df << (3 * s);
-                sm.rtot[ri] += 1;
-                sm.ctot[x] += 1;
-                if ((double)u <= __ldg(thr + df) && l == l) {  // certainly not a survivor: it may set the bar
-                    rl_max[ri] = fmaxf(rl_max[ri], l);
-                    cl_max[x] = fmaxf(cl_max[x], l);
-                    if ((double)l >= __ldg(thr + 5 + df)) sure |= 1u << s;  // KSA >= l: counts in N_SIG
-                }
+                if (gm_interval(up, valid, dfs, sm.rtot[ri], sm.ctot[x], rl_max[ri], cl_max[x], s, df, v, lt, ea, eb, thr))
+                    sure |= 1u << s;
             }
     }
     // The bars over the warp's 16 columns of each row (lanes q) and 16 rows of each column (lanes g).
@@ -989,20 +1005,9 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
         const int df = 4 >> (ea + eb);
         float lt;
         const float v = gm_ksa32m(t, mg, tabf, lt);
-        const float err = fmaf(em[1], fabsf(lt), em[0]);
-        float u = v + err;
-        const float l = v - err;
-        if (!(u <= 3.0e38f)) u = __int_as_float(0x7f800000);  // NaN or overflow (tau <= 0): float64 decides
-        up[s] = u;
-        valid |= 1u << s;
-        dfs |= df << (3 * s);
-        sm.rtot[s >> 1] += 1;
-        sm.ctot[pass * 2 + (s & 1)] += 1;
-        if ((double)u <= __ldg(thr + df) && l == l) {
-            rl_max[s >> 1] = fmaxf(rl_max[s >> 1], l);
-            cl_max[s & 1] = fmaxf(cl_max[s & 1], l);
-            if ((double)l >= __ldg(thr + 5 + df)) sure |= 1u << s;
-        }
+        if (gm_interval(up, valid, dfs, sm.rtot[s >> 1], sm.ctot[pass * 2 + (s & 1)], rl_max[s >> 1], cl_max[s & 1], s,
+                        df, v, lt, em[0], em[1], thr))
+            sure |= 1u << s;
     }
     // The bars: over the warp (rows: lanes q; columns: lanes g), then across the tile's blocks through
     // bar[SNP] in global memory, as gm_pairs22_f32 (each warp reads its own SNPs' bars: no block barrier).
@@ -1371,27 +1376,4 @@ extern "C" __global__ void gm_layout(const gb_u64* __restrict__ x, int n, int W,
     const int nw = ctrl ? w_ctrl : W - w_ctrl;
     const gb_u64 v = wc < nw ? x[((gb_size)s * 3 + t) * (gb_size)W + (ctrl ? 0 : w_ctrl) + wc] : 0ull;
     out[(((gb_size)t * KS + ks) * (gb_size)out_stride + (gb_size)out_off + s) * 4 + q] = v;
-}
-
-// The tensor-core ceiling of the device (bench/): m16n8k256 AND+POPC mmas from registers, 8
-// independent accumulators per warp, nothing else. Each mma is 16 x 8 x 256 = 32,768 bit-ops.
-extern "C" __global__ void gm_mma_ceiling(int reps, gb_u32* __restrict__ out) {
-    const gb_u64 seed = 0x9E3779B97F4A7C15ull * (gb_u64)(blockIdx.x * blockDim.x + threadIdx.x + 1);
-    const gb_u64 top = seed, bot = seed ^ 0xF0F0F0F0F0F0F0F0ull;
-    gb_u64 b[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) b[j] = seed * (gb_u64)(2 * j + 3);
-    gb_u32 acc[8][4];
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[j][c] = 0u;
-    for (int r = 0; r < reps; ++r) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) gm_mma(acc[j], top, bot, b[j]);
-    }
-    gb_u32 s = 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }

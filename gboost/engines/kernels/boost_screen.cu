@@ -1,6 +1,6 @@
 // BOOST screen of one tile of the SNP-pair triangle (GBOOST's kernel; docs/DESIGN.md §3.3, §3.5).
 //
-// Compiled at run time by NVRTC through CuPy (gboost/engines/gpu.py), once per device and
+// Compiled at run time by NVRTC through CuPy (gboost/engines/gpu/compile.py), once per device and
 // parameter set; the parameters below arrive as -D options. No headers: NVRTC has what we use.
 //
 // Work layout. A block of GB_THREADS threads screens GB_BI row SNPs x GB_BJ column SNPs; each
@@ -427,26 +427,3 @@ extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB22) gb_screen_22
 extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_23(GB_SCREEN_ARGS) { gb_screen<2, 3>(GB_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_32(GB_SCREEN_ARGS) { gb_screen<3, 2>(GB_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB33) gb_screen_33(GB_SCREEN_ARGS) { gb_screen<3, 3>(GB_SCREEN_PASS); }
-
-// The popcount ceiling of the device (bench/): AND + popcount of every word of `a` with every
-// word of `b`, streamed from registers, one counter per thread. Nothing but the two operations.
-extern "C" __global__ void gb_popc_ceiling(const gb_u64* __restrict__ a, const gb_u64* __restrict__ b, int reps,
-                                           gb_u32* __restrict__ out) {
-    const int tid = blockIdx.x * blockDim.x + threadIdx.x;
-    gb_u64 x[8], y[8];
-#pragma unroll
-    for (int q = 0; q < 8; ++q) { x[q] = a[(tid * 8 + q) & 1023]; y[q] = b[(tid * 8 + q + 3) & 1023]; }
-    gb_u32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int r = 0; r < reps; ++r) {
-#pragma unroll
-        for (int q = 0; q < 8; ++q) {
-#pragma unroll
-            for (int u = 0; u < 8; ++u) acc[q] += (gb_u32)__popcll(x[q] & y[u]);
-            x[q] = (x[q] << 1) | (x[q] >> 63);  // keep the compiler from hoisting the loop body
-        }
-    }
-    gb_u32 s = 0;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) s += acc[q];
-    out[tid] = s;
-}

@@ -1,0 +1,125 @@
+"""Compile-time parameters of the screen kernels: the production knobs only. Every configuration
+these classes can express gives the same outputs (the GPU tests compare them); builds for
+measurement only, which give wrong results, are made in bench/ (bench/gpu_variants.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """Compile-time parameters of the CUDA-core screen kernels; one compiled module per device and config.
+
+    ``block_rows`` x ``block_cols`` SNPs per thread block (each thread a 2 x 2 micro-tile of
+    pairs), ``chunk_words`` plane words staged in shared memory at a time, ``carry_save`` the
+    full-adder popcount (about 1.8x fewer cycles per cell than one popcount per half-word).
+    """
+
+    block_rows: int = 32
+    block_cols: int = 32
+    chunk_words: int = 8
+    carry_save: bool = True
+    # Blocks per SM the register allocation aims at, for the <2,2>, <2,3>/<3,2> and <3,3> kernels.
+    min_blocks: tuple[int, int, int] = (3, 2, 2)
+
+    def __post_init__(self):
+        for name in ("block_rows", "block_cols"):
+            v = getattr(self, name)
+            if v < 2 or v % 2:
+                raise ValueError(f"KernelConfig.{name} must be an even number >= 2, got {v}")
+        if self.threads > 1024 or self.threads < self.block_rows + self.block_cols:
+            raise ValueError(f"KernelConfig: {self.threads} threads per block do not fit this block shape")
+        if self.chunk_words < 3:
+            raise ValueError("KernelConfig.chunk_words must be >= 3")
+        if len(self.min_blocks) != 3 or min(self.min_blocks) < 1:
+            raise ValueError(f"KernelConfig.min_blocks must be three positive counts, got {self.min_blocks}")
+
+    @property
+    def threads(self) -> int:
+        return (self.block_rows // 2) * (self.block_cols // 2)
+
+    def options(self) -> tuple[str, ...]:
+        # --fmad=false: no fused multiply-adds, so KSA rounds exactly as the CPU engine's numba code.
+        # CuPy adds -arch=sm_XY for the device the module is compiled on.
+        return ("-std=c++17", "--fmad=false", f"-DGB_BI={self.block_rows}", f"-DGB_BJ={self.block_cols}",
+                f"-DGB_KW={self.chunk_words}", f"-DGB_HS={int(self.carry_save)}",
+                *(f"-DGB_MINB{m}={b}" for m, b in zip((22, 23, 33), self.min_blocks)))
+
+
+@dataclass(frozen=True)
+class MmaConfig:
+    """Compile-time parameters of the tensor-core screen kernels.
+
+    A block is ``warps_rows`` x ``warps_cols`` warps, each warp 16 x 16 SNPs; ``min_blocks`` the
+    blocks per SM the register allocation aims at for the <2,2> kernel and for the others.
+    """
+
+    # 4 x 4 warps (64 x 64 SNPs, one block of 512 threads an SM at 128 registers) was 4 % faster at
+    # 500k than 2 x 4 (two blocks an SM): the per-block costs (per-SNP terms, barriers, the fold)
+    # spread over twice the pairs (docs/PERFORMANCE.md).
+    warps_rows: int = 4
+    warps_cols: int = 4
+    min_blocks: tuple[int, int] = (1, 1)
+    # Every block (fully called and with missing calls): KSA first in float32 with a proven error bound,
+    # float64 only for the pairs whose decision it can change (boost_mma.cu, "Float32 pre-screen" and
+    # "The pre-screen of blocks with missing calls"); False: float64 for every pair.
+    f32_screen: bool = True
+    # k-steps in flight in the <2,2> pre-screen kernel's counting loop, staged once per block in shared
+    # memory (cp.async; a power of two; one block barrier every bar_steps k-steps); 0 or 1: each
+    # warp's register prefetch of one k-step.
+    stages: int = 8
+    # k-steps a block barrier of that ring covers (stages a multiple of it, at least twice it). On an
+    # H100 at 500k: 8 stages with a barrier every 4 k-steps, kernel 4.68 s; 4 and 2, 4.99 s; 4 and 1,
+    # 5.32 s (docs/PERFORMANCE.md): every barrier waits for the block's slowest warp.
+    bar_steps: int = 4
+    # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
+    # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx). 1 was the fastest in every
+    # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md).
+    sfu_xlogx: int = 1
+    # ln tau of the pre-screen from the SFU (__logf) instead of logf; its error is in the bound.
+    fast_log: bool = True
+
+    def __post_init__(self):
+        if self.warps_rows < 1 or self.warps_cols < 1 or self.threads > 1024:
+            raise ValueError(f"MmaConfig: {self.warps_rows} x {self.warps_cols} warps is not a valid block")
+        if len(self.min_blocks) != 2 or min(self.min_blocks) < 1:
+            raise ValueError(f"MmaConfig.min_blocks must be two positive counts, got {self.min_blocks}")
+        if self.stages > 1 and (self.stages & (self.stages - 1) or self.bar_steps < 1
+                                or self.stages % self.bar_steps or self.stages < 2 * self.bar_steps):
+            raise ValueError(f"MmaConfig: stages must be 0, 1 or a power of two holding at least two groups of "
+                             f"bar_steps k-steps, got stages={self.stages}, bar_steps={self.bar_steps}")
+
+    @property
+    def block_rows(self) -> int:
+        return 16 * self.warps_rows
+
+    @property
+    def block_cols(self) -> int:
+        return 16 * self.warps_cols
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps_rows * self.warps_cols
+
+    def options(self) -> tuple[str, ...]:
+        return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
+                f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
+                f"-DGM_F32={int(self.f32_screen)}", f"-DGM_STAGES={self.stages}", f"-DGM_BAR_STEPS={self.bar_steps}",
+                f"-DGM_SFU={int(self.sfu_xlogx)}", f"-DGM_FASTLOG={int(self.fast_log)}")
+
+    @property
+    def park_bytes(self) -> int:
+        """sizeof(gm_park) in boost_mma.cu: a warp's parked cells (the larger layout of the union: one
+        pass of the modes with missing calls), queue and values (4,992 bytes)."""
+        return max(8 * 32 * 16, 9 * 4 * 32 * 4) + 32 * 4 + 32 * 8
+
+    @property
+    def ring_bytes(self) -> int:
+        """The block ring (``stages`` > 1): ``stages`` stages of 4 (warps_rows + warps_cols) units of
+        32 lanes x 8 bytes, after the parking areas."""
+        return self.stages * 4 * (self.warps_rows + self.warps_cols) * 32 * 8 if self.stages > 1 else 0
+
+    def f32_smem(self, n_tab: int, ring: bool = True) -> int:
+        """Dynamic shared memory of the float32 pre-screen with a table of ``n_tab`` entries: the
+        float32 table (16-byte aligned), a parking area per warp and (the <2,2> kernel) the ring."""
+        return -(-n_tab * 4 // 16) * 16 + (self.threads // 32) * self.park_bytes + (self.ring_bytes if ring else 0)

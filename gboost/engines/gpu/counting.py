@@ -1,0 +1,197 @@
+"""The two ways of counting a tile's tables, as strategy objects the device runner calls instead of
+branching on the counting's name: their kernels and shared-memory plan, the planes' device layout
+and the launch. Both give the same results (the epilogue is the same; tests/test_gpu_engine.py).
+
+* :class:`PopcCounting` (``"popc"``): AND + popcount on the CUDA cores (``kernels/boost_screen.cu``),
+  GBOOST's kernel; planes [type][word][SNP]; one thread block per block of pairs.
+* :class:`MmaCounting` (``"mma"``): binary tensor cores (``kernels/boost_mma.cu``), compute
+  capability 8.0+; planes [type][k-step][SNP][4 words] (``gm_layout``); persistent blocks; the
+  float32 pre-screen where its table and parking areas fit in shared memory.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gboost.engines.gpu.compile import MMA_MODE_KERNELS, MODE_KERNELS, kernels
+from gboost.engines.gpu.config import KernelConfig, MmaConfig
+
+# Largest c ln c table staged in shared memory (8 bytes per entry, n_samples + 1 entries). The
+# CUDA-core kernel: 64 KiB keeps two blocks per SM beside their 32-44 KiB of plane and reduction
+# buffers. The tensor-core kernel stages it once per persistent block, so it can take more; its
+# float32 pre-screen (float32 table, parked cells, operand ring) may use this much per 256 threads
+# of a block (a default block of 512 threads is alone on an SM).
+TABLE_SMEM_MAX = 64 << 10
+MMA_TABLE_SMEM_MAX = 100 << 10
+_LAYOUT_THREADS = 256
+
+
+@dataclass
+class Build:
+    """The kernels a device runs a study with, and their shared-memory plan."""
+
+    k: dict  # kernel name -> CuPy function
+    n_tab: int  # c ln c entries staged in shared memory (0: read from global memory)
+    use_f32: bool  # the tensor cores' float32 pre-screen
+    dyn_smem: dict  # mode kernel name -> dynamic shared memory of its launch (bytes)
+    grid_blocks: dict  # mode kernel name -> blocks of a persistent launch (tensor cores only)
+
+
+class _Counting:
+    name: str
+    label: str  # in GpuEngine.describe()
+    mode_kernels: tuple[str, ...]
+
+    def __init__(self, config, n_words: int, w_ctrl: int):
+        self.config = config
+        self.n_words, self.w_ctrl = n_words, w_ctrl
+        self.ks0 = -(-w_ctrl // 4)
+        self.n_ks = self.ks0 + -(-(n_words - w_ctrl) // 4)
+
+    @staticmethod
+    def _static_smem(k: dict, names) -> int:
+        return max(k[name].shared_size_bytes for name in names)
+
+    def _table(self, n_samples: int, cap: int) -> int:
+        """The c ln c table in shared memory when it fits beside the kernel's own (about 45 scattered
+        lookups per pair: from shared memory, not L1); else 0, read from global memory."""
+        return n_samples + 1 if (n_samples + 1) * 8 <= cap else 0
+
+    @staticmethod
+    def _reserve(k: dict, dyn: dict) -> None:
+        for name, need in dyn.items():
+            if need and k[name].max_dynamic_shared_size_bytes < need:
+                k[name].max_dynamic_shared_size_bytes = need
+
+
+class PopcCounting(_Counting):
+    """AND + popcount on the CUDA cores."""
+
+    name = "popc"
+    label = "CUDA-core popcount"
+    mode_kernels = MODE_KERNELS
+
+    @property
+    def bytes_per_snp(self) -> int:
+        return 3 * 8 * self.n_words
+
+    def build(self, device_id: int, props: dict, n_samples: int) -> Build:
+        optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
+        k = kernels(device_id, self.config)
+        n_tab = self._table(n_samples, min(TABLE_SMEM_MAX, optin - self._static_smem(k, self.mode_kernels)))
+        dyn = {name: n_tab * 8 for name in self.mode_kernels}
+        self._reserve(k, dyn)
+        return Build(k, n_tab, False, dyn, {})
+
+    def alloc_planes(self, cp, n: int):
+        return cp.empty((3, self.n_words, n), dtype=np.uint64)
+
+    def lay_out(self, k: dict, x, out, o: int) -> None:
+        n = x.shape[0]
+        out[:, :, o:o + n] = x.transpose(1, 2, 0)
+
+    def shape_args(self) -> tuple:
+        return np.int32(self.n_words), np.int32(self.w_ctrl)
+
+    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool) -> None:
+        b.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1)), shared_mem=b.dyn_smem[name])
+
+    def pairs_per_second(self, sms: int, cells: int) -> float:
+        # Measured on an H100 (docs/PERFORMANCE.md): about 7 table cells x 64-bit words per SM and
+        # cycle, in both counting modes; count 8 at 1.8 GHz.
+        return sms * 8 * 1.8e9 / (max(1, self.n_words) * cells)
+
+
+class MmaCounting(_Counting):
+    """Binary tensor cores (m16n8k256 .b1 .and.popc)."""
+
+    name = "mma"
+    label = "tensor-core b1 mma"
+    mode_kernels = MMA_MODE_KERNELS
+
+    @property
+    def bytes_per_snp(self) -> int:
+        return 3 * 8 * 4 * self.n_ks
+
+    def _f32_room(self, optin: int, static: int) -> int:
+        """Shared memory the float32 pre-screen may take: MMA_TABLE_SMEM_MAX per 256 threads of a block
+        (two default blocks share an SM; a block of 512 threads is alone on one)."""
+        return min(MMA_TABLE_SMEM_MAX * max(1, self.config.threads // 256), optin - static)
+
+    def build(self, device_id: int, props: dict, n_samples: int) -> Build:
+        # The float32 pre-screen: a float32 copy of the table and a parking area per warp in dynamic
+        # shared memory (the float64 table then stays in global memory). (The parked cells are 16-bit:
+        # counts below 2^16, which the table's fit implies today.) A build with it runs it in every
+        # block, so where it does not fit the kernels are compiled without it (boost_mma.cu, gm_screen).
+        # Whether it can fit is known from n alone where the table cannot fit (n >= ~12.8k): the
+        # pre-screen's build is then not loaded just to read its static shared memory.
+        cfg = self.config
+        optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
+        n_tab_max = n_samples + 1
+        possible = (cfg.f32_screen and n_samples < 1 << 16 and n_tab_max * 8 <= MMA_TABLE_SMEM_MAX
+                    and cfg.f32_smem(n_tab_max) <= self._f32_room(optin, 0))
+        if cfg.f32_screen and not possible:
+            cfg = replace(cfg, f32_screen=False)
+        k = kernels(device_id, cfg)
+        static = self._static_smem(k, self.mode_kernels)
+        n_tab = self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static))
+        use_f32 = bool(possible and n_tab and cfg.f32_smem(n_tab) <= self._f32_room(optin, static))
+        if cfg.f32_screen and not use_f32:
+            cfg = replace(cfg, f32_screen=False)
+            k = kernels(device_id, cfg)
+            static = self._static_smem(k, self.mode_kernels)
+            n_tab = self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static))
+        dyn = {name: cfg.f32_smem(n_tab, ring=name == self.mode_kernels[0]) if use_f32 else n_tab * 8
+               for name in self.mode_kernels}
+        self._reserve(k, dyn)
+        blocks = {name: self._resident_blocks(k[name], dyn[name], props) for name in self.mode_kernels}
+        return Build(k, n_tab, use_f32, dyn, blocks)
+
+    def _resident_blocks(self, f, dyn: int, props: dict) -> int:
+        """Blocks of a persistent kernel that fit on the device at once."""
+        threads = self.config.threads
+        warps = threads // 32
+        regs_per_warp = -(-max(1, f.num_regs) * 32 // 256) * 256
+        by_regs = int(props.get("regsPerMultiprocessor", 65536)) // (regs_per_warp * warps)
+        smem = f.shared_size_bytes + dyn + 1024
+        by_smem = int(props.get("sharedMemPerMultiprocessor", 228 << 10)) // smem
+        by_threads = int(props.get("maxThreadsPerMultiProcessor", 2048)) // threads
+        per_sm = max(1, min(by_regs, by_smem, by_threads, 32))
+        return per_sm * int(props["multiProcessorCount"])
+
+    def alloc_planes(self, cp, n: int):
+        return cp.empty((3, self.n_ks, n, 4), dtype=np.uint64)
+
+    def lay_out(self, k: dict, x, out, o: int) -> None:
+        n = x.shape[0]
+        total = n * 3 * self.n_ks * 4
+        grid = (-(-total // _LAYOUT_THREADS), 1, 1)
+        k["gm_layout"](grid, (_LAYOUT_THREADS, 1, 1),
+                       (x, np.int32(n), np.int32(self.n_words), np.int32(self.w_ctrl), np.int32(self.ks0),
+                        np.int32(self.n_ks), out, np.int64(out.shape[2]), np.int64(o)))
+
+    def shape_args(self) -> tuple:
+        return np.int32(self.n_ks), np.int32(self.ks0)
+
+    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool) -> None:
+        half = bar.size // 2
+        args = (*args, bar[:half], bar[half:])
+        # While planes still go up, one SM is left to the upload's layout kernels: a persistent
+        # kernel holds every SM for its whole tile, and a chunk's layout would wait for the
+        # tile's end (the first tiles then wait for their chunks; measured, docs/PERFORMANCE.md).
+        blocks = b.grid_blocks[name]
+        if uploading and blocks > 1:
+            blocks -= max(1, blocks // int(props["multiProcessorCount"]))
+        grid = (max(1, min(nbx * nby, blocks)), 1, 1)
+        b.k[name](grid, (self.config.threads, 1, 1), args, shared_mem=b.dyn_smem[name])
+
+    def pairs_per_second(self, sms: int, cells: int) -> float:
+        # Tensor cores: the counting is cheap; the per-pair epilogue (about 8 SM-cycles with 4
+        # cells and the per-SNP terms, twice that with 9) sets the pace.
+        return sms * 1.8e9 / (8 if cells == 4 else 16)
+
+
+def counting_for(name: str, config: KernelConfig | MmaConfig, n_words: int, w_ctrl: int) -> _Counting:
+    """The strategy of counting ``name`` (``"mma"`` or ``"popc"``) with its kernels' ``config``."""
+    return (MmaCounting if name == "mma" else PopcCounting)(config, n_words, w_ctrl)

@@ -1,0 +1,109 @@
+"""Resident planes uploaded on a host thread while the first tiles run (one GPU's runner starts it)."""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from gboost.engines.gpu.device import DeviceRunner
+
+# Resident planes go up on a host thread while the first tiles run (_PlaneUpload), through two
+# page-locked buffers of this size: the first tile waits only for its own SNPs' chunks. (Pageable
+# 64 MB chunks beside the tiles ran at ~2.5 GB/s on the H100 host: the first two tiles waited
+# 0.12 s for them, docs/PERFORMANCE.md.)
+PRELOAD_CHUNK_BYTES = 8 << 20
+
+
+class PlaneUpload:
+    """Resident planes going up chunk by chunk, in SNP order, on a host thread and a stream of their
+    own, while the first tiles run (a pageable copy holds its calling thread until it is staged, so
+    the copies must not sit on the thread that queues the tiles).
+
+    :meth:`wait` (on the tile-queuing thread) makes the current stream wait for the chunks that hold
+    SNPs [a, b); a chunk the stream has waited for once needs no second wait (later work on that
+    stream is ordered after it). Tiles go row block by row block, and the first needs only its own
+    columns' chunks, so the upload stays ahead of the tiles.
+    """
+
+    def __init__(self, runner: DeviceRunner, planes):
+        cp = runner.cp
+        self.cp = cp
+        step = max(1, PRELOAD_CHUNK_BYTES // max(1, 3 * 8 * runner.n_words))
+        self.starts = list(range(0, runner.p, step))
+        self.step = step
+        self.ready = [threading.Event() for _ in self.starts]
+        self.events = [cp.cuda.Event(disable_timing=True) for _ in self.starts]
+        self.waited = [False] * len(self.starts)
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._runner, self._planes = runner, planes
+        self._stream = cp.cuda.Stream(non_blocking=True)
+        self._thread = threading.Thread(target=self._run, name=f"gboost-upload{runner.device_id}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        r, cp = self._runner, self.cp
+        try:
+            with cp.cuda.Device(r.device_id), self._stream:
+                # Two page-locked staging buffers: the host fills one while the other is copied up.
+                shape = (self.step, 3, r.n_words)
+                stage = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(1, int(np.prod(shape))) * 8), np.uint64,
+                                       int(np.prod(shape))).reshape(shape) for _ in range(2)]
+                sent = [cp.cuda.Event(disable_timing=True) for _ in range(2)]
+                for k, a in enumerate(self.starts):
+                    if self._stop.is_set():  # closed mid-way: the chunks not sent must not pass for sent
+                        self.error = RuntimeError("the upload was stopped (engine closed)")
+                        break
+                    self._send(k, a, min(r.p, a + self.step), stage[k % 2], sent[k % 2])
+                    self.ready[k].set()
+                self._stream.synchronize()  # the staging buffers outlive their last copies
+        except BaseException as exc:  # noqa: BLE001 - raised where a tile waits for the chunk
+            self.error = exc
+            try:
+                self._stream.synchronize()  # no copy may still read a staging buffer when it is freed
+            except Exception:  # noqa: BLE001 - after a CUDA error the context may be unusable
+                pass
+        finally:
+            for ev in self.ready:  # no waiter may hang on a chunk that will never come
+                ev.set()
+
+    def _send(self, k: int, a: int, b: int, buf: np.ndarray, sent) -> None:
+        """Chunk ``k`` (SNPs [a, b)) through staging buffer ``buf``, whose last copy ``sent`` marks."""
+        r, cp = self._runner, self.cp
+        sent.synchronize()  # the copy that last read this buffer is done
+        n = b - a
+        np.copyto(buf[:n], r.host_planes[a:b])
+        x = cp.empty((n, 3, r.n_words), dtype=np.uint64)
+        x.set(buf[:n], stream=self._stream)  # page-locked source: an asynchronous DMA
+        sent.record(self._stream)
+        r.lay_out(x, self._planes, a)
+        self.events[k].record(self._stream)
+
+    def wait(self, a: int, b: int) -> bool:
+        """Order the current stream after the chunks holding SNPs [a, b); True once the stream has
+        waited for every chunk (the upload is then of no further concern)."""
+        stream = self.cp.cuda.get_current_stream()
+        for k in range(a // self.step, -(-b // self.step)):
+            if self.waited[k]:
+                continue
+            self.ready[k].wait()
+            if self.error is not None:
+                # Not an out-of-memory error even where it was one: the tile's back-off cannot help.
+                raise RuntimeError(f"uploading the genotype planes failed: {type(self.error).__name__}: "
+                                   f"{self.error}") from self.error
+            stream.wait_event(self.events[k])
+            self.waited[k] = True
+        return all(self.waited)
+
+    def close(self, *, sync: bool = True) -> None:
+        """Stop after the chunk in hand; with ``sync`` also wait for the copies already queued
+        (before the planes may be freed)."""
+        self._stop.set()
+        self._thread.join()
+        if sync:
+            try:
+                self._stream.synchronize()
+            except Exception:  # noqa: BLE001 - after a CUDA error the context may be unusable
+                pass
