@@ -98,31 +98,6 @@ def tile_moments(xp, gi, gj, y):
             blk(p2, 0, 0), blk(p2, 1, 0), blk(p2, 0, 1), blk(p2, 1, 1), blk(p2, 2, 0))
 
 
-def _sop_error(terms, depth):
-    """Error bound of a sum of products ``sum_t c_t prod_k x_tk`` evaluated in any order with at
-    most ``depth`` roundings per term, from inputs ``(value, bound)`` (bound 0: a double both
-    paths share). A = |x| + 2 eps bounds both paths' |x| and the exact |x|; the propagated part is
-    |c| sum_k eps_k prod_{l != k} A_l (|prod a - prod b| <= that), the rounding part gamma A-products."""
-    prop = 0.0
-    mag = 0.0
-    for c, factors in terms:
-        amps = [abs(v) + 2.0 * e for v, e in factors]
-        ac = abs(c)
-        prod = ac
-        for a in amps:
-            prod = prod * a
-        mag = mag + prod
-        for k, (_, e) in enumerate(factors):
-            if isinstance(e, float) and e == 0.0:
-                continue
-            part = ac * e
-            for m, a in enumerate(amps):
-                if m != k:
-                    part = part * a
-            prop = prop + part
-    return prop + gamma(depth) * mag
-
-
 def linear_screen(xp, mom, errs: TraitSumErrors):
     """PLINK's linear test of every pair of a tile from its moments, with a margin per pair.
 
@@ -186,22 +161,31 @@ def linear_screen(xp, mom, errs: TraitSumErrors):
     num = b3 * b3
     stat = num / var
 
-    # The tail's running error bound (see the module notes and docs/qt_epistasis.md §4).
-    g = ((y, errs.y), (ya, errs.ay), (yb, errs.ay), (yab, errs.ay))
+    # The tail's running error bound (see the module notes and docs/qt_epistasis.md §4). Inputs:
+    # the trait sums g (error eps_g, both paths), the inverse and the integer moments (shared
+    # doubles: no error). A = |value| + 2 eps bounds both paths' value and the exact one.
+    g = (y, ya, yb, yab)
+    eg = (errs.y, errs.ay, errs.ay, errs.ay)
+    ag = [xp.abs(v) + 2.0 * e for v, e in zip(g, eg)]
+    # beta_k = sum_m inv[m, k] g_m, 4 roundings per term: sum |inv| (eps_g + gamma_4 A_g)
+    wg = [e + gamma(4) * a for e, a in zip(eg, ag)]
     cols = ((i00, i01, i02, i03), (i01, i11, i12, i13), (i02, i12, i22, i23), (i03, i13, i23, i33))
-    b = (b0, b1, b2, b3)
-    eb = [_sop_error([(1.0, ((gv, ge), (c, 0.0))) for (gv, ge), c in zip(g, col)], 4) for col in cols]
-    bb = [(b[k], eb[k]) for k in range(4)]
-    terms = [(n, (bb[0], bb[0])), (saa, (bb[1], bb[1])), (sbb, (bb[2], bb[2])), (saabb, (bb[3], bb[3])),
-             (1.0, ((yy, errs.yy),)),
-             (2 * fa, (bb[0], bb[1])), (2 * fb, (bb[0], bb[2])), (2 * fab, (bb[0], bb[3])), (2.0, (bb[0], g[0])),
-             (2 * fab, (bb[1], bb[2])), (2 * saab, (bb[1], bb[3])), (2.0, (bb[1], g[1])),
-             (2 * sabb, (bb[2], bb[3])), (2.0, (bb[2], g[2])), (2.0, (bb[3], g[3]))]
-    e_rss = _sop_error(terms, RSS_DEPTH)
+    eb = [xp.abs(c[0]) * wg[0] + xp.abs(c[1]) * wg[1] + xp.abs(c[2]) * wg[2] + xp.abs(c[3]) * wg[3] for c in cols]
+    ab = [xp.abs(v) + 2.0 * e for v, e in zip((b0, b1, b2, b3), eb)]
+    # PLINK's RSS has the monomials of b'Mb - 2 b'g + yy, M = X'X (entries >= 0): propagated
+    # 2 eps_b' M A_b + 2 sum (eps_b A_g + A_b eps_g) + eps_yy, rounding gamma_12 times
+    # A_b' M A_b + 2 sum A_b A_g + A_yy (the bound of sum_t |c_t| prod A over the same monomials).
+    m = ((n, fa, fb, fab), (fa, saa, fab, saab), (fb, fab, sbb, sabb), (fab, saab, sabb, saabb))
+    ma = [r[0] * ab[0] + r[1] * ab[1] + r[2] * ab[2] + r[3] * ab[3] for r in m]
+    prop = 2.0 * (eb[0] * ma[0] + eb[1] * ma[1] + eb[2] * ma[2] + eb[3] * ma[3])
+    prop = prop + 2.0 * sum(eb[k] * ag[k] + ab[k] * eg[k] for k in range(4)) + errs.yy
+    mag = ab[0] * ma[0] + ab[1] * ma[1] + ab[2] * ma[2] + ab[3] * ma[3]
+    mag = mag + 2.0 * sum(ab[k] * ag[k] for k in range(4)) + (xp.abs(yy) + 2.0 * errs.yy)
+    e_rss = prop + gamma(RSS_DEPTH) * mag
     e_sigma = e_rss / dof + U * (xp.abs(rss) + 2.0 * e_rss) / dof
     ai33 = xp.abs(i33)
     e_var = ai33 * e_sigma + U * ai33 * (xp.abs(sigma) + 2.0 * e_sigma)
-    a3 = xp.abs(b3) + 2.0 * eb[3]
+    a3 = ab[3]
     e_num = 2.0 * eb[3] * a3 + U * a3 * a3
     low = xp.abs(var) - 2.0 * e_var  # both paths' |var| and the exact one are at least this
     big = xp.abs(num) + 2.0 * e_num
