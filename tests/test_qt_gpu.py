@@ -4,6 +4,8 @@
 * the products' integer moments are the CPU's integers, exactly;
 * the margin bounds |STAT_gpu - STAT_cpu| for every pair it calls decided, and the pass/fail
   decisions it calls decided are the CPU's (traits of several scales, one where nothing is decided);
+* the fused kernel (gboost/engines/qt_fused.py) is the array code's transcription, bit for bit
+  (host C here; the device kernel against CuPy's array code there);
 * whole scans: ``pairs.epi.qt``, ``pairs.epi.qt.summary``, ``pairs.tsv`` and ``marginal.tsv`` byte
   for byte the CPU engine's, on studies with missing calls, LD, rare alleles, flipped A1, a duplicate
   and an all-het SNP, n not a multiple of 64 and tiles that do not divide p, at thresholds that sit
@@ -81,9 +83,9 @@ def all_pairs_exact(study):
     return i, j, ok, stat
 
 
-def assert_engines_agree(study, xp, tile, epi1, epi2):
+def assert_engines_agree(study, xp, tile, epi1, epi2, fused=True):
     want, _ = outputs(study, QTCPUEngine(), epi1, epi2)
-    engine = QTGPUEngine(tile=tile, xp=xp)
+    engine = QTGPUEngine(tile=tile, xp=xp, fused=fused)
     got, res = outputs(study, engine, epi1, epi2)
     for name in FILES:
         assert got[name] == want[name], f"{name} differs from the CPU engine's (epi1 {epi1}, epi2 {epi2})"
@@ -156,6 +158,51 @@ def test_thresholds_on_a_pairs_statistic_are_decided_by_the_cpu(case):
     assert len(cpu.i) >= 5
 
 
+def _host_kernel(tmp_path):
+    """The fused kernel's transcription as host C (plain operators, no contraction), loaded."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    from gboost.engines.qt_fused import host_source
+
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to build the host flavour of the fused kernel")
+    (tmp_path / "k.c").write_text(host_source())
+    subprocess.run([cc, "-O2", "-ffp-contract=off", "-fno-fast-math", "-shared", "-fPIC", "-o",
+                    str(tmp_path / "k.so"), str(tmp_path / "k.c"), "-lm"], check=True)
+    return ctypes.CDLL(str(tmp_path / "k.so"))
+
+
+def _bits(a):
+    a = np.ascontiguousarray(a).ravel()
+    return a.view(np.uint8) if a.dtype == np.bool_ else a.view(np.uint64)
+
+
+def test_fused_kernel_transcribes_the_array_code_bit_for_bit(case, tmp_path):
+    """gboost/engines/qt_fused.py traces linear_screen into C, one operation a line: compiled for
+    the host it gives numpy's doubles exactly (the device flavour differs only in spelling each
+    operation as a round-to-nearest intrinsic)."""
+    import ctypes
+
+    lib = _host_kernel(tmp_path)
+    study = case[1]
+    d = dosages(study)
+    y = np.asarray(study.trait, np.float64)
+    mom = [np.ascontiguousarray(m) for m in tile_moments(np, d, d, y)]
+    errs = TraitSumErrors.of(y)
+    with np.errstate(all="ignore"):
+        want = linear_screen(np, mom, errs)
+    m = mom[0].size
+    got = (np.empty(m), np.empty(m, np.bool_), np.empty(m), np.empty(m, np.bool_))
+    lib.gb_qt_screen(ctypes.c_long(m), (ctypes.c_void_p * 14)(*[x.ctypes.data for x in mom]),
+                     ctypes.c_double(errs.y), ctypes.c_double(errs.ay), ctypes.c_double(errs.yy),
+                     *[ctypes.c_void_p(g.ctypes.data) for g in got])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(_bits(g), _bits(w))
+
+
 def test_device_gpu_without_a_gpu_is_refused_in_one_line(tmp_path, capsys):
     if gpu_unavailable() is None:
         pytest.skip("a GPU is present: --device gpu runs (test_cli_device_gpu_equals_cpu)")
@@ -187,12 +234,28 @@ def test_gpu_margin_bounds_the_cpu_statistic_and_decisions(case):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "array"])
 @pytest.mark.parametrize("epi1,epi2", [(1e-4, 0.01), (0.05, 0.3), (1.0, 0.01)])
-def test_gpu_writes_the_cpu_engines_files(case, epi1, epi2):
+def test_gpu_writes_the_cpu_engines_files(case, epi1, epi2, fused):
     import cupy
 
     _, study, tile = case
-    assert_engines_agree(study, cupy, tile, epi1, epi2)
+    assert_engines_agree(study, cupy, tile, epi1, epi2, fused=fused)
+
+
+@pytest.mark.gpu
+def test_gpu_fused_kernel_equals_the_cupy_array_code_bit_for_bit(case):
+    import cupy
+
+    from gboost.engines.qt_fused import fused_screen
+
+    study = case[1]
+    d = cupy.asarray(dosages(study))
+    y = cupy.asarray(np.asarray(study.trait, np.float64))
+    mom = tile_moments(cupy, d, d, y)
+    errs = TraitSumErrors.of(study.trait)
+    for g, w in zip(fused_screen(cupy, mom, errs), linear_screen(cupy, mom, errs)):
+        np.testing.assert_array_equal(_bits(g.get()), _bits(w.get()))
 
 
 @pytest.mark.gpu

@@ -21,7 +21,9 @@ Every pair whose outcome the margin cannot decide is tested again on the CPU in 
 ``.epi.qt`` (STAT + margin >= alpha1), its N_SIG (|STAT - alpha2| <= margin) and its chance of
 being a SNP's best partner (STAT + margin >= the best STAT - margin seen so far for either SNP).
 The other pairs' counts are summed on the device. So the files equal the CPU engine's byte for
-byte; the tile math is written against an array module ``xp`` (numpy in the CPU tests, cupy here).
+byte; the tile math is written against an array module ``xp`` (numpy in the CPU tests, cupy here),
+and on the device :func:`linear_screen` runs as one kernel traced from the same function
+(gboost/engines/qt_fused.py: the same IEEE operations in the same order, no FMA).
 """
 from __future__ import annotations
 
@@ -251,11 +253,12 @@ class DeviceState:
 
 
 def screen_tile(xp, dose, y, errs: TraitSumErrors, state: DeviceState, i0: int, i1: int, j0: int, j1: int,
-                alpha1: float, alpha2: float) -> TileScreen:
-    """Screen pairs (i, j), i in [i0, i1), j in [j0, j1), i < j (see the module notes)."""
+                alpha1: float, alpha2: float, screen=None) -> TileScreen:
+    """Screen pairs (i, j), i in [i0, i1), j in [j0, j1), i < j (see the module notes). ``screen``:
+    :func:`linear_screen` (default) or its fused kernel (gboost/engines/qt_fused.py), same results."""
     mom = tile_moments(xp, dose[i0:i1], dose[j0:j1], y)
     with np.errstate(all="ignore"):  # failed pairs divide by 0 (numpy warns; they are masked)
-        stat, ok, margin, unsure = linear_screen(xp, mom, errs)
+        stat, ok, margin, unsure = (screen or linear_screen)(xp, mom, errs)
     ii = xp.arange(i0, i1)[:, None]
     jj = xp.arange(j0, j1)[None, :]
     upper = jj > ii
@@ -331,12 +334,19 @@ class QTGPUEngine:
 
     name = "gpu"
 
-    def __init__(self, threads: int | None = None, tile: int | None = None, xp=None):
+    def __init__(self, threads: int | None = None, tile: int | None = None, xp=None, fused: bool = True):
         self.threads = threads or os.cpu_count() or 1
         self.tile = int(tile or DEFAULT_TILE)
         if xp is None:
             import cupy as xp
         self.xp = xp
+        # On the device the per-pair statistic runs as one fused kernel traced from linear_screen
+        # (one pass over memory instead of ~300); numpy runs the array code itself.
+        self.screen = linear_screen
+        if fused and xp.__name__ != "numpy":
+            from gboost.engines.qt_fused import fused_screen
+
+            self.screen = fused_screen
         self.timings: dict[str, float] = {}
         self.n_exact = 0
 
@@ -345,7 +355,8 @@ class QTGPUEngine:
             return "GPU engine's tile math on numpy (CPU)"
         props = self.xp.cuda.runtime.getDeviceProperties(self.xp.cuda.Device().id)
         name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-        return f"GPU ({name}, CuPy float64 GEMM screen + exact CPU retest)"
+        how = "fused" if self.screen is not linear_screen else "array"
+        return f"GPU ({name}, CuPy float64 GEMM moments, {how} per-pair screen, exact CPU re-test)"
 
     def probe(self) -> None:
         """Run a tiny product on the device (``--device auto`` falls back to the CPU if this fails)."""
@@ -380,7 +391,7 @@ class QTGPUEngine:
 
                     raise ScanCancelled()
                 j1 = min(p, j0 + T)
-                ts = screen_tile(xp, dose, y, errs, state, i0, i1, j0, j1, alpha1, alpha2)
+                ts = screen_tile(xp, dose, y, errs, state, i0, i1, j0, j1, alpha1, alpha2, self.screen)
                 xs_i.append(ts.xi)
                 xs_j.append(ts.xj)
                 done += sum(max(0, j1 - max(j0, i + 1)) for i in range(i0, i1))
