@@ -158,6 +158,21 @@ def test_thresholds_on_a_pairs_statistic_are_decided_by_the_cpu(case):
     assert len(cpu.i) >= 5
 
 
+def test_progress_counts_every_pair_once_and_cancel_stops_between_tiles(case):
+    from gboost.errors import ScanCancelled
+
+    _, study, tile = case
+    seen = []
+    QTGPUEngine(tile=tile, xp=np).scan(study, 20.0, 6.0, progress=lambda done, total: seen.append((done, total)))
+    p = study.n_snps
+    assert seen[-1] == (p * (p - 1) // 2, p * (p - 1) // 2)
+    assert len(seen) == sum(1 for i0 in range(0, p, tile) for _ in range(i0, p, tile))
+    calls = []
+    with pytest.raises(ScanCancelled):
+        QTGPUEngine(tile=tile, xp=np).scan(study, 20.0, 6.0, cancel=lambda: calls.append(1) or len(calls) > 2)
+    assert len(calls) == 3
+
+
 def _host_kernel(tmp_path):
     """The fused kernel's transcription as host C (plain operators, no contraction), loaded."""
     import ctypes
