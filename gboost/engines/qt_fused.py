@@ -93,7 +93,7 @@ class Trace:
         return _literal(float(v))
 
     def emit(self, kind: str, expr: str) -> Sym:
-        name = f"t{self.n}"
+        name = f"gb_t{self.n}"
         self.n += 1
         self.lines.append(f"{'double' if kind == 'double' else 'bool'} {name} = {expr};")
         return Sym(self, name, kind)
