@@ -8,6 +8,15 @@ as subprocesses with the same thread count (one warm-up run each: numba's compil
 page cache warm; then the fastest of ``--repeat`` runs). Prints wall time, pairs/s and
 pair*samples/s of each, gboost's engine-only time (run.json), and whether ``pairs.epi.qt`` and
 ``pairs.epi.qt.summary`` are byte-identical to PLINK's.
+
+With ``--gpu`` (on the GPU machine) it also runs ``gboost scan --device gpu`` on that study (its
+files must equal the CPU engine's and PLINK's) and then the GPU rows (docs/DESIGN.md §3.6): the
+command as a subprocess on ``--gpu-sizes`` SNPs x ``--gpu-samples`` samples with 1 % missing
+calls (bench/make_bed.py's genotypes, a normal trait written into the .fam), after one warm-up
+run on a small study, and its engine-only screen time from run.json. It ends with one table.
+
+    python bench/bench_qt.py --gpu                # 100k and 500k x 5k; PLINK and the CPU at 3000 x 2000
+    python bench/bench_qt.py --gpu --quick        # under a minute on an H100: 20k x 5k, CPU-sized 1500 x 1000
 """
 from __future__ import annotations
 
@@ -32,7 +41,8 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     machine shared with other work the CPU seconds are the steadier figure."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -48,7 +58,15 @@ def main() -> int:
     ap.add_argument("--plink", default=shutil.which("plink1.9") or "plink1.9")
     ap.add_argument("--no-plink", action="store_true", help="time gboost only (a study too large for PLINK here)")
     ap.add_argument("--keep", help="keep the work directory here")
+    ap.add_argument("--gpu", action="store_true", help="add gboost --device gpu rows (see above)")
+    ap.add_argument("--gpu-sizes", default="100000,500000", help="SNP counts of the GPU rows")
+    ap.add_argument("--gpu-samples", type=int, default=5_000)
+    ap.add_argument("--gpu-epi1", default="1e-4", help="--epi1 of the GPU rows (PLINK's default)")
+    ap.add_argument("--tile", type=int, help="the GPU engine's tile (default: the engine's)")
+    ap.add_argument("--quick", action="store_true", help="small sizes: done in under a minute on an H100")
     args = ap.parse_args()
+    if args.quick:
+        args.snps, args.samples, args.repeat, args.gpu_sizes = 1_500, 1_000, 1, "20000"
 
     work = args.keep or tempfile.mkdtemp(prefix="gboost-bench-qt-")
     os.makedirs(work, exist_ok=True)
@@ -67,11 +85,20 @@ def main() -> int:
     pairs = args.snps * (args.snps - 1) // 2
     rows = []
     tools = [("gboost", gboost_cmd)] + ([] if args.no_plink else [("plink1.9", plink_cmd)])
+    out_gpu = os.path.join(work, "gboost_gpu")
+    gpu_cmd = [a if a != out else out_gpu for a in gboost_cmd]
+    gpu_cmd[gpu_cmd.index("--device") + 1] = "gpu"
+    if args.tile:
+        gpu_cmd += ["--tile", str(args.tile)]
+    if args.gpu:
+        tools.append(("gboost-gpu", gpu_cmd))
+    table = []
     print(f"load average before: {os.getloadavg()}")
     for name, cmd in tools:
         timed(cmd)  # warm-up
         wall, cpu = min(timed(cmd) for _ in range(args.repeat))
         rows.append((name, wall))
+        table.append((name, args.snps, args.samples, wall, pairs))
         print(f"{name:9s} {wall:8.2f} s wall  {cpu:8.2f} s CPU  {pairs / wall:10.3e} pairs/s  "
               f"{pairs * args.samples / wall:10.3e} pair*samples/s")
     print(f"load average after: {os.getloadavg()}")
@@ -83,7 +110,68 @@ def main() -> int:
         same = all(open(os.path.join(out, f"pairs{ext}"), "rb").read() == open(plink_out + ext, "rb").read()
                    for ext in (".epi.qt", ".epi.qt.summary"))
         print(f"pairs.epi.qt and .summary byte-identical to PLINK's: {same}")
+    if args.gpu:
+        files = ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "marginal.tsv")
+        same = all(open(os.path.join(out, f), "rb").read() == open(os.path.join(out_gpu, f), "rb").read()
+                   for f in files)
+        print(f"--device gpu files ({', '.join(files)}) byte-identical to --device cpu: {same}")
+        gpu_rows(args, work, table)
+    print_table(table)
     return 0
+
+
+def qt_bed(prefix: str, snps: int, samples: int, seed: int = 22) -> None:
+    """make_bed.py's genotypes (HWE, 1 % missing) and a normal trait (mean 10) in the .fam."""
+    import numpy as np
+
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from make_bed import write
+
+    write(prefix, snps, samples, 0.01, seed, chromosomes=5)
+    y = 10.0 + np.random.default_rng(seed).standard_normal(samples)
+    with open(prefix + ".fam", "w") as fh:
+        fh.write("".join(f"f{i}\ti{i}\t0\t0\t{1 + i % 2}\t{y[i]:.6f}\n" for i in range(samples)))
+
+
+def gpu_rows(args, work: str, table: list) -> None:
+    """The GPU rows: a warm-up on a small study (CuPy's kernels compiled, numba's cache read), then
+    each size once: wall time of the command and the engine's own times from run.json."""
+    def cmd(prefix, out):
+        c = [sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", out, "--device", "gpu",
+             "--threads", str(args.threads), "--epi1", args.gpu_epi1, "--quiet", "--overwrite"]
+        return c + (["--tile", str(args.tile)] if args.tile else [])
+
+    warm = os.path.join(work, "warm")
+    qt_bed(warm, 3000, args.gpu_samples)
+    timed(cmd(warm, os.path.join(work, "warm_out")))
+    for p in (int(x) for x in args.gpu_sizes.split(",") if x):
+        prefix = os.path.join(work, f"gpu{p}")
+        t = time.perf_counter()
+        qt_bed(prefix, p, args.gpu_samples)
+        print(f"wrote {p} SNPs x {args.gpu_samples} samples in {time.perf_counter() - t:.1f} s")
+        out = os.path.join(work, f"gpu{p}_out")
+        wall, _ = timed(cmd(prefix, out))
+        pairs = p * (p - 1) // 2
+        run = json.load(open(os.path.join(out, "run.json")))
+        ts = run["timings_s"]
+        print(f"gboost-gpu {p} x {args.gpu_samples}: {wall:.2f} s wall, {pairs * args.gpu_samples / wall:.3e} "
+              f"pair*samples/s; engine (run.json timings_s): {json.dumps(ts)}")
+        table.append(("gboost-gpu", p, args.gpu_samples, wall, pairs, ts.get("screen"), ts.get("screen.tiles"),
+                      ts.get("screen.exact")))
+
+
+def print_table(table: list) -> None:
+    head = f"{'tool':11s} {'SNPs':>8s} {'samples':>7s} {'wall s':>9s} {'pair*samples/s':>15s} {'screen s':>9s} " \
+           f"{'tiles s':>8s} {'retest s':>8s} {'engine pair*samples/s':>22s}"
+    print("\n" + head)
+    for row in table:
+        name, p, n, wall, pairs = row[:5]
+        extra = row[5:] + (None,) * (3 - len(row[5:]))
+        screen, tiles, exact = extra
+        eng = f"{pairs * n / screen:22.3e}" if screen else f"{'':22s}"
+        cells = [f"{v:9.2f}" if v is not None else f"{'':9s}" for v in (screen,)]
+        cells += [f"{v:8.2f}" if v is not None else f"{'':8s}" for v in (tiles, exact)]
+        print(f"{name:11s} {p:8d} {n:7d} {wall:9.2f} {pairs * n / wall:15.3e} {' '.join(cells)} {eng}")
 
 
 if __name__ == "__main__":

@@ -16,11 +16,9 @@ def _refuse_unsupported(args) -> None:
                    ("--gpus", args.gpus), ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
     named = [flag for flag, value in unsupported if value]
-    if args.device == "gpu":
-        named.append("--device gpu")
     if named:
         raise InputError(None, f"{', '.join(named)}: not available for a quantitative trait yet (the phenotype is "
-                               "quantitative, so the scan is PLINK's linear --epistasis test on the CPU)")
+                               "quantitative, so the scan is PLINK's linear --epistasis test)")
 
 
 def scan_qt(args, out, source, qc, clock, log) -> int:
@@ -33,7 +31,7 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     _refuse_unsupported(args)
     try:
         params = QTParams(epi2=args.epi2, threads=args.threads, genotypic=args.genotypic,
-                          device="cpu" if args.device == "auto" else args.device,
+                          device=args.device, tile=args.tile,
                           **({} if args.epi1 is None else {"epi1": args.epi1}))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None

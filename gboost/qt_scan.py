@@ -27,6 +27,7 @@ class QTParams:
     device: str = "auto"
     threads: int | None = None
     genotypic: bool = False  # also the 4-df genotypic interaction F-test of the reported pairs
+    tile: int | None = None  # GPU engine: SNPs per side of a tile (gboost/engines/qt_gpu.py)
 
     def __post_init__(self):
         # PLINK accepts any --epi1 > 0; above 1 its threshold is no longer a p value, so we stop at 1
@@ -133,26 +134,24 @@ class QTScanResult:
 
 
 def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
-                covariates: tuple | None = None) -> QTScanResult:
+                covariates: tuple | None = None, engine=None) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
 
     ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
     each reported pair with the covariates (``reported.adj``: BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ).
 
     ``progress(pairs_done, pairs_total)`` is called after each block of rows; ``cancel()``
-    returning true between blocks raises :class:`gboost.errors.ScanCancelled`.
+    returning true between blocks raises :class:`gboost.errors.ScanCancelled`. ``engine``: one
+    made already (tests run the GPU engine's tile math on numpy this way); else ``params.device``
+    chooses (:func:`make_qt_engine`).
     """
     params = params or QTParams()
     if not study.quantitative:
         raise ValueError("run_qt_scan needs a study with a quantitative trait (study.trait)")
-    if params.device == "gpu":
-        from gboost.errors import InputError
-
-        raise InputError(None, "--device gpu: the quantitative-trait scan has a CPU engine only so far; "
-                               "use --device cpu (or auto)")
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
-    engine = QTCPUEngine(params.threads)
+    if engine is None:
+        engine = make_qt_engine(params.device, threads=params.threads, tile=params.tile)
     t = time.perf_counter()
     core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel)
     timings["screen"] = time.perf_counter() - t
@@ -163,6 +162,8 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     mbeta, mstat, mp = marginal_linear(study, qp)
     timings["marginal"] = time.perf_counter() - t
     timings["total"] = sum(timings.values())
+    # the GPU engine's parts of "screen" (set-up, device tiles, CPU re-test of undecided pairs)
+    timings.update({f"screen.{key}": value for key, value in getattr(engine, "timings", {}).items()})
     p = study.n_snps
     summary = QTSummary(core.n_sig, (p - 1) - core.n_fail, core.best, core.best_partner)
     res = QTScanResult(study, params, engine.name, engine.describe(), screened, summary, core.n_valid, alpha1, alpha2,
@@ -173,6 +174,41 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         res.reported  # noqa: B018 - the refit, timed here rather than when a writer first asks
         res.timings["adjusted_tests"] = time.perf_counter() - t
     return res
+
+
+def make_qt_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None):
+    """The QT scan's engine, chosen as :func:`gboost.engines.make_engine` chooses the case-control
+    one: 'gpu' needs a GPU (else one line, exit 2); 'auto' takes it when CuPy sees one and its
+    probe runs, else the CPU engine (the log and run.json name the reason)."""
+    import logging
+
+    from gboost.engines import _cupy_installed, gpu_available
+    from gboost.errors import InputError
+
+    if device not in ("auto", "cpu", "gpu"):
+        raise ValueError(f"--device must be auto, cpu or gpu, not {device!r}")
+    if device == "cpu":
+        return QTCPUEngine(threads)
+    ok, why = gpu_available()
+    if not ok:
+        if device == "gpu":
+            raise InputError(None, f"--device gpu: no GPU for the quantitative trait scan ({why})")
+        if _cupy_installed():
+            logging.getLogger("gboost").warning("--device auto: using the CPU engine for the QT scan; %s", why)
+        return QTCPUEngine(threads)
+    from gboost.engines.qt_gpu import QTGPUEngine
+
+    try:
+        engine = QTGPUEngine(threads, tile=tile)
+        engine.probe()
+        return engine
+    except Exception as exc:  # noqa: BLE001 - any failure to start: the CPU engine still works
+        if device == "gpu":
+            raise InputError(None, f"--device gpu: the GPU engine of the quantitative trait scan failed to start "
+                                   f"({exc})") from None
+        logging.getLogger("gboost").warning("--device auto: using the CPU engine for the QT scan; the GPU engine "
+                                            "failed to start (%s)", exc)
+        return QTCPUEngine(threads)
 
 
 def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = False) -> QTPairs:

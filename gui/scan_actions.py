@@ -179,8 +179,9 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None):
 
     if ckpt is not None:
         checkpoints.discard(ckpt)  # (the QT scan keeps no checkpoint yet)
-    qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads)
-    log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b) on the CPU")
+    qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads,
+                          device=params.device)
+    log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b)")
     t0 = time.perf_counter()
 
     def report(done, total):

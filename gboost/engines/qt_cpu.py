@@ -424,6 +424,16 @@ def retest_pairs(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, pg, sa, saa, y, n_all,
                                                           y2_sum, pi[k], pj[k])
 
 
+@nb.njit(cache=True, parallel=True)
+def exact_stats(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, pi, pj, ok, stat):
+    """PLINK's test of the pairs (pi, pj) in PLINK's order, pass/fail and STAT only (NaN where the
+    pair fails): the GPU engine's exact path for the pairs its screen cannot decide."""
+    for k in nb.prange(pi.shape[0]):
+        good, beta, z, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, pi[k], pj[k])
+        ok[k] = good
+        stat[k] = z if good else np.nan
+
+
 @dataclass
 class QTScanCore:
     """What the scan of every pair gives: survivors (i < j, in (i, j) order) and the summary."""
