@@ -180,6 +180,38 @@ def test_genotypic_f_test_dfs_shrink_with_empty_classes():
     assert ok and d1 == 2 and d2 == 200 - 6
 
 
+def test_genotypic_f_test_with_a_single_genotype_or_confounded_cells():
+    """A SNP all heterozygous in the pair (its dummy is the intercept), or cells only on the
+    diagonal (SNP1's dummies are SNP2's): the additive model is rank-deficient, not an error; df1
+    is the cells less its rank, and F that of nested least squares."""
+    rng = np.random.default_rng(5)
+    y = rng.normal(size=240)
+    b = rng.integers(0, 3, 240)
+    cases = [(np.ones(240, np.int64), b),  # SNP1 all heterozygous: no interaction left (df1 0)
+             (b.copy(), b)]  # identical SNPs: 3 diagonal cells, additive rank 3, df1 0
+    a = rng.integers(1, 3, 240)
+    a[:80] = 0
+    b2 = rng.integers(1, 3, 240)
+    b2[:80] = 0  # genotype 0 of each only with the other's 0: 5 cells, additive rank 4, df1 1
+    cases.append((a, b2))
+    for a, b in cases:
+        n, s, q, _ = brute_table(a, b, y)
+        ok, f, d1, d2 = genotypic_f_test(n, s, q)
+        cells = int((n > 0).sum())
+        full = np.zeros((240, 9))
+        full[np.arange(240), 3 * a + b] = 1
+        add = np.column_stack([np.ones(240), a == 1, a == 2, b == 1, b == 2]).astype(float)
+        rank = np.linalg.matrix_rank(add)
+        assert d1 == cells - rank and d2 == 240 - cells
+        if d1 > 0:
+            rss = [float(((y - X @ np.linalg.lstsq(X, y, rcond=None)[0]) ** 2).sum()) for X in (full, add)]
+            assert ok and f == pytest.approx(((rss[1] - rss[0]) / d1) / (rss[0] / d2), rel=1e-8)
+        else:
+            assert not ok
+    f1, e1, e2, p = genotypic_tests(n[None], s[None], np.array([q]))  # the batch path takes it too
+    assert (e1[0], e2[0]) == (d1, d2) == (1, 235) and f1[0] == f
+
+
 def test_thresholds_and_p_follow_plink():
     # epi1 = 1: threshold exactly 0 (every pair written); the default 1e-4 is z = 3.8906
     a1, a2 = qt_thresholds(1.0, 0.01)

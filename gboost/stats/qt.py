@@ -347,8 +347,9 @@ def linear_pair_test(n, s, q):
 def genotypic_f_test(n, s, q):
     """The 4-df genotypic interaction F-test: 9 cell means against ``y ~ factor(a) + factor(b)``.
 
-    Returns ``(ok, F, df1, df2)``; ``df1`` = 4 less the cells' missing degrees of freedom (empty
-    rows, columns or cells), ``df2 = N - occupied cells``. ``ok`` False when either df is 0 or the
+    Returns ``(ok, F, df1, df2)``; ``df1`` = occupied cells less the additive model's rank (4
+    when every cell is occupied; less for empty rows, columns or cells, or a SNP with a single
+    genotype in the pair), ``df2 = N - occupied cells``. ``ok`` False when either df is 0 or the
     full model's residual variance is 0.
     """
     N = 0.0
@@ -392,11 +393,19 @@ def genotypic_f_test(n, s, q):
         rhs[u] = xty[idx[u]]
         for v in range(k):
             sub[u, v] = xtx[idx[u], idx[v]]
-    coef = np.linalg.solve(sub, rhs)
+    # The dummies can still be collinear: a SNP with one genotype in the pair (all heterozygous,
+    # say) makes its dummy the intercept, and cells on a diagonal alone make a's dummies b's. Then
+    # the normal equations are singular but consistent: any solution gives the same RSS, and the
+    # model's rank, not its column count, is what df1 subtracts.
+    rank = np.linalg.matrix_rank(sub) if k > 0 else 0
+    if rank == k:
+        coef = np.linalg.solve(sub, rhs)
+    else:
+        coef = np.linalg.lstsq(sub, rhs)[0]
     rss_add = q
     for u in range(k):
         rss_add -= coef[u] * rhs[u]
-    df1 = cells - k
+    df1 = cells - rank
     df2 = N - cells
     if df1 <= 0 or df2 <= 0 or rss_full <= 0.0:
         return False, np.nan, df1, df2
