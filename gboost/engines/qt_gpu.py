@@ -31,6 +31,7 @@ import os
 import time
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from gboost.engines.qt_cpu import QTPlanes, QTScanCore, combine_best, exact_stats, qt_planes
@@ -288,15 +289,30 @@ def _host(a) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def dosages(study: Study, block: int = 20_000) -> np.ndarray:
-    """(p, n) int8 copies of PLINK's A1 (-1 missing), decoded block by block."""
-    from gboost.stats.qt_products import dosage_matrix
-
-    p = study.n_snps
-    out = np.empty((p, study.n_samples), np.int8)
-    for s in range(0, p, block):
-        out[s:s + block] = dosage_matrix(study, np.arange(s, min(p, s + block)))
+def dosages(study: Study) -> np.ndarray:
+    """(p, n) int8 copies of PLINK's A1 (-1 missing), samples in plane order: one compiled pass
+    over the planes, in parallel over SNPs (the NumPy decode, gboost.stats.qt_products.dosage_matrix,
+    took 1.9 s of a 20k x 5k scan's 2.2 s prepare; tests hold the two equal)."""
+    lay = study.layout
+    flip = (np.ascontiguousarray(study.a1_flip, dtype=np.bool_) if study.a1_flip is not None
+            else np.zeros(study.n_snps, np.bool_))
+    out = np.empty((study.n_snps, study.n_samples), np.int8)
+    _decode_dosages(study.planes, flip, lay.n_ctrl, lay.w_ctrl, lay.n_case, out)
     return out
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _decode_dosages(planes, flip, n_ctrl, w_ctrl, n_case, out):
+    for s in nb.prange(planes.shape[0]):
+        for k in range(n_ctrl + n_case):
+            # controls are bits 0.. of words [0, w_ctrl); cases bits 0.. of words [w_ctrl, W)
+            b = k if k < n_ctrl else w_ctrl * 64 + (k - n_ctrl)
+            w, m = b >> 6, np.uint64(1) << np.uint64(b & 63)
+            t = -1
+            for g in range(3):
+                if planes[s, g, w] & m:
+                    t = g
+            out[s, k] = 2 - t if (flip[s] and t >= 0) else t
 
 
 def fold_exact(p: int, xi, xj, ok, stat, alpha1: float, alpha2: float):
