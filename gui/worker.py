@@ -14,7 +14,7 @@ import time
 import traceback
 from typing import Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from gboost.errors import InputError, ScanCancelled
 
@@ -83,6 +83,10 @@ def start_task(task: Task) -> QThread:
     thread.setObjectName(f"gboost-{task.name}")
     task.moveToThread(thread)
     thread.started.connect(task.run)
-    task.finished.connect(thread.quit)
+    # Direct: quit() (thread-safe) from the worker's own thread as the task ends, so the thread's
+    # event loop stops without waiting for the GUI thread's loop to deliver a queued call. Queued,
+    # a window dropped right after its task's outcome (a test's teardown) could take the QThread
+    # with it while its loop still ran, and Qt aborts the process on that.
+    task.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
     thread.start()
     return thread

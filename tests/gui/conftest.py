@@ -61,7 +61,9 @@ def window(qtbot):
     yield win
     if win.task is not None:
         win.task.cancel()
-        win.wait_idle(30000)
+    # Every worker thread stopped before the window may be collected: a QThread destroyed while
+    # its thread runs aborts the process (seen twice in full runs on a loaded 2-core VM).
+    assert win.wait_idle(30000)
 
 
 @pytest.fixture
