@@ -300,3 +300,19 @@ def test_ctrl_c_at_start_up_is_one_line_and_exit_130(study, tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode in (130, 0) and "Traceback" not in err, err
+
+
+def test_a_failed_start_leaves_no_folder_it_made(study, tmp_path, capsys, monkeypatch):
+    """--out a/b/c with none of them there, and a start that fails after the output lock is taken
+    (no usable GPU for --device gpu): exit 2, one line, and neither c nor the parents made for it
+    are left behind; a folder that was there already stays."""
+    import gboost.engines as engines
+
+    monkeypatch.setattr(engines, "gpu_available", lambda: (False, "CuPy is not usable (test)"))
+    (tmp_path / "keep").mkdir()
+    before = tree(tmp_path)
+    rc = main(["scan", "--bfile", str(study), "--out", str(tmp_path / "keep" / "a" / "b" / "c"), "--device", "gpu",
+               "--quiet"])
+    assert rc == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert tree(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+    assert list((tmp_path / "keep").iterdir()) == []

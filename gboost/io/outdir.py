@@ -229,10 +229,13 @@ class OutLock:
         self.out = Path(out)
         self.path = self.out / LOCK
         self.created_dir = False
+        self.created: list[Path] = []
         self.held = False
 
     def __enter__(self) -> "OutLock":
         if not self.out.exists():
+            # The folders this makes, innermost first: a failed start removes those left empty.
+            self.created = [d for d in [self.out, *self.out.parents] if not d.exists()]
             try:
                 self.out.mkdir(parents=True)
             except OSError as exc:
@@ -264,10 +267,11 @@ class OutLock:
             self.path.unlink(missing_ok=True)
             self.held = False
         if self.created_dir:
-            try:
-                self.out.rmdir()  # only if empty: a failed start leaves no empty folder behind
-            except OSError:
-                pass
+            for d in self.created:  # out, then the parents it needed, each only if left empty
+                try:
+                    d.rmdir()
+                except OSError:
+                    break  # not empty (or gone): neither are the folders above it to remove
 
 
 def is_disk_full(exc: BaseException) -> bool:
