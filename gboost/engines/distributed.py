@@ -44,7 +44,7 @@ from gboost.tiles import SummaryPartial
 # Per worker process: for the scan (by key), each worker thread's engine and the super-block pair
 # it is prepared on.
 _WORKER_ENGINES: dict = {}
-_WORKER_LOCK = threading.Lock()  # a worker with several threads prepares once, not once a thread
+_WORKER_LOCK = threading.Lock()  # guards _WORKER_ENGINES across a worker's threads
 
 TASKS_PER_WORKER = 8  # enough tasks that a worker finishing early takes more, and a rerun is small
 SUPER_BLOCK_BYTES = 512 << 20  # planes of one super-block at most: two fit any GPU and worker
@@ -125,15 +125,14 @@ class _LocalIndex:
             return x + self.a0
         return np.where(x < self.off_b, x + self.a0, x - self.off_b + self.b0)
 
-    def partial(self, part: SummaryPartial, column: bool) -> SummaryPartial:
+    def partial(self, part: SummaryPartial) -> SummaryPartial:
         start = int(self.to_global(np.array([part.start]))[0])
         partner = np.where(part.best_partner >= 0, self.to_global(part.best_partner), -1)
         return SummaryPartial(start, part.n_sig, part.n_tot, part.best, partner)
 
     def result(self, res: TileResult, tile: Tile) -> TileResult:
         return TileResult(tile, self.to_global(res.surv_i), self.to_global(res.surv_j), res.surv_ksa,
-                          res.surv_tables, res.n_valid, self.partial(res.rows, False),
-                          self.partial(res.cols, True))
+                          res.surv_tables, res.n_valid, self.partial(res.rows), self.partial(res.cols))
 
 
 # --- on the worker -------------------------------------------------------------------------------
@@ -205,7 +204,7 @@ def _worker_probe(key: str, frame: Frame, probe: Block, device: str, threads: in
 
 def _is_device_fault(exc: BaseException) -> bool:
     """A GPU's failure (the GPU engine's CUDA error, or CuPy's own), not a bug or bad input."""
-    if type(exc).__module__.split(".")[0] == "cupy_backends" or type(exc).__module__.startswith("cupy"):
+    if type(exc).__module__.startswith("cupy"):  # cupy and cupy_backends
         return True
     text = str(exc)
     return isinstance(exc, RuntimeError) and text.startswith("GPU ") and "CUDA error" in text
@@ -274,14 +273,20 @@ def super_blocks(grid: list[tuple[int, int]], units: int) -> list[tuple[int, int
     return [(grid[k][0], grid[min(k + units, len(grid)) - 1][1]) for k in range(0, len(grid), units)]
 
 
+def _super_index(tiles: list[Tile], supers: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each tile's row and column super-block."""
+    starts = np.array([s for s, _ in supers])
+    i0 = np.fromiter((t.i0 for t in tiles), np.int64, len(tiles))
+    j0 = np.fromiter((t.j0 for t in tiles), np.int64, len(tiles))
+    return np.searchsorted(starts, i0, side="right") - 1, np.searchsorted(starts, j0, side="right") - 1
+
+
 def group_tiles(tiles: list[Tile], supers: list[tuple[int, int]]) -> dict[tuple[int, int], list[Tile]]:
     """Tiles by (row super-block, column super-block) index, column-major (the order blocks are
     sent in: the tasks of column super-block B need only blocks <= B)."""
-    starts = np.array([s for s, _ in supers])
+    rows, cols = _super_index(tiles, supers)
     groups: dict[tuple[int, int], list[Tile]] = {}
-    for t in tiles:
-        a = int(np.searchsorted(starts, t.i0, side="right")) - 1
-        b = int(np.searchsorted(starts, t.j0, side="right")) - 1
+    for t, a, b in zip(tiles, rows.tolist(), cols.tolist()):
         groups.setdefault((a, b), []).append(t)
     return dict(sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])))
 
@@ -289,13 +294,14 @@ def group_tiles(tiles: list[Tile], supers: list[tuple[int, int]]) -> dict[tuple[
 def choose_units(tiles: list[Tile], grid: list[tuple[int, int]], bytes_per_snp: int, n_workers: int) -> int:
     """Grid blocks per super-block: the most whose planes stay within SUPER_BLOCK_BYTES and that
     still give TASKS_PER_WORKER tasks a worker thread (``n_workers`` counts threads; fewer units,
-    more and smaller tasks); at least 1.
-    E.g. 1.5M SNPs on a 38k grid, 2 workers: 6 units (~230k SNPs, 21 tasks of seconds each)."""
+    more and smaller tasks); at least 1. E.g. 1.3M SNPs on 2 GPU workers of 2 threads: 6 units,
+    36 tasks (docs/PERFORMANCE.md, "Fifth run, two H100s")."""
     widest = max((b - a for a, b in grid), default=1)
     cap = max(1, SUPER_BLOCK_BYTES // max(1, widest * bytes_per_snp))
     want = TASKS_PER_WORKER * max(1, n_workers)
     for units in range(min(cap, len(grid)), 0, -1):
-        if len(group_tiles(tiles, super_blocks(grid, units))) >= want:
+        rows, cols = _super_index(tiles, super_blocks(grid, units))
+        if len(np.unique(rows * (len(grid) + 1) + cols)) >= want:  # tasks = distinct (row, column) pairs
             return units
     return 1
 
@@ -311,10 +317,11 @@ def _gpu_count() -> int:
 
 def _local_gpu_ids() -> list[str]:
     """The GPUs of this host a worker each, as CUDA_VISIBLE_DEVICES names them (all if unset)."""
-    if _gpu_count() == 0:
+    n = _gpu_count()
+    if n == 0:
         return []
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-    return [v.strip() for v in visible.split(",") if v.strip()] if visible else [str(k) for k in range(_gpu_count())]
+    return [v.strip() for v in visible.split(",") if v.strip()] if visible else [str(k) for k in range(n)]
 
 
 def local_gpu_cluster():
@@ -403,7 +410,6 @@ class DaskEngine(Engine):
         if self.client is None:
             self._connect()
         self.study = study
-        self.thr = thresholds
         # A fresh key per prepare: a long-running cluster may see the same study object again
         # with other thresholds (or another study at a recycled id()); each scan prepares anew.
         self._key = f"{os.getpid()}-{study.n_snps}-{uuid.uuid4().hex}"
@@ -522,8 +528,10 @@ class DaskEngine(Engine):
 
         def submit(g: int, fresh: bool = False) -> None:
             (a, b), group = groups[g]
-            fut = self.client.submit(_worker_task, self._key, self._frame, block(a, fresh), block(b, fresh), group,
-                                     *self._args(), pure=False, retries=3)
+            fa = block(a, fresh)
+            fb = fa if b == a else block(b, fresh)  # a diagonal task's one block, sent once
+            fut = self.client.submit(_worker_task, self._key, self._frame, fa, fb, group, *self._args(), pure=False,
+                                     retries=3)
             with lock:
                 task_of[fut] = g
             queue.add(fut)
@@ -545,7 +553,6 @@ class DaskEngine(Engine):
 
         sender = threading.Thread(target=send, name="gboost-dask-send", daemon=True)
         sender.start()
-        seen: set[int] = set()
         finished: set[int] = set()
         resent = [0] * len(groups)
         try:
@@ -576,10 +583,9 @@ class DaskEngine(Engine):
                     submit(g, fresh=True)
                     continue
                 finished.add(g)
-                for res in results:
-                    if res.tile.index not in seen:  # a rerun task never counts a tile twice
-                        seen.add(res.tile.index)
-                        yield res
+                # A group's results come once (a rerun is only submitted after its first failed);
+                # the accumulator and the ledger count a tile once in any case.
+                yield from results
                 fut.release()  # its results are ours now; the worker may drop them
         finally:
             stop.set()
