@@ -508,10 +508,11 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
         if direct:
             # Already in place: close the gaps of the monomorphic rows, row by row (a fancy-indexed
             # copy would be a block-sized temporary again).
-            for dst, src in enumerate(np.flatnonzero(~mono)):
-                if dst != src:
-                    planes[filled + dst] = planes[filled + src]
-            cnt = cnt[~mono]
+            if mono.any():
+                for dst, src in enumerate(np.flatnonzero(~mono)):
+                    if dst != src:
+                        planes[filled + dst] = planes[filled + src]
+                cnt = cnt[~mono]
         else:
             if mono.any():
                 pl, cnt = pl[~mono], cnt[~mono]
