@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 
 import gboost
@@ -228,6 +229,10 @@ def _scan_locked(args, out) -> int:
     from gboost.stages import StageClock, process_age
 
     clock = StageClock(process_age())  # run.json's command_s (gboost/stages.py)
+    if os.environ.get("GBOOST_EARLY_GPU", "1") == "1" and not args.dask:  # (A/B of issue 24; temporary)
+        from gboost.engines.early import start_gpu_early
+
+        start_gpu_early(args.device)
     resume = _check_out_dir(out, args)
     ped = args.ped or (args.file + ".ped" if args.file else None)
     map_file = args.map_file or (args.file + ".map" if args.file else None)

@@ -9,6 +9,7 @@ marginal table's orientation and MAF do, so we follow PLINK's A1.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator, Protocol
 
 import numpy as np
@@ -104,11 +105,20 @@ class QCReport:
 def plink_snp_width(ids) -> int:
     """PLINK 1.9's SNP column width: start at 4; an ID longer than the width so far sets it to
     the ID's length + 2 (so IDs 'abcde', 'abcdef' give 7, not 8). Order matters: file order."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind == "U" and ids.size and int(ids.view(np.uint32).max()) < 128:
+        # Only an ID longer than every earlier one can widen the column (the width is always at
+        # least every earlier length), so the rule runs over the running-maximum records alone: a
+        # Python loop over 500k IDs took 0.38 s of the command (issue 24). ASCII: bytes = chars.
+        n = np.char.str_len(ids)
+        rec = np.flatnonzero(n > np.maximum.accumulate(np.concatenate([[-1], n[:-1]])))
+        lengths = n[rec].tolist()
+    else:
+        lengths = [len(str(x).encode("utf-8")) for x in ids]  # PLINK counts bytes (strlen)
     w = 4
-    for x in ids:
-        n = len(str(x).encode("utf-8"))  # PLINK counts bytes (strlen)
-        if n > w:
-            w = n + 2
+    for k in lengths:
+        if k > w:
+            w = k + 2
     return w
 
 
@@ -167,9 +177,10 @@ class Study:
     def n_samples(self) -> int:
         return self.layout.n_ctrl + self.layout.n_case
 
-    @property
+    @cached_property
     def has_missing(self) -> np.ndarray:
-        """Per SNP: True when any kept sample has a missing call."""
+        """Per SNP: True when any kept sample has a missing call. Cached: engines and tile
+        planning ask for it often, and at 500k SNPs each sum took ~25 ms (counts never change)."""
         return self.counts.sum(axis=(1, 2)) < self.n_samples
 
     @property
