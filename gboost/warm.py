@@ -145,6 +145,7 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
     from gboost.compile_watch import CompileWatch
 
     t0 = time.perf_counter()
+    _compile_bytecode(Path(gboost.__file__).parent)
     gpu, skipped = (None, "--device cpu") if device == "cpu" else _gpu_state()
     if device == "gpu" and gpu is None:
         raise RuntimeError(f"--device gpu: {skipped}")
@@ -177,6 +178,20 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
                         runs=runs)
     _record(Path(gboost.NUMBA_CACHE), result)
     return result
+
+
+def _compile_bytecode(package: Path) -> None:
+    """gboost's own modules compiled to bytecode (__pycache__). Python writes it on first import,
+    except where PYTHONDONTWRITEBYTECODE is set (container images often set it; the GPU device
+    here does): there every command compiled ~200 modules from source, 0.5 s of the 500k command
+    (issue 24, bench/results_profile_cli_500k_h100_2026-11-26.txt). compileall writes the files
+    regardless, and imports read them. An unwritable install is left as it is."""
+    import compileall
+
+    try:
+        compileall.compile_dir(str(package), quiet=2, workers=1)
+    except OSError:
+        pass
 
 
 def _record(folder: Path, result: WarmResult) -> None:
