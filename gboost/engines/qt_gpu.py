@@ -27,7 +27,11 @@ and on the device :func:`linear_screen` runs as one kernel traced from the same 
 """
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import os
+import queue
+import threading
 import time
 from dataclasses import dataclass
 
@@ -289,30 +293,42 @@ def _host(a) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def dosages(study: Study) -> np.ndarray:
-    """(p, n) int8 copies of PLINK's A1 (-1 missing), samples in plane order: one compiled pass
-    over the planes, in parallel over SNPs (the NumPy decode, gboost.stats.qt_products.dosage_matrix,
-    took 1.9 s of a 20k x 5k scan's 2.2 s prepare; tests hold the two equal)."""
+def dosages(study: Study, rows: slice = slice(None), out: np.ndarray | None = None) -> np.ndarray:
+    """(p, n) int8 copies of PLINK's A1 (-1 missing), samples in plane order, of the SNPs ``rows``
+    (into ``out`` when given): one compiled pass over the planes, word by word, in parallel over
+    SNPs (the NumPy decode, gboost.stats.qt_products.dosage_matrix, took 1.9 s of a 20k x 5k
+    scan's 2.2 s prepare; tests hold the two equal)."""
     lay = study.layout
-    flip = (np.ascontiguousarray(study.a1_flip, dtype=np.bool_) if study.a1_flip is not None
-            else np.zeros(study.n_snps, np.bool_))
-    out = np.empty((study.n_snps, study.n_samples), np.int8)
-    _decode_dosages(study.planes, flip, lay.n_ctrl, lay.w_ctrl, lay.n_case, out)
+    planes = study.planes[rows]
+    flip = (np.ascontiguousarray(study.a1_flip[rows], dtype=np.bool_) if study.a1_flip is not None
+            else np.zeros(planes.shape[0], np.bool_))
+    if out is None:
+        out = np.empty((planes.shape[0], study.n_samples), np.int8)
+    _decode_dosages(planes, flip, lay.n_ctrl, lay.w_ctrl, lay.n_case, out)
     return out
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
 def _decode_dosages(planes, flip, n_ctrl, w_ctrl, n_case, out):
+    # Word by word, branch-free over the bits (the loop vectorises): a called sample's dosage is
+    # (plane 1 bit) + 2 (plane 2 bit), a missing one's 0 - 1. A flipped SNP swaps planes 0 and 2.
+    W = planes.shape[2]
     for s in nb.prange(planes.shape[0]):
-        for k in range(n_ctrl + n_case):
+        for w in range(W):
             # controls are bits 0.. of words [0, w_ctrl); cases bits 0.. of words [w_ctrl, W)
-            b = k if k < n_ctrl else w_ctrl * 64 + (k - n_ctrl)
-            w, m = b >> 6, np.uint64(1) << np.uint64(b & 63)
-            t = -1
-            for g in range(3):
-                if planes[s, g, w] & m:
-                    t = g
-            out[s, k] = 2 - t if (flip[s] and t >= 0) else t
+            if w < w_ctrl:
+                k0, m = 64 * w, min(64, n_ctrl - 64 * w)
+            else:
+                k0, m = n_ctrl + 64 * (w - w_ctrl), min(64, n_case - 64 * (w - w_ctrl))
+            p0, p1, p2 = planes[s, 0, w], planes[s, 1, w], planes[s, 2, w]
+            if flip[s]:
+                p0, p2 = p2, p0
+            called = p0 | p1 | p2
+            for b in range(m):
+                sb = np.uint64(b)
+                t = ((p1 >> sb) & np.uint64(1)) + (((p2 >> sb) & np.uint64(1)) << np.uint64(1)) \
+                    + ((called >> sb) & np.uint64(1))
+                out[s, k0 + b] = np.int8(t) - np.int8(1)
 
 
 def fold_exact(p: int, xi, xj, ok, stat, alpha1: float, alpha2: float):
@@ -343,18 +359,85 @@ def fold_exact(p: int, xi, xj, ok, stat, alpha1: float, alpha2: float):
     return n_sig, n_fail, best_after, after_id, best_before, before_id, keep
 
 
+DECODE_ROWS = 4096  # SNPs decoded per fill of the host buffer that goes up to the devices
+
+
+class QTDeviceRunner:
+    """One device's share of a scan: the study's dosages and trait on it, the running counts and
+    bounds of the tiles it screened (:class:`DeviceState`), and the tile screen run under its
+    device. With numpy (the CPU tests) each runner is a separate "device" of its own arrays."""
+
+    def __init__(self, xp, device_id: int, p: int, n: int, trait: np.ndarray, errs: TraitSumErrors, screen):
+        self.xp, self.device_id, self.errs, self.screen_fn = xp, device_id, errs, screen
+        self.tiles = 0
+        with self.use():
+            self.dose = xp.empty((p, n), xp.int8)
+            self.y = xp.asarray(np.asarray(trait, np.float64))
+            self.state = DeviceState(xp, p)
+
+    def use(self):
+        """The context in which this runner's arrays live (CuPy's current device is per thread)."""
+        if self.xp.__name__ == "numpy":
+            return contextlib.nullcontext()
+        return self.xp.cuda.Device(self.device_id)
+
+    def load(self, r0: int, block: np.ndarray) -> None:
+        """Dosage rows ``r0 ..`` from the host."""
+        with self.use():
+            if self.xp.__name__ == "numpy":
+                self.dose[r0:r0 + len(block)] = block
+            else:
+                self.dose[r0:r0 + len(block)].set(block)
+
+    def screen(self, tile: tuple[int, int, int, int], alpha1: float, alpha2: float) -> TileScreen:
+        with self.use():
+            self.tiles += 1
+            return screen_tile(self.xp, self.dose, self.y, self.errs, self.state, *tile, alpha1, alpha2,
+                               self.screen_fn)
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(N_SIG, fails) of the pairs this device decided, per SNP."""
+        with self.use():
+            return _host(self.state.n_sig).astype(np.int64), _host(self.state.n_fail).astype(np.int64)
+
+
+def plan_qt_tiles(p: int, T: int) -> list[tuple[int, int, int, int]]:
+    """Tiles (i0, i1, j0, j1) of the pair triangle, row blocks of T SNPs by column blocks from the
+    diagonal on; each pair i < j in exactly one (a tile on the diagonal holds its i < j half)."""
+    return [(i0, min(p, i0 + T), j0, min(p, j0 + T)) for i0 in range(0, p, T) for j0 in range(i0, p, T)]
+
+
+def _tile_pairs(tile: tuple[int, int, int, int]) -> int:
+    i0, i1, j0, j1 = tile
+    m = i1 - i0
+    return m * (m - 1) // 2 if j0 == i0 else m * (j1 - j0)
+
+
 class QTGPUEngine:
-    """All pairs of a QT study on a GPU (see the module notes); ``xp`` numpy runs the same tile
-    math on the CPU (the tests)."""
+    """All pairs of a QT study on one or more GPUs (see the module notes); ``xp`` numpy runs the
+    same tile math on the CPU (the tests).
+
+    ``gpus``: device ids (default: every visible GPU; with numpy, ``gpus=[0, 1]`` makes two
+    simulated devices). Each device holds the study's dosages and screens tiles from one shared
+    queue on a host thread of its own; a tile's outcome does not depend on which device or in which
+    order it ran, except for how many pairs go to the exact re-test (each device's running bounds
+    are its own), so the files are the same whatever the number of devices (tests/test_qt_gpu.py).
+    ``runner``: the class of the per-device runners (tests inject slow or failing ones).
+    """
 
     name = "gpu"
 
-    def __init__(self, threads: int | None = None, tile: int | None = None, xp=None, fused: bool = True):
+    def __init__(self, threads: int | None = None, tile: int | None = None, xp=None, fused: bool = True,
+                 gpus: list[int] | None = None, runner=QTDeviceRunner):
+        if tile is not None and tile < 1:
+            raise ValueError(f"tile must be >= 1 SNP, got {tile}")
         self.threads = threads or os.cpu_count() or 1
         self.tile = int(tile or DEFAULT_TILE)
         if xp is None:
             import cupy as xp
         self.xp = xp
+        self._gpus = None if gpus is None else [int(g) for g in gpus]
+        self._runner_class = runner
         # On the device the per-pair statistic runs as one fused kernel traced from linear_screen
         # (one pass over memory instead of ~300); numpy runs the array code itself.
         self.screen = linear_screen
@@ -364,61 +447,109 @@ class QTGPUEngine:
             self.screen = fused_screen
         self.timings: dict[str, float] = {}
         self.n_exact = 0
+        self.tiles_per_device: dict[int, int] = {}
+
+    def device_ids(self) -> list[int]:
+        """The devices a scan uses: ``gpus`` checked against those visible, or all of them."""
+        if self.xp.__name__ == "numpy":
+            return list(dict.fromkeys(self._gpus)) if self._gpus else [0]
+        n = self.xp.cuda.runtime.getDeviceCount()
+        if self._gpus is None:
+            if n == 0:
+                raise RuntimeError("no CUDA device is visible")
+            return list(range(n))
+        bad = [g for g in self._gpus if not 0 <= g < n]
+        if bad or not self._gpus:
+            raise ValueError(f"--gpus {','.join(map(str, self._gpus))}: {n} CUDA device(s) visible "
+                             f"(indices 0..{n - 1})")
+        return list(dict.fromkeys(self._gpus))
 
     def describe(self) -> str:
+        ids = self.device_ids()
         if self.xp.__name__ == "numpy":
-            return "GPU engine's tile math on numpy (CPU)"
-        props = self.xp.cuda.runtime.getDeviceProperties(self.xp.cuda.Device().id)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+            return "GPU engine's tile math on numpy (CPU)" + (f", {len(ids)} simulated devices" if len(ids) > 1 else "")
+        names = []
+        for d in ids:
+            props = self.xp.cuda.runtime.getDeviceProperties(d)
+            names.append(props["name"].decode() if isinstance(props["name"], bytes) else props["name"])
         how = "fused" if self.screen is not linear_screen else "array"
-        return f"GPU ({name}, CuPy float64 GEMM moments, {how} per-pair screen, exact CPU re-test)"
+        where = names[0] if len(set(names)) == 1 else ", ".join(names)
+        where = f"{len(ids)} x {where}" if len(ids) > 1 else where
+        return f"GPU ({where}, CuPy float64 GEMM moments, {how} per-pair screen, exact CPU re-test)"
 
     def probe(self) -> None:
-        """Run a tiny product on the device (``--device auto`` falls back to the CPU if this fails)."""
+        """Run a tiny product on each device (``--device auto`` falls back to the CPU if this fails)."""
         xp = self.xp
-        a = xp.ones((2, 3))
-        float((a @ a.T).sum())
+        for d in self.device_ids():
+            with (contextlib.nullcontext() if xp.__name__ == "numpy" else xp.cuda.Device(d)):
+                a = xp.ones((2, 3))
+                float((a @ a.T).sum())
+
+    def _prepare(self, study: Study, runners: list) -> None:
+        """Dosages to every device, ``DECODE_ROWS`` SNPs at a time through one host buffer: the host
+        never holds the p x n matrix (2.5 GB at 500k x 5k; in a fresh process its first touch alone
+        cost ~1.5 s of a 2-core machine at 100k x 5k), and each block is decoded once for all devices."""
+        p, n = study.n_snps, study.n_samples
+        buf = np.empty((min(DECODE_ROWS, max(p, 1)), n), np.int8)
+        decode = upload = 0.0
+        for r0 in range(0, p, DECODE_ROWS):
+            r1 = min(p, r0 + DECODE_ROWS)
+            t = time.perf_counter()
+            block = dosages(study, slice(r0, r1), buf[:r1 - r0])
+            decode += time.perf_counter() - t
+            t = time.perf_counter()
+            for r in runners:
+                r.load(r0, block)
+            upload += time.perf_counter() - t
+        self.timings["prepare.decode"] = decode
+        self.timings["prepare.upload"] = upload
 
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None,
              cancel=None) -> tuple[QTScanCore, QTPlanes]:
-        import numba as nb
-
-        nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
-        xp = self.xp
+        nthreads = min(self.threads, nb.config.NUMBA_NUM_THREADS)
+        nb.set_num_threads(nthreads)
         t0 = time.perf_counter()
-        qp = qt_planes(study)
         p = study.n_snps
-        dose = xp.asarray(dosages(study))
-        y = xp.asarray(np.asarray(study.trait, np.float64))
         errs = TraitSumErrors.of(study.trait)
-        state = DeviceState(xp, p)
+        runners = [self._runner_class(self.xp, d, p, study.n_samples, study.trait, errs, self.screen)
+                   for d in self.device_ids()]
+        self._prepare(study, runners)
         self.timings["prepare"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        T = max(1, self.tile)
-        xs_i, xs_j = [], []
-        total = p * (p - 1) // 2
-        done = 0
-        for i0 in range(0, p, T):
-            i1 = min(p, i0 + T)
-            for j0 in range(i0, p, T):
-                if cancel is not None and cancel():
-                    from gboost.errors import ScanCancelled
 
-                    raise ScanCancelled()
-                j1 = min(p, j0 + T)
-                ts = screen_tile(xp, dose, y, errs, state, i0, i1, j0, j1, alpha1, alpha2, self.screen)
-                xs_i.append(ts.xi)
-                xs_j.append(ts.xj)
-                m = i1 - i0  # tiles share their edges: a tile is on the diagonal or right of it
-                done += m * (m - 1) // 2 if j0 == i0 else m * (j1 - j0)
-                if progress is not None:
-                    progress(done, total)
-        n_sig = _host(state.n_sig).astype(np.int64)
-        n_fail = _host(state.n_fail).astype(np.int64)
-        self.timings["tiles"] = time.perf_counter() - t0
+        # The CPU's view of the study (the exact re-test's planes and totals, and the marginal tests
+        # after the scan) is built on a host thread while the devices run the tiles.
+        def planes():
+            nb.set_num_threads(nthreads)  # per thread in numba
+            t = time.perf_counter()
+            qp = qt_planes(study)
+            return qp, time.perf_counter() - t
+
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gboost-qt-planes") as pool:
+            job = pool.submit(planes)
+            t0 = time.perf_counter()
+            try:
+                xs_i, xs_j = self._run_tiles(runners, plan_qt_tiles(p, max(1, self.tile)), alpha1, alpha2,
+                                             progress, cancel)
+            finally:
+                job.exception()  # never leave the planes' parallel loops running behind an error
+            n_sig = np.zeros(p, np.int64)
+            n_fail = np.zeros(p, np.int64)
+            for r in runners:
+                s, f = r.counts()
+                n_sig += s
+                n_fail += f
+            self.tiles_per_device = {r.device_id: r.tiles for r in runners}
+            self.timings["tiles"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            qp, self.timings["planes"] = job.result()
+            self.timings["planes_wait"] = time.perf_counter() - t0
         t0 = time.perf_counter()
+        total = p * (p - 1) // 2
+        # tiles finish in any order on several devices: the re-test's input in (i, j) order
         xi = np.concatenate(xs_i) if xs_i else np.zeros(0, np.int64)
         xj = np.concatenate(xs_j) if xs_j else np.zeros(0, np.int64)
+        order = np.lexsort((xj, xi))
+        xi, xj = xi[order], xj[order]
         self.n_exact = len(xi)
         ok = np.zeros(len(xi), np.bool_)
         stat = np.full(len(xi), np.nan)
@@ -429,7 +560,68 @@ class QTGPUEngine:
         n_fail += ef
         best, partner = combine_best(ba, ba_id, bb, bb_id)
         si, sj = xi[keep], xj[keep]
-        order = np.lexsort((sj, si))
         self.timings["exact"] = time.perf_counter() - t0
         n_valid = total - int(n_fail.sum()) // 2
-        return QTScanCore(si[order], sj[order], n_sig, n_fail, best, partner, n_valid), qp
+        return QTScanCore(si, sj, n_sig, n_fail, best, partner, n_valid), qp
+
+    def _run_tiles(self, runners: list, tiles: list, alpha1: float, alpha2: float, progress, cancel):
+        """Every tile on the devices: one host thread per device takes tiles from a shared queue.
+        ``cancel()`` is asked here (the caller's thread) before the first tile and after each; on
+        true, or on a device's error, the workers stop after their current tile and it is raised."""
+        work: queue.SimpleQueue = queue.SimpleQueue()
+        for t in tiles:
+            work.put(t)
+        out: queue.SimpleQueue = queue.SimpleQueue()
+        stop = threading.Event()
+        done_marker = object()
+
+        def worker(runner) -> None:
+            try:
+                while not stop.is_set():
+                    try:
+                        tile = work.get_nowait()
+                    except queue.Empty:
+                        break
+                    out.put((tile, runner.screen(tile, alpha1, alpha2)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+                stop.set()
+                out.put(exc)
+            finally:
+                out.put(done_marker)
+
+        def cancelled() -> None:
+            if cancel is not None and cancel():
+                from gboost.errors import ScanCancelled
+
+                raise ScanCancelled()
+
+        cancelled()
+        xs_i, xs_j = [], []
+        total = sum(_tile_pairs(t) for t in tiles)
+        done = 0
+        threads = [threading.Thread(target=worker, args=(r,), name=f"gboost-qt-gpu{r.device_id}", daemon=True)
+                   for r in runners]
+        for t in threads:
+            t.start()
+        try:
+            finished = 0
+            while finished < len(threads):
+                item = out.get()
+                if item is done_marker:
+                    finished += 1
+                    continue
+                if isinstance(item, BaseException):
+                    raise item
+                tile, ts = item
+                xs_i.append(ts.xi)
+                xs_j.append(ts.xj)
+                done += _tile_pairs(tile)
+                if progress is not None:
+                    progress(done, total)
+                if done < total:
+                    cancelled()
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        return xs_i, xs_j
