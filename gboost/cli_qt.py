@@ -13,7 +13,7 @@ from gboost.errors import InputError
 
 def _refuse_unsupported(args) -> None:
     unsupported = [("--part", args.part), ("--resume", args.resume), ("--dask", args.dask),
-                   ("--gpus", args.gpus), ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
+                   ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
     named = [flag for flag, value in unsupported if value]
     if named:
@@ -31,7 +31,7 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     _refuse_unsupported(args)
     try:
         params = QTParams(epi2=args.epi2, threads=args.threads, genotypic=args.genotypic,
-                          device=args.device, tile=args.tile,
+                          device=args.device, tile=args.tile, gpus=args.gpus,
                           **({} if args.epi1 is None else {"epi1": args.epi1}))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None

@@ -28,6 +28,7 @@ class QTParams:
     threads: int | None = None
     genotypic: bool = False  # also the 4-df genotypic interaction F-test of the reported pairs
     tile: int | None = None  # GPU engine: SNPs per side of a tile (gboost/engines/qt_gpu.py)
+    gpus: list[int] | None = None  # GPU engine: devices (default: every visible GPU)
 
     def __post_init__(self):
         # PLINK accepts any --epi1 > 0; above 1 its threshold is no longer a p value, so we stop at 1
@@ -110,6 +111,7 @@ class QTScanResult:
     timings: dict = field(default_factory=dict)
     test: str = "linear"
     covariate_names: list | None = None  # --covar columns of the adjusted refit
+    engine_counts: dict = field(default_factory=dict)  # GPU engine: pairs re-tested on the CPU, tiles per device
 
     marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
     _covariates = None  # (n, c) matrix aligned with study.samples, set by run_qt_scan
@@ -151,7 +153,7 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     if engine is None:
-        engine = make_qt_engine(params.device, threads=params.threads, tile=params.tile)
+        engine = make_qt_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
     t = time.perf_counter()
     core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel)
     timings["screen"] = time.perf_counter() - t
@@ -168,6 +170,9 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     summary = QTSummary(core.n_sig, (p - 1) - core.n_fail, core.best, core.best_partner)
     res = QTScanResult(study, params, engine.name, engine.describe(), screened, summary, core.n_valid, alpha1, alpha2,
                        mbeta, mstat, mp, timings, "linear+genotypic" if params.genotypic else "linear")
+    if hasattr(engine, "tiles_per_device"):
+        res.engine_counts = {"exact_retest_pairs": int(engine.n_exact),
+                             "tiles_per_device": {str(d): int(k) for d, k in engine.tiles_per_device.items()}}
     if covariates is not None:
         res._covariates, res.covariate_names = covariates[0], list(covariates[1])
         t = time.perf_counter()
@@ -176,39 +181,34 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     return res
 
 
-def make_qt_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None):
-    """The QT scan's engine, chosen as :func:`gboost.engines.make_engine` chooses the case-control
-    one: 'gpu' needs a GPU (else one line, exit 2); 'auto' takes it when CuPy sees one and its
-    probe runs, else the CPU engine (the log and run.json name the reason)."""
+def make_qt_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None,
+                   gpus: list[int] | None = None):
+    """The QT scan's engine, by the case-control scan's device policy
+    (:func:`gboost.engines.choose_gpu`): 'gpu' needs a GPU engine that starts (else one line,
+    exit 2); 'auto' takes it when CuPy sees a GPU and its probe runs, else the CPU engine (the log
+    names the reason). ``gpus``: the GPU engine's devices (default: all)."""
     import logging
 
-    from gboost.engines import _cupy_installed, gpu_available
+    from gboost.engines import GpuRefused, choose_gpu
     from gboost.errors import InputError
 
-    if device not in ("auto", "cpu", "gpu"):
-        raise ValueError(f"--device must be auto, cpu or gpu, not {device!r}")
-    if device == "cpu":
-        return QTCPUEngine(threads)
-    ok, why = gpu_available()
-    if not ok:
-        if device == "gpu":
-            raise InputError(None, f"--device gpu: no GPU for the quantitative trait scan ({why})")
-        if _cupy_installed():
-            logging.getLogger("gboost").warning("--device auto: using the CPU engine for the QT scan; %s", why)
-        return QTCPUEngine(threads)
-    from gboost.engines.qt_gpu import QTGPUEngine
+    def build():
+        from gboost.engines.qt_gpu import QTGPUEngine
+
+        return QTGPUEngine(threads, tile=tile, gpus=gpus)
 
     try:
-        engine = QTGPUEngine(threads, tile=tile)
-        engine.probe()
-        return engine
-    except Exception as exc:  # noqa: BLE001 - any failure to start: the CPU engine still works
-        if device == "gpu":
+        engine, reason = choose_gpu(device, build, probe_gpu=True, build_may_fail=True)
+    except GpuRefused as exc:
+        if exc.started:
             raise InputError(None, f"--device gpu: the GPU engine of the quantitative trait scan failed to start "
-                                   f"({exc})") from None
-        logging.getLogger("gboost").warning("--device auto: using the CPU engine for the QT scan; the GPU engine "
-                                            "failed to start (%s)", exc)
-        return QTCPUEngine(threads)
+                                   f"({exc.reason})") from None
+        raise InputError(None, f"--device gpu: no GPU for the quantitative trait scan ({exc.reason})") from None
+    if engine is not None:
+        return engine
+    if reason is not None:
+        logging.getLogger("gboost").warning("--device auto: using the CPU engine for the QT scan; %s", reason)
+    return QTCPUEngine(threads)
 
 
 def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = False) -> QTPairs:

@@ -145,6 +145,7 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
             "valid_tests": int(result.n_valid),
             "epi_qt_rows": int(len(result.screened)),
             "reported_pairs": int(len(result.reported)),
+            **getattr(result, "engine_counts", {}),
         },
         "trait": {"mean": float(np.mean(y)), "sd": float(np.std(y, ddof=1)) if len(y) > 1 else None},
         "bonferroni_0.05": result.bonferroni,
