@@ -456,6 +456,9 @@ class QTScanCore:
     best: np.ndarray
     best_partner: np.ndarray  # 0 (PLINK's first scanned SNP) where no partner beats 0
     n_valid: int
+    # (best_after, after_id, best_before, before_id) before combine_best: what a --part keeps, so
+    # that `gboost merge` folds the parts' partners as one scan would (id -1: none above 0)
+    halves: tuple | None = None
 
 
 class QTCPUEngine:
@@ -469,7 +472,9 @@ class QTCPUEngine:
     def describe(self) -> str:
         return f"CPU (numba, {min(self.threads, nb.config.NUMBA_NUM_THREADS)} threads)"
 
-    def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None) -> tuple[QTScanCore, QTPlanes]:
+    def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
+             rows: tuple[int, int] | None = None) -> tuple[QTScanCore, QTPlanes]:
+        """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share)."""
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)
         p = study.n_snps
@@ -479,17 +484,18 @@ class QTCPUEngine:
         best_after_id = np.full(p, -1, np.int64)
         best_before = np.zeros(p)
         best_before_id = np.full(p, -1, np.int64)
-        rows = max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))
-        zbuf = np.empty((rows, p))
         si, sj = [], []
-        total = p * (p - 1) // 2
+        r0, r1 = rows if rows is not None else (0, p)
+        total = sum(p - 1 - i for i in range(r0, r1))
         done = 0
-        for i0 in range(0, p, rows):
+        block = max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))
+        zbuf = np.empty((block, p))
+        for i0 in range(r0, r1, block):
             if cancel is not None and cancel():
                 from gboost.errors import ScanCancelled
 
                 raise ScanCancelled()
-            i1 = min(p, i0 + rows)
+            i1 = min(r1, i0 + block)
             _stat_block(*qp.scan_args(), i0, i1, zbuf)
             _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
             _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
@@ -503,7 +509,8 @@ class QTCPUEngine:
         n_valid = total - int(n_fail.sum()) // 2
         i = np.concatenate(si) if si else np.zeros(0, np.int64)
         j = np.concatenate(sj) if sj else np.zeros(0, np.int64)
-        return QTScanCore(i.astype(np.int64), j.astype(np.int64), n_sig, n_fail, best, partner, n_valid), qp
+        return QTScanCore(i.astype(np.int64), j.astype(np.int64), n_sig, n_fail, best, partner, n_valid,
+                          (best_after, best_after_id, best_before, best_before_id)), qp
 
 
 def survivors(zbuf, i0, i1, alpha1):

@@ -401,16 +401,18 @@ class QTDeviceRunner:
             return _host(self.state.n_sig).astype(np.int64), _host(self.state.n_fail).astype(np.int64)
 
 
-def plan_qt_tiles(p: int, T: int) -> list[tuple[int, int, int, int]]:
-    """Tiles (i0, i1, j0, j1) of the pair triangle, row blocks of T SNPs by column blocks from the
-    diagonal on; each pair i < j in exactly one (a tile on the diagonal holds its i < j half)."""
-    return [(i0, min(p, i0 + T), j0, min(p, j0 + T)) for i0 in range(0, p, T) for j0 in range(i0, p, T)]
+def plan_qt_tiles(p: int, T: int, rows: tuple[int, int] | None = None) -> list[tuple[int, int, int, int]]:
+    """Tiles (i0, i1, j0, j1) of the pair triangle (of SNP1 ``rows``, default all), row blocks of T
+    SNPs by column blocks from the diagonal on; each pair i < j in exactly one (a tile on the
+    diagonal holds its i < j half)."""
+    r0, r1 = rows if rows is not None else (0, p)
+    return [(i0, min(r1, i0 + T), j0, min(p, j0 + T)) for i0 in range(r0, r1, T) for j0 in range(i0, p, T)]
 
 
 def _tile_pairs(tile: tuple[int, int, int, int]) -> int:
+    """Pairs i < j of a tile (a part's last row block may be shorter than its diagonal tile is wide)."""
     i0, i1, j0, j1 = tile
-    m = i1 - i0
-    return m * (m - 1) // 2 if j0 == i0 else m * (j1 - j0)
+    return int(np.maximum(0, j1 - np.maximum(j0, np.arange(i0, i1) + 1)).sum())
 
 
 class QTGPUEngine:
@@ -505,7 +507,8 @@ class QTGPUEngine:
         self.timings["prepare.upload"] = upload
 
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None,
-             cancel=None) -> tuple[QTScanCore, QTPlanes]:
+             cancel=None, rows: tuple[int, int] | None = None) -> tuple[QTScanCore, QTPlanes]:
+        """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share)."""
         nthreads = min(self.threads, nb.config.NUMBA_NUM_THREADS)
         nb.set_num_threads(nthreads)
         t0 = time.perf_counter()
@@ -528,8 +531,8 @@ class QTGPUEngine:
             job = pool.submit(planes)
             t0 = time.perf_counter()
             try:
-                xs_i, xs_j = self._run_tiles(runners, plan_qt_tiles(p, max(1, self.tile)), alpha1, alpha2,
-                                             progress, cancel)
+                tiles = plan_qt_tiles(p, max(1, self.tile), rows)
+                xs_i, xs_j = self._run_tiles(runners, tiles, alpha1, alpha2, progress, cancel)
             finally:
                 job.exception()  # never leave the planes' parallel loops running behind an error
             n_sig = np.zeros(p, np.int64)
@@ -544,7 +547,7 @@ class QTGPUEngine:
             qp, self.timings["planes"] = job.result()
             self.timings["planes_wait"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        total = p * (p - 1) // 2
+        total = sum(_tile_pairs(t) for t in tiles)
         # tiles finish in any order on several devices: the re-test's input in (i, j) order
         xi = np.concatenate(xs_i) if xs_i else np.zeros(0, np.int64)
         xj = np.concatenate(xs_j) if xs_j else np.zeros(0, np.int64)
@@ -562,7 +565,7 @@ class QTGPUEngine:
         si, sj = xi[keep], xj[keep]
         self.timings["exact"] = time.perf_counter() - t0
         n_valid = total - int(n_fail.sum()) // 2
-        return QTScanCore(si, sj, n_sig, n_fail, best, partner, n_valid), qp
+        return QTScanCore(si, sj, n_sig, n_fail, best, partner, n_valid, (ba, ba_id, bb, bb_id)), qp
 
     def _run_tiles(self, runners: list, tiles: list, alpha1: float, alpha2: float, progress, cancel):
         """Every tile on the devices: one host thread per device takes tiles from a shared queue.

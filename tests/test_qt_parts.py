@@ -1,0 +1,118 @@
+"""``gboost scan --part k/n`` and ``gboost merge`` on a quantitative trait (issue 22): the merged
+files are one run's byte for byte, whichever engine ran the parts and however many; parts of
+another scan, of other data, given twice or missing are refused in one line."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gboost.cli import main as gboost_main
+from gboost.engines.qt_cpu import QTCPUEngine
+from gboost.engines.qt_gpu import QTGPUEngine
+from gboost.inputs import open_input
+from gboost.io.qt_results import render_qt_outputs
+from gboost.load import load_study
+from gboost.qt_scan import QTParams, merge_qt_parts, run_qt_scan, write_qt_part
+from gboost.simulate import simulate_qt_study
+
+FILES = ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "marginal.tsv")
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    # LD (pairs that fail, ties of best partners within blocks), missing calls, planted pairs
+    st = simulate_qt_study(70, 260, seed=9, missing_rate=0.03, ld_block=6, ld_rho=0.95,
+                           effects=[(2, 40, 0.6), (10, 60, 0.5)])
+    prefix = str(tmp_path_factory.mktemp("qtparts") / "q")
+    st.write(prefix)
+    return prefix
+
+
+def _files(directory):
+    return {name: (directory / name).read_bytes() for name in FILES}
+
+
+@pytest.mark.parametrize("n", [2, 3, 7])
+@pytest.mark.parametrize("flags", [[], ["--epi1", "1"], ["--epi1", "0.05", "--epi2", "0.2", "--genotypic"]],
+                         ids=["default", "every-pair", "genotypic"])
+def test_parts_merged_by_the_cli_equal_one_run(prefix, tmp_path, n, flags):
+    one = tmp_path / "one"
+    assert gboost_main(["scan", "--bfile", prefix, "--out", str(one), "--quiet", "--device", "cpu", *flags]) == 0
+    parts = []
+    for k in range(1, n + 1):
+        d = tmp_path / f"part{k}"
+        assert gboost_main(["scan", "--bfile", prefix, "--out", str(d), "--quiet", "--device", "cpu",
+                            "--part", f"{k}/{n}", *flags]) == 0
+        assert not (d / "pairs.epi.qt").exists()  # a part holds part.npz and run.json only
+        assert json.loads((d / "run.json").read_text())["part"] == [k, n]
+        parts.append(str(d))
+    merged = tmp_path / "merged"
+    assert gboost_main(["merge", *reversed(parts), "--out", str(merged), "--quiet"]) == 0
+    assert _files(merged) == _files(one)
+    run, run1 = (json.loads((d / "run.json").read_text()) for d in (merged, one))
+    assert run["counts"]["valid_tests"] == run1["counts"]["valid_tests"]
+    assert run["merged_parts"] == [str(p) for p in reversed(parts)]
+
+
+@pytest.mark.parametrize("gpus", [[0], [0, 1]])
+def test_parts_of_the_gpu_engine_merge_to_the_cpu_engines_run(prefix, tmp_path, gpus):
+    """The GPU engine's tile math (numpy) on each part's rows, parts merged: the CPU's one run."""
+    study = load_study(open_input(bfile=prefix))
+    params = dict(epi1=0.01, epi2=0.1)
+    want = render_qt_outputs(run_qt_scan(study, QTParams(**params), engine=QTCPUEngine()))
+    dirs = []
+    for k in range(1, 4):
+        res = run_qt_scan(study, QTParams(**params, part=(k, 3)), engine=QTGPUEngine(tile=16, xp=np, gpus=gpus))
+        dirs.append(tmp_path / f"p{k}")
+        write_qt_part(dirs[-1], res)
+    got = render_qt_outputs(merge_qt_parts(dirs))
+    for name in FILES:
+        assert got[name] == want[name], name
+
+
+def test_merge_refuses_parts_missing_twice_or_of_another_scan(prefix, tmp_path, capsys):
+    def part(k, n, *flags, name=None):
+        d = tmp_path / (name or f"p{k}of{n}")
+        assert gboost_main(["scan", "--bfile", prefix, "--out", str(d), "--quiet", "--device", "cpu",
+                            "--part", f"{k}/{n}", *flags]) == 0
+        return str(d)
+
+    p1, p2 = part(1, 2), part(2, 2)
+    other = part(2, 2, "--epi1", "0.01", name="other")
+    cases = [([p1], "parts 2/2 are missing"), ([p1, p1], "given twice"), ([p1, other], "different scan")]
+    for dirs, msg in cases:
+        out = tmp_path / "m"
+        assert gboost_main(["merge", *dirs, "--out", str(out), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and msg in err[0], err
+        assert not out.exists() or not any(p.name != ".gboost.lock" for p in out.iterdir())
+    assert gboost_main(["merge", p1, p2, "--out", str(tmp_path / "ok"), "--quiet"]) == 0
+
+
+def test_merge_refuses_a_case_control_part_among_qt_parts(prefix, tmp_path, capsys):
+    from gboost.simulate import simulate_study
+
+    cc = simulate_study(30, 100, 100, seed=1)
+    cc.write(str(tmp_path / "cc"))
+    assert gboost_main(["scan", "--bfile", str(tmp_path / "cc"), "--out", str(tmp_path / "ccpart"), "--quiet",
+                        "--device", "cpu", "--part", "2/2"]) == 0
+    assert gboost_main(["scan", "--bfile", prefix, "--out", str(tmp_path / "qt1"), "--quiet", "--device", "cpu",
+                        "--part", "1/2"]) == 0
+    assert gboost_main(["merge", str(tmp_path / "qt1"), str(tmp_path / "ccpart"), "--out", str(tmp_path / "m"),
+                        "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "case-control part" in err[0]
+
+
+def test_covar_with_part_is_refused_in_one_line(prefix, tmp_path, capsys):
+    cov = tmp_path / "c.txt"
+    fam = [line.split() for line in open(prefix + ".fam")]
+    cov.write_text("FID IID age\n" + "".join(f"{f[0]} {f[1]} {k % 7}\n" for k, f in enumerate(fam)))
+    out = tmp_path / "o"
+    assert gboost_main(["scan", "--bfile", prefix, "--out", str(out), "--quiet", "--part", "1/2",
+                        "--covar", str(cov)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--covar with --part" in err[0]
+    assert not out.exists() or not any(p.name != ".gboost.lock" for p in out.iterdir())
