@@ -15,7 +15,7 @@ def _refuse_unsupported(args) -> None:
     if args.part and args.covar:
         raise InputError(None, "--covar with --part: the covariate refit of a quantitative trait scan needs the whole "
                                "scan (run it without --part)")
-    unsupported = [("--resume", args.resume), ("--dask", args.dask),
+    unsupported = [("--dask", args.dask),
                    ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
     named = [flag for flag, value in unsupported if value]
@@ -58,7 +58,12 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
         covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
         log(f"covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
         clock.lap("covariates")
-    result = run_qt_scan(study, params, progress=bar, covariates=covariates)
+    from gboost.checkpoint import MANIFEST
+
+    resume = bool(args.resume) and (out / MANIFEST).exists()
+    if resume:
+        log("--resume: taking up the interrupted scan's finished work from its checkpoint")
+    result = run_qt_scan(study, params, progress=bar, covariates=covariates, checkpoint_dir=out, resume=resume)
     if bar is not None:
         print(file=sys.stderr)
     clock.lap("screen")

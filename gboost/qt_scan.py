@@ -142,7 +142,8 @@ class QTScanResult:
 
 
 def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
-                covariates: tuple | None = None, engine=None) -> QTScanResult:
+                covariates: tuple | None = None, engine=None, checkpoint_dir=None, resume: bool = False,
+                checkpoint_interval: float = 60.0) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
 
     ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
@@ -152,6 +153,10 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     returning true between blocks raises :class:`gboost.errors.ScanCancelled`. ``engine``: one
     made already (tests run the GPU engine's tile math on numpy this way); else ``params.device``
     chooses (:func:`make_qt_engine`).
+
+    ``checkpoint_dir``: the engine's finished work is saved there now and then (every
+    ``checkpoint_interval`` seconds) and when the scan stops early (:class:`QTCheckpoint`); with
+    ``resume`` an interrupted run's is taken up again (the outputs are one run's, byte for byte).
     """
     params = params or QTParams()
     if not study.quantitative:
@@ -169,8 +174,11 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         from gboost.tiles import part_rows
 
         rows = part_rows(study.n_snps, *params.part)
-    core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel,
-                           **({} if rows is None else {"rows": rows}))
+    extra = {} if rows is None else {"rows": rows}
+    if checkpoint_dir is not None:
+        extra["checkpoint"] = QTCheckpoint(checkpoint_dir, study, params, engine.checkpoint_plan(rows), resume=resume,
+                                           interval=checkpoint_interval)
+    core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
     timings["screen"] = time.perf_counter() - t
     t = time.perf_counter()
     screened = retest(qp, core.i, core.j, genotypic=params.genotypic)
@@ -227,6 +235,92 @@ def make_qt_engine(device: str = "auto", *, threads: int | None = None, tile: in
     return QTCPUEngine(threads)
 
 
+# --- --resume ------------------------------------------------------------------------------------
+
+class QTCheckpoint:
+    """An engine's finished work of one QT scan, saved whole in the output folder
+    (``checkpoint.ledger``: its arrays; ``checkpoint.json``: what they depend on), each save
+    replacing the last atomically, so a kill leaves the previous one. The engines save at clean
+    points only (whole tiles or row blocks), now and then and when the scan stops early;
+    :func:`gboost.io.qt_results.write_qt_outputs` removes it with the finished outputs.
+
+    What it pins: the study (SNP IDs, genotype counts and sampled planes, the trait and A1s), the
+    thresholds, ``--part`` and the engine's plan (which engine, its tile edge): a ``--resume``
+    with any of these changed is refused in one line naming it."""
+
+    def __init__(self, out_dir, study: Study, params: QTParams, plan: dict, *, resume: bool = False,
+                 interval: float = 60.0):
+        from pathlib import Path
+
+        self.dir = Path(out_dir)
+        self.interval = float(interval)
+        self.fingerprint = self._fingerprint(study, params, plan)
+        self.resume = resume
+        self._last = time.monotonic()
+
+    @staticmethod
+    def _fingerprint(study: Study, params: QTParams, plan: dict) -> dict:
+        import hashlib
+
+        from gboost.checkpoint import study_content_hash
+
+        ids = hashlib.sha256("\n".join(map(str, study.variants.snp)).encode()).hexdigest()
+        trait = hashlib.sha256(np.ascontiguousarray(study.trait, np.float64).tobytes()
+                               + np.ascontiguousarray(study.a1_flip if study.a1_flip is not None
+                                                      else np.zeros(study.n_snps, bool), bool).tobytes()).hexdigest()
+        return {"phenotype": QT_PART_KIND, "snps": int(study.n_snps), "samples": int(study.n_samples),
+                "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), "trait_sha256": trait,
+                "epi1": float(params.epi1), "epi2": float(params.epi2),
+                "part": list(params.part) if params.part else None, "plan": plan}
+
+    _WHAT = {"phenotype": "the phenotype (a case-control scan's checkpoint)", "snps": "the number of SNPs",
+             "samples": "the samples", "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples",
+             "trait_sha256": "the trait or A1 alleles", "epi1": "--epi1", "epi2": "--epi2", "part": "--part",
+             "plan": "the engine (--device) or its --tile"}
+
+    def restore(self) -> dict | None:
+        """The saved arrays of an interrupted run (None: start afresh)."""
+        import json
+
+        from gboost.checkpoint import LEDGER, MANIFEST
+        from gboost.errors import InputError
+
+        if not self.resume or not (self.dir / MANIFEST).exists():
+            return None
+        try:
+            saved = json.loads((self.dir / MANIFEST).read_text())
+        except (OSError, ValueError):
+            saved = {}
+        diff = [self._WHAT.get(k, k) for k in self.fingerprint if saved.get(k) != self.fingerprint[k]]
+        if diff:
+            raise InputError(self.dir / MANIFEST, f"the interrupted scan differs in {', '.join(diff)}: rerun it as it "
+                                                  "was, or use --overwrite to start over")
+        try:
+            with open(self.dir / LEDGER, "rb") as f:
+                arrays = dict(np.load(f, allow_pickle=False))
+        except FileNotFoundError:
+            return None  # killed before its first save
+        except Exception as exc:  # noqa: BLE001 - a damaged file: one line, not a traceback
+            raise InputError(self.dir / LEDGER, f"unreadable checkpoint ({exc}): use --overwrite to start over") from None
+        return arrays
+
+    def due(self) -> bool:
+        return time.monotonic() - self._last >= self.interval
+
+    def save(self, arrays: dict) -> None:
+        import io
+        import json
+
+        from gboost.checkpoint import LEDGER, MANIFEST
+        from gboost.io.outdir import write_files
+
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        write_files(self.dir, {LEDGER: buf.getvalue(), MANIFEST: json.dumps(self.fingerprint, indent=2) + "\n"},
+                    overwrite=True)
+        self._last = time.monotonic()
+
+
 # --- --part k/n and `gboost merge` -----------------------------------------------------------------
 
 QT_PART_KIND = "quantitative"  # meta["phenotype"] of a QT part (parts share part.npz's name with case-control ones)
@@ -271,7 +365,12 @@ def write_qt_part(out_dir, result: QTScanResult, *, overwrite: bool = False):
             np.savez(f, **arrays)
         (staging / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
 
-    return staged_files(out_dir, fill, overwrite=overwrite)
+    from gboost.checkpoint import LEDGER, MANIFEST
+
+    out = staged_files(out_dir, fill, overwrite=overwrite)
+    for name in (LEDGER, MANIFEST, MANIFEST + ".tmp"):  # the part's checkpoint, now done with
+        (out / name).unlink(missing_ok=True)
+    return out
 
 
 def _part_rows(result: QTScanResult) -> tuple[int, int]:

@@ -1,6 +1,7 @@
-"""``gboost scan --part k/n`` and ``gboost merge`` on a quantitative trait (issue 22): the merged
-files are one run's byte for byte, whichever engine ran the parts and however many; parts of
-another scan, of other data, given twice or missing are refused in one line."""
+"""``gboost scan --part k/n``, ``gboost merge`` and ``--resume`` on a quantitative trait (issue 22):
+the merged or resumed files are one run's byte for byte, whichever engine ran and however many
+parts or devices; parts of another scan, of other data, given twice or missing, and a resume with
+other settings are refused in one line."""
 from __future__ import annotations
 
 import json
@@ -116,3 +117,130 @@ def test_covar_with_part_is_refused_in_one_line(prefix, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--covar with --part" in err[0]
     assert not out.exists() or not any(p.name != ".gboost.lock" for p in out.iterdir())
+
+
+# --- --resume ------------------------------------------------------------------------------------
+
+def _stop_after(k):
+    calls = []
+    return lambda: calls.append(1) or len(calls) > k
+
+
+def _engines():
+    from gboost.engines.qt_gpu import QTDeviceRunner
+
+    screened = []
+
+    class Counting(QTDeviceRunner):
+        def screen(self, tile, alpha1, alpha2):
+            screened.append(tile)
+            return super().screen(tile, alpha1, alpha2)
+
+    return screened, {"gpu1": lambda: QTGPUEngine(tile=16, xp=np, runner=Counting),
+                      "gpu2": lambda: QTGPUEngine(tile=16, xp=np, gpus=[0, 1], runner=Counting),
+                      "cpu": lambda: QTCPUEngine()}
+
+
+@pytest.mark.parametrize("which", ["gpu1", "gpu2", "cpu"])
+@pytest.mark.parametrize("part", [None, (2, 3)])
+def test_a_cancelled_scan_resumed_writes_one_runs_files(prefix, tmp_path, monkeypatch, which, part):
+    """Stopped after a few tiles (row blocks for the CPU engine), then resumed from the checkpoint:
+    the same files as one run, and the finished tiles are not screened again."""
+    from gboost.checkpoint import LEDGER, MANIFEST
+    from gboost.engines import qt_cpu
+    from gboost.errors import ScanCancelled
+
+    monkeypatch.setattr(qt_cpu, "_ZBUF_BYTES", 8 * 70 * 4)  # CPU row blocks of 4 SNPs: several blocks
+    study = load_study(open_input(bfile=prefix))
+    params = QTParams(epi1=0.01, epi2=0.1, part=part)
+    screened, engines = _engines()
+    want = run_qt_scan(study, params, engine=engines[which]())
+    n_tiles = len(screened)
+    screened.clear()
+    out = tmp_path / "o"
+    with pytest.raises(ScanCancelled):
+        run_qt_scan(study, params, engine=engines[which](), checkpoint_dir=out, cancel=_stop_after(3),
+                    checkpoint_interval=1e9)
+    assert (out / LEDGER).exists() and (out / MANIFEST).exists()
+    screened.clear()
+    got = run_qt_scan(study, params, engine=engines[which](), checkpoint_dir=out, resume=True)
+    if which != "cpu":  # the checkpoint holds the three tiles the cancel saw finished (later ones are dropped)
+        assert len(screened) == n_tiles - 3
+    for attr in ("n_sig", "n_fail", "best", "best_partner", "i", "j"):
+        np.testing.assert_array_equal(getattr(got.core, attr), getattr(want.core, attr), err_msg=attr)
+    if part is None:
+        w, g = render_qt_outputs(want), render_qt_outputs(got)
+        for name in FILES:
+            assert g[name] == w[name], name
+
+
+def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
+    """A device's error is not a clean stop for the other: the checkpoint saved after each tile
+    (interval 0) holds whole tiles only, and the resumed scan gives one run's files."""
+    from gboost.engines.qt_gpu import QTDeviceRunner
+
+    class FailsOnce(QTDeviceRunner):
+        budget = [6]
+
+        def screen(self, tile, alpha1, alpha2):
+            if self.device_id == 1:
+                FailsOnce.budget[0] -= 1
+                if FailsOnce.budget[0] < 0:
+                    raise RuntimeError("GPU 1: an illegal memory access")
+            return super().screen(tile, alpha1, alpha2)
+
+    study = load_study(open_input(bfile=prefix))
+    params = QTParams(epi1=0.01, epi2=0.1)
+    want = render_qt_outputs(run_qt_scan(study, params, engine=QTCPUEngine()))
+    out = tmp_path / "o"
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np, gpus=[0, 1], runner=FailsOnce),
+                    checkpoint_dir=out, checkpoint_interval=0.0)
+    from gboost.checkpoint import LEDGER
+
+    with np.load(out / LEDGER) as saved:
+        assert 6 <= saved["done"].sum() < len(saved["done"])  # whole tiles of both devices, not all
+    got = render_qt_outputs(run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np), checkpoint_dir=out,
+                                        resume=True))
+    for name in FILES:
+        assert got[name] == want[name], name
+
+
+def test_cli_resume_finishes_the_scan_and_removes_the_checkpoint(prefix, tmp_path, capsys):
+    from gboost.checkpoint import LEDGER, MANIFEST
+    from gboost.errors import ScanCancelled
+
+    one = tmp_path / "one"
+    assert gboost_main(["scan", "--bfile", prefix, "--out", str(one), "--quiet", "--device", "cpu",
+                        "--epi1", "0.01"]) == 0
+    out = tmp_path / "o"
+    study = load_study(open_input(bfile=prefix))
+    with pytest.raises(ScanCancelled):  # as the CLI's engine would leave it (--device cpu, default tile)
+        run_qt_scan(study, QTParams(epi1=0.01, device="cpu"), engine=QTCPUEngine(), checkpoint_dir=out,
+                    cancel=_stop_after(0))
+    # nothing was finished before the cancel: no checkpoint, and a plain rerun is allowed
+    assert not (out / MANIFEST).exists()
+    import gboost.engines.qt_cpu as qt_cpu
+
+    old = qt_cpu._ZBUF_BYTES
+    qt_cpu._ZBUF_BYTES = 8 * 70 * 9
+    try:
+        with pytest.raises(ScanCancelled):
+            run_qt_scan(study, QTParams(epi1=0.01, device="cpu"), engine=QTCPUEngine(), checkpoint_dir=out,
+                        cancel=_stop_after(2))
+        assert (out / MANIFEST).exists()
+        # a run without --resume or --overwrite is refused: the folder holds an interrupted scan
+        assert gboost_main(["scan", "--bfile", prefix, "--out", str(out), "--quiet", "--device", "cpu",
+                            "--epi1", "0.01"]) == 2
+        assert "interrupted scan" in capsys.readouterr().err
+        # another --epi1 cannot take it up
+        assert gboost_main(["scan", "--bfile", prefix, "--out", str(out), "--quiet", "--device", "cpu",
+                            "--epi1", "0.02", "--resume"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--epi1" in err[0] and "--overwrite" in err[0]
+        assert gboost_main(["scan", "--bfile", prefix, "--out", str(out), "--quiet", "--device", "cpu",
+                            "--epi1", "0.01", "--resume"]) == 0
+    finally:
+        qt_cpu._ZBUF_BYTES = old
+    assert _files(out) == _files(one)
+    assert not (out / MANIFEST).exists() and not (out / LEDGER).exists()

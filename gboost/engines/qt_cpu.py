@@ -472,39 +472,82 @@ class QTCPUEngine:
     def describe(self) -> str:
         return f"CPU (numba, {min(self.threads, nb.config.NUMBA_NUM_THREADS)} threads)"
 
+    @staticmethod
+    def _block(p: int) -> int:
+        return max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))
+
+    def checkpoint_plan(self, rows: tuple[int, int] | None = None) -> dict:
+        """What a checkpoint of this engine pins besides the study and thresholds (its row blocks)."""
+        return {"engine": "qt-cpu-rows", "rows": list(rows) if rows else None}
+
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
-             rows: tuple[int, int] | None = None) -> tuple[QTScanCore, QTPlanes]:
-        """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share)."""
+             rows: tuple[int, int] | None = None, checkpoint=None) -> tuple[QTScanCore, QTPlanes]:
+        """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share).
+        ``checkpoint`` (gboost.qt_scan.QTCheckpoint): an interrupted run's finished row blocks are
+        taken from it; the finished ones are saved to it now and then and when the scan stops."""
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)
         p = study.n_snps
-        n_sig = np.zeros(p, np.int64)
-        n_fail = np.zeros(p, np.int64)
-        best_after = np.zeros(p)
-        best_after_id = np.full(p, -1, np.int64)
-        best_before = np.zeros(p)
-        best_before_id = np.full(p, -1, np.int64)
-        si, sj = [], []
         r0, r1 = rows if rows is not None else (0, p)
+        st = checkpoint.restore() if checkpoint is not None else None
+        if st is not None:
+            if len(st["n_sig"]) != p:
+                raise ValueError("the checkpoint does not match this scan")
+            start = int(st["next_row"])
+            n_sig, n_fail = st["n_sig"].astype(np.int64), st["n_fail"].astype(np.int64)
+            best_after, best_after_id = st["best_after"].astype(np.float64), st["after_id"].astype(np.int64)
+            best_before, best_before_id = st["best_before"].astype(np.float64), st["before_id"].astype(np.int64)
+            si, sj = [st["si"].astype(np.int64)], [st["sj"].astype(np.int64)]
+        else:
+            start = r0
+            n_sig = np.zeros(p, np.int64)
+            n_fail = np.zeros(p, np.int64)
+            best_after = np.zeros(p)
+            best_after_id = np.full(p, -1, np.int64)
+            best_before = np.zeros(p)
+            best_before_id = np.full(p, -1, np.int64)
+            si, sj = [], []
         total = sum(p - 1 - i for i in range(r0, r1))
-        done = 0
-        block = max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))
+        done = sum(p - 1 - i for i in range(r0, start))
+        block = self._block(p)
         zbuf = np.empty((block, p))
-        for i0 in range(r0, r1, block):
-            if cancel is not None and cancel():
-                from gboost.errors import ScanCancelled
+        next_row = start
 
-                raise ScanCancelled()
-            i1 = min(r1, i0 + block)
-            _stat_block(*qp.scan_args(), i0, i1, zbuf)
-            _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
-            _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
-            r, c = survivors(zbuf, i0, i1, alpha1)
-            si.append(r + i0)
-            sj.append(c)
-            done += sum(p - 1 - i for i in range(i0, i1))
-            if progress is not None:
-                progress(done, total)
+        def state() -> dict:
+            i = np.concatenate(si) if si else np.zeros(0, np.int64)
+            j = np.concatenate(sj) if sj else np.zeros(0, np.int64)
+            si[:], sj[:] = [i], [j]
+            return {"next_row": np.int64(next_row), "n_sig": n_sig, "n_fail": n_fail, "best_after": best_after,
+                    "after_id": best_after_id, "best_before": best_before, "before_id": best_before_id,
+                    "si": i, "sj": j}
+
+        complete = False
+        clean = True  # the arrays hold whole blocks (an interrupt may land between two folds)
+        try:
+            for i0 in range(start, r1, block):
+                if cancel is not None and cancel():
+                    from gboost.errors import ScanCancelled
+
+                    raise ScanCancelled()
+                clean = False
+                i1 = min(r1, i0 + block)
+                _stat_block(*qp.scan_args(), i0, i1, zbuf)
+                _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
+                _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
+                r, c = survivors(zbuf, i0, i1, alpha1)
+                si.append(r + i0)
+                sj.append(c)
+                next_row = i1
+                clean = True
+                done += sum(p - 1 - i for i in range(i0, i1))
+                if checkpoint is not None and checkpoint.due():
+                    checkpoint.save(state())
+                if progress is not None:
+                    progress(done, total)
+            complete = True
+        finally:
+            if checkpoint is not None and not complete and clean and next_row > start:
+                checkpoint.save(state())  # what an interrupted run finished: --resume goes on from here
         best, partner = combine_best(best_after, best_after_id, best_before, best_before_id)
         n_valid = total - int(n_fail.sum()) // 2
         i = np.concatenate(si) if si else np.zeros(0, np.int64)

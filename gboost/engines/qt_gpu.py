@@ -239,19 +239,29 @@ def _adjugate_inverse(xp, m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
 @dataclass
 class TileScreen:
     """One tile's outcome on the device side: pairs to test exactly (global indices), and the
-    certain pairs' counts already added to the device's per-SNP arrays."""
+    decided pairs' N_SIG and fail counts of the tile's rows and columns (host arrays: the caller's
+    thread sums them, so that what it has summed is always whole tiles, as a checkpoint needs)."""
 
     xi: np.ndarray
     xj: np.ndarray
+    sig_rows: np.ndarray
+    sig_cols: np.ndarray
+    fail_rows: np.ndarray
+    fail_cols: np.ndarray
+
+    def add_counts(self, tile: tuple[int, int, int, int], n_sig: np.ndarray, n_fail: np.ndarray) -> None:
+        i0, i1, j0, j1 = tile
+        n_sig[i0:i1] += self.sig_rows
+        n_sig[j0:j1] += self.sig_cols
+        n_fail[i0:i1] += self.fail_rows
+        n_fail[j0:j1] += self.fail_cols
 
 
 class DeviceState:
-    """Per-SNP arrays kept on the device across tiles: counts of the pairs decided there and the
-    running lower bounds of each SNP's best STAT (partners after it, partners before it)."""
+    """Per-SNP arrays kept on a device across tiles: the running lower bounds of each SNP's best
+    STAT (partners after it, partners before it) among the pairs that device decided."""
 
     def __init__(self, xp, p: int):
-        self.n_sig = xp.zeros(p, xp.int64)
-        self.n_fail = xp.zeros(p, xp.int64)
         self.lb_after = xp.full(p, -xp.inf)
         self.lb_before = xp.full(p, -xp.inf)
 
@@ -281,12 +291,12 @@ def screen_tile(xp, dose, y, errs: TraitSumErrors, state: DeviceState, i0: int, 
     sure = upper & ~exact
     sig = sure & ok & (stat >= alpha2)
     fails = sure & ~ok
-    state.n_sig[i0:i1] += sig.sum(axis=1)
-    state.n_sig[j0:j1] += sig.sum(axis=0)
-    state.n_fail[i0:i1] += fails.sum(axis=1)
-    state.n_fail[j0:j1] += fails.sum(axis=0)
+    R, C = i1 - i0, j1 - j0
+    counts = _host(xp.concatenate([sig.sum(axis=1), sig.sum(axis=0), fails.sum(axis=1),
+                                   fails.sum(axis=0)])).astype(np.int64)  # one copy to the host
     r, c = xp.nonzero(exact)
-    return TileScreen(_host(r).astype(np.int64) + i0, _host(c).astype(np.int64) + j0)
+    return TileScreen(_host(r).astype(np.int64) + i0, _host(c).astype(np.int64) + j0, counts[:R],
+                      counts[R:R + C], counts[R + C:2 * R + C], counts[2 * R + C:])
 
 
 def _host(a) -> np.ndarray:
@@ -395,10 +405,6 @@ class QTDeviceRunner:
             return screen_tile(self.xp, self.dose, self.y, self.errs, self.state, *tile, alpha1, alpha2,
                                self.screen_fn)
 
-    def counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """(N_SIG, fails) of the pairs this device decided, per SNP."""
-        with self.use():
-            return _host(self.state.n_sig).astype(np.int64), _host(self.state.n_fail).astype(np.int64)
 
 
 def plan_qt_tiles(p: int, T: int, rows: tuple[int, int] | None = None) -> list[tuple[int, int, int, int]]:
@@ -506,13 +512,22 @@ class QTGPUEngine:
         self.timings["prepare.decode"] = decode
         self.timings["prepare.upload"] = upload
 
-    def scan(self, study: Study, alpha1: float, alpha2: float, progress=None,
-             cancel=None, rows: tuple[int, int] | None = None) -> tuple[QTScanCore, QTPlanes]:
-        """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share)."""
+    def checkpoint_plan(self, rows: tuple[int, int] | None = None) -> dict:
+        """What a checkpoint of this engine's tiles pins besides the study and thresholds: a tile is
+        an index into this plan."""
+        return {"engine": "qt-gpu-tiles", "tile": max(1, self.tile), "rows": list(rows) if rows else None}
+
+    def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
+             rows: tuple[int, int] | None = None, checkpoint=None) -> tuple[QTScanCore, QTPlanes]:
+        """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share).
+        ``checkpoint`` (gboost.qt_scan.QTCheckpoint): the tiles finished by an interrupted run are
+        taken from it, and the finished ones saved to it now and then and when the scan stops."""
         nthreads = min(self.threads, nb.config.NUMBA_NUM_THREADS)
         nb.set_num_threads(nthreads)
         t0 = time.perf_counter()
         p = study.n_snps
+        tiles = plan_qt_tiles(p, max(1, self.tile), rows)
+        acc = _TileAccumulator(p, len(tiles), checkpoint.restore() if checkpoint is not None else None)
         errs = TraitSumErrors.of(study.trait)
         runners = [self._runner_class(self.xp, d, p, study.n_samples, study.trait, errs, self.screen)
                    for d in self.device_ids()]
@@ -531,16 +546,9 @@ class QTGPUEngine:
             job = pool.submit(planes)
             t0 = time.perf_counter()
             try:
-                tiles = plan_qt_tiles(p, max(1, self.tile), rows)
-                xs_i, xs_j = self._run_tiles(runners, tiles, alpha1, alpha2, progress, cancel)
+                self._run_tiles(runners, tiles, acc, alpha1, alpha2, progress, cancel, checkpoint)
             finally:
                 job.exception()  # never leave the planes' parallel loops running behind an error
-            n_sig = np.zeros(p, np.int64)
-            n_fail = np.zeros(p, np.int64)
-            for r in runners:
-                s, f = r.counts()
-                n_sig += s
-                n_fail += f
             self.tiles_per_device = {r.device_id: r.tiles for r in runners}
             self.timings["tiles"] = time.perf_counter() - t0
             t0 = time.perf_counter()
@@ -548,9 +556,9 @@ class QTGPUEngine:
             self.timings["planes_wait"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         total = sum(_tile_pairs(t) for t in tiles)
+        n_sig, n_fail = acc.n_sig.copy(), acc.n_fail.copy()
         # tiles finish in any order on several devices: the re-test's input in (i, j) order
-        xi = np.concatenate(xs_i) if xs_i else np.zeros(0, np.int64)
-        xj = np.concatenate(xs_j) if xs_j else np.zeros(0, np.int64)
+        xi, xj = acc.candidates()
         order = np.lexsort((xj, xi))
         xi, xj = xi[order], xj[order]
         self.n_exact = len(xi)
@@ -567,13 +575,17 @@ class QTGPUEngine:
         n_valid = total - int(n_fail.sum()) // 2
         return QTScanCore(si, sj, n_sig, n_fail, best, partner, n_valid, (ba, ba_id, bb, bb_id)), qp
 
-    def _run_tiles(self, runners: list, tiles: list, alpha1: float, alpha2: float, progress, cancel):
-        """Every tile on the devices: one host thread per device takes tiles from a shared queue.
-        ``cancel()`` is asked here (the caller's thread) before the first tile and after each; on
-        true, or on a device's error, the workers stop after their current tile and it is raised."""
+    def _run_tiles(self, runners: list, tiles: list, acc: "_TileAccumulator", alpha1: float, alpha2: float,
+                   progress, cancel, checkpoint) -> None:
+        """Every tile not yet in ``acc`` on the devices: one host thread per device takes tiles from
+        a shared queue; this (the caller's) thread adds each result to ``acc``, so that ``acc`` always
+        holds whole tiles. ``cancel()`` is asked here before the first tile and after each; on true,
+        or on a device's error, the workers stop after their current tile, ``acc`` goes to the
+        checkpoint and the error is raised."""
         work: queue.SimpleQueue = queue.SimpleQueue()
-        for t in tiles:
-            work.put(t)
+        for k, t in enumerate(tiles):
+            if not acc.done[k]:
+                work.put((k, t))
         out: queue.SimpleQueue = queue.SimpleQueue()
         stop = threading.Event()
         done_marker = object()
@@ -582,10 +594,10 @@ class QTGPUEngine:
             try:
                 while not stop.is_set():
                     try:
-                        tile = work.get_nowait()
+                        k, tile = work.get_nowait()
                     except queue.Empty:
                         break
-                    out.put((tile, runner.screen(tile, alpha1, alpha2)))
+                    out.put((k, tile, runner.screen(tile, alpha1, alpha2)))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
                 stop.set()
                 out.put(exc)
@@ -598,15 +610,18 @@ class QTGPUEngine:
 
                 raise ScanCancelled()
 
-        cancelled()
-        xs_i, xs_j = [], []
         total = sum(_tile_pairs(t) for t in tiles)
-        done = 0
+        done = sum(_tile_pairs(t) for k, t in enumerate(tiles) if acc.done[k])
+        if progress is not None and done:
+            progress(done, total)
         threads = [threading.Thread(target=worker, args=(r,), name=f"gboost-qt-gpu{r.device_id}", daemon=True)
                    for r in runners]
-        for t in threads:
-            t.start()
+        complete = False
+        clean = True
         try:
+            cancelled()
+            for t in threads:
+                t.start()
             finished = 0
             while finished < len(threads):
                 item = out.get()
@@ -615,16 +630,60 @@ class QTGPUEngine:
                     continue
                 if isinstance(item, BaseException):
                     raise item
-                tile, ts = item
-                xs_i.append(ts.xi)
-                xs_j.append(ts.xj)
+                k, tile, ts = item
+                clean = False  # an interrupt may land inside the addition: no checkpoint of it then
+                acc.add(k, tile, ts)
+                clean = True
                 done += _tile_pairs(tile)
+                if checkpoint is not None and checkpoint.due():
+                    checkpoint.save(acc.arrays())
                 if progress is not None:
                     progress(done, total)
                 if done < total:
                     cancelled()
+            complete = True
         finally:
             stop.set()
             for t in threads:
-                t.join()
-        return xs_i, xs_j
+                if t.ident is not None:  # started
+                    t.join()
+            if checkpoint is not None and not complete and clean and acc.added:
+                checkpoint.save(acc.arrays())  # what an interrupted run finished: --resume goes on from here
+
+
+class _TileAccumulator:
+    """The tiles finished so far, on the host: which, the decided pairs' counts and the pairs for
+    the exact re-test. Its arrays are a checkpoint's (``restored``: those of an interrupted run)."""
+
+    def __init__(self, p: int, n_tiles: int, restored: dict | None = None):
+        if restored is not None:
+            if len(restored["done"]) != n_tiles or len(restored["n_sig"]) != p:
+                raise ValueError("the checkpoint does not match this scan's tiles")
+            self.done = restored["done"].astype(bool)
+            self.n_sig = restored["n_sig"].astype(np.int64)
+            self.n_fail = restored["n_fail"].astype(np.int64)
+            self._xi, self._xj = [restored["xi"].astype(np.int64)], [restored["xj"].astype(np.int64)]
+        else:
+            self.done = np.zeros(n_tiles, bool)
+            self.n_sig = np.zeros(p, np.int64)
+            self.n_fail = np.zeros(p, np.int64)
+            self._xi, self._xj = [], []
+        self.added = 0
+
+    def add(self, k: int, tile, ts: TileScreen) -> None:
+        ts.add_counts(tile, self.n_sig, self.n_fail)
+        self._xi.append(ts.xi)
+        self._xj.append(ts.xj)
+        self.done[k] = True
+        self.added += 1
+
+    def candidates(self) -> tuple[np.ndarray, np.ndarray]:
+        if len(self._xi) > 1:
+            self._xi, self._xj = [np.concatenate(self._xi)], [np.concatenate(self._xj)]
+        if not self._xi:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return self._xi[0], self._xj[0]
+
+    def arrays(self) -> dict:
+        xi, xj = self.candidates()
+        return {"done": self.done, "n_sig": self.n_sig, "n_fail": self.n_fail, "xi": xi, "xj": xj}

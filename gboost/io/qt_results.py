@@ -174,4 +174,8 @@ def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = Fa
     run.json last, nothing else touched)."""
     from gboost.io.outdir import write_files
 
-    return write_files(out_dir, render_qt_outputs(result, extra), overwrite=overwrite)
+    from gboost.checkpoint import LEDGER, MANIFEST
+
+    # the finished scan's checkpoint (gboost.qt_scan.QTCheckpoint) goes once the outputs are in place
+    return write_files(out_dir, render_qt_outputs(result, extra), overwrite=overwrite,
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"))
