@@ -20,10 +20,15 @@ Every pair whose outcome the margin cannot decide is tested again on the CPU in 
 (:func:`gboost.engines.qt_cpu.exact_stats`): its pass/fail (check 6 within the margin), its row of
 ``.epi.qt`` (STAT + margin >= alpha1), its N_SIG (|STAT - alpha2| <= margin) and its chance of
 being a SNP's best partner (STAT + margin >= the best STAT - margin seen so far for either SNP).
-The other pairs' counts are summed on the device. So the files equal the CPU engine's byte for
+The other pairs' counts are reduced per tile on the device and summed on the host. So the files equal the CPU engine's byte for
 byte; the tile math is written against an array module ``xp`` (numpy in the CPU tests, cupy here),
 and on the device :func:`linear_screen` runs as one kernel traced from the same function
 (gboost/engines/qt_fused.py: the same IEEE operations in the same order, no FMA).
+
+Several GPUs (``gpus``) each hold the dosages and take tiles from one shared queue on a host thread
+of their own; the files do not depend on how many or in which order tiles finish
+(docs/qt_epistasis.md §4). A scan can cover a share of the rows (``--part``) and be checkpointed
+and resumed (``--resume``, gboost.qt_scan.QTCheckpoint; §8 there).
 """
 from __future__ import annotations
 
