@@ -20,8 +20,8 @@ Every pair whose outcome the margin cannot decide is tested again on the CPU in 
 (:func:`gboost.engines.qt_cpu.exact_stats`): its pass/fail (check 6 within the margin), its row of
 ``.epi.qt`` (STAT + margin >= alpha1), its N_SIG (|STAT - alpha2| <= margin) and its chance of
 being a SNP's best partner (STAT + margin >= the best STAT - margin seen so far for either SNP).
-The other pairs' counts are reduced per tile on the device and summed on the host. So the files equal the CPU engine's byte for
-byte; the tile math is written against an array module ``xp`` (numpy in the CPU tests, cupy here),
+The other pairs' counts are reduced per tile on the device and summed on the host. So the files
+equal the CPU engine's byte for byte; the tile math is written against an array module ``xp`` (numpy in the CPU tests, cupy here),
 and on the device :func:`linear_screen` runs as one kernel traced from the same function
 (gboost/engines/qt_fused.py: the same IEEE operations in the same order, no FMA).
 
