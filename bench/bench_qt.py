@@ -72,6 +72,7 @@ def main() -> int:
     ap.add_argument("--gpu-samples", type=int, default=5_000)
     ap.add_argument("--gpu-epi1", default="1e-4", help="--epi1 of the GPU rows (PLINK's default)")
     ap.add_argument("--tile", type=int, help="the GPU engine's tile (default: the engine's)")
+    ap.add_argument("--gpus", help="the GPU rows' --gpus, e.g. 0,1 (default: every GPU, the command's default)")
     ap.add_argument("--quick", action="store_true", help="small sizes: done in under a minute on an H100")
     ap.add_argument("--prepare", action="store_true", help="time the host side of the GPU engine's set-up only")
     ap.add_argument("--prepare-one", help=argparse.SUPPRESS)  # the child process of --prepare
@@ -154,7 +155,7 @@ def gpu_rows(args, work: str, table: list) -> None:
     def cmd(prefix, out):
         c = [sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", out, "--device", "gpu",
              "--threads", str(args.threads), "--epi1", args.gpu_epi1, "--quiet", "--overwrite"]
-        return c + (["--tile", str(args.tile)] if args.tile else [])
+        return c + (["--tile", str(args.tile)] if args.tile else []) + (["--gpus", args.gpus] if args.gpus else [])
 
     warm = os.path.join(work, "warm")
     qt_bed(warm, 3000, args.gpu_samples)
@@ -170,7 +171,8 @@ def gpu_rows(args, work: str, table: list) -> None:
         run = json.load(open(os.path.join(out, "run.json")))
         ts = run["timings_s"]
         print(f"gboost-gpu {p} x {args.gpu_samples}: {wall:.2f} s wall, {pairs * args.gpu_samples / wall:.3e} "
-              f"pair*samples/s; engine (run.json timings_s): {json.dumps(ts)}")
+              f"pair*samples/s; engine (run.json timings_s): {json.dumps(ts)}; device: {run['device']}; "
+              f"counts: {json.dumps(run['counts'])}")
         table.append(("gboost-gpu", p, args.gpu_samples, wall, pairs, ts.get("screen"), ts.get("screen.tiles"),
                       ts.get("screen.exact")))
 
