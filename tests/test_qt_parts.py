@@ -180,7 +180,7 @@ def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
     from gboost.engines.qt_gpu import QTDeviceRunner
 
     class FailsOnce(QTDeviceRunner):
-        budget = [6]
+        budget = [2]  # device 1 takes a row block of 4 tiles (70 SNPs, tile 16) and fails at its third
 
         def screen(self, tile, alpha1, alpha2):
             if self.device_id == 1:
@@ -199,7 +199,7 @@ def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
     from gboost.checkpoint import LEDGER
 
     with np.load(out / LEDGER) as saved:
-        assert 6 <= saved["done"].sum() < len(saved["done"])  # whole tiles of both devices, not all
+        assert 2 <= saved["done"].sum() < len(saved["done"])  # whole tiles, not all of them
     got = render_qt_outputs(run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np), checkpoint_dir=out,
                                         resume=True))
     for name in FILES:
