@@ -244,3 +244,40 @@ def test_cli_resume_finishes_the_scan_and_removes_the_checkpoint(prefix, tmp_pat
         qt_cpu._ZBUF_BYTES = old
     assert _files(out) == _files(one)
     assert not (out / MANIFEST).exists() and not (out / LEDGER).exists()
+
+
+# --- the same on the GPU machine ------------------------------------------------------------------
+
+def _gpu_parts_and_resume(prefix, tmp_path, gpus):
+    import cupy
+
+    from gboost.errors import ScanCancelled
+
+    study = load_study(open_input(bfile=prefix))
+    params = dict(epi1=0.01, epi2=0.1)
+    want = render_qt_outputs(run_qt_scan(study, QTParams(**params), engine=QTCPUEngine()))
+    dirs = []
+    for k in range(1, 3):
+        res = run_qt_scan(study, QTParams(**params, part=(k, 2)), engine=QTGPUEngine(tile=16, xp=cupy, gpus=gpus))
+        dirs.append(tmp_path / f"p{k}")
+        write_qt_part(dirs[-1], res)
+    merged = render_qt_outputs(merge_qt_parts(dirs))
+    out = tmp_path / "o"
+    with pytest.raises(ScanCancelled):
+        run_qt_scan(study, QTParams(**params), engine=QTGPUEngine(tile=16, xp=cupy, gpus=gpus), checkpoint_dir=out,
+                    cancel=_stop_after(4))
+    resumed = render_qt_outputs(run_qt_scan(study, QTParams(**params), engine=QTGPUEngine(tile=16, xp=cupy, gpus=gpus),
+                                            checkpoint_dir=out, resume=True))
+    for name in FILES:
+        assert merged[name] == want[name], name
+        assert resumed[name] == want[name], name
+
+
+@pytest.mark.gpu
+def test_gpu_parts_and_a_resumed_scan_write_the_cpu_engines_files(prefix, tmp_path):
+    _gpu_parts_and_resume(prefix, tmp_path, [0])
+
+
+@pytest.mark.gpu(devices=2)
+def test_two_gpus_parts_and_a_resumed_scan_write_the_cpu_engines_files(prefix, tmp_path):
+    _gpu_parts_and_resume(prefix, tmp_path, [0, 1])
