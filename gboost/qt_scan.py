@@ -301,7 +301,8 @@ class QTCheckpoint:
         except FileNotFoundError:
             return None  # killed before its first save
         except Exception as exc:  # noqa: BLE001 - a damaged file: one line, not a traceback
-            raise InputError(self.dir / LEDGER, f"unreadable checkpoint ({exc}): use --overwrite to start over") from None
+            raise InputError(self.dir / LEDGER,
+                             f"unreadable checkpoint ({exc}): use --overwrite to start over") from None
         return arrays
 
     def due(self) -> bool:

@@ -21,12 +21,13 @@ Every pair whose outcome the margin cannot decide is tested again on the CPU in 
 ``.epi.qt`` (STAT + margin >= alpha1), its N_SIG (|STAT - alpha2| <= margin) and its chance of
 being a SNP's best partner (STAT + margin >= the best STAT - margin seen so far for either SNP).
 The other pairs' counts are reduced per tile on the device and summed on the host. So the files
-equal the CPU engine's byte for byte; the tile math is written against an array module ``xp`` (numpy in the CPU tests, cupy here),
-and on the device :func:`linear_screen` runs as one kernel traced from the same function
-(gboost/engines/qt_fused.py: the same IEEE operations in the same order, no FMA).
+equal the CPU engine's byte for byte; the tile math is written against an array module ``xp``
+(numpy in the CPU tests, cupy here), and on the device :func:`linear_screen` runs as one kernel
+traced from the same function (gboost/engines/qt_fused.py: the same IEEE operations in the same
+order, no FMA).
 
-Several GPUs (``gpus``) each hold the dosages and take tiles from one shared queue on a host thread
-of their own; the files do not depend on how many or in which order tiles finish
+Several GPUs (``gpus``) each hold the dosages and take row blocks of tiles from one shared queue on
+a host thread of their own; the files do not depend on how many or in which order tiles finish
 (docs/qt_epistasis.md §4). A scan can cover a share of the rows (``--part``) and be checkpointed
 and resumed (``--resume``, gboost.qt_scan.QTCheckpoint; §8 there).
 """
@@ -583,8 +584,8 @@ class QTGPUEngine:
     def _run_tiles(self, runners: list, tiles: list, acc: "_TileAccumulator", alpha1: float, alpha2: float,
                    progress, cancel, checkpoint) -> None:
         """Every tile not yet in ``acc`` on the devices: one host thread per device takes row blocks
-        of tiles from a shared queue; this (the caller's) thread adds each result to ``acc``, so that ``acc`` always
-        holds whole tiles. ``cancel()`` is asked here before the first tile and after each; on true,
+        of tiles from a shared queue; this (the caller's) thread adds each result to ``acc``, so
+        that ``acc`` always holds whole tiles. ``cancel()`` is asked here before the first tile and after each; on true,
         or on a device's error, the workers stop after their current tile, ``acc`` goes to the
         checkpoint and the error is raised."""
         # The queue's items are row blocks (their tiles in order): a device then sees every tile of
