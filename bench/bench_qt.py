@@ -17,6 +17,13 @@ run on a small study, and its engine-only screen time from run.json. It ends wit
 
     python bench/bench_qt.py --gpu                # 100k and 500k x 5k; PLINK and the CPU at 3000 x 2000
     python bench/bench_qt.py --gpu --quick        # under a minute on an H100: 20k x 5k, CPU-sized 1500 x 1000
+
+With ``--prepare`` (no GPU needed) it times only the host side of the GPU engine's set-up on
+``--gpu-sizes`` SNPs x ``--gpu-samples`` samples, each in a fresh process (as a scan pays it):
+the dosage decode through the engine's reused host buffer (what precedes the first tile) and the
+CPU's view of the study (``qt_planes``, built on a host thread while the tiles run).
+
+    python bench/bench_qt.py --prepare --gpu-sizes 20000,100000
 """
 from __future__ import annotations
 
@@ -32,6 +39,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
 
 from gboost.simulate import simulate_qt_study  # noqa: E402
 
@@ -63,8 +72,15 @@ def main() -> int:
     ap.add_argument("--gpu-samples", type=int, default=5_000)
     ap.add_argument("--gpu-epi1", default="1e-4", help="--epi1 of the GPU rows (PLINK's default)")
     ap.add_argument("--tile", type=int, help="the GPU engine's tile (default: the engine's)")
+    ap.add_argument("--gpus", help="the GPU rows' --gpus, e.g. 0,1 (default: every GPU, the command's default)")
     ap.add_argument("--quick", action="store_true", help="small sizes: done in under a minute on an H100")
+    ap.add_argument("--prepare", action="store_true", help="time the host side of the GPU engine's set-up only")
+    ap.add_argument("--prepare-one", help=argparse.SUPPRESS)  # the child process of --prepare
     args = ap.parse_args()
+    if args.prepare_one:
+        return prepare_one(args.prepare_one)
+    if args.prepare:
+        return prepare_rows(args)
     if args.quick:
         args.snps, args.samples, args.repeat, args.gpu_sizes = 1_500, 1_000, 1, "20000"
 
@@ -139,7 +155,7 @@ def gpu_rows(args, work: str, table: list) -> None:
     def cmd(prefix, out):
         c = [sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", out, "--device", "gpu",
              "--threads", str(args.threads), "--epi1", args.gpu_epi1, "--quiet", "--overwrite"]
-        return c + (["--tile", str(args.tile)] if args.tile else [])
+        return c + (["--tile", str(args.tile)] if args.tile else []) + (["--gpus", args.gpus] if args.gpus else [])
 
     warm = os.path.join(work, "warm")
     qt_bed(warm, 3000, args.gpu_samples)
@@ -155,9 +171,51 @@ def gpu_rows(args, work: str, table: list) -> None:
         run = json.load(open(os.path.join(out, "run.json")))
         ts = run["timings_s"]
         print(f"gboost-gpu {p} x {args.gpu_samples}: {wall:.2f} s wall, {pairs * args.gpu_samples / wall:.3e} "
-              f"pair*samples/s; engine (run.json timings_s): {json.dumps(ts)}")
+              f"pair*samples/s; engine (run.json timings_s): {json.dumps(ts)}; device: {run['device']}; "
+              f"counts: {json.dumps(run['counts'])}")
         table.append(("gboost-gpu", p, args.gpu_samples, wall, pairs, ts.get("screen"), ts.get("screen.tiles"),
                       ts.get("screen.exact")))
+
+
+def prepare_rows(args) -> int:
+    """Each size: write the study, then time its host-side set-up in a fresh process, twice (the
+    first run may compile numba's cache); the second run's figures are printed."""
+    work = args.keep or tempfile.mkdtemp(prefix="gboost-bench-qt-prep-")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
+    print(f"load average before: {os.getloadavg()}")
+    for p in (int(x) for x in args.gpu_sizes.split(",") if x):
+        prefix = os.path.join(work, f"prep{p}")
+        if not os.path.exists(prefix + ".bed"):
+            qt_bed(prefix, p, args.gpu_samples)
+        for _ in range(2):
+            res = subprocess.run([sys.executable, __file__, "--prepare-one", prefix], check=True, env=env,
+                                 capture_output=True, text=True)
+        print(f"{p} x {args.gpu_samples}: {res.stdout.strip()}")
+    print(f"load average after: {os.getloadavg()}")
+    return 0
+
+
+def prepare_one(prefix: str) -> int:
+    from gboost.engines import qt_gpu
+    from gboost.engines.qt_cpu import qt_planes
+    from gboost.inputs import open_input
+    from gboost.load import load_study
+
+    study = load_study(open_input(bfile=prefix))
+    p, n = study.n_snps, study.n_samples
+    t = time.perf_counter()
+    buf = np.empty((min(qt_gpu.DECODE_ROWS, p), n), np.int8)
+    for r0 in range(0, p, qt_gpu.DECODE_ROWS):
+        r1 = min(p, r0 + qt_gpu.DECODE_ROWS)
+        qt_gpu.dosages(study, slice(r0, r1), buf[:r1 - r0])
+    decode = time.perf_counter() - t
+    t = time.perf_counter()
+    qt_planes(study)
+    planes = time.perf_counter() - t
+    print(f"decode through the host buffer {decode:.3f} s (before the first tile); qt_planes {planes:.3f} s "
+          f"(beside the tiles); {os.cpu_count()} CPUs")
+    return 0
 
 
 def print_table(table: list) -> None:

@@ -349,6 +349,10 @@ def cmd_merge(args) -> int:
         raise InputError(out, "output directory exists and is not empty (use --overwrite to replace gboost's "
                               "files in it; nothing else there is touched)")
     with OutLock(out):
+        from gboost.cli_qt import merge_qt
+
+        if merge_qt(args, out, lambda m: _log(args, m)):  # the parts of a quantitative trait scan
+            return 0
         result = merge_parts(args.parts)
         write_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
     _report(args, result, out)

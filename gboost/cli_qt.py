@@ -12,8 +12,11 @@ from gboost.errors import InputError
 
 
 def _refuse_unsupported(args) -> None:
-    unsupported = [("--part", args.part), ("--resume", args.resume), ("--dask", args.dask),
-                   ("--gpus", args.gpus), ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
+    if args.part and args.covar:
+        raise InputError(None, "--covar with --part: the covariate refit of a quantitative trait scan needs the whole "
+                               "scan (run it without --part)")
+    unsupported = [("--dask", args.dask),
+                   ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
     named = [flag for flag, value in unsupported if value]
     if named:
@@ -31,7 +34,7 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     _refuse_unsupported(args)
     try:
         params = QTParams(epi2=args.epi2, threads=args.threads, genotypic=args.genotypic,
-                          device=args.device, tile=args.tile,
+                          device=args.device, tile=args.tile, gpus=args.gpus, part=args.part,
                           **({} if args.epi1 is None else {"epi1": args.epi1}))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
@@ -55,13 +58,42 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
         covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
         log(f"covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
         clock.lap("covariates")
-    result = run_qt_scan(study, params, progress=bar, covariates=covariates)
+    from gboost.checkpoint import MANIFEST
+
+    resume = bool(args.resume) and (out / MANIFEST).exists()
+    if resume:
+        log("--resume: taking up the interrupted scan's finished work from its checkpoint")
+    result = run_qt_scan(study, params, progress=bar, covariates=covariates, checkpoint_dir=out, resume=resume)
     if bar is not None:
         print(file=sys.stderr)
     clock.lap("screen")
+    if args.part:
+        from gboost.qt_scan import write_qt_part
+
+        write_qt_part(out, result, overwrite=True)
+        k, n = args.part
+        log(f"part {k}/{n}: {result.core.n_valid} valid tests, {len(result.screened)} rows of pairs.epi.qt; join the "
+            "parts with `gboost merge DIR... --out DIR`")
+        return 0
     result.command_clock = clock
     write_qt_outputs(result, out, overwrite=True)
     log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
         f"pairs.epi.qt; {len(result.reported)} pairs with P <= {params.epi1:g} in pairs.tsv")
     log(f"outputs in {out}/ ({result.timings['total']:.2f} s)")
     return 0
+
+
+def merge_qt(args, out, log) -> bool:
+    """``gboost merge`` of a quantitative trait scan's parts (False: the parts are case-control
+    ones, for gboost.parts). Called by :mod:`gboost.cli` with the output folder locked."""
+    from gboost.io.qt_results import write_qt_outputs
+    from gboost.qt_scan import load_qt_part, merge_qt_parts
+
+    if not any(load_qt_part(p) is not None for p in args.parts):
+        return False
+    result = merge_qt_parts(args.parts)
+    write_qt_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
+    log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
+        f"pairs.epi.qt; {len(result.reported)} pairs with P <= {result.params.epi1:g} in pairs.tsv")
+    log(f"outputs in {out}/")
+    return True

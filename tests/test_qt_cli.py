@@ -54,7 +54,7 @@ def test_genotypic_flag_adds_the_f_test_columns(qt_prefix, tmp_path):
     assert json.loads((out / "run.json").read_text())["test"] == "linear+genotypic"
 
 
-@pytest.mark.parametrize("flag", [["--part", "1/2"], ["--allelic"],
+@pytest.mark.parametrize("flag", [["--dask", "local:1"], ["--allelic"],
                                   ["--max-r2", "0.5"]])
 def test_options_the_qt_scan_lacks_are_refused_in_one_line(qt_prefix, tmp_path, capsys, flag):
     out = tmp_path / "o"

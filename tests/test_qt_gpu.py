@@ -16,11 +16,16 @@ machine); they skip, with the reason, where there is none.
 """
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
 from gboost.engines.qt_cpu import QTCPUEngine, exact_stats, pair_moments, qt_planes
-from gboost.engines.qt_gpu import QTGPUEngine, TraitSumErrors, dosages, linear_screen, tile_moments
+from gboost.engines import qt_gpu
+from gboost.engines.qt_gpu import (QTDeviceRunner, QTGPUEngine, TraitSumErrors, dosages, linear_screen,
+                                     tile_moments)
 from gboost.inputs import open_input
 from gboost.io.qt_results import render_qt_outputs
 from gboost.load import load_study
@@ -232,6 +237,139 @@ def test_device_gpu_without_a_gpu_is_refused_in_one_line(tmp_path, capsys):
     assert not out.exists() or not any(p.name != ".gboost.lock" for p in out.iterdir())
 
 
+# --- several devices, one shared tile queue (simulated on numpy) ---------------------------------
+
+class SlowRunner(QTDeviceRunner):
+    """A simulated device that screens its tiles late (device 1 here), so that the other takes
+    more of the queue and tiles finish out of order."""
+
+    def screen(self, tile, alpha1, alpha2):
+        if self.device_id == 1:
+            time.sleep(0.003)
+        return super().screen(tile, alpha1, alpha2)
+
+
+@pytest.mark.parametrize("epi1,epi2", [(1e-4, 0.01), (0.05, 0.3), (1.0, 0.01)])
+def test_two_devices_write_the_files_of_one(case, epi1, epi2, monkeypatch):
+    """The shared queue and the merge of the devices' counts: byte for byte one device's files
+    (and so the CPU engine's), also with the dosages loaded through several small host blocks."""
+    _, study, tile = case
+    monkeypatch.setattr(qt_gpu, "DECODE_ROWS", 17)
+    one, _ = outputs(study, QTGPUEngine(tile=tile, xp=np), epi1, epi2)
+    engine = QTGPUEngine(tile=tile, xp=np, gpus=[0, 1], runner=SlowRunner)
+    two, res = outputs(study, engine, epi1, epi2)
+    for name in FILES:
+        assert two[name] == one[name], f"{name}: two devices differ from one (epi1 {epi1}, epi2 {epi2})"
+    tiles = engine.tiles_per_device
+    assert set(tiles) == {0, 1} and min(tiles.values()) > 0, tiles
+    p = study.n_snps
+    assert sum(tiles.values()) == len(qt_gpu.plan_qt_tiles(p, tile))
+    assert res.engine_counts["tiles_per_device"] == {"0": tiles[0], "1": tiles[1]}
+
+
+def test_thresholds_on_a_pairs_statistic_are_decided_by_the_cpu_on_three_devices(case):
+    """As the one-device test above, on three simulated devices: the same survivors and summary."""
+    _, study, tile = case
+    _, _, ok, stat = all_pairs_exact(study)
+    vals = np.sort(stat[ok])
+    a1, a2 = float(vals[-5]), float(vals[len(vals) // 2])
+    cpu, _ = QTCPUEngine().scan(study, a1, a2)
+    gpu, _ = QTGPUEngine(tile=tile, xp=np, gpus=[0, 1, 2], runner=SlowRunner).scan(study, a1, a2)
+    for f in ("i", "j", "n_sig", "n_fail", "best", "best_partner"):
+        np.testing.assert_array_equal(getattr(gpu, f), getattr(cpu, f), err_msg=f)
+    assert gpu.n_valid == cpu.n_valid
+
+
+def test_a_failing_device_stops_the_scan_with_its_error(tmp_path):
+    study = make_study(tmp_path, 40, 150, dict(missing_rate=0.02))
+
+    class Broken(QTDeviceRunner):
+        def screen(self, tile, alpha1, alpha2):
+            if self.device_id == 1:
+                raise RuntimeError("GPU 1: an illegal memory access")
+            return super().screen(tile, alpha1, alpha2)
+
+    engine = QTGPUEngine(tile=8, xp=np, gpus=[0, 1], runner=Broken)
+    with pytest.raises(RuntimeError, match="GPU 1: an illegal memory access"):
+        engine.scan(study, 20.0, 6.0)
+    assert not [t for t in threading.enumerate() if t.name.startswith("gboost-qt")]  # no worker left behind
+
+
+def test_cancel_stops_every_device_between_tiles(tmp_path):
+    from gboost.errors import ScanCancelled
+
+    study = make_study(tmp_path, 40, 150, dict(missing_rate=0.02))
+    screened = []
+
+    class Paced(QTDeviceRunner):
+        def screen(self, tile, alpha1, alpha2):
+            screened.append(tile)
+            time.sleep(0.01)  # a device's tile takes longer than the caller's look at it
+            return super().screen(tile, alpha1, alpha2)
+
+    calls = []
+    engine = QTGPUEngine(tile=8, xp=np, gpus=[0, 1], runner=Paced)
+    with pytest.raises(ScanCancelled):
+        engine.scan(study, 20.0, 6.0, cancel=lambda: calls.append(1) or len(calls) > 3)
+    assert len(calls) == 4  # before the first tile, then after each of three
+    # the two devices stop after the tile each had begun: far from the 15 tiles of the study
+    assert len(screened) <= 3 + 2 + 2, len(screened)
+    assert not [t for t in threading.enumerate() if t.name.startswith("gboost-qt")]
+
+
+# --- the device policy (gboost/engines/__init__.py: choose_gpu), shared with case-control --------
+
+def test_qt_auto_falls_back_to_the_cpu_and_says_why_when_the_gpu_engine_cannot_start(monkeypatch, caplog):
+    import gboost.engines as engines
+    from gboost.engines.qt_cpu import QTCPUEngine
+    from gboost.errors import InputError
+    from gboost.qt_scan import make_qt_engine
+
+    class NoProbe(QTGPUEngine):
+        def __init__(self, threads=None, tile=None, gpus=None):
+            super().__init__(threads, tile=tile, xp=np, gpus=gpus)
+
+        def probe(self):
+            raise RuntimeError("nvrtc: error: invalid value for --gpu-architecture")
+
+    monkeypatch.setattr(engines, "gpu_available", lambda: (True, "1 x Some GPU"))
+    monkeypatch.setattr(qt_gpu, "QTGPUEngine", NoProbe)
+    with caplog.at_level("WARNING", logger="gboost"):
+        eng = make_qt_engine("auto", threads=1)
+    assert isinstance(eng, QTCPUEngine)
+    assert "using the CPU engine for the QT scan; the GPU engine failed to start (nvrtc" in caplog.text
+    with pytest.raises(InputError, match="--device gpu: the GPU engine of the quantitative trait scan failed to "
+                                         r"start \(nvrtc"):
+        make_qt_engine("gpu")
+    # the engine's construction failing (here: CuPy missing) counts as a failure to start too
+    monkeypatch.setattr(qt_gpu, "QTGPUEngine", lambda *a, **k: (_ for _ in ()).throw(ImportError("no cupy")))
+    assert isinstance(make_qt_engine("auto", threads=1), QTCPUEngine)
+    with pytest.raises(InputError, match="failed to start \\(no cupy\\)"):
+        make_qt_engine("gpu")
+
+
+def test_qt_auto_says_why_when_cupy_sees_no_usable_device(monkeypatch, caplog):
+    import gboost.engines as engines
+    from gboost.engines.qt_cpu import QTCPUEngine
+    from gboost.errors import InputError
+    from gboost.qt_scan import make_qt_engine
+
+    monkeypatch.setattr(engines, "gpu_available", lambda: (False, "no CUDA device (cudaErrorNoDevice)"))
+    monkeypatch.setattr(engines, "_cupy_installed", lambda: True)
+    with caplog.at_level("WARNING", logger="gboost"):
+        assert isinstance(make_qt_engine("auto"), QTCPUEngine)
+    assert "using the CPU engine for the QT scan; no CUDA device (cudaErrorNoDevice)" in caplog.text
+    with pytest.raises(InputError, match=r"--device gpu: no GPU for the quantitative trait scan \(no CUDA device"):
+        make_qt_engine("gpu")
+    caplog.clear()
+    monkeypatch.setattr(engines, "_cupy_installed", lambda: False)  # a plain CPU machine: nothing to say
+    with caplog.at_level("WARNING", logger="gboost"):
+        assert isinstance(make_qt_engine("auto"), QTCPUEngine)
+    assert caplog.text == ""
+    with pytest.raises(ValueError, match="--device must be auto, cpu or gpu"):
+        make_qt_engine("tpu")
+
+
 # --- CuPy: the same on the GPU machine ----------------------------------------------------------
 
 @pytest.mark.gpu
@@ -323,3 +461,56 @@ def test_compiled_dosages_equal_the_numpy_decode():
         assert np.array_equal(dosages(st), dosage_matrix(st, np.arange(40)))
         st.a1_flip = None
         assert np.array_equal(dosages(st), dosage_matrix(st, np.arange(40)))
+
+
+@pytest.mark.gpu(devices=2)
+@pytest.mark.parametrize("epi1,epi2", [(1e-4, 0.01), (0.05, 0.3)])
+def test_gpu_two_devices_write_the_files_of_one(case, epi1, epi2):
+    """Two GPUs of one host from the shared tile queue: byte for byte one GPU's files and the CPU's."""
+    import cupy
+
+    _, study, tile = case
+    want, _ = outputs(study, QTCPUEngine(), epi1, epi2)
+    one, _ = outputs(study, QTGPUEngine(tile=tile, xp=cupy, gpus=[0]), epi1, epi2)
+    engine = QTGPUEngine(tile=tile, xp=cupy, gpus=[0, 1])
+    two, _ = outputs(study, engine, epi1, epi2)
+    for name in FILES:
+        assert one[name] == want[name], name
+        assert two[name] == want[name], name
+    assert set(engine.tiles_per_device) == {0, 1} and min(engine.tiles_per_device.values()) > 0
+
+
+@pytest.mark.gpu(devices=2)
+def test_cli_gpus_0_1_equals_cpu_and_records_both_devices(tmp_path):
+    import json
+
+    from gboost.cli import main as gboost_main
+
+    st = simulate_qt_study(600, 1000, seed=6, missing_rate=0.01, ld_block=10, ld_rho=0.9, effects=[(3, 400, 0.3)])
+    st.write(str(tmp_path / "q"))
+    outs = {}
+    for name, flags in (("cpu", ["--device", "cpu"]), ("gpus", ["--device", "gpu", "--gpus", "0,1"])):
+        out = tmp_path / name
+        assert gboost_main(["scan", "--bfile", str(tmp_path / "q"), "--out", str(out), "--quiet", "--epi1", "0.001",
+                            "--tile", "64", *flags]) == 0
+        outs[name] = out
+    for name in FILES:
+        assert (outs["gpus"] / name).read_bytes() == (outs["cpu"] / name).read_bytes(), name
+    run = json.loads((outs["gpus"] / "run.json").read_text())
+    assert run["engine"] == "gpu" and run["device"].startswith("GPU (2 x ")
+    assert set(run["counts"]["tiles_per_device"]) == {"0", "1"}
+
+
+@pytest.mark.gpu
+def test_gpus_naming_a_device_that_is_not_there_is_refused_in_one_line(tmp_path, capsys):
+    import cupy
+
+    from gboost.cli import main as gboost_main
+
+    st = simulate_qt_study(12, 80, seed=1, missing_rate=0.01)
+    st.write(str(tmp_path / "q"))
+    absent = cupy.cuda.runtime.getDeviceCount()
+    assert gboost_main(["scan", "--bfile", str(tmp_path / "q"), "--out", str(tmp_path / "o"), "--quiet",
+                        "--device", "gpu", "--gpus", f"0,{absent}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--gpus 0,{absent}" in err[0] and "CUDA device(s) visible" in err[0]

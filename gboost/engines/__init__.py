@@ -73,6 +73,56 @@ def _fallback_class():
     return CpuFallbackEngine
 
 
+class GpuRefused(RuntimeError):
+    """``--device gpu`` and no GPU engine: ``reason`` says why (no usable device, or, where
+    ``started``, the GPU engine failed to start). Each caller words its own error from it."""
+
+    def __init__(self, reason: str, started: bool):
+        super().__init__(reason)
+        self.reason, self.started = reason, started
+
+
+def choose_gpu(device: str, build, *, probe_gpu: bool = False, build_may_fail: bool = False):
+    """The one device policy of every scan: ``(gpu_engine, None)`` to use the GPU, or
+    ``(None, reason)`` to use the CPU, ``reason`` being what the log and run.json say (None where
+    nothing needs saying: ``--device cpu``, or a machine without CuPy).
+
+    ``device``: 'cpu'; 'gpu' (a GPU or :class:`GpuRefused`); 'auto' (the engine ``build()`` gives
+    when CuPy sees a GPU and the engine's ``probe()`` runs; else the CPU). ``probe_gpu``: probe
+    under 'gpu' too (a failure is then refused rather than met in the first tile).
+    ``build_may_fail``: a failure of ``build()`` itself counts as a failure to start (else it is
+    raised as it is).
+    """
+    if device not in ("auto", "cpu", "gpu"):
+        raise ValueError(f"--device must be auto, cpu or gpu, not {device!r}")
+    if device == "cpu":
+        return None, None
+    ok, why = gpu_available()
+    if not ok:
+        if device == "gpu":
+            raise GpuRefused(why, started=False)
+        return None, (why if _cupy_installed() else None)
+
+    def failed(exc: Exception):
+        if device == "gpu":
+            raise GpuRefused(str(exc), started=True) from exc
+        return None, f"the GPU engine failed to start ({exc})"
+
+    if build_may_fail:
+        try:
+            engine = build()
+        except Exception as exc:  # noqa: BLE001 - any failure to start: the CPU engine still works
+            return failed(exc)
+    else:
+        engine = build()
+    if device == "auto" or probe_gpu:
+        try:
+            engine.probe()
+        except Exception as exc:  # noqa: BLE001 - as above
+            return failed(exc)
+    return engine, None
+
+
 def make_engine(device="auto", *, threads: int | None = None, tile: int | None = None,
                 gpus: list[int] | None = None, dask: str | None = None) -> Engine:
     """The one place an engine is made. ``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one,
@@ -91,26 +141,18 @@ def make_engine(device="auto", *, threads: int | None = None, tile: int | None =
         from gboost.engines.distributed import DaskEngine
 
         return DaskEngine(dask, device=device, threads=threads, tile=tile)
-    if device not in ("auto", "cpu", "gpu"):
-        raise ValueError(f"--device must be auto, cpu or gpu, not {device!r}")
-    reason = None
-    if device in ("auto", "gpu"):
-        ok, why = gpu_available()
-        if ok:
-            from gboost.engines.gpu import GpuEngine
 
-            engine = GpuEngine(gpus=gpus, tile=tile, memory_limit_bytes=gpu_memory_limit())
-            if device == "gpu":
-                return engine
-            try:
-                engine.probe()
-                return engine
-            except Exception as exc:  # noqa: BLE001 - any failure to start: the CPU engine still works
-                reason = f"the GPU engine failed to start ({exc})"
-        elif device == "gpu":
-            raise RuntimeError(f"--device gpu: {why}")
-        elif _cupy_installed():
-            reason = why
+    def build():
+        from gboost.engines.gpu import GpuEngine
+
+        return GpuEngine(gpus=gpus, tile=tile, memory_limit_bytes=gpu_memory_limit())
+
+    try:
+        engine, reason = choose_gpu(device, build)
+    except GpuRefused as exc:
+        raise RuntimeError(f"--device gpu: {exc.reason}") from None
+    if engine is not None:
+        return engine
     if reason is not None:
         log.warning("--device auto: using the CPU engine; %s", reason)
         return _fallback_class()(reason, threads=threads, tile=tile)

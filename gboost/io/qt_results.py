@@ -145,6 +145,7 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
             "valid_tests": int(result.n_valid),
             "epi_qt_rows": int(len(result.screened)),
             "reported_pairs": int(len(result.reported)),
+            **getattr(result, "engine_counts", {}),
         },
         "trait": {"mean": float(np.mean(y)), "sd": float(np.std(y, ddof=1)) if len(y) > 1 else None},
         "bonferroni_0.05": result.bonferroni,
@@ -173,4 +174,8 @@ def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = Fa
     run.json last, nothing else touched)."""
     from gboost.io.outdir import write_files
 
-    return write_files(out_dir, render_qt_outputs(result, extra), overwrite=overwrite)
+    from gboost.checkpoint import LEDGER, MANIFEST
+
+    # the finished scan's checkpoint (gboost.qt_scan.QTCheckpoint) goes once the outputs are in place
+    return write_files(out_dir, render_qt_outputs(result, extra), overwrite=overwrite,
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"))
