@@ -367,15 +367,67 @@ def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
     return buf[:pos]
 
 
-def pairs_rows(i, j, chrom: tuple, snp: tuple, bp, df, floats: list, adj_df=None) -> bytes:
-    """pairs.tsv rows (no header) for pairs (i, j): chrom / snp the SNPs' :func:`ragged` buffers,
-    ``floats`` the (values, digits, na) of KSA, STAT, P, Q, R2 [, STAT_ADJ, P_ADJ] of these rows."""
-    m = len(i)
+def _float_columns(floats: list, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, digits, na) columns of ``m`` rows formatted into one (columns, m, 24) byte matrix
+    and lengths (compiled; the rare values left to Python patched in)."""
     fmat = np.zeros((len(floats), m, _WIDTH), np.uint8)
     flen = np.zeros((len(floats), m), np.int64)
     for c, (values, digits, na) in enumerate(floats):
         _format_g_into(np.ascontiguousarray(values, dtype=np.float64), digits, na, fmat[c], flen[c])
+    return fmat, flen
+
+
+def pairs_rows_array(i, j, chrom: tuple, snp: tuple, bp, df, floats: list, adj_df=None) -> np.ndarray:
+    """pairs.tsv rows (no header) for pairs (i, j) as a uint8 array: chrom / snp the SNPs'
+    :func:`ragged` buffers, ``floats`` the (values, digits, na) of KSA, STAT, P, Q, R2
+    [, STAT_ADJ, P_ADJ] of these rows."""
+    m = len(i)
+    fmat, flen = _float_columns(floats, m)
     adj = np.zeros(m, np.int64) if adj_df is None else np.ascontiguousarray(adj_df, np.int64)
     return _pairs_rows(np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64), chrom[0], chrom[1],
                        snp[0], snp[1], np.ascontiguousarray(bp, np.int64), np.ascontiguousarray(df, np.int64),
-                       fmat, flen, adj).tobytes()
+                       fmat, flen, adj)
+
+
+def pairs_rows(i, j, chrom: tuple, snp: tuple, bp, df, floats: list, adj_df=None) -> bytes:
+    """:func:`pairs_rows_array` as bytes."""
+    return pairs_rows_array(i, j, chrom, snp, bp, df, floats, adj_df).tobytes()
+
+
+# ---- marginal.tsv rows ----------------------------------------------------------------------------
+
+
+@nb.njit(cache=True, nogil=True)
+def _marginal_rows(k0, k1, cbuf, coff, sbuf, soff, bp, a1buf, a1off, a2buf, a2off, fmat, flen):
+    """Rows CHR SNP BP A1 A2 MAF STAT P of SNPs [k0, k1); fmat[c, k - k0] the formatted MAF, STAT, P."""
+    size = 0
+    for k in range(k0, k1):
+        size += (coff[k + 1] - coff[k]) + (soff[k + 1] - soff[k]) + (a1off[k + 1] - a1off[k])
+        size += (a2off[k + 1] - a2off[k]) + _int_len(bp[k]) + 8
+        for c in range(3):
+            size += flen[c, k - k0]
+    buf = np.empty(size, np.uint8)
+    pos = 0
+    for k in range(k0, k1):
+        pos = _put_text(buf, pos, cbuf, coff, k)
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, sbuf, soff, k)
+        buf[pos] = 9
+        pos = _put_int(buf, pos + 1, bp[k])
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, a1buf, a1off, k)
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, a2buf, a2off, k)
+        for c in range(3):
+            pos = _put_float(buf, pos, fmat, flen, c, k - k0)
+        buf[pos] = 10
+        pos += 1
+    return buf[:pos]
+
+
+def marginal_rows_array(k0: int, k1: int, texts: tuple, bp, floats: list) -> np.ndarray:
+    """marginal.tsv rows of SNPs [k0, k1) as a uint8 array: ``texts`` the :func:`ragged` buffers
+    of CHR, SNP, A1, A2 (every SNP), ``floats`` the (values, digits, na) of MAF, STAT, P of these rows."""
+    fmat, flen = _float_columns(floats, k1 - k0)
+    (cb, co), (sb, so), (ab, ao), (bb, bo) = texts
+    return _marginal_rows(k0, k1, cb, co, sb, so, np.ascontiguousarray(bp, np.int64), ab, ao, bb, bo, fmat, flen)

@@ -18,15 +18,31 @@ def r2_from_tables(tables: np.ndarray) -> np.ndarray:
     return out
 
 
+def r2_at(tables: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`r2_from_tables` of ``tables[rows]``, without gathering the tables (pairs.tsv's
+    R2 of reported pairs, read from the screened pairs' tables)."""
+    t = np.ascontiguousarray(tables, dtype=np.int64).reshape(-1, 18)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    out = np.empty(len(rows))
+    _r2_rows_at(t, rows, out)
+    return out
+
+
 @nb.njit(cache=True, nogil=True)
 def _r2_rows(t, out):
+    _r2_rows_at(t, np.arange(t.shape[0]), out)
+
+
+@nb.njit(cache=True, nogil=True)
+def _r2_rows_at(t, rows, out):
     # Every sum below is of integer counts times 0, 1, 2 or 4: exact in float64, so in any order
     # the same as the reference's; the operations after them are the reference's, in its order.
-    for m in range(t.shape[0]):
+    for m in range(rows.shape[0]):
+        r = rows[m]
         n = sx = sy = sxx = syy = sxy = 0.0
         for a in range(3):
             for b in range(3):
-                c = float(t[m, 6 * a + 2 * b] + t[m, 6 * a + 2 * b + 1])
+                c = float(t[r, 6 * a + 2 * b] + t[r, 6 * a + 2 * b + 1])
                 n += c
                 sx += c * a
                 sy += c * b

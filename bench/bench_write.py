@@ -1,0 +1,179 @@
+"""Formatting and writing a scan's outputs, and the checkpoint's main-thread time, at the size of the
+500k x 5k study (issue 24; docs/PERFORMANCE.md), without running a scan.
+
+    python bench/bench_write.py                          # 500k SNPs, 680k screened pairs, every core
+    python bench/bench_write.py --threads 1,2 --repeat 3 # the per-core rate and the speed-up
+    python bench/bench_write.py --snps 20000 --pairs 30000 --check   # and the bytes vs one thread
+
+A synthetic ScanResult shaped like the device's 500k x 5k run (bench/make_bed.py's IDs ``snpK`` on
+one chromosome, 5,000 samples, ~680k screened pairs of which most are reported, STAT and KSA above
+the screen threshold, all four DFs) goes through gboost/io/results.py as `gboost scan` calls it.
+Printed per thread count (the best of ``--repeat``):
+
+* format s per file (seconds of formatting work, summed over its pieces) and MB;
+* format wall: render_lazily up to the bytes of all four files (run.json's ``format_outputs``);
+* write wall: write_outputs into a fresh folder, formatting included (what the command waits for);
+* MB/s per core of formatting work: the bytes of the four files over their summed format seconds.
+
+Then the checkpoint ledger (gboost/checkpoint.py) on the same study: the caller's seconds in
+Ledger (construction, start, record of every tile, flush, close: run.json's ``checkpoint``) and the
+writer thread's, for ``--tiles`` tiles carrying the screened pairs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def synthetic_result(p: int, m: int, n: int = 5000, seed: int = 24, words: int = 80):
+    """A ScanResult of ``p`` SNPs and ``m`` screened pairs with the shapes and value ranges of a
+    real 500k x 5k run (no scan is run: the statistics are random but of the right kind)."""
+    from gboost.encode import ClassLayout
+    from gboost.scan import Pairs, ScanParams, ScanResult
+    from gboost.stats.marginal import marginal_tests
+    from gboost.stats.pvalues import chi2_sf
+    from gboost.study import QCReport, SampleTable, Study, VariantTable, plink_snp_width
+    from gboost.tiles import Summary
+
+    rng = np.random.default_rng(seed)
+    variants = VariantTable(np.full(p, "1", dtype=object), np.array([f"snp{k}" for k in range(p)], dtype=object),
+                            np.zeros(p), 1000 + 100 * np.arange(p, dtype=np.int64),
+                            np.full(p, "A", dtype=object), np.full(p, "G", dtype=object))
+    ids = np.array([f"i{k}" for k in range(n)], dtype=object)
+    samples = SampleTable(ids, ids, np.ones(n, np.int8), np.r_[np.ones(n // 2), np.full(n - n // 2, 2)].astype(np.int8))
+    maf = rng.uniform(0.05, 0.5, p)
+    g = np.stack([(1 - maf) ** 2, 2 * maf * (1 - maf), maf ** 2], 1)
+    counts = np.stack([rng.multinomial(size, g) for size in (n // 2, n - n // 2)], axis=2).astype(np.int64)
+    study = Study(variants, samples, ClassLayout(n // 2, n - n // 2), np.zeros((p, 3, words), np.uint64), counts,
+                  QCReport(), snp_col_width=plink_snp_width(variants.snp))  # (as gboost/load.py sets it)
+    i = np.sort(rng.integers(0, p - 1, m))
+    j = np.minimum(i + 1 + rng.integers(0, p, m) % np.maximum(1, p - 1 - i), p - 1)
+    ksa = 30.0 + rng.exponential(4.0, m)
+    stat = ksa * rng.uniform(0.97, 1.0, m)
+    df = rng.choice(np.array([4, 2, 1, 0]), m, p=[0.9, 0.06, 0.03, 0.01]).astype(np.int64)
+    pv = np.array([chi2_sf(s, d) if d > 0 else np.nan for s, d in zip(stat.tolist(), df.tolist())])
+    tables = rng.integers(0, 600, (m, 3, 3, 2)).astype(np.int64)
+    screened = Pairs(i, j, ksa, stat, df, pv, np.ones(m, bool), tables)
+    summary = Summary(rng.integers(0, 3, p), np.full(p, p - 1, np.int64), 30.0 + rng.exponential(4.0, p),
+                      rng.integers(0, p, p))
+    params = ScanParams()
+    mstat, mp, mdf = marginal_tests(counts)
+    return ScanResult(study, params, "gpu", "synthetic", screened, summary, mstat, mp, mdf, p * (p - 1) // 2,
+                      params.thresholds())
+
+
+def outputs(result, threads: int) -> tuple[dict, float, dict]:
+    """The four files' bytes by render_lazily, its wall seconds, and each file's format seconds."""
+    from gboost.io.results import render_lazily
+
+    result.timings.clear()
+    t = time.perf_counter()
+    out = render_lazily(result, threads=threads)
+    data = {k: b"".join(v) for k, v in out.items() if k != "run.json"}
+    wall = time.perf_counter() - t
+    return data, wall, {k: result.timings[f"format_{k}"] for k in data}
+
+
+def write_wall(result, threads: int, folder: Path) -> float:
+    from gboost.io.results import write_outputs
+
+    shutil.rmtree(folder, ignore_errors=True)
+    t = time.perf_counter()
+    write_outputs(result, folder, overwrite=True, threads=threads)
+    return time.perf_counter() - t
+
+
+def ledger_seconds(result, tiles: int, folder: Path) -> tuple[float, float, int]:
+    """Caller's and writer's seconds in a Ledger that records ``tiles`` tiles of the result's
+    survivors (each tile a run of them, with summary partials of its rows and columns)."""
+    from gboost.checkpoint import Ledger
+    from gboost.tiles import SummaryPartial, Tile, TileResult
+
+    s, pr = result.study, result.screened
+    p, m = s.n_snps, len(pr)
+    edge = -(-p // max(1, int(np.sqrt(2 * tiles))))
+    plan = [(a, b) for a in range(0, p, edge) for b in range(a, p, edge)][:tiles]
+    cuts = np.linspace(0, m, len(plan) + 1).astype(int)
+    results = []
+    rng = np.random.default_rng(1)
+    for k, ((a, b), lo, hi) in enumerate(zip(plan, cuts, cuts[1:])):
+        ra, rb = min(edge, p - a), min(edge, p - b)
+        part = lambda start, n: SummaryPartial(start, rng.integers(0, 3, n), np.full(n, n, np.int64),  # noqa: E731
+                                               rng.exponential(4.0, n), rng.integers(0, p, n))
+        results.append(TileResult(Tile(k, a, a + ra, b, b + rb), pr.i[lo:hi], pr.j[lo:hi], pr.ksa[lo:hi],
+                                  pr.tables[lo:hi], ra * rb, part(a, ra), part(b, rb)))
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    t = time.perf_counter()
+    ledger = Ledger(folder, s, result.params, resume=False)
+    ledger.start(tile=edge, tiles=len(plan))
+    for r in ledger.replay():
+        pass
+    for r in results:
+        ledger.record(r)
+    ledger.flush()
+    ledger.close()
+    wall = time.perf_counter() - t
+    return ledger.seconds, ledger.writer_seconds, len(results), wall
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--snps", type=int, default=500_000)
+    ap.add_argument("--pairs", type=int, default=680_000)
+    ap.add_argument("--threads", default=str(os.cpu_count() or 1), help="comma-separated thread counts")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--tiles", type=int, default=496, help="tiles the ledger records (500k SNPs, edge 16k: 496)")
+    ap.add_argument("--check", action="store_true", help="also check every thread count's bytes against one thread's")
+    a = ap.parse_args(argv)
+    import subprocess
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    print(f"# bench/bench_write.py --snps {a.snps} --pairs {a.pairs} --threads {a.threads} --repeat {a.repeat}; "
+          f"{os.cpu_count()} cores; commit {commit}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; "
+          f"load {os.getloadavg()[0]:.1f}")
+    t = time.perf_counter()
+    result = synthetic_result(a.snps, a.pairs)
+    print(f"# synthetic result: {a.snps} SNPs, {a.pairs} screened, {len(result.reported)} reported "
+          f"({time.perf_counter() - t:.1f} s to make)")
+    outputs(result, 1)  # compile / load the cached functions once
+    tmp = Path(tempfile.mkdtemp(prefix="gboost-bench-write-"))
+    reference = None
+    try:
+        names = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
+        print("threads  " + "  ".join(f"{n:>22}" for n in names) + "  format wall  write wall  MB/s/core")
+        for threads in [int(x) for x in a.threads.split(",")]:
+            best = None
+            for _ in range(a.repeat):
+                data, wall, per = outputs(result, threads)
+                if best is None or wall < best[1]:
+                    best = (data, wall, per)
+            ww = min(write_wall(result, threads, tmp / "out") for _ in range(a.repeat))
+            data, wall, per = best
+            if a.check:
+                reference = reference or outputs(result, 1)[0]
+                assert data == reference, f"{threads} threads: other bytes than one thread"
+            mb = {k: len(v) / 1e6 for k, v in data.items()}
+            rate = sum(mb.values()) / max(1e-9, sum(per.values()))
+            print(f"{threads:>7}  " + "  ".join(f"{per[n]:7.3f} s {mb[n]:7.1f} MB    " for n in names)
+                  + f"  {wall:9.3f} s  {ww:8.3f} s  {rate:9.1f}")
+        mine, writer, n, wall = ledger_seconds(result, a.tiles, tmp / "ledger")
+        print(f"checkpoint: {n} tiles, {a.pairs} survivors: caller {mine:.3f} s (run.json 'checkpoint'), "
+              f"writer thread {writer:.3f} s, wall {wall:.3f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
