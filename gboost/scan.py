@@ -76,6 +76,9 @@ class ScanResult:
     timings: dict = field(default_factory=dict)
     calibration: object | None = None  # gboost.calibration.Calibration of the interaction test
     covariate_names: list | None = None  # --covar columns used for STAT_ADJ / P_ADJ
+    # Output work done beside the screen (gboost/hostwork.py): {"outputs": a Future of
+    # gboost.io.results.prepare_outputs}; empty when finalize ran serially
+    prepared: dict = field(default_factory=dict)
 
     @cached_property
     def reported(self) -> Pairs:
@@ -324,8 +327,9 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     timings["exact_fold"] = time.perf_counter() - t5
     timings["exact"] = time.perf_counter() - t2
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
+    prepared = {"outputs": host.outputs} if overlapped and host.outputs is not None else {}
     return ScanResult(study, params, screened.engine, screened.device, pairs, summary, mstat, mp, mdf,
-                      acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]))
+                      acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]), prepared)
 
 
 def overlaps_host_work(engine: Engine) -> bool:

@@ -299,28 +299,38 @@ MARGINAL_HEADER = b"CHR\tSNP\tBP\tA1\tA2\tMAF\tSTAT\tP\n"
 
 def marginal_tsv_bytes(result) -> bytes:
     """marginal.tsv by compiled rows (equal to :func:`format_marginal_tsv_rowwise`)."""
-    return MARGINAL_HEADER + b"".join(f() for f in marginal_pieces(result, SnpTexts(result.study), 1))
+    return MARGINAL_HEADER + b"".join(f() for f in marginal_pieces(result.study, result.marginal_stat,
+                                                                   result.marginal_p, SnpTexts(result.study), 1))
 
 
-def marginal_pieces(result, texts: SnpTexts, pieces: int, min_rows: int = 20000) -> list:
-    """marginal.tsv's rows (after the header) in up to ``pieces`` runs of SNPs, as functions
-    returning their bytes (uint8 arrays), compiled passes that release the GIL."""
+def marginal_pieces(study, stat, p, texts: SnpTexts, pieces: int, min_rows: int = 20000) -> list:
+    """marginal.tsv's rows (after the header) of ``study`` with the marginal tests' ``stat`` and
+    ``p``, in up to ``pieces`` runs of SNPs, as functions returning their bytes (uint8 arrays),
+    compiled passes that release the GIL."""
     from gboost.io.fastnum import marginal_rows_array
 
-    s = result.study
-    p = s.n_snps
-    bp = np.ascontiguousarray(s.variants.bp, np.int64)
+    n = study.n_snps
+    bp = np.ascontiguousarray(study.variants.bp, np.int64)
     fields = (texts.chrom, texts.snp, texts.a1, texts.a2)
 
     def piece(a: int, b: int):
         def run() -> np.ndarray:
-            maf = minor_allele_frequency(s.counts[a:b])
-            return marginal_rows_array(a, b, fields, bp, [(maf, 6, "NA"), (result.marginal_stat[a:b], 8, "NA"),
-                                                          (result.marginal_p[a:b], 6, "NA")])
+            maf = minor_allele_frequency(study.counts[a:b])
+            return marginal_rows_array(a, b, fields, bp, [(maf, 6, "NA"), (stat[a:b], 8, "NA"), (p[a:b], 6, "NA")])
         return run
 
-    cuts = np.linspace(0, p, max(1, min(pieces, p // max(1, min_rows) + 1)) + 1).astype(int)
+    cuts = np.linspace(0, n, max(1, min(pieces, n // max(1, min_rows) + 1)) + 1).astype(int)
     return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def prepare_outputs(study, marginal) -> dict:
+    """What the outputs need of the study alone, made ahead (gboost/hostwork.py runs this beside
+    a GPU screen): the SNP texts (:class:`SnpTexts`, every field) and marginal.tsv's rows
+    (``marginal``: the marginal tests' (stat, p, df)), with the seconds the rows took."""
+    texts = SnpTexts(study).ready()
+    t = time.perf_counter()
+    rows = [f() for f in marginal_pieces(study, marginal[0], marginal[1], texts, 1)]
+    return {"texts": texts, "marginal.tsv": (rows, time.perf_counter() - t)}
 
 
 def format_marginal_tsv_rowwise(result) -> str:
@@ -457,8 +467,9 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
     s, pr, sm = result.study, result.screened, result.summary
     threads = max(1, threads or os.cpu_count() or 1)
     t0 = time.perf_counter()
-    texts = prepared["texts"].result() if "texts" in prepared else SnpTexts(s)
-    texts_s = time.perf_counter() - t0
+    ahead = prepared["outputs"].result() if "outputs" in prepared else {}
+    texts = ahead.get("texts") or SnpTexts(s)
+    texts_s = time.perf_counter() - t0  # (waiting for what was prepared, if anything)
     heads = {"pairs.tsv": pairs_header(pr), "pairs.epi.cc": _epi_cc_header(texts.w),
              "pairs.epi.cc.summary": _summary_header(texts.w), "marginal.tsv": MARGINAL_HEADER}
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-format") as pool:
@@ -468,22 +479,21 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
                 "pairs.epi.cc.summary": summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig,
                                                        sm.n_tot, sm.best, sm.best_partner,
                                                        _pieces_per_file(s.n_snps, threads))}
-        if "marginal.tsv" in prepared:
-            jobs["marginal.tsv"] = [prepared["marginal.tsv"].result]
-        else:
-            jobs["marginal.tsv"] = marginal_pieces(result, texts, _pieces_per_file(s.n_snps, threads), 1)
+        if "marginal.tsv" not in ahead:
+            jobs["marginal.tsv"] = marginal_pieces(s, result.marginal_stat, result.marginal_p, texts,
+                                                   _pieces_per_file(s.n_snps, threads), 1)
         futures = {name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()}
         (rows, q), rep_s = rep.result()
         fs = pairs_pieces(s.variants, pr, (texts.chrom, texts.snp), _pieces_per_file(len(rows), threads), 1,
                           rows=rows, q=q)
         futures = {"pairs.tsv": [pool.submit(timed, f) for f in fs], **futures}
         done = {}
+        if "marginal.tsv" in ahead:  # formatted during the screen: its seconds were spent there
+            done["marginal.tsv"] = ([heads["marginal.tsv"]] + ahead["marginal.tsv"][0], ahead["marginal.tsv"][1])
         for name, fs in futures.items():
             parts = [f.result() for f in fs]
-            body = [b for b, _ in parts]
-            if name == "marginal.tsv" and "marginal.tsv" in prepared:
-                body = body[0]  # (a list of runs made during the screen)
-            done[name] = ([heads[name]] + list(body), sum(dt for _, dt in parts) + (rep_s if name == "pairs.tsv" else 0.0))
+            done[name] = ([heads[name]] + [b for b, _ in parts],
+                          sum(dt for _, dt in parts) + (rep_s if name == "pairs.tsv" else 0.0))
     out = {}
     for name in OUTPUT_FILES[:-1]:
         buffers, dt = done[name]
