@@ -434,10 +434,13 @@ def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
     return {name: b"".join(v).decode("utf-8") if name != "run.json" else v() for name, v in out.items()}
 
 
+_PIECE_ROWS = 8192  # the fewest rows a run of rows gets (tests lower it to cut small files often)
+
+
 def _pieces_per_file(rows: int, threads: int) -> int:
     # A few runs per thread, so that files of unequal size balance on the pool, none under ~8k
     # rows (a run's fixed cost, a few Python calls, stays far below its compiled work).
-    return max(1, min(4 * threads, rows // 8192 + 1))
+    return max(1, min(4 * threads, rows // _PIECE_ROWS + 1))
 
 
 def render_lazily(result, extra: dict | None = None, threads: int | None = None,
