@@ -13,7 +13,8 @@ Printed per thread count (the best of ``--repeat``):
 * format s per file (seconds of formatting work, summed over its pieces) and MB;
 * format wall: render_lazily up to the bytes of all four files (run.json's ``format_outputs``);
 * write wall: write_outputs into a fresh folder, formatting included (what the command waits for);
-* MB/s per core of formatting work: the bytes of the four files over their summed format seconds.
+* CPU s: the process's CPU seconds during the formatting (all threads), and MB/CPU-s: the four
+  files' bytes over them (the per-core rate; steadier than walls on a machine shared with others).
 
 Then the checkpoint ledger (gboost/checkpoint.py) on the same study: the caller's seconds in
 Ledger (construction, start, record of every tile, flush, close: run.json's ``checkpoint``) and the
@@ -84,17 +85,19 @@ def _takes_threads(fn) -> bool:
     return "threads" in inspect.signature(fn).parameters
 
 
-def outputs(result, threads: int) -> tuple[dict, float, dict]:
-    """The four files' bytes by render_lazily, its wall seconds, and each file's format seconds."""
+def outputs(result, threads: int) -> tuple[dict, float, dict, float]:
+    """The four files' bytes by render_lazily, its wall seconds, each file's format seconds, and
+    the CPU seconds of the process meanwhile (all threads: less disturbed by other processes on a
+    shared machine than the wall)."""
     from gboost.io.results import render_lazily
 
     result.timings.clear()
     _forget_reported(result)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     out = render_lazily(result, threads=threads) if _takes_threads(render_lazily) else render_lazily(result)
-    data = {k: b"".join(v() if callable(v) else v) for k, v in out.items() if k != "run.json"}
-    wall = time.perf_counter() - t
-    return data, wall, {k: result.timings[f"format_{k}"] for k in data}
+    data = {k: (v() if callable(v) else b"".join(v)) for k, v in out.items() if k != "run.json"}
+    wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+    return data, wall, {k: result.timings[f"format_{k}"] for k in data}, cpu
 
 
 def write_wall(result, threads: int, folder: Path) -> float:
@@ -173,22 +176,22 @@ def main(argv=None) -> int:
     reference = None
     try:
         names = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
-        print("threads  " + "  ".join(f"{n:>22}" for n in names) + "  format wall  write wall  MB/s/core")
+        print("threads  " + "  ".join(f"{n:>22}" for n in names) + "  format wall  write wall   CPU s  MB/CPU-s")
         for threads in [int(x) for x in a.threads.split(",")]:
             best = None
             for _ in range(a.repeat):
-                data, wall, per = outputs(result, threads)
+                data, wall, per, cpu = outputs(result, threads)
                 if best is None or wall < best[1]:
-                    best = (data, wall, per)
+                    best = (data, wall, per, cpu)
             ww = min(write_wall(result, threads, tmp / "out") for _ in range(a.repeat))
-            data, wall, per = best
+            data, wall, per, cpu = best
             if a.check:
                 reference = reference or outputs(result, 1)[0]
                 assert data == reference, f"{threads} threads: other bytes than one thread"
             mb = {k: len(v) / 1e6 for k, v in data.items()}
-            rate = sum(mb.values()) / max(1e-9, sum(per.values()))
+            rate = sum(mb.values()) / max(1e-9, cpu)
             print(f"{threads:>7}  " + "  ".join(f"{per[n]:7.3f} s {mb[n]:7.1f} MB    " for n in names)
-                  + f"  {wall:9.3f} s  {ww:8.3f} s  {rate:9.1f}")
+                  + f"  {wall:9.3f} s  {ww:8.3f} s  {cpu:6.3f}  {rate:8.1f}")
         mine, writer, n, wall = ledger_seconds(result, a.tiles, tmp / "ledger", a.tile_seconds)
         print(f"checkpoint: {n} tiles, {a.pairs} survivors, a tile every {a.tile_seconds} s: caller {mine:.3f} s "
               f"(run.json 'checkpoint'), writer thread {writer:.3f} s, wall {wall:.3f} s "
