@@ -122,3 +122,17 @@ def test_files_written_side_by_side_are_whole(tmp_path):
     for name, data in ref.items():
         assert (tmp_path / "out" / name).read_bytes() == data
     assert json.loads((tmp_path / "out" / "run.json").read_text())["counts"]["reported_pairs"] == len(res.reported)
+
+
+@pytest.mark.parametrize("cap", [3, 4096])
+def test_chromosome_numbers_match_names(monkeypatch, cap):
+    """pairs.tsv's DIST compares chromosome numbers (gboost/io/fastnum.py pair_texts): equal
+    exactly where the names are, in runs or scattered, past the compiled path's cap too."""
+    from gboost.io import fastnum as F
+
+    monkeypatch.setattr(F, "_ID_CAP", cap)
+    names = ["1", "1", "2", "chr1", "1", "X", "ü", "2", "", "X", "10", "1"]
+    _, _, ids, _ = F.pair_texts(F.ragged(names), F.ragged([f"s{k}" for k in range(len(names))]), np.arange(len(names)))
+    for a in range(len(names)):
+        for b in range(len(names)):
+            assert (ids[a] == ids[b]) == (names[a] == names[b])

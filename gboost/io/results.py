@@ -82,7 +82,7 @@ class SnpTexts:
 
     def ready(self) -> "SnpTexts":
         """Every field made now (on a background thread, before the writer needs them)."""
-        for name in ("chrom", "snp", "a1", "a2", "plink_chrom", "plink_snp"):
+        for name in ("chrom", "snp", "a1", "a2", "plink_chrom", "plink_snp", "pairs"):
             getattr(self, name)
         return self
 
@@ -90,6 +90,13 @@ class SnpTexts:
         from gboost.io.fastnum import ragged
 
         return ragged(getattr(self.study.variants, name))
+
+    @cached_property
+    def pairs(self) -> tuple:
+        """pairs.tsv's per-SNP texts (gboost/io/fastnum.py pair_texts)."""
+        from gboost.io.fastnum import pair_texts
+
+        return pair_texts(self.chrom, self.snp, self.study.variants.bp)
 
     chrom = cached_property(lambda self: self._ragged("chrom"))
     snp = cached_property(lambda self: self._ragged("snp"))
@@ -234,11 +241,11 @@ def pairs_header(pr) -> bytes:
 
 
 def snp_texts(v) -> tuple:
-    """Every SNP's chromosome and ID as ragged UTF-8 buffers (gboost/io/fastnum.py ragged), once per
-    variant table: pairs.tsv's rows gather them by index."""
-    from gboost.io.fastnum import ragged
+    """What pairs.tsv's rows take of every SNP (gboost/io/fastnum.py pair_texts), once per variant
+    table: the rows gather it by index."""
+    from gboost.io.fastnum import pair_texts, ragged
 
-    return ragged(v.chrom), ragged(v.snp)
+    return pair_texts(ragged(v.chrom), ragged(v.snp), v.bp)
 
 
 def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: np.ndarray | None = None,
@@ -257,8 +264,6 @@ def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: 
         q = pr.q if pr.q is not None else np.full(len(rows), np.nan)
     m = len(rows)
     adj = pr.adj
-    bp = np.ascontiguousarray(v.bp, np.int64)
-    chrom, snp = texts
 
     def piece(a: int, b: int):
         def run() -> np.ndarray:
@@ -268,8 +273,7 @@ def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: 
                       (r2, 4, "NA")]
             if adj is not None:
                 floats += [(adj[0][r], 8, "NA"), (adj[2][r], 6, "NA")]
-            return pairs_rows_array(pr.i[r], pr.j[r], chrom, snp, bp, pr.df[r], floats,
-                                    None if adj is None else adj[1][r])
+            return pairs_rows_array(pr.i[r], pr.j[r], texts, pr.df[r], floats, None if adj is None else adj[1][r])
         return run
 
     cuts = np.linspace(0, m, max(1, min(pieces, m // max(1, min_rows) + 1)) + 1).astype(int)
@@ -487,7 +491,7 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
                                                    _pieces_per_file(s.n_snps, threads), 1)
         futures = {name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()}
         (rows, q), rep_s = rep.result()
-        fs = pairs_pieces(s.variants, pr, (texts.chrom, texts.snp), _pieces_per_file(len(rows), threads), 1,
+        fs = pairs_pieces(s.variants, pr, texts.pairs, _pieces_per_file(len(rows), threads), 1,
                           rows=rows, q=q)
         futures = {"pairs.tsv": [pool.submit(timed, f) for f in fs], **futures}
         done = {}
