@@ -113,10 +113,11 @@ def write_wall(result, threads: int, folder: Path) -> float:
     return time.perf_counter() - t
 
 
-def ledger_seconds(result, tiles: int, folder: Path, pace: float = 0.0) -> tuple[float, float, int, float]:
+def ledger_seconds(result, tiles: int, folder: Path, pace: float = 0.0) -> tuple:
     """Caller's and writer's seconds in a Ledger that records ``tiles`` tiles of the result's
     survivors (each tile a run of them, with summary partials of its rows and columns), one tile
-    every ``pace`` seconds (the device's screen: 4.6 s for 496 tiles), and the wall of it all."""
+    every ``pace`` seconds (the device's screen: 4.6 s for 496 tiles), the wall of it all, and the
+    caller's seconds split: opening (construction, start, replay), recording, flushing."""
     from gboost.checkpoint import Ledger
     from gboost.tiles import SummaryPartial, Tile, TileResult
 
@@ -140,14 +141,17 @@ def ledger_seconds(result, tiles: int, folder: Path, pace: float = 0.0) -> tuple
     ledger.start(tile=edge, tiles=len(plan))
     for r in ledger.replay():
         pass
+    opened = ledger.seconds
     for r in results:
         if pace:
             time.sleep(pace)
         ledger.record(r)
+    recorded = ledger.seconds
     ledger.flush()
     ledger.close()
     wall = time.perf_counter() - t
-    return ledger.seconds, ledger.writer_seconds, len(results), wall
+    split = {"open": opened, "record": recorded - opened, "flush": ledger.seconds - recorded}
+    return ledger.seconds, ledger.writer_seconds, len(results), wall, split
 
 
 def main(argv=None) -> int:
@@ -192,10 +196,10 @@ def main(argv=None) -> int:
             rate = sum(mb.values()) / max(1e-9, cpu)
             print(f"{threads:>7}  " + "  ".join(f"{per[n]:7.3f} s {mb[n]:7.1f} MB    " for n in names)
                   + f"  {wall:9.3f} s  {ww:8.3f} s  {cpu:6.3f}  {rate:8.1f}")
-        mine, writer, n, wall = ledger_seconds(result, a.tiles, tmp / "ledger", a.tile_seconds)
+        mine, writer, n, wall, split = ledger_seconds(result, a.tiles, tmp / "ledger", a.tile_seconds)
         print(f"checkpoint: {n} tiles, {a.pairs} survivors, a tile every {a.tile_seconds} s: caller {mine:.3f} s "
-              f"(run.json 'checkpoint'), writer thread {writer:.3f} s, wall {wall:.3f} s "
-              f"(sleeping {n * a.tile_seconds:.3f} s of it)")
+              f"(run.json 'checkpoint'; " + ", ".join(f"{k} {v:.3f}" for k, v in split.items())
+              + f"), writer thread {writer:.3f} s, wall {wall:.3f} s (sleeping {n * a.tile_seconds:.3f} s of it)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

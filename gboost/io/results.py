@@ -473,14 +473,14 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
 
     s, pr, sm = result.study, result.screened, result.summary
     threads = max(1, threads or os.cpu_count() or 1)
-    t0 = time.perf_counter()
     ahead = prepared["outputs"].result() if "outputs" in prepared else {}
     texts = ahead.get("texts") or SnpTexts(s)
-    texts_s = time.perf_counter() - t0  # (waiting for what was prepared, if anything)
     heads = {"pairs.tsv": pairs_header(pr), "pairs.epi.cc": _epi_cc_header(texts.w),
              "pairs.epi.cc.summary": _summary_header(texts.w), "marginal.tsv": MARGINAL_HEADER}
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-format") as pool:
         rep = pool.submit(timed, lambda: result.reported_rows)
+        texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
+        prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
         jobs = {"pairs.epi.cc": epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp,
                                               _pieces_per_file(len(pr), threads)),
                 "pairs.epi.cc.summary": summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig,
@@ -491,7 +491,7 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
                                                    _pieces_per_file(s.n_snps, threads), 1)
         futures = {name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()}
         (rows, q), rep_s = rep.result()
-        fs = pairs_pieces(s.variants, pr, texts.pairs, _pieces_per_file(len(rows), threads), 1,
+        fs = pairs_pieces(s.variants, pr, prefix.result(), _pieces_per_file(len(rows), threads), 1,
                           rows=rows, q=q)
         futures = {"pairs.tsv": [pool.submit(timed, f) for f in fs], **futures}
         done = {}
@@ -509,7 +509,6 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
             clock.files[name] = {"format": dt, "bytes": sum(len(b) for b in buffers)}
         out[name] = buffers
     if clock is not None:
-        clock.background["snp_texts"] = texts_s
         clock.lap("format_outputs")  # the four files' formatting, side by side
 
     def run_json() -> str:
