@@ -332,7 +332,7 @@ def _report(args, result, out) -> None:
         print(f"gboost: warning: {hits} pair(s) stopped at the IPF safety cap of {IPF_MAX_SWEEPS} sweeps "
               "before PLINK's convergence rule held; their STAT may differ from PLINK's", file=sys.stderr)
     _log(args, f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); "
-               f"{len(result.screened)} pairs passed the screen; {len(result.reported)} with P <= {result.params.epi1:g}")
+               f"{len(result.screened)} pairs passed the screen; {result.n_reported} with P <= {result.params.epi1:g}")
     _log(args, f"outputs in {out}/ ({result.timings['total']:.2f} s)")
 
 

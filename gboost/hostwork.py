@@ -46,6 +46,10 @@ class HostWork:
         self.calibration = None
         if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
             self.calibration = self._submit(calibrate, study, n_pairs=params.calibration_pairs)
+        # What the output files need of the study alone (SNP texts, marginal.tsv's rows), made here
+        # only beside a screen that leaves the host free; serially the writer's pool does it
+        # faster, in parallel runs.
+        self.outputs = self._submit(self._prepare_outputs) if background else None
         self.blocks: list = []  # one job per row block (None, or the block where it has no place in .screened)
         self.screened = _SortedSink()  # the planned row blocks' survivors, joined in row order
         self.folded = Summary.empty(study.n_snps)  # the survivors' exact tests folded in (PLINK's z)
@@ -53,6 +57,11 @@ class HostWork:
         self._fed = 0  # entries of acc's survivor lists already placed in a row block
         self._left: dict = {}  # row block -> tiles of the plan not yet in
         self._waiting: dict = {}  # row block -> indices into acc's survivor lists
+
+    def _prepare_outputs(self) -> dict:
+        from gboost.io.results import prepare_outputs
+
+        return prepare_outputs(self.study, self.marginal.result())  # (the job before this one: done)
 
     def serves(self, study: Study, params: ScanParams) -> bool:
         return study is self.study and params == self.params

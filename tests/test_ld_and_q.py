@@ -74,3 +74,22 @@ def test_compiled_r2_equals_the_array_reference_exactly(rng):
     assert np.array_equal(got[~np.isnan(got)].view(np.int64), ref[~np.isnan(ref)].view(np.int64))
     assert np.isnan(got[:130][:110]).all() and (got[110:120] == 1.0).all()
     assert r2_from_tables(np.zeros((0, 3, 3, 2), np.int64)).shape == (0,)
+
+
+@pytest.mark.parametrize("threads", [2, 3, 16])
+def test_sort_in_runs_on_threads_equals_numpys_stable_sort(rng, threads):
+    """pairs.tsv's order and q values sort in runs on threads (argsort_stable): the same order as
+    one stable sort, on ties (across run boundaries too), NaN, -0.0 beside 0.0, infinities."""
+    from gboost.stats.multiple import argsort_stable, r2_at
+
+    v = np.round(rng.random(5003) * 40) / 7  # many ties
+    v[rng.integers(0, len(v), 50)] = np.nan
+    v[rng.integers(0, len(v), 50)] = -0.0
+    v[rng.integers(0, len(v), 50)] = 0.0
+    v[rng.integers(0, len(v), 9)] = np.inf
+    v[rng.integers(0, len(v), 9)] = -np.inf
+    for x in (v, -v, v[:threads + 1], v[:0]):
+        assert (argsort_stable(x, threads, min_size=0) == np.argsort(x, kind="stable")).all()
+    tables = rng.integers(0, 9, (40, 3, 3, 2))
+    rows = rng.integers(0, 40, 25)
+    assert np.array_equal(r2_at(tables, rows), r2_from_tables(tables[rows]), equal_nan=True)

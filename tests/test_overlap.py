@@ -11,7 +11,7 @@ from gboost import hostwork
 from gboost.engines.base import Engine
 from gboost.engines.cpu import CpuEngine
 from gboost.errors import ScanCancelled
-from gboost.io.results import format_epi_cc, format_marginal_tsv, format_pairs_tsv, format_summary
+from gboost.io.results import format_epi_cc, format_marginal_tsv, format_pairs_tsv, format_summary, render_outputs
 from gboost.load import load_study
 from gboost.scan import ScanParams, finalize, run_scan, scan_thresholds, screen
 from gboost.tiles import part_rows, plan_tiles
@@ -96,8 +96,11 @@ def chunks(monkeypatch):
 
 
 def outputs(res):
+    """The files by each formatter, and by the writer's path (render_outputs: what a background
+    screen prepared, the SNP texts and marginal.tsv, is used there)."""
+    files = {k: v for k, v in render_outputs(res).items() if k != "run.json"}
     return {"epi.cc": format_epi_cc(res), "summary": format_summary(res), "pairs": format_pairs_tsv(res),
-            "marginal": format_marginal_tsv(res)}
+            "marginal": format_marginal_tsv(res), **files}
 
 
 def test_overlapped_outputs_are_identical_and_exact_tests_run_by_row_block_during_the_screen(study, chunks):
@@ -114,6 +117,7 @@ def test_overlapped_outputs_are_identical_and_exact_tests_run_by_row_block_durin
     res = finalize(study, prm, sr)
     assert during == [True]
     assert sr.acc.host is None and not host_threads()
+    assert set(res.prepared) == {"outputs"} and not serial.prepared  # made beside the screen only
 
     assert outputs(res) == outputs(serial)
     for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables"):

@@ -314,16 +314,82 @@ def _put_float(buf, pos, fmat, flen, c, r):
 
 
 @nb.njit(cache=True, nogil=True)
-def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
-    """Rows CHR1 SNP1 BP1 CHR2 SNP2 BP2 KSA STAT DF P Q R2 DIST [STAT_ADJ DF_ADJ P_ADJ]: fmat[c] / flen[c]
-    the formatted floats in that order (5 columns, or 7 with the adjusted ones; adj_df then holds DF_ADJ)."""
+def _pair_prefix(cbuf, coff, sbuf, soff, bp):
+    """Every SNP's "CHR<tab>SNP<tab>BP" end to end, and offsets (SNP k: buf[off[k]:off[k + 1]])."""
+    p = len(bp)
+    size = 0
+    for k in range(p):
+        size += (coff[k + 1] - coff[k]) + (soff[k + 1] - soff[k]) + _int_len(bp[k])
+    buf = np.empty(size, np.uint8)
+    off = np.zeros(p + 1, np.int64)
+    pos = 0
+    for k in range(p):
+        pos = _put_text(buf, pos, cbuf, coff, k)
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, sbuf, soff, k)
+        buf[pos] = 9
+        pos = _put_int(buf, pos + 1, bp[k])
+        off[k + 1] = pos
+    return buf[:pos], off
+
+
+@nb.njit(cache=True, nogil=True)
+def _text_ids(tbuf, toff, cap):
+    """A number per distinct text (equal texts, equal numbers), or all -1 past ``cap`` distinct
+    texts. Runs of equal texts (a .bim's chromosomes) cost one comparison a value."""
+    p = len(toff) - 1
+    ids = np.empty(p, np.int32)
+    first = np.empty(cap, np.int64)  # the first value of each distinct text
+    n = 0
+    for k in range(p):
+        if k > 0 and _same_text(tbuf, toff, k - 1, k):
+            ids[k] = ids[k - 1]
+            continue
+        found = -1
+        for d in range(n):
+            if _same_text(tbuf, toff, first[d], k):
+                found = d
+                break
+        if found < 0:
+            if n == cap:
+                ids[:] = -1
+                return ids
+            first[n] = k
+            found = n
+            n += 1
+        ids[k] = found
+    return ids
+
+
+_ID_CAP = 4096  # distinct chromosome names numbered in compiled code (more: in Python)
+
+
+def pair_texts(chrom: tuple, snp: tuple, bp) -> tuple:
+    """What pairs.tsv's rows take of every SNP, from its :func:`ragged` CHR and SNP and its BP:
+    the "CHR<tab>SNP<tab>BP" prefix of each (one place to read per SNP of a pair, not five: the
+    pairs of a sorted file hit SNPs at random) and a number per chromosome name (DIST needs
+    both SNPs on one chromosome)."""
+    bp = np.ascontiguousarray(bp, np.int64)
+    buf, off = _pair_prefix(chrom[0], chrom[1], snp[0], snp[1], bp)
+    ids = _text_ids(chrom[0], chrom[1], _ID_CAP)
+    if len(ids) and ids[0] < 0:  # thousands of contigs: number them in Python
+        seen: dict = {}
+        names = [bytes(chrom[0][chrom[1][k]:chrom[1][k + 1]]) for k in range(len(bp))]
+        ids = np.array([seen.setdefault(x, len(seen)) for x in names], np.int32)
+    return buf, off, ids, bp
+
+
+@nb.njit(cache=True, nogil=True)
+def _pairs_rows(i, j, pbuf, poff, cid, bp, df, fmat, flen, adj_df):
+    """Rows CHR1 SNP1 BP1 CHR2 SNP2 BP2 KSA STAT DF P Q R2 DIST [STAT_ADJ DF_ADJ P_ADJ]: pbuf/poff
+    each SNP's "CHR<tab>SNP<tab>BP", cid its chromosome's number; fmat[c] / flen[c] the formatted
+    floats in that order (5 columns, or 7 with the adjusted ones; adj_df then holds DF_ADJ)."""
     m = len(i)
     nf = fmat.shape[0]
     size = 0
     for r in range(m):
         a, b = i[r], j[r]
-        size += (coff[a + 1] - coff[a]) + (coff[b + 1] - coff[b]) + (soff[a + 1] - soff[a]) + (soff[b + 1] - soff[b])
-        size += _int_len(bp[a]) + _int_len(bp[b]) + _int_len(df[r]) + 20 + 16
+        size += (poff[a + 1] - poff[a]) + (poff[b + 1] - poff[b]) + _int_len(df[r]) + 20 + 16
         for c in range(nf):
             size += flen[c, r]
         if nf > 5:
@@ -332,17 +398,14 @@ def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
     pos = 0
     for r in range(m):
         a, b = i[r], j[r]
-        pos = _put_text(buf, pos, cbuf, coff, a)
+        for t in range(poff[a], poff[a + 1]):
+            buf[pos] = pbuf[t]
+            pos += 1
         buf[pos] = 9
-        pos = _put_text(buf, pos + 1, sbuf, soff, a)
-        buf[pos] = 9
-        pos = _put_int(buf, pos + 1, bp[a])
-        buf[pos] = 9
-        pos = _put_text(buf, pos + 1, cbuf, coff, b)
-        buf[pos] = 9
-        pos = _put_text(buf, pos + 1, sbuf, soff, b)
-        buf[pos] = 9
-        pos = _put_int(buf, pos + 1, bp[b])
+        pos += 1
+        for t in range(poff[b], poff[b + 1]):
+            buf[pos] = pbuf[t]
+            pos += 1
         for c in range(5):  # KSA STAT [DF] P Q R2
             pos = _put_float(buf, pos, fmat, flen, c, r)
             if c == 1:
@@ -350,7 +413,7 @@ def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
                 pos = _put_int(buf, pos + 1, df[r])
         buf[pos] = 9
         pos += 1
-        if _same_text(cbuf, coff, a, b):
+        if cid[a] == cid[b]:
             pos = _put_int(buf, pos, abs(bp[b] - bp[a]))
         else:
             buf[pos] = 78  # NA
@@ -367,15 +430,62 @@ def _pairs_rows(i, j, cbuf, coff, sbuf, soff, bp, df, fmat, flen, adj_df):
     return buf[:pos]
 
 
-def pairs_rows(i, j, chrom: tuple, snp: tuple, bp, df, floats: list, adj_df=None) -> bytes:
-    """pairs.tsv rows (no header) for pairs (i, j): chrom / snp the SNPs' :func:`ragged` buffers,
-    ``floats`` the (values, digits, na) of KSA, STAT, P, Q, R2 [, STAT_ADJ, P_ADJ] of these rows."""
-    m = len(i)
+def _float_columns(floats: list, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, digits, na) columns of ``m`` rows formatted into one (columns, m, 24) byte matrix
+    and lengths (compiled; the rare values left to Python patched in)."""
     fmat = np.zeros((len(floats), m, _WIDTH), np.uint8)
     flen = np.zeros((len(floats), m), np.int64)
     for c, (values, digits, na) in enumerate(floats):
         _format_g_into(np.ascontiguousarray(values, dtype=np.float64), digits, na, fmat[c], flen[c])
+    return fmat, flen
+
+
+def pairs_rows_array(i, j, texts: tuple, df, floats: list, adj_df=None) -> np.ndarray:
+    """pairs.tsv rows (no header) for pairs (i, j) as a uint8 array: ``texts`` the SNPs'
+    :func:`pair_texts`, ``floats`` the (values, digits, na) of KSA, STAT, P, Q, R2
+    [, STAT_ADJ, P_ADJ] of these rows."""
+    m = len(i)
+    fmat, flen = _float_columns(floats, m)
     adj = np.zeros(m, np.int64) if adj_df is None else np.ascontiguousarray(adj_df, np.int64)
-    return _pairs_rows(np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64), chrom[0], chrom[1],
-                       snp[0], snp[1], np.ascontiguousarray(bp, np.int64), np.ascontiguousarray(df, np.int64),
-                       fmat, flen, adj).tobytes()
+    pbuf, poff, cid, bp = texts
+    return _pairs_rows(np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64), pbuf, poff, cid, bp,
+                       np.ascontiguousarray(df, np.int64), fmat, flen, adj)
+
+
+# ---- marginal.tsv rows ----------------------------------------------------------------------------
+
+
+@nb.njit(cache=True, nogil=True)
+def _marginal_rows(k0, k1, cbuf, coff, sbuf, soff, bp, a1buf, a1off, a2buf, a2off, fmat, flen):
+    """Rows CHR SNP BP A1 A2 MAF STAT P of SNPs [k0, k1); fmat[c, k - k0] the formatted MAF, STAT, P."""
+    size = 0
+    for k in range(k0, k1):
+        size += (coff[k + 1] - coff[k]) + (soff[k + 1] - soff[k]) + (a1off[k + 1] - a1off[k])
+        size += (a2off[k + 1] - a2off[k]) + _int_len(bp[k]) + 8
+        for c in range(3):
+            size += flen[c, k - k0]
+    buf = np.empty(size, np.uint8)
+    pos = 0
+    for k in range(k0, k1):
+        pos = _put_text(buf, pos, cbuf, coff, k)
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, sbuf, soff, k)
+        buf[pos] = 9
+        pos = _put_int(buf, pos + 1, bp[k])
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, a1buf, a1off, k)
+        buf[pos] = 9
+        pos = _put_text(buf, pos + 1, a2buf, a2off, k)
+        for c in range(3):
+            pos = _put_float(buf, pos, fmat, flen, c, k - k0)
+        buf[pos] = 10
+        pos += 1
+    return buf[:pos]
+
+
+def marginal_rows_array(k0: int, k1: int, texts: tuple, bp, floats: list) -> np.ndarray:
+    """marginal.tsv rows of SNPs [k0, k1) as a uint8 array: ``texts`` the :func:`ragged` buffers
+    of CHR, SNP, A1, A2 (every SNP), ``floats`` the (values, digits, na) of MAF, STAT, P of these rows."""
+    fmat, flen = _float_columns(floats, k1 - k0)
+    (cb, co), (sb, so), (ab, ao), (bb, bo) = texts
+    return _marginal_rows(k0, k1, cb, co, sb, so, np.ascontiguousarray(bp, np.int64), ab, ao, bb, bo, fmat, flen)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -123,14 +124,17 @@ GBOOST_FILES = frozenset({
 })
 
 
-def _write_temp(path: Path, data: bytes) -> Path:
-    """``data`` in a flushed hidden temporary file beside ``path`` (umask modes); returns it."""
+def _write_temp(path: Path, data) -> Path:
+    """``data`` (bytes-like, or a list of them written in order) in a flushed hidden temporary
+    file beside ``path`` (umask modes); returns it."""
     tmp = path.with_name(f"{_TMP}{os.getpid()}-{path.name}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
+        with os.fdopen(fd, "wb", buffering=0) as fh:
+            for chunk in (data if isinstance(data, (list, tuple)) else (data,)):
+                view = memoryview(chunk).cast("B")
+                while len(view):  # (a raw file may take part of a large buffer)
+                    view = view[fh.write(view):]
             os.fsync(fh.fileno())
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -146,11 +150,13 @@ def _named(exc: OSError, path: Path) -> OSError:
 
 
 def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = False,
-                remove: Iterable[str] = ()) -> Path:
-    """Write ``files`` (name -> bytes, str, or a function returning one, called once the others
-    are written) into ``out_dir`` under the rules of this module; ``remove``
-    names further gboost files to delete once the new set is in place (a finished scan's
-    checkpoint). Returns the folder."""
+                remove: Iterable[str] = (), write_times: dict | None = None) -> Path:
+    """Write ``files`` (name -> bytes, str, a list of bytes-like buffers written in order, or a
+    function returning one, called once the others are written) into ``out_dir`` under the rules
+    of this module; ``remove`` names further gboost files to delete once the new set is in place
+    (a finished scan's checkpoint). The files given as data are written and synced side by side,
+    one thread each (writes and fsync release the GIL; at 500k SNPs they are ~190 MB); their
+    seconds go to ``write_times`` (name -> s) when given. Returns the folder."""
     for name in list(files) + list(remove):
         if name not in GBOOST_FILES or "/" in name or name.startswith("."):
             raise ValueError(f"not a gboost output name: {name!r}")
@@ -168,15 +174,39 @@ def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = Fa
     except OSError as exc:
         raise _named(exc, out) from None
     order = sorted(files, key=lambda k: k == _LAST)  # run.json last
+    data_first = [k for k in order if not callable(files[k])]
+    times = write_times if write_times is not None else {}
+
+    def write(name: str, v) -> tuple[Path, Path]:
+        t = time.perf_counter()
+        tmp = _write_temp(out / name, v.encode("utf-8") if isinstance(v, str) else v)
+        times[name] = time.perf_counter() - t
+        return tmp, out / name
+
     # Every new file complete on disk before any old one is replaced: a full disk or a kill here
     # leaves the previous set exactly as it was.
     temps: list[tuple[Path, Path]] = []
     try:
+        if len(data_first) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=len(data_first), thread_name_prefix="gboost-write") as pool:
+                futures = [pool.submit(write, name, files[name]) for name in data_first]
+                errors = []
+                for f in futures:  # every thread ends before anything is cleaned up
+                    try:
+                        temps.append(f.result())
+                    except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others
+                        errors.append(exc)
+                if errors:
+                    raise errors[0]
+        else:
+            temps += [write(name, files[name]) for name in data_first]
         for name in order:
-            v = files[name]
-            if callable(v):  # rendered only now, after the others are on disk (run.json times them)
-                v = v()
-            temps.append((_write_temp(out / name, v.encode("utf-8") if isinstance(v, str) else v), out / name))
+            if name in data_first:
+                continue
+            v = files[name]()  # rendered only now, after the others are on disk (run.json times them)
+            temps.append(write(name, v))
     except BaseException:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)

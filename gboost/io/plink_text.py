@@ -312,6 +312,11 @@ def padded(texts, width: int) -> tuple[np.ndarray, np.ndarray]:
     return _rjust_ragged(*ragged(texts), width)
 
 
+def pad_ragged(texts: tuple, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`padded` of texts already made :func:`gboost.io.fastnum.ragged` (buffer, offsets)."""
+    return _rjust_ragged(texts[0], texts[1], width)
+
+
 def _bounds(n: int, pieces: int) -> list[tuple[int, int]]:
     edges = np.linspace(0, n, max(1, min(pieces, n)) + 1).astype(np.int64).tolist()
     return list(zip(edges[:-1], edges[1:]))
@@ -319,16 +324,19 @@ def _bounds(n: int, pieces: int) -> list[tuple[int, int]]:
 
 def epi_cc_pieces(ia, ib, stat, df, chrom: tuple, snp: tuple, pieces: int = 1) -> list:
     """The .epi.cc rows (after the header) of the screened pairs ``ia, ib`` with exact ``stat``,
-    as functions each returning the bytes of a run of rows; joined in order they are the body.
-    They release the GIL, so threads run them side by side. ``chrom``, ``snp``: the padded
-    fields of every SNP (:func:`padded`, as (bytes, offsets))."""
+    as functions each returning the bytes (a uint8 array) of a run of rows; joined in order they
+    are the body. Each run clears STAT's low bits and computes PLINK's P of its own rows, in
+    compiled code that releases the GIL, so threads run them side by side. ``chrom``, ``snp``:
+    the padded fields of every SNP (:func:`padded`, as (bytes, offsets))."""
     df = np.ascontiguousarray(df, np.int64)
-    sp, p = printed_stat_and_p(stat, df)
+    stat = np.ascontiguousarray(stat, np.float64)
     ia, ib = np.ascontiguousarray(ia, np.int64), np.ascontiguousarray(ib, np.int64)
 
     def piece(a: int, b: int):
-        return lambda: _epi_cc_rows(ia[a:b], ib[a:b], sp[a:b], df[a:b], p[a:b], chrom[0], chrom[1], snp[0], snp[1],
-                                    _C4, _C6).tobytes()
+        def run() -> np.ndarray:
+            sp, p = printed_stat_and_p(stat[a:b], df[a:b])
+            return _epi_cc_rows(ia[a:b], ib[a:b], sp, df[a:b], p, chrom[0], chrom[1], snp[0], snp[1], _C4, _C6)
+        return run
 
     return [piece(a, b) for a, b in _bounds(len(ia), pieces)]
 
@@ -346,7 +354,7 @@ def summary_pieces(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_pa
               np.ascontiguousarray(best, np.float64), np.ascontiguousarray(best_partner, np.int64))
 
     def piece(a: int, b: int):
-        return lambda: _summary_rows(chrom[0], chrom[1], snp[0], snp[1], *arrays, na, _C4, a, b).tobytes()
+        return lambda: _summary_rows(chrom[0], chrom[1], snp[0], snp[1], *arrays, na, _C4, a, b)
 
     return [piece(a, b) for a, b in _bounds(len(arrays[0]), pieces)]
 

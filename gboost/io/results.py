@@ -13,6 +13,7 @@ import os
 import platform
 import struct
 import time
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -67,15 +68,63 @@ def _g(x: float, digits: int) -> str:
     return f"{x:.{digits}g}"
 
 
+class SnpTexts:
+    """Every SNP's text fields as the compiled row writers take them, made once per study (each
+    when first asked for) and shared by the four files: CHR, SNP, A1, A2 as
+    :func:`gboost.io.fastnum.ragged` UTF-8 buffers (pairs.tsv, marginal.tsv), and PLINK's
+    chromosome codes and IDs padded to 4 and W bytes (never truncated) for .epi.cc and .summary.
+    The codes go through :func:`plink_chrom` once per distinct chromosome, not once per SNP;
+    padding is a compiled pass over the ragged buffers."""
+
+    def __init__(self, study):
+        self.study = study
+        self.w = study.snp_id_width
+
+    def ready(self) -> "SnpTexts":
+        """Every field made now (on a background thread, before the writer needs them)."""
+        for name in ("chrom", "snp", "a1", "a2", "plink_chrom", "plink_snp", "pairs"):
+            getattr(self, name)
+        return self
+
+    def _ragged(self, name: str) -> tuple:
+        from gboost.io.fastnum import ragged
+
+        return ragged(getattr(self.study.variants, name))
+
+    @cached_property
+    def pairs(self) -> tuple:
+        """pairs.tsv's per-SNP texts (gboost/io/fastnum.py pair_texts)."""
+        from gboost.io.fastnum import pair_texts
+
+        return pair_texts(self.chrom, self.snp, self.study.variants.bp)
+
+    chrom = cached_property(lambda self: self._ragged("chrom"))
+    snp = cached_property(lambda self: self._ragged("snp"))
+    a1 = cached_property(lambda self: self._ragged("a1"))
+    a2 = cached_property(lambda self: self._ragged("a2"))
+
+    @cached_property
+    def plink_chrom(self) -> tuple:
+        from gboost.io.fastnum import ragged
+        from gboost.io.plink_text import pad_ragged
+
+        chroms = np.asarray(self.study.variants.chrom).tolist()
+        code = {c: plink_chrom(c) for c in dict.fromkeys(chroms)}
+        same = all(str(c) == k for c, k in code.items())
+        return pad_ragged(self.chrom if same else ragged([code[c] for c in chroms]), 4)
+
+    @cached_property
+    def plink_snp(self) -> tuple:
+        from gboost.io.plink_text import pad_ragged
+
+        return pad_ragged(self.snp, self.w)
+
+
 def plink_fields(study) -> tuple:
     """Every SNP's chromosome code and ID as PLINK pads them in .epi.cc and .summary (4 and W
-    bytes, never truncated; gboost/io/plink_text.py padded), as the compiled writers take them.
-    The codes go through :func:`plink_chrom` once per distinct chromosome, not once per SNP."""
-    from gboost.io.plink_text import padded
-
-    chroms = np.asarray(study.variants.chrom).tolist()
-    code = {c: plink_chrom(c) for c in set(chroms)}
-    return padded([code[c] for c in chroms], 4), padded(study.variants.snp, study.snp_id_width)
+    bytes, never truncated; gboost/io/plink_text.py padded), as the compiled writers take them."""
+    t = SnpTexts(study)
+    return t.plink_chrom, t.plink_snp
 
 
 def epi_cc_bytes(result, fields: tuple | None = None) -> bytes:
@@ -192,39 +241,42 @@ def pairs_header(pr) -> bytes:
 
 
 def snp_texts(v) -> tuple:
-    """Every SNP's chromosome and ID as ragged UTF-8 buffers (gboost/io/fastnum.py ragged), once per
-    variant table: pairs.tsv's rows gather them by index."""
-    from gboost.io.fastnum import ragged
+    """What pairs.tsv's rows take of every SNP (gboost/io/fastnum.py pair_texts), once per variant
+    table: the rows gather it by index."""
+    from gboost.io.fastnum import pair_texts, ragged
 
-    return ragged(v.chrom), ragged(v.snp)
+    return pair_texts(ragged(v.chrom), ragged(v.snp), v.bp)
 
 
-def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000) -> list:
-    """pairs.tsv's rows in up to ``pieces`` runs of at least ``min_rows``: functions returning bytes,
-    each formatting its run in one compiled pass that releases the GIL (so runs format side by side
-    on threads)."""
-    from gboost.io.fastnum import pairs_rows
+def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: np.ndarray | None = None,
+                 q: np.ndarray | None = None) -> list:
+    """pairs.tsv's rows in up to ``pieces`` runs of at least ``min_rows``: functions returning the
+    bytes of their run (uint8 arrays), each formatting it in compiled passes that release the GIL
+    (so runs format side by side on threads). ``rows``: the rows of ``pr`` to write, in order
+    (default all), with their q values ``q`` (default ``pr.q``): the writer passes
+    ScanResult.reported_rows and the screened pairs, so no pair is copied first."""
+    from gboost.io.fastnum import pairs_rows_array
 
-    from gboost.stats.multiple import r2_from_tables
+    from gboost.stats.multiple import r2_at
 
-    m = len(pr)
-    q = pr.q if pr.q is not None else np.full(m, np.nan)
+    rows = np.arange(len(pr)) if rows is None else np.asarray(rows, np.int64)
+    if q is None:
+        q = pr.q if pr.q is not None else np.full(len(rows), np.nan)
+    m = len(rows)
     adj = pr.adj
-    bp = np.asarray(v.bp, np.int64)
-    chrom, snp = texts
 
     def piece(a: int, b: int):
-        def run() -> bytes:
-            r2 = r2_from_tables(pr.tables[a:b]) if b > a else np.zeros(0)  # (Pairs.r2 of these rows)
-            floats = [(pr.ksa[a:b], 10, None), (pr.stat[a:b], 10, None), (pr.p[a:b], 10, None), (q[a:b], 6, "NA"),
+        def run() -> np.ndarray:
+            r = rows[a:b]
+            r2 = r2_at(pr.tables, r)  # (Pairs.r2 of these rows)
+            floats = [(pr.ksa[r], 10, None), (pr.stat[r], 10, None), (pr.p[r], 10, None), (q[a:b], 6, "NA"),
                       (r2, 4, "NA")]
             if adj is not None:
-                floats += [(adj[0][a:b], 8, "NA"), (adj[2][a:b], 6, "NA")]
-            return pairs_rows(pr.i[a:b], pr.j[a:b], chrom, snp, bp, pr.df[a:b], floats,
-                              None if adj is None else adj[1][a:b])
+                floats += [(adj[0][r], 8, "NA"), (adj[2][r], 6, "NA")]
+            return pairs_rows_array(pr.i[r], pr.j[r], texts, pr.df[r], floats, None if adj is None else adj[1][r])
         return run
 
-    cuts = np.linspace(0, m, max(1, min(pieces, m // min_rows + 1)) + 1).astype(int)
+    cuts = np.linspace(0, m, max(1, min(pieces, m // max(1, min_rows) + 1)) + 1).astype(int)
     return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:])]
 
 
@@ -246,20 +298,43 @@ def format_marginal_tsv(result) -> str:
     return marginal_tsv_bytes(result).decode("utf-8")
 
 
-def marginal_tsv_bytes(result) -> bytes:
-    """marginal.tsv by compiled columns (equal to :func:`format_marginal_tsv_rowwise`)."""
-    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows_bytes
+MARGINAL_HEADER = b"CHR\tSNP\tBP\tA1\tA2\tMAF\tSTAT\tP\n"
 
-    s = result.study
-    v = s.variants
-    maf = minor_allele_frequency(s.counts)
-    header = "CHR\tSNP\tBP\tA1\tA2\tMAF\tSTAT\tP\n"
-    if s.n_snps == 0:
-        return header.encode()
-    cols = [text_bytes(v.chrom), text_bytes(v.snp), int_bytes(v.bp), text_bytes(v.a1), text_bytes(v.a2),
-            format_g_bytes(maf, 6, na="NA"), format_g_bytes(result.marginal_stat, 8, na="NA"),
-            format_g_bytes(result.marginal_p, 6, na="NA")]
-    return header.encode() + tsv_rows_bytes(cols)
+
+def marginal_tsv_bytes(result) -> bytes:
+    """marginal.tsv by compiled rows (equal to :func:`format_marginal_tsv_rowwise`)."""
+    return MARGINAL_HEADER + b"".join(f() for f in marginal_pieces(result.study, result.marginal_stat,
+                                                                   result.marginal_p, SnpTexts(result.study), 1))
+
+
+def marginal_pieces(study, stat, p, texts: SnpTexts, pieces: int, min_rows: int = 20000) -> list:
+    """marginal.tsv's rows (after the header) of ``study`` with the marginal tests' ``stat`` and
+    ``p``, in up to ``pieces`` runs of SNPs, as functions returning their bytes (uint8 arrays),
+    compiled passes that release the GIL."""
+    from gboost.io.fastnum import marginal_rows_array
+
+    n = study.n_snps
+    bp = np.ascontiguousarray(study.variants.bp, np.int64)
+    fields = (texts.chrom, texts.snp, texts.a1, texts.a2)
+
+    def piece(a: int, b: int):
+        def run() -> np.ndarray:
+            maf = minor_allele_frequency(study.counts[a:b])
+            return marginal_rows_array(a, b, fields, bp, [(maf, 6, "NA"), (stat[a:b], 8, "NA"), (p[a:b], 6, "NA")])
+        return run
+
+    cuts = np.linspace(0, n, max(1, min(pieces, n // max(1, min_rows) + 1)) + 1).astype(int)
+    return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def prepare_outputs(study, marginal) -> dict:
+    """What the outputs need of the study alone, made ahead (gboost/hostwork.py runs this beside
+    a GPU screen): the SNP texts (:class:`SnpTexts`, every field) and marginal.tsv's rows
+    (``marginal``: the marginal tests' (stat, p, df)), with the seconds the rows took."""
+    texts = SnpTexts(study).ready()
+    t = time.perf_counter()
+    rows = [f() for f in marginal_pieces(study, marginal[0], marginal[1], texts, 1)]
+    return {"texts": texts, "marginal.tsv": (rows, time.perf_counter() - t)}
 
 
 def format_marginal_tsv_rowwise(result) -> str:
@@ -340,7 +415,7 @@ def run_record(result, extra: dict | None = None) -> dict:
             "pairs": s.n_snps * (s.n_snps - 1) // 2,
             "valid_tests": int(result.n_valid),
             "screened_survivors": int(len(result.screened)),
-            "reported_pairs": int(len(result.reported)),
+            "reported_pairs": int(result.n_reported),
             # pairs whose IPF reached the safety cap (gboost.stats.boost.IPF_MAX_SWEEPS); 0 on every study seen
             "ipf_safety_cap_hits": ipf_cap_hits(result),
         },
@@ -360,23 +435,36 @@ OUTPUT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.t
 def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
     """The five outputs' texts (run.json rendered after the others, so it holds their timings)."""
     out = render_lazily(result, extra)
-    return {name: (v() if callable(v) else v).decode("utf-8") if name != "run.json" else v()
-            for name, v in out.items()}
+    return {name: b"".join(v).decode("utf-8") if name != "run.json" else v() for name, v in out.items()}
 
 
-def render_lazily(result, extra: dict | None = None) -> dict:
-    """The five outputs for gboost/io/outdir.py's write_files, each a function it calls when it
-    comes to that file. pairs.tsv and the two PLINK files are formatted by compiled loops that
-    release the GIL, in runs of rows on a pool of threads, beside marginal.tsv on this thread (its
-    columns are compiled too, but gathered in Python); each file's seconds of formatting (summed
-    over its pieces) go to ``result.timings`` ("format_<file>"). The functions stamp the time
-    they are called: write_files writes and syncs each file before it asks for the next, so two
-    stamps bracket one file's write. run.json is rendered last, so its timings cover the others."""
+_PIECE_ROWS = 8192  # the fewest rows a run of rows gets (tests lower it to cut small files often)
+
+
+def _pieces_per_file(rows: int, threads: int) -> int:
+    # A few runs per thread, so that files of unequal size balance on the pool, none under ~8k
+    # rows (a run's fixed cost, a few Python calls, stays far below its compiled work).
+    return max(1, min(4 * threads, rows // _PIECE_ROWS + 1))
+
+
+def render_lazily(result, extra: dict | None = None, threads: int | None = None,
+                  write_times: dict | None = None) -> dict:
+    """The five outputs for gboost/io/outdir.py's write_files: the four data files as lists of
+    buffers (header, then runs of rows, in order), run.json as a function write_files calls once
+    the others are on disk. Every file is formatted in runs of rows by compiled passes that
+    release the GIL, all runs of all four files on one pool of ``threads`` threads (default: every
+    core); pairs.tsv's rows are picked and sorted (ScanResult.reported_rows, NumPy sorts that
+    release the GIL too) on the pool while the other files format. Each file's seconds of
+    formatting (summed over its pieces) go to ``result.timings`` ("format_<file>"); write_files
+    puts each file's write seconds in ``write_times``, which run.json reports. run.json is
+    rendered last, so its timings cover the others. Work prepared during the screen
+    (``result.prepared``: the SNP texts, marginal.tsv; gboost/hostwork.py) is used as it is."""
     from concurrent.futures import ThreadPoolExecutor
 
     from gboost.io.plink_text import epi_cc_pieces, summary_pieces
 
     clock = getattr(result, "command_clock", None)
+    prepared = getattr(result, "prepared", None) or {}
 
     def timed(fn):
         t = time.perf_counter()
@@ -384,43 +472,52 @@ def render_lazily(result, extra: dict | None = None) -> dict:
         return out, time.perf_counter() - t
 
     s, pr, sm = result.study, result.screened, result.summary
-    w = s.snp_id_width
-    workers = max(2, min(8, os.cpu_count() or 1))
-    chrom, snp = plink_fields(s)  # shared by the two PLINK files (made once, here)
-    rep = result.reported
-    plink = {"pairs.tsv": (pairs_header(rep), pairs_pieces(s.variants, rep, snp_texts(s.variants), workers)),
-             "pairs.epi.cc": (_epi_cc_header(w), epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, chrom, snp, workers)),
-             "pairs.epi.cc.summary": (_summary_header(w), summary_pieces(chrom, snp, w, sm.n_sig, sm.n_tot, sm.best,
-                                                                         sm.best_partner, workers))}
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gboost-format") as pool:
-        futures = {name: [pool.submit(timed, f) for f in fs] for name, (_, fs) in plink.items()}
-        done = [("marginal.tsv", *timed(lambda: marginal_tsv_bytes(result)))]
+    threads = max(1, threads or os.cpu_count() or 1)
+    ahead = prepared["outputs"].result() if "outputs" in prepared else {}
+    texts = ahead.get("texts") or SnpTexts(s)
+    heads = {"pairs.tsv": pairs_header(pr), "pairs.epi.cc": _epi_cc_header(texts.w),
+             "pairs.epi.cc.summary": _summary_header(texts.w), "marginal.tsv": MARGINAL_HEADER}
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-format") as pool:
+        rep = pool.submit(timed, lambda: result.reported_rows)
+        texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
+        prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
+        jobs = {"pairs.epi.cc": epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp,
+                                              _pieces_per_file(len(pr), threads)),
+                "pairs.epi.cc.summary": summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig,
+                                                       sm.n_tot, sm.best, sm.best_partner,
+                                                       _pieces_per_file(s.n_snps, threads))}
+        if "marginal.tsv" not in ahead:
+            jobs["marginal.tsv"] = marginal_pieces(s, result.marginal_stat, result.marginal_p, texts,
+                                                   _pieces_per_file(s.n_snps, threads), 1)
+        futures = {name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()}
+        (rows, q), rep_s = rep.result()
+        fs = pairs_pieces(s.variants, pr, prefix.result(), _pieces_per_file(len(rows), threads), 1,
+                          rows=rows, q=q)
+        futures = {"pairs.tsv": [pool.submit(timed, f) for f in fs], **futures}
+        done = {}
+        if "marginal.tsv" in ahead:  # formatted during the screen: its seconds were spent there
+            done["marginal.tsv"] = ([heads["marginal.tsv"]] + ahead["marginal.tsv"][0], ahead["marginal.tsv"][1])
         for name, fs in futures.items():
             parts = [f.result() for f in fs]
-            done.append((name, b"".join([plink[name][0]] + [b for b, _ in parts]), sum(dt for _, dt in parts)))
-    texts = {}
-    for name, texts[name], dt in done:
+            done[name] = ([heads[name]] + [b for b, _ in parts],
+                          sum(dt for _, dt in parts) + (rep_s if name == "pairs.tsv" else 0.0))
+    out = {}
+    for name in OUTPUT_FILES[:-1]:
+        buffers, dt = done[name]
         result.timings[f"format_{name}"] = dt
         if clock is not None:
-            clock.files[name] = {"format": dt, "bytes": len(texts[name])}
+            clock.files[name] = {"format": dt, "bytes": sum(len(b) for b in buffers)}
+        out[name] = buffers
     if clock is not None:
         clock.lap("format_outputs")  # the four files' formatting, side by side
-    stamps: list[tuple[str, float]] = []
-
-    def handing(name: str, data):
-        def give():
-            stamps.append((name, time.perf_counter()))
-            return data
-        return give
 
     def run_json() -> str:
-        stamps.append(("run.json", time.perf_counter()))
         if clock is not None:
-            for (name, t0), (_, t1) in zip(stamps, stamps[1:]):
-                clock.files[name]["write"] = t1 - t0
+            for name, dt in (write_times or {}).items():
+                if name in clock.files:
+                    clock.files[name]["write"] = dt
         return format_run_json(result, extra)
 
-    out = {k: handing(k, texts[k]) for k in OUTPUT_FILES if k in texts}
     out["run.json"] = run_json
     return out
 
@@ -445,11 +542,13 @@ def atomic_directory(out_dir: str | os.PathLike, fill, *, overwrite: bool = Fals
     return staged_files(out_dir, fill, overwrite=overwrite)
 
 
-def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None) -> Path:
+def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None,
+                  threads: int | None = None) -> Path:
     """Write the scan's five outputs into ``out_dir`` (each whole, run.json last) and drop the
     finished scan's checkpoint; nothing else in the folder is touched (gboost/io/outdir.py)."""
     from gboost.checkpoint import LEDGER, MANIFEST
     from gboost.io.outdir import write_files
 
-    return write_files(out_dir, render_lazily(result, extra), overwrite=overwrite,
-                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"))
+    write_times: dict = {}
+    return write_files(out_dir, render_lazily(result, extra, threads, write_times), overwrite=overwrite,
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"), write_times=write_times)

@@ -18,15 +18,31 @@ def r2_from_tables(tables: np.ndarray) -> np.ndarray:
     return out
 
 
+def r2_at(tables: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`r2_from_tables` of ``tables[rows]``, without gathering the tables (pairs.tsv's
+    R2 of reported pairs, read from the screened pairs' tables)."""
+    t = np.ascontiguousarray(tables, dtype=np.int64).reshape(-1, 18)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    out = np.empty(len(rows))
+    _r2_rows_at(t, rows, out)
+    return out
+
+
 @nb.njit(cache=True, nogil=True)
 def _r2_rows(t, out):
+    _r2_rows_at(t, np.arange(t.shape[0]), out)
+
+
+@nb.njit(cache=True, nogil=True)
+def _r2_rows_at(t, rows, out):
     # Every sum below is of integer counts times 0, 1, 2 or 4: exact in float64, so in any order
     # the same as the reference's; the operations after them are the reference's, in its order.
-    for m in range(t.shape[0]):
+    for m in range(rows.shape[0]):
+        r = rows[m]
         n = sx = sy = sxx = syy = sxy = 0.0
         for a in range(3):
             for b in range(3):
-                c = float(t[m, 6 * a + 2 * b] + t[m, 6 * a + 2 * b + 1])
+                c = float(t[r, 6 * a + 2 * b] + t[r, 6 * a + 2 * b + 1])
                 n += c
                 sx += c * a
                 sy += c * b
@@ -71,9 +87,31 @@ def bh_qvalues(p: np.ndarray, m: int) -> np.ndarray:
     p = np.asarray(p, dtype=np.float64)
     if p.size == 0:
         return p.copy()
-    order = np.argsort(p, kind="stable")
+    order = argsort_stable(p)
     ranked = p[order] * m / np.arange(1, p.size + 1)
     q_sorted = np.minimum.accumulate(ranked[::-1])[::-1]
     out = np.empty_like(p)
     out[order] = np.minimum(q_sorted, 1.0)
     return out
+
+
+def argsort_stable(values: np.ndarray, threads: int | None = None, min_size: int = 200_000) -> np.ndarray:
+    """``np.argsort(values, kind="stable")``, the work spread over ``threads`` (default: every
+    core) for large arrays: runs of the array sorted side by side (NumPy's sorts release the GIL),
+    then one stable sort of the values laid out run by run, which timsort finishes by merging
+    the runs. Equal values keep their order either way: the runs are in array order, and each
+    sort is stable. (pairs.tsv's order and q values: 614k pairs took ~0.1 s per sort on one core.)"""
+    import os
+
+    values = np.asarray(values)
+    n = len(values)
+    threads = threads or os.cpu_count() or 1
+    if threads < 2 or n < min_size:
+        return np.argsort(values, kind="stable")
+    from concurrent.futures import ThreadPoolExecutor
+
+    cuts = np.linspace(0, n, threads + 1).astype(np.int64).tolist()
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-sort") as pool:
+        runs = list(pool.map(lambda ab: np.argsort(values[ab[0]:ab[1]], kind="stable") + ab[0], zip(cuts, cuts[1:])))
+    order = np.concatenate(runs)
+    return order[np.argsort(values[order], kind="stable")]
