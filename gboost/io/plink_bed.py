@@ -72,7 +72,7 @@ class BedSource:
                 np.maximum(geno, -1, out=geno)
                 yield start, geno
 
-    def iter_bed_rows(self, block_snps: int, keep: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    def iter_bed_rows(self, block_snps: int | None, keep: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(first_snp, uint8 (snps, ceil(n/4)))``: the .bed's own bytes, 2-bit codes of
         every sample (gboost.encode.encode_bed_bytes turns them into planes in one pass; check_bed
         has validated the header and the size).
@@ -82,11 +82,13 @@ class BedSource:
         for. Reading into buffers rather than mapping the file keeps the .bed out of the process's
         resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and bounds memory
         by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
-        are read (the others hold garbage) and blocks without one are skipped.
+        are read (the others hold garbage) and blocks without one are skipped. ``block_snps``: at
+        most that many rows a block (None: as many as fit in ``READ_BLOCK_BYTES``).
         """
         p, n = len(self.variants), len(self.samples)
         row = (n + 3) // 4
-        step = max(1, min(block_snps, READ_BLOCK_BYTES // max(1, row)))
+        step = max(1, READ_BLOCK_BYTES // max(1, row))
+        step = step if block_snps is None else max(1, min(block_snps, step))
         starts = [a for a in range(0, p, step) if keep is None or keep[a:a + step].any()]
         if not starts:
             return
