@@ -188,11 +188,12 @@ def _bed_word(raw, r, fw, split):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _bed_encode(raw, sel, masks, moves, pops, w_first, split, out, counts):
+def _bed_encode(raw, sel, masks, moves, pops, w_first, split, out, counts, quantitative, mono):
     """Planes of rows ``sel`` of raw .bed rows into ``out`` (row k from row sel[k]) and their
     called-genotype counts per class into ``counts[k, type, class]``: class c's samples are the
     set bits of ``masks[c]`` (words over file samples), its plane words start at ``w_first[c]``;
-    ``moves``, ``pops``: each mask word's compress moves and popcount (BedPlan)."""
+    ``moves``, ``pops``: each mask word's compress moves and popcount (BedPlan). ``mono[k]``:
+    whether the scan skips the SNP (:func:`monomorphic`'s rule)."""
     n_fw = masks.shape[1]
     for k in nb.prange(sel.shape[0]):
         r = sel[k]
@@ -254,6 +255,13 @@ def _bed_encode(raw, sel, masks, moves, pops, w_first, split, out, counts):
             counts[k, 0, c] = c0
             counts[k, 1, c] = c1
             counts[k, 2, c] = c2
+        t0 = counts[k, 0, 0] + counts[k, 0, 1]
+        t1 = counts[k, 1, 0] + counts[k, 1, 1]
+        t2 = counts[k, 2, 0] + counts[k, 2, 1]
+        if quantitative:
+            mono[k] = t1 == 0 and (t0 == 0 or t2 == 0)
+        else:
+            mono[k] = (t0 > 0) + (t1 > 0) + (t2 > 0) < 2
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
@@ -351,15 +359,29 @@ def bed_plan(columns: np.ndarray, is_case: np.ndarray, n_file: int) -> BedPlan |
     return BedPlan(layout, masks, _compress_moves(masks), pops, np.array([0, layout.w_ctrl], dtype=np.int64))
 
 
-def bed_encode(raw: np.ndarray, plan: BedPlan, rows: np.ndarray, out: np.ndarray) -> np.ndarray:
+def bed_encode(raw: np.ndarray, plan: BedPlan, rows: np.ndarray, out: np.ndarray, counts: np.ndarray | None = None,
+               quantitative: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Rows ``rows`` of raw .bed rows encoded into ``out`` (``(len(rows), 3, W)`` uint64,
-    C-contiguous, every word written) by ``plan``; returns their called-genotype counts
-    ``(len(rows), 3, 2)`` (what :func:`plane_counts` gives for ``out``)."""
-    counts = np.empty((len(rows), 3, 2), dtype=np.int64)
+    C-contiguous, every word written) by ``plan``, their called-genotype counts into ``counts``
+    (``(len(rows), 3, 2)`` int64, C-contiguous; what :func:`plane_counts` gives for ``out``).
+    Returns ``(counts, monomorphic)``: which rows the scan skips (:func:`monomorphic`)."""
+    if counts is None:
+        counts = np.empty((len(rows), 3, 2), dtype=np.int64)
+    mono = np.zeros(len(rows), dtype=np.bool_)
     if len(rows):
         _bed_encode(_read_only(np.ascontiguousarray(raw, dtype=np.uint8)), np.ascontiguousarray(rows, dtype=np.int64),
-                    plan.masks, plan.moves, plan.pops, plan.w_first, _BED_SPLIT, out, counts)
-    return counts
+                    plan.masks, plan.moves, plan.pops, plan.w_first, _BED_SPLIT, out, counts, bool(quantitative), mono)
+    return counts, mono
+
+
+def monomorphic(counts: np.ndarray, quantitative: bool = False) -> np.ndarray:
+    """SNPs the scan skips, from their called-genotype counts ``(b, 3, 2)``: fewer than two
+    genotype classes among cases and controls (PLINK's --fast-epistasis); for a QT scan, calls
+    all one homozygote or none (PLINK's --epistasis: a het makes a SNP polymorphic there)."""
+    if quantitative:
+        called = counts.sum(axis=2)
+        return (called[:, 1] == 0) & ((called[:, 0] == 0) | (called[:, 2] == 0))
+    return (counts.sum(axis=2) > 0).sum(axis=1) < 2
 
 
 def bed_set_counts(raw: np.ndarray, rows: np.ndarray, masks: np.ndarray) -> np.ndarray:

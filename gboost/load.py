@@ -37,7 +37,7 @@ from typing import Callable
 import numpy as np
 
 from gboost.encode import (ClassLayout, bed_encode, bed_missing_counts, bed_plan, bed_set_counts, encode_block,
-                           file_masks, move_rows, plane_counts, sample_order)
+                           file_masks, monomorphic, move_rows, plane_counts, sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
@@ -506,16 +506,6 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
     return planes, counts, kept
 
 
-def _monomorphic(cnt: np.ndarray, quantitative: bool) -> np.ndarray:
-    """SNPs the scan skips, from their called-genotype counts ``(b, 3, 2)``."""
-    if quantitative:
-        # PLINK's --epistasis (linear) skips only SNPs whose calls are all one homozygote (or
-        # none): a het makes a SNP polymorphic there, unlike --fast-epistasis.
-        called = cnt.sum(axis=2)
-        return (called[:, 1] == 0) & ((called[:, 0] == 0) | (called[:, 2] == 0))
-    return (cnt.sum(axis=2) > 0).sum(axis=1) < 2
-
-
 def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):
     """A .bed, from its own bytes (issues 21, 24): per block of rows, one compiled pass counts
     the QC sample sets' genotypes (only when a filter or a QT scan needs them), the verdicts are
@@ -539,17 +529,18 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
         set_counts = bed_set_counts(data, local, set_masks) if set_masks is not None else None
         keep = _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts)
         sel = local[keep]
-        cnt = bed_encode(data, plan, sel, planes[filled : filled + len(sel)])
-        mono = _monomorphic(cnt, sets.quantitative)
-        report.snps_monomorphic += int(mono.sum())
+        end = filled + len(sel)
+        _, mono = bed_encode(data, plan, sel, planes[filled:end], counts[filled:end], sets.quantitative)
+        n_mono = int(mono.sum())
+        report.snps_monomorphic += n_mono
         if sets.quantitative:
             flips.append(a1_is_major(set_counts[keep][~mono]))
-        if mono.any():
-            move_rows(planes, filled, np.flatnonzero(~mono))
-            cnt = cnt[~mono]
-        counts[filled : filled + len(cnt)] = cnt
-        filled += len(cnt)
-        kept.append(rows[keep][~mono])
+        if n_mono:
+            stay = np.flatnonzero(~mono)
+            move_rows(planes, filled, stay)
+            counts[filled : filled + len(stay)] = counts[filled + stay]
+        kept.append(rows[keep][~mono] if n_mono else rows[keep])
+        filled = end - n_mono
     return filled, kept, flips
 
 
@@ -567,7 +558,7 @@ def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps,
         # The counts come from the planes by popcount; SNPs with fewer than two genotype classes
         # (PLINK's --fast-epistasis skips them) are dropped after encoding.
         cnt = plane_counts(pl, sets.layout)
-        mono = _monomorphic(cnt, sets.quantitative)
+        mono = monomorphic(cnt, sets.quantitative)
         report.snps_monomorphic += int(mono.sum())
         if sets.quantitative:
             flips.append(a1_is_major(_set_counts(part, sets.masks)[~mono]))

@@ -159,7 +159,7 @@ def test_compressed_bed_words_equal_the_sample_by_sample_gather(rng, n, pattern)
     """Issue 24: columns in file order within each class (the loader's order) go through the
     compress kernel; its planes, padding bits included, and its per-class counts equal those of
     the decoded calls, whatever the classes' pattern and wherever a word or byte ends."""
-    from gboost.encode import bed_encode, bed_plan
+    from gboost.encode import bed_encode, bed_plan, monomorphic
 
     codes = rng.integers(0, 4, (13, n)).astype(np.uint8)
     raw = _bed_rows(codes)
@@ -178,9 +178,11 @@ def test_compressed_bed_words_equal_the_sample_by_sample_gather(rng, n, pattern)
     want = encode_block(geno[:, cols], is_case)
     rows = np.array([12, 0, 5, 5, 7])
     out = np.full((len(rows), 3, plan.layout.n_words), 0xABCD, np.uint64)
-    counts = bed_encode(raw, plan, rows, out)
-    np.testing.assert_array_equal(out, want[rows])
-    np.testing.assert_array_equal(counts, plane_counts(want[rows], plan.layout))
+    for quantitative in (False, True):
+        counts, mono = bed_encode(raw, plan, rows, out, quantitative=quantitative)
+        np.testing.assert_array_equal(out, want[rows])
+        np.testing.assert_array_equal(counts, plane_counts(want[rows], plan.layout))
+        np.testing.assert_array_equal(mono, monomorphic(counts, quantitative))
     np.testing.assert_array_equal(encode_bed_bytes(raw, cols, is_case), want)
 
 
