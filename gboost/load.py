@@ -520,13 +520,24 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
         member = np.zeros((sets.masks.shape[1], len(source.samples)), dtype=bool)
         member[:, sets.read_index] = (sets.masks > 0).T
         set_masks = file_masks(member, len(source.samples))
+    # The sets an autosomal SNP's verdicts read (the sex-split ones serve X and Y only): counting
+    # only those halves the work of a QC pass.
+    autosomal_sets = np.array(sorted(({_ALL} if qc.geno is not None else set())
+                                     | ({_FOUNDER} if qc.maf or sets.quantitative else set())
+                                     | ({_FOUNDER_CTRL} if qc.hwe is not None else set())), dtype=np.int64)
     kept, flips, filled = [], [], 0
     for start, data in source.iter_bed_rows(block_snps, snp_keep):
         local = np.flatnonzero(snp_keep[start : start + len(data)])
         if len(local) == 0:
             continue
         rows = start + local
-        set_counts = bed_set_counts(data, local, set_masks) if set_masks is not None else None
+        set_counts = None
+        if set_masks is not None:
+            if np.isin(kinds[rows], (CHR_X, CHR_Y)).any():
+                set_counts = bed_set_counts(data, local, set_masks)
+            else:  # the other columns stay zero: nothing reads them for these SNPs
+                set_counts = np.zeros((len(local), 3, set_masks.shape[0]), dtype=np.int64)
+                set_counts[:, :, autosomal_sets] = bed_set_counts(data, local, set_masks[autosomal_sets])
         keep = _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts)
         sel = local[keep]
         end = filled + len(sel)
