@@ -287,20 +287,20 @@ def _bed_set_counts(raw, sel, masks, split, out):
                 out[k, 2, s] += popcount64(g2 & m)
 
 
-@nb.njit(cache=True)
-def _move_rows(a, base, src):
-    """Rows ``base + src[i]`` of ``a`` to rows ``base + i``, in order (``src`` increasing, so a
-    row is never overwritten before it moves): closing the gaps of dropped rows in place."""
-    for i in range(src.shape[0]):
-        if src[i] != i:
-            a[base + i] = a[base + src[i]]
-
-
 def move_rows(a: np.ndarray, base: int, src: np.ndarray) -> None:
     """Rows ``base + src`` of ``a`` moved to ``base, base + 1, ...`` in place (``src``
-    increasing): no temporary the size of the rows moved."""
-    if len(src):
-        _move_rows(a, base, np.ascontiguousarray(src, dtype=np.int64))
+    increasing): closing the gaps of dropped rows, one slice copy per run of consecutive rows
+    (NumPy copies an overlapping run through a temporary of at most that run). NumPy rather
+    than a compiled loop: this runs only in blocks that drop a row, so ``gboost warm`` might
+    not meet it, and a compiled loop would then compile in a user's first scan."""
+    src = np.asarray(src, dtype=np.int64)
+    if len(src) == 0:
+        return
+    cuts = np.flatnonzero(np.diff(src) != 1) + 1
+    for s, e in zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(src)].tolist()):
+        first = int(src[s])
+        if first != s:
+            a[base + s : base + e] = a[base + first : base + first + (e - s)]
 
 
 def file_masks(member: np.ndarray, n_file: int) -> np.ndarray:

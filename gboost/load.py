@@ -549,7 +549,7 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
         if n_mono:
             stay = np.flatnonzero(~mono)
             move_rows(planes, filled, stay)
-            counts[filled : filled + len(stay)] = counts[filled + stay]
+            move_rows(counts, filled, stay)
         kept.append(rows[keep][~mono] if n_mono else rows[keep])
         filled = end - n_mono
     return filled, kept, flips

@@ -218,3 +218,11 @@ def test_move_rows_closes_gaps_in_place():
     move_rows(a, 2, np.array([0, 2, 3, 6]))
     np.testing.assert_array_equal(a[2:6], want[[2, 4, 5, 8]])
     np.testing.assert_array_equal(a[:2], want[:2])
+    rng = np.random.default_rng(3)
+    for _ in range(50):  # runs long and short, overlapping their destinations
+        a = rng.integers(0, 1 << 60, (40, 3, 2)).astype(np.uint64)
+        want = a.copy()
+        src = np.flatnonzero(rng.random(30) < rng.random())
+        move_rows(a, 5, src)
+        np.testing.assert_array_equal(a[5 : 5 + len(src)], want[5 + src])
+        np.testing.assert_array_equal(a[:5], want[:5])
