@@ -355,7 +355,8 @@ def bed_plan(columns: np.ndarray, is_case: np.ndarray, n_file: int) -> BedPlan |
         member[c, cols] = True
     layout = ClassLayout.from_status(is_case)
     masks = file_masks(member, n_file)
-    pops = np.bitwise_count(masks).astype(np.int64)
+    # popcount per word (np.bitwise_count needs NumPy 2; pyproject allows 1.26)
+    pops = np.unpackbits(masks.view(np.uint8), axis=-1).reshape(masks.shape + (WORD_BITS,)).sum(axis=-1, dtype=np.int64)
     return BedPlan(layout, masks, _compress_moves(masks), pops, np.array([0, layout.w_ctrl], dtype=np.int64))
 
 

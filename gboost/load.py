@@ -151,7 +151,7 @@ def snp_width(ids: np.ndarray) -> int:
     ids = np.asarray(ids)
     if ids.dtype.kind != "U" or len(ids) == 0 or np.ascontiguousarray(ids).view(np.uint32).max(initial=0) >= 128:
         return plink_snp_width(ids)  # non-ASCII: PLINK counts UTF-8 bytes
-    lengths = np.strings.str_len(ids)
+    lengths = np.char.str_len(ids)
     w, at = 4, 0
     while True:
         longer = np.flatnonzero(lengths[at:] > w)
