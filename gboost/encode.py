@@ -187,77 +187,110 @@ def _bed_word(raw, r, fw, split):
     return lo, hi
 
 
+@nb.njit(cache=True, inline="always")
+def _compressed(x, moves, c, fw):
+    """Hacker's Delight 7-4 compress of ``x`` by the mask whose moves are ``moves[c, fw]``."""
+    for i in range(6):
+        mv = moves[c, fw, i]
+        t = x & mv
+        x = (x ^ t) | (t >> _U64(1 << i))
+    return x
+
+
+@nb.njit(cache=True, inline="always")
+def _put_planes(out, k, w, lo, hi, valid):
+    """Word w of row k's three planes from low/high code bits; returns their popcounts."""
+    g0 = lo & hi
+    g1 = hi & ~lo
+    g2 = ~(lo | hi) & valid
+    out[k, 0, w] = g0
+    out[k, 1, w] = g1
+    out[k, 2, w] = g2
+    return popcount64(g0), popcount64(g1), popcount64(g2)
+
+
+@nb.njit(cache=True, inline="always")
+def _append(out, k, x, y, kk, acc_lo, acc_hi, filled, w, c0, c1, c2):
+    """Append ``kk`` compressed samples (low bits ``x``, high bits ``y``) to a class's output
+    words, storing a word (and counting it) when 64 are in hand."""
+    acc_lo |= x << _U64(filled)
+    acc_hi |= y << _U64(filled)
+    filled += kk
+    if filled >= 64:
+        p0, p1, p2 = _put_planes(out, k, w, acc_lo, acc_hi, ~_U64(0))
+        c0 += p0
+        c1 += p1
+        c2 += p2
+        w += 1
+        filled -= 64
+        if filled > 0:  # the bits of x, y that did not fit
+            acc_lo = x >> _U64(kk - filled)
+            acc_hi = y >> _U64(kk - filled)
+        else:
+            acc_lo = _U64(0)
+            acc_hi = _U64(0)
+    return acc_lo, acc_hi, filled, w, c0, c1, c2
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
 def _bed_encode(raw, sel, masks, moves, pops, w_first, split, out, counts, quantitative, mono):
     """Planes of rows ``sel`` of raw .bed rows into ``out`` (row k from row sel[k]) and their
-    called-genotype counts per class into ``counts[k, type, class]``: class c's samples are the
-    set bits of ``masks[c]`` (words over file samples), its plane words start at ``w_first[c]``;
-    ``moves``, ``pops``: each mask word's compress moves and popcount (BedPlan). ``mono[k]``:
-    whether the scan skips the SNP (:func:`monomorphic`'s rule)."""
+    called-genotype counts per class into ``counts[k, type, class]``: class c (0 controls, 1
+    cases) holds the set bits of ``masks[c]`` (words over file samples), its plane words start
+    at ``w_first[c]``; ``moves``, ``pops``: each mask word's compress moves and popcount
+    (BedPlan). ``mono[k]``: whether the scan skips the SNP (:func:`monomorphic`'s rule). Each
+    file word is read and unshuffled once for both classes (cases and controls interleave in a
+    real cohort's .fam)."""
     n_fw = masks.shape[1]
+    full = ~_U64(0)
     for k in nb.prange(sel.shape[0]):
         r = sel[k]
-        for c in range(masks.shape[0]):
-            acc_lo = _U64(0)
-            acc_hi = _U64(0)
-            filled = 0
-            w = w_first[c]
-            c0 = 0
-            c1 = 0
-            c2 = 0
-            for fw in range(n_fw):
-                m = masks[c, fw]
-                if m == _U64(0):
-                    continue
-                lo, hi = _bed_word(raw, r, fw, split)
-                x = lo & m
-                y = hi & m
-                if m != ~_U64(0):
-                    for i in range(6):
-                        mv = moves[c, fw, i]
-                        t = x & mv
-                        x = (x ^ t) | (t >> _U64(1 << i))
-                        t = y & mv
-                        y = (y ^ t) | (t >> _U64(1 << i))
-                kk = pops[c, fw]
-                acc_lo |= x << _U64(filled)
-                acc_hi |= y << _U64(filled)
-                filled += kk
-                if filled >= 64:
-                    g0 = acc_lo & acc_hi
-                    g1 = acc_hi & ~acc_lo
-                    g2 = ~(acc_lo | acc_hi)
-                    out[k, 0, w] = g0
-                    out[k, 1, w] = g1
-                    out[k, 2, w] = g2
-                    c0 += popcount64(g0)
-                    c1 += popcount64(g1)
-                    c2 += popcount64(g2)
-                    w += 1
-                    filled -= 64
-                    if filled > 0:  # the bits of x, y that did not fit
-                        acc_lo = x >> _U64(kk - filled)
-                        acc_hi = y >> _U64(kk - filled)
-                    else:
-                        acc_lo = _U64(0)
-                        acc_hi = _U64(0)
-            if filled > 0:  # a class's last word: zero padding
-                valid = (_U64(1) << _U64(filled)) - _U64(1)
-                g0 = acc_lo & acc_hi
-                g1 = acc_hi & ~acc_lo
-                g2 = ~(acc_lo | acc_hi) & valid
-                out[k, 0, w] = g0
-                out[k, 1, w] = g1
-                out[k, 2, w] = g2
-                c0 += popcount64(g0)
-                c1 += popcount64(g1)
-                c2 += popcount64(g2)
-            counts[k, 0, c] = c0
-            counts[k, 1, c] = c1
-            counts[k, 2, c] = c2
-        t0 = counts[k, 0, 0] + counts[k, 0, 1]
-        t1 = counts[k, 1, 0] + counts[k, 1, 1]
-        t2 = counts[k, 2, 0] + counts[k, 2, 1]
+        a_lo = a_hi = b_lo = b_hi = _U64(0)
+        a_n = b_n = 0
+        a_w = w_first[0]
+        b_w = w_first[1]
+        a0 = a1 = a2 = b0 = b1 = b2 = 0
+        for fw in range(n_fw):
+            m0 = masks[0, fw]
+            m1 = masks[1, fw]
+            if m0 == _U64(0) and m1 == _U64(0):
+                continue
+            lo, hi = _bed_word(raw, r, fw, split)
+            if m0 != _U64(0):
+                x = lo & m0
+                y = hi & m0
+                if m0 != full:
+                    x = _compressed(x, moves, 0, fw)
+                    y = _compressed(y, moves, 0, fw)
+                a_lo, a_hi, a_n, a_w, a0, a1, a2 = _append(out, k, x, y, pops[0, fw], a_lo, a_hi, a_n, a_w,
+                                                           a0, a1, a2)
+            if m1 != _U64(0):
+                x = lo & m1
+                y = hi & m1
+                if m1 != full:
+                    x = _compressed(x, moves, 1, fw)
+                    y = _compressed(y, moves, 1, fw)
+                b_lo, b_hi, b_n, b_w, b0, b1, b2 = _append(out, k, x, y, pops[1, fw], b_lo, b_hi, b_n, b_w,
+                                                           b0, b1, b2)
+        if a_n > 0:  # a class's last word: zero padding
+            p0, p1, p2 = _put_planes(out, k, a_w, a_lo, a_hi, (_U64(1) << _U64(a_n)) - _U64(1))
+            a0 += p0
+            a1 += p1
+            a2 += p2
+        if b_n > 0:
+            p0, p1, p2 = _put_planes(out, k, b_w, b_lo, b_hi, (_U64(1) << _U64(b_n)) - _U64(1))
+            b0 += p0
+            b1 += p1
+            b2 += p2
+        counts[k, 0, 0] = a0
+        counts[k, 1, 0] = a1
+        counts[k, 2, 0] = a2
+        counts[k, 0, 1] = b0
+        counts[k, 1, 1] = b1
+        counts[k, 2, 1] = b2
+        t0 = a0 + b0
+        t1 = a1 + b1
+        t2 = a2 + b2
         if quantitative:
             mono[k] = t1 == 0 and (t0 == 0 or t2 == 0)
         else:
