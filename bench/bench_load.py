@@ -3,6 +3,16 @@
     python bench/bench_load.py --snps 50000 --samples 2000
     python bench/bench_load.py --bfile PREFIX
     python bench/bench_load.py --formats --snps 100000 --samples 5000   # issue 19: every input format
+    python bench/bench_load.py --rates --bfile PREFIX                    # issue 24: MB/s of the .bed
+    NUMBA_NUM_THREADS=1 python bench/bench_load.py --rates --bfile PREFIX   # the same on one core
+
+With ``--rates`` (issue 24): MB/s of the .bed (its bytes over the seconds) for each step of
+loading a PLINK fileset, best of ``--repeats`` in this process after a warm-up: ``open_input``
+(the .bim and .fam parsed, the .bed checked), ``load_study`` without QC flags and with
+``--maf 0.01 --geno 0.05 --hwe 1e-6``, and the .bed kernel alone (``bed_encode`` over blocks
+already in memory, into planes already touched: the rate a core sustains); then the same
+``open_input`` + ``load_study`` in a fresh interpreter (numba loading its cached code on first
+use: the one-time cost a command pays). The thread count is numba's (``NUMBA_NUM_THREADS``).
 
 With ``--formats``: writes a .bed with bench/make_bed.py (1 % missing calls, 2 chromosomes), has
 plink2 convert it to .pgen, .vcf.gz (bgzip), .bcf and BGEN 1.2 (conversion times printed, not
@@ -58,9 +68,12 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--qc", action="store_true", help="with --maf 0.01 --geno 0.05 --hwe 1e-6 (per-SNP QC)")
     ap.add_argument("--formats", action="store_true", help="time every input format against the .bed (issue 19)")
+    ap.add_argument("--rates", action="store_true", help="MB/s of the .bed per loading step (issue 24)")
     args = ap.parse_args(argv)
     if args.formats:
         return bench_formats(args)
+    if args.rates:
+        return bench_rates(args)
     qc = QCOptions(maf=0.01, geno=0.05, hwe=1e-6) if args.qc else QCOptions()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,6 +135,108 @@ def main(argv=None) -> int:
     print(f"{'counts by popcount of the planes (now)':<40} {popc_s:>8.3f} {p * n / popc_s:>14.3g}")
     print(f"counts identical both ways and to the study's: {same}")
     return 0 if same else 1
+
+
+FRESH = """
+import sys, time
+t0 = time.perf_counter()
+from gboost.inputs import open_input
+from gboost.load import load_study
+from gboost.study import QCOptions
+t1 = time.perf_counter()
+src = open_input(bfile=sys.argv[1])
+t2 = time.perf_counter()
+load_study(src, QCOptions())
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+
+def best_of_cpu(fn, repeats: int) -> tuple[float, float]:
+    """(wall s, CPU s of the process, all threads) of the run with the shortest wall."""
+    best = (float("inf"), 0.0)
+    for _ in range(repeats):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        best = min(best, (wall, cpu))
+    return best
+
+
+def bench_rates(args) -> int:
+    """MB/s of the .bed per loading step (see the module notes). Beside the wall's rate, MB per
+    CPU-second of the process (all threads): on a machine shared with other work the wall
+    measures the share of the cores this process got, the CPU seconds what the work cost; with
+    perfect scaling MB per CPU-second stays the same from 1 thread to n."""
+    import numba
+
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from gboost.encode import bed_encode, bed_plan
+
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = args.bfile
+        if prefix is None:
+            import make_bed
+
+            prefix = os.path.join(tmp, "s")
+            make_bed.write(prefix, args.snps, args.samples, 0.01, 1, chromosomes=6)
+        bed_mb = os.path.getsize(prefix + ".bed") / 1e6
+        bim_lines = sum(1 for _ in open(prefix + ".bim", "rb"))
+        qc_flags = QCOptions(maf=0.01, geno=0.05, hwe=1e-6)
+
+        def opened():
+            return open_input(bfile=prefix)
+
+        study = load_study(opened(), QCOptions())  # warm-up: numba's code loaded, page cache
+        load_study(opened(), qc_flags)
+        rows = []
+        rows.append(("open_input (.bim, .fam parsed; .bed checked)", *best_of_cpu(opened, args.repeats)))
+        open_s = rows[0][1]
+        src = opened()
+        rows.append(("load_study, no QC flags", *best_of_cpu(lambda: load_study(src, QCOptions()), args.repeats)))
+        rows.append(("load_study, --maf --geno --hwe", *best_of_cpu(lambda: load_study(src, qc_flags), args.repeats)))
+
+        # The kernel alone: every row of the .bed, blocks in memory, planes touched beforehand.
+        is_case = src.samples.status == 2
+        scanned = np.flatnonzero(src.samples.status > 0)
+        order = np.r_[scanned[~is_case[scanned]], scanned[is_case[scanned]]]
+        plan = bed_plan(order, is_case[order], len(src.samples))
+        blocks = [(a, d.copy()) for a, d in src.iter_bed_rows(None)]
+        planes = np.zeros((len(src.variants), 3, plan.layout.n_words), dtype=np.uint64)
+        counts = np.zeros((len(src.variants), 3, 2), dtype=np.int64)
+
+        def kernel():
+            for a, d in blocks:
+                sel = np.arange(len(d), dtype=np.int64)
+                bed_encode(d, plan, sel, planes[a:a + len(d)], counts[a:a + len(d)])
+
+        kernel()
+        rows.append(("bed_encode alone (blocks in memory)", *best_of_cpu(kernel, args.repeats)))
+        del blocks, planes
+
+        fresh = []
+        for _ in range(args.repeats):
+            out = subprocess.run([sys.executable, "-c", FRESH, prefix], capture_output=True, text=True, check=True,
+                                 env={**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")})
+            fresh.append([float(x) for x in out.stdout.split()])
+        fresh_imports, fresh_open, fresh_load = min(fresh, key=lambda r: r[1] + r[2])
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
+    threads = numba.get_num_threads()
+    print(f"{platform.node()}; {os.cpu_count()} cores, numba threads {threads}; commit {commit or '?'}; "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; load average {os.getloadavg()[0]:.1f}")
+    print(f"fileset: {prefix if args.bfile else 'bench/make_bed.py'}: {len(study.variants):,} SNPs scanned of "
+          f"{bim_lines:,} x {study.n_samples:,} samples; .bed {bed_mb:.1f} MB; best of {args.repeats}")
+    print(f"{'step':<48} {'s':>8} {'MB/s of .bed':>13} {'per thread':>11} {'CPU s':>7} {'MB/CPU-s':>9}")
+    for name, secs, cpu in rows:
+        print(f"{name:<48} {secs:>8.3f} {bed_mb / secs:>13.0f} {bed_mb / secs / threads:>11.0f} {cpu:>7.3f} "
+              f"{bed_mb / max(cpu, 1e-9):>9.0f}")
+    print(f"{'open_input, lines of .bim a second':<48} {open_s:>8.3f} {bim_lines / open_s:>13.3g}")
+    print(f"fresh interpreter (first use of numba in the process): imports {fresh_imports:.3f} s, open_input "
+          f"{fresh_open:.3f} s, load_study {fresh_load:.3f} s ({bed_mb / fresh_load:.0f} MB/s; "
+          f"{fresh_load - rows[1][1]:.2f} s more than warm)")
+    return 0
 
 
 def bench_formats(args) -> int:

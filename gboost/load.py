@@ -36,8 +36,8 @@ from typing import Callable
 
 import numpy as np
 
-from gboost.encode import (ClassLayout, bed_missing_counts, encode_bed_bytes, encode_block, mask_words, masked_counts,
-                           plane_counts, sample_order)
+from gboost.encode import (ClassLayout, bed_encode, bed_missing_counts, bed_plan, bed_set_counts, encode_block,
+                           file_masks, monomorphic, move_rows, plane_counts, sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
@@ -72,7 +72,7 @@ def load_study(
     source: GenotypeSource,
     qc: QCOptions | None = None,
     *,
-    block_snps: int = 4096,
+    block_snps: int | None = None,
     log: Callable[[str], object] | None = None,
     timings: dict | None = None,
 ) -> Study:
@@ -87,7 +87,9 @@ def load_study(
     qc
         PLINK's filters; ``None`` fields are off (and ``None`` means no QC at all).
     block_snps
-        SNPs per streamed block (memory: ``block_snps x samples`` int8 at a time).
+        SNPs per streamed block at most. By default a .bed is read in blocks of up to
+        ``READ_BLOCK_BYTES`` (gboost/io/plink_bed.py) and other inputs in 4,096 SNPs (memory:
+        ``block_snps x samples`` int8 at a time).
     log
         Called with each QC message (``print``, or a logger's ``info``).
     timings
@@ -110,14 +112,16 @@ def load_study(
     say = _Messenger(report, log)
     for note in getattr(source, "notes", ()):  # what a reader of another format chose (gboost.io.streamed)
         say(note)
-    names, where = np.unique(source.variants.chrom, return_inverse=True)
-    codes = np.array([plink_chrom_code(str(c)) for c in names], dtype=object)[where.ravel()]
-    _check_contiguous_chromosomes(codes, source)
-    kinds = np.array([_KIND_OF_CODE.get(c, DIPLOID) for c in codes], dtype=np.int8)
-    snp_keep = _variant_filters(source.variants, codes, qc, report, say)
+    # Per chromosome name, then indexed per SNP: no Python step per SNP (a .bim of a million SNPs).
+    names, where = _chrom_names(source.variants.chrom)
+    name_codes = np.array([plink_chrom_code(str(c)) for c in names], dtype=object)
+    codes = name_codes[where]
+    _check_contiguous_chromosomes(codes, np.unique(name_codes, return_inverse=True)[1].ravel()[where], source)
+    kinds = np.array([_KIND_OF_CODE.get(c, DIPLOID) for c in name_codes], dtype=np.int8)[where]
+    snp_keep = _variant_filters(source.variants, (name_codes, where), qc, report, say)
     sample_keep = _mind_filter(source, snp_keep, kinds, qc.mind, block_snps, report, say)
     sets = _sample_sets(source, sample_keep, report, say)
-    skipped = np.isin(codes, list(EPISTASIS_SKIPPED_CODES))
+    skipped = np.isin(name_codes, list(EPISTASIS_SKIPPED_CODES))[where]
     scanned = snp_keep & ~skipped
     check_memory(source, int(scanned.sum()), sets.layout, codes[scanned])
     t = time.perf_counter()
@@ -127,8 +131,34 @@ def load_study(
     _report_snp_filters(qc, report, say, sets.quantitative)
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
-    study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
+    study.snp_col_width = snp_width(source.variants.snp[snp_keep])
     return study
+
+
+def _chrom_names(chrom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(chrom, return_inverse=True)``, sorting only the first name of each run of
+    equal names (a .bim's chromosomes come in runs: a million names, a few dozen runs)."""
+    if len(chrom) == 0:
+        return np.unique(chrom, return_inverse=True)
+    starts = np.flatnonzero(np.r_[True, chrom[1:] != chrom[:-1]])
+    names, run_name = np.unique(chrom[starts], return_inverse=True)
+    return names, np.repeat(run_name.ravel(), np.diff(np.r_[starts, len(chrom)]))
+
+
+def snp_width(ids: np.ndarray) -> int:
+    """:func:`gboost.study.plink_snp_width` of a str array, by NumPy: the width changes only at
+    an ID longer than the width so far, so each change is found by one vectorised search."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind != "U" or len(ids) == 0 or np.ascontiguousarray(ids).view(np.uint32).max(initial=0) >= 128:
+        return plink_snp_width(ids)  # non-ASCII: PLINK counts UTF-8 bytes
+    lengths = np.char.str_len(ids)
+    w, at = 4, 0
+    while True:
+        longer = np.flatnonzero(lengths[at:] > w)
+        if len(longer) == 0:
+            return w
+        at += int(longer[0])
+        w = int(lengths[at]) + 2
 
 
 def available_memory() -> int | None:
@@ -233,9 +263,10 @@ def _source_file(source: GenotypeSource, attr: str) -> str:
     return getattr(source, attr, None) or source.path
 
 
-def _check_contiguous_chromosomes(codes: np.ndarray, source: GenotypeSource) -> None:
-    """PLINK 1.9 refuses a fileset whose chromosome's SNPs are not contiguous ("split chromosome")."""
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+def _check_contiguous_chromosomes(codes: np.ndarray, ids: np.ndarray, source: GenotypeSource) -> None:
+    """PLINK 1.9 refuses a fileset whose chromosome's SNPs are not contiguous ("split chromosome").
+    ``ids``: an integer per SNP, equal where the canonical ``codes`` are."""
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
     seen: set = set()
     for start in starts.tolist():
         if codes[start] in seen:
@@ -253,12 +284,15 @@ def _check_contiguous_chromosomes(codes: np.ndarray, source: GenotypeSource) -> 
 # SNP filters by name and chromosome
 
 
-def _variant_filters(variants: VariantTable, codes: np.ndarray, qc: QCOptions, report: QCReport, say) -> np.ndarray:
-    """--chr, --extract, --exclude and negative positions: the SNP mask before any genotype is read."""
+def _variant_filters(variants: VariantTable, chroms: tuple, qc: QCOptions, report: QCReport, say) -> np.ndarray:
+    """--chr, --extract, --exclude and negative positions: the SNP mask before any genotype is read.
+    ``chroms``: the canonical code of each chromosome name and each SNP's name index."""
     keep = np.ones(len(variants), dtype=bool)
     steps = []
     if qc.chrom is not None:
-        steps.append((f"--chr {','.join(qc.chrom)}", "on other chromosomes", np.isin(codes, list(_chrom_set(qc.chrom)))))
+        name_codes, where = chroms
+        steps.append((f"--chr {','.join(qc.chrom)}", "on other chromosomes",
+                      np.isin(name_codes, list(_chrom_set(qc.chrom)))[where]))
     if qc.extract is not None:
         steps.append((f"--extract {qc.extract}", "not listed", np.isin(variants.snp, _id_list(qc.extract, "--extract"))))
     if qc.exclude is not None:
@@ -309,7 +343,8 @@ def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.n
     male = source.samples.sex == 1
     missing = np.zeros(n, dtype=np.int64)
     direct = hasattr(source, "iter_bed_rows")  # a .bed: count its missing codes, no decoding
-    blocks = source.iter_bed_rows(block_snps, snp_keep) if direct else source.iter_blocks(np.arange(n), block_snps)
+    blocks = (source.iter_bed_rows(block_snps, snp_keep) if direct
+              else source.iter_blocks(np.arange(n), block_snps or 4096))
     for start, data in blocks:
         rows = snp_keep[start : start + len(data)]
         is_y = kinds[start : start + len(data)] == CHR_Y
@@ -451,81 +486,100 @@ class _Verdicts:
 
 
 def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report):
-    """Stream the genotypes once: per-SNP QC, the scan's skips, and encoding of what is kept.
-
-    A .bed is encoded from its own bytes (``iter_bed_rows``; per-SNP QC counts from planes of the
-    QC samples, a second pass over the same bytes); every other input goes through int8 blocks.
-    """
+    """Stream the genotypes once: per-SNP QC, the scan's skips, and encoding of what is kept."""
     n_candidates = int(snp_keep.sum())
     # np.empty does not touch memory: rows never filled cost nothing, and resize() trims them.
     planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
     counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
-    direct = hasattr(source, "iter_bed_rows")
-    blocks = (source.iter_bed_rows(block_snps, snp_keep) if direct
-              else source.iter_blocks(sets.read_index, block_snps))
-    # The direct path's per-SNP QC: each sample set's genotype counts by popcount of planes over the
-    # QC samples (read order, one class) ANDed with the set's bit mask.
-    # A QT scan needs every SNP's founder allele counts (PLINK's A1 is the founders' minor allele:
-    # it sets the sign of BETA_INT), so it counts the sample sets whatever the filters.
-    qc_masks = mask_words(sets.masks > 0) if direct and (_needs_calls(qc) or sets.quantitative) else None
-    no_class = np.zeros(sets.n_qc, dtype=bool)
-    kept, filled = [], 0
-    flips = []
-    for start, data in blocks:
-        rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
-        if len(rows) == 0:
-            continue
-        if direct:  # a .bed block: rows are picked by index, never copied out (issue 21, host memory)
-            block = None
-            set_counts = (masked_counts(encode_bed_bytes(data, sets.read_index, no_class, rows=rows - start), qc_masks)
-                          if qc_masks is not None else None)
-        else:
-            block = data if len(rows) == len(data) else data[rows - start]
-            set_counts = None
-        keep = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report, set_counts)
-        if direct:
-            # Encoded straight into the study's planes: no block-sized temporary and no copy.
-            sel = rows[keep] - start
-            pl = encode_bed_bytes(data, sets.scan_index, sets.is_case, rows=sel,
-                                  out=planes[filled : filled + len(sel)])
-        else:
-            part = block if keep.all() else block[keep]
-            pl = encode_block(part[:, : sets.n_scan], sets.is_case)
-        # The counts come from the planes by popcount; SNPs with fewer than two genotype classes
-        # (PLINK's --fast-epistasis skips them) are dropped after encoding.
-        cnt = plane_counts(pl, sets.layout)
-        if sets.quantitative:
-            # PLINK's --epistasis (linear) skips only SNPs whose calls are all one homozygote (or
-            # none): a het makes a SNP polymorphic there, unlike --fast-epistasis.
-            called = cnt.sum(axis=2)
-            mono = (called[:, 1] == 0) & ((called[:, 0] == 0) | (called[:, 2] == 0))
-            if set_counts is None:
-                set_counts = _set_counts(block, sets.masks)
-            flips.append(a1_is_major(set_counts[keep][~mono]))
-        else:
-            mono = (cnt.sum(axis=2) > 0).sum(axis=1) < 2
-        report.snps_monomorphic += int(mono.sum())
-        if direct:
-            # Already in place: close the gaps of the monomorphic rows, row by row (a fancy-indexed
-            # copy would be a block-sized temporary again).
-            if mono.any():
-                for dst, src in enumerate(np.flatnonzero(~mono)):
-                    if dst != src:
-                        planes[filled + dst] = planes[filled + src]
-                cnt = cnt[~mono]
-        else:
-            if mono.any():
-                pl, cnt = pl[~mono], cnt[~mono]
-            planes[filled : filled + len(pl)] = pl
-        counts[filled : filled + len(cnt)] = cnt
-        filled += len(cnt)
-        kept.append(rows[keep][~mono])
+    plan = bed_plan(sets.scan_index, sets.is_case, len(source.samples)) if hasattr(source, "iter_bed_rows") else None
+    if plan is not None:
+        filled, kept, flips = _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report,
+                                                 planes, counts)
+    else:
+        filled, kept, flips = _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps or 4096,
+                                                   report, planes, counts)
     planes.resize((filled, 3, sets.layout.n_words), refcheck=False)
     counts.resize((filled, 3, 2), refcheck=False)
     kept = np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
     if sets.quantitative:
         sets.a1_flip = np.concatenate(flips) if flips else np.zeros(0, dtype=bool)
     return planes, counts, kept
+
+
+def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):
+    """A .bed, from its own bytes (issues 21, 24): per block of rows, one compiled pass counts
+    the QC sample sets' genotypes (only when a filter or a QT scan needs them), the verdicts are
+    NumPy over the block, and one pass encodes the kept rows straight into the study's planes,
+    counting each class's calls as it stores the words. Both passes are parallel over rows and
+    release the GIL; the next block is read meanwhile (``iter_bed_rows``). The rows that prove
+    monomorphic (known from those counts only after encoding) are closed up in place."""
+    set_masks = None
+    if _needs_calls(qc) or sets.quantitative:
+        # A QT scan needs every SNP's founder allele counts (PLINK's A1 is the founders' minor
+        # allele: it sets the sign of BETA_INT), so it counts the sample sets whatever the filters.
+        member = np.zeros((sets.masks.shape[1], len(source.samples)), dtype=bool)
+        member[:, sets.read_index] = (sets.masks > 0).T
+        set_masks = file_masks(member, len(source.samples))
+    # The sets an autosomal SNP's verdicts read (the sex-split ones serve X and Y only): counting
+    # only those halves the work of a QC pass.
+    autosomal_sets = np.array(sorted(({_ALL} if qc.geno is not None else set())
+                                     | ({_FOUNDER} if qc.maf or sets.quantitative else set())
+                                     | ({_FOUNDER_CTRL} if qc.hwe is not None else set())), dtype=np.int64)
+    kept, flips, filled = [], [], 0
+    for start, data in source.iter_bed_rows(block_snps, snp_keep):
+        local = np.flatnonzero(snp_keep[start : start + len(data)])
+        if len(local) == 0:
+            continue
+        rows = start + local
+        set_counts = None
+        if set_masks is not None:
+            if np.isin(kinds[rows], (CHR_X, CHR_Y)).any():
+                set_counts = bed_set_counts(data, local, set_masks)
+            else:  # the other columns stay zero: nothing reads them for these SNPs
+                set_counts = np.zeros((len(local), 3, set_masks.shape[0]), dtype=np.int64)
+                set_counts[:, :, autosomal_sets] = bed_set_counts(data, local, set_masks[autosomal_sets])
+        keep = _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts)
+        sel = local[keep]
+        end = filled + len(sel)
+        _, mono = bed_encode(data, plan, sel, planes[filled:end], counts[filled:end], sets.quantitative)
+        n_mono = int(mono.sum())
+        report.snps_monomorphic += n_mono
+        if sets.quantitative:
+            flips.append(a1_is_major(set_counts[keep][~mono]))
+        if n_mono:
+            stay = np.flatnonzero(~mono)
+            move_rows(planes, filled, stay)
+            move_rows(counts, filled, stay)
+        kept.append(rows[keep][~mono] if n_mono else rows[keep])
+        filled = end - n_mono
+    return filled, kept, flips
+
+
+def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):
+    """Any other input: int8 blocks of calls (samples in read order), encoded and counted."""
+    kept, flips, filled = [], [], 0
+    for start, data in source.iter_blocks(sets.read_index, block_snps):
+        rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
+        if len(rows) == 0:
+            continue
+        block = data if len(rows) == len(data) else data[rows - start]
+        keep = _block_verdict(block, kinds[rows], skipped[rows], sets, qc, report)
+        part = block if keep.all() else block[keep]
+        pl = encode_block(part[:, : sets.n_scan], sets.is_case)
+        # The counts come from the planes by popcount; SNPs with fewer than two genotype classes
+        # (PLINK's --fast-epistasis skips them) are dropped after encoding.
+        cnt = plane_counts(pl, sets.layout)
+        mono = monomorphic(cnt, sets.quantitative)
+        report.snps_monomorphic += int(mono.sum())
+        if sets.quantitative:
+            flips.append(a1_is_major(_set_counts(part, sets.masks)[~mono]))
+        if mono.any():
+            pl, cnt = pl[~mono], cnt[~mono]
+        planes[filled : filled + len(pl)] = pl
+        counts[filled : filled + len(cnt)] = cnt
+        filled += len(cnt)
+        kept.append(rows[keep][~mono])
+    return filled, kept, flips
 
 
 def a1_is_major(c: np.ndarray) -> np.ndarray:

@@ -151,3 +151,78 @@ def test_bed_bytes_encode_picked_rows_into_a_given_array(rng):
     assert (dest[0] == 0xDEAD).all() and (dest[-1] == 0xDEAD).all()
     with pytest.raises(ValueError):
         encode_bed_bytes(raw, cols, is_case, rows=rows, out=dest[:2])
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 63, 64, 65, 127, 128, 129, 200, 257, 700])
+@pytest.mark.parametrize("pattern", ["interleaved", "sorted", "one class first", "some left out"])
+def test_compressed_bed_words_equal_the_sample_by_sample_gather(rng, n, pattern):
+    """Issue 24: columns in file order within each class (the loader's order) go through the
+    compress kernel; its planes, padding bits included, and its per-class counts equal those of
+    the decoded calls, whatever the classes' pattern and wherever a word or byte ends."""
+    from gboost.encode import bed_encode, bed_plan, monomorphic
+
+    codes = rng.integers(0, 4, (13, n)).astype(np.uint8)
+    raw = _bed_rows(codes)
+    raw[:, -1] |= np.uint8(0xFF) << np.uint8(2 * (n % 4)) if n % 4 else np.uint8(0)  # garbage padding codes
+    geno = np.array([2, -1, 1, 0], np.int8)[codes]
+    case = {"interleaved": rng.random(n) < 0.5, "sorted": np.arange(n) >= n // 2,
+            "one class first": np.arange(n) < n // 3, "some left out": rng.random(n) < 0.4}[pattern]
+    scanned = rng.random(n) > 0.2 if pattern == "some left out" else np.ones(n, bool)
+    if n == 1:
+        scanned[:] = True
+    is_case_file = case[scanned]
+    cols = np.flatnonzero(scanned)[sample_order(is_case_file)]
+    is_case = is_case_file[sample_order(is_case_file)]
+    plan = bed_plan(cols, is_case, n)
+    assert plan is not None
+    want = encode_block(geno[:, cols], is_case)
+    rows = np.array([12, 0, 5, 5, 7])
+    out = np.full((len(rows), 3, plan.layout.n_words), 0xABCD, np.uint64)
+    for quantitative in (False, True):
+        counts, mono = bed_encode(raw, plan, rows, out, quantitative=quantitative)
+        np.testing.assert_array_equal(out, want[rows])
+        np.testing.assert_array_equal(counts, plane_counts(want[rows], plan.layout))
+        np.testing.assert_array_equal(mono, monomorphic(counts, quantitative))
+    np.testing.assert_array_equal(encode_bed_bytes(raw, cols, is_case), want)
+
+
+def test_a_plan_refuses_columns_out_of_file_order():
+    from gboost.encode import bed_plan
+
+    assert bed_plan(np.array([3, 1, 2]), np.array([False, False, True]), 4) is None
+    assert bed_plan(np.array([1, 3, 0, 2]), np.array([False, False, True, True]), 4) is not None
+
+
+@pytest.mark.parametrize("n", [1, 7, 64, 65, 300])
+def test_bed_set_counts_equal_counts_of_the_decoded_calls(rng, n):
+    from gboost.encode import bed_set_counts, file_masks
+
+    codes = rng.integers(0, 4, (9, n)).astype(np.uint8)
+    raw = _bed_rows(codes)
+    geno = np.array([2, -1, 1, 0], np.int8)[codes]
+    member = rng.random((5, n)) < 0.5
+    rows = np.array([8, 1, 1, 4])
+    got = bed_set_counts(raw, rows, file_masks(member, n))
+    want = np.zeros((len(rows), 3, 5), np.int64)
+    for t in range(3):
+        for k in range(5):
+            want[:, t, k] = ((geno[rows] == t) & member[k]).sum(axis=1)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_move_rows_closes_gaps_in_place():
+    from gboost.encode import move_rows
+
+    a = np.arange(30, dtype=np.uint64).reshape(10, 3)
+    want = a.copy()
+    move_rows(a, 2, np.array([0, 2, 3, 6]))
+    np.testing.assert_array_equal(a[2:6], want[[2, 4, 5, 8]])
+    np.testing.assert_array_equal(a[:2], want[:2])
+    rng = np.random.default_rng(3)
+    for _ in range(50):  # runs long and short, overlapping their destinations
+        a = rng.integers(0, 1 << 60, (40, 3, 2)).astype(np.uint64)
+        want = a.copy()
+        src = np.flatnonzero(rng.random(30) < rng.random())
+        move_rows(a, 5, src)
+        np.testing.assert_array_equal(a[5 : 5 + len(src)], want[5 + src])
+        np.testing.assert_array_equal(a[:5], want[:5])

@@ -68,6 +68,67 @@ def test_hwe_exact_p_is_symmetric_in_the_homozygotes_and_tiny_far_in_the_tail():
         pytest.approx(hwe_bruteforce(10, 5, 5)), pytest.approx(hwe_bruteforce(0, 10, 10))]
 
 
+def _hwe_walked_to_underflow(het, hom1, hom2):
+    """hwe_exact_p as it was before issue 24: every walk runs until the ratio underflows."""
+    from gboost.stats.hwe import SMALL_EPSILON, _ratio
+
+    def walk(mode, rare, n, step, het):
+        total, observed, r, h = 0.0, 0.0, 1.0, mode
+        while 0 <= h + step <= rare:
+            r *= _ratio(h, rare, n, step)
+            h += step
+            if h == het:
+                observed = r
+            if r == 0.0:
+                break
+            total += r
+        return total, observed
+
+    def tail(mode, rare, n, step, limit):
+        total, r, h = 0.0, 1.0, mode
+        while 0 <= h + step <= rare:
+            r *= _ratio(h, rare, n, step)
+            h += step
+            if r == 0.0:
+                break
+            if r <= limit:
+                total += r
+        return total
+
+    n = het + hom1 + hom2
+    if n == 0:
+        return 1.0
+    rare = 2 * min(hom1, hom2) + het
+    mode = int(rare * (2 * n - rare) / (2 * n))
+    if (mode - rare) % 2 != 0:
+        mode += 1
+    mode = min(mode, rare)
+    total, observed = 1.0, (1.0 if het == mode else 0.0)
+    up, down = walk(mode, rare, n, 2, het), walk(mode, rare, n, -2, het)
+    total += up[0] + down[0]
+    observed = max(observed, up[1], down[1])
+    limit = observed * (1.0 + SMALL_EPSILON)
+    t = (1.0 if 1.0 <= limit else 0.0) + tail(mode, rare, n, 2, limit) + tail(mode, rare, n, -2, limit)
+    return min(1.0, t / total)
+
+
+def test_hwe_walks_stopped_where_the_sums_are_final_give_the_same_bits(rng):
+    """Issue 24: the walks stop once a term is below 2^-55 of its sum (it and every later one
+    round away); the p values are those of walking on to underflow, bit for bit, over sample
+    sizes from 1 to 20,000, common and rare alleles, HWE and far from it."""
+    cases = [(0, 0, 0), (1, 0, 0), (0, 7, 0), (0, 5, 5), (2, 1000, 0), (0, 1000, 1), (300, 0, 0)]
+    for n in (1, 2, 3, 7, 40, 300, 2500, 20000):
+        for _ in range(60):
+            p, f = rng.random() ** 2, rng.random()
+            het = int(rng.binomial(n, min(1.0, 2 * p * (1 - p) * (0.3 + f))))
+            hom1 = int(rng.binomial(n - het, rng.random()))
+            cases.append((het, hom1, n - het - hom1))
+    het, hom1, hom2 = (np.array(c, np.int64) for c in zip(*cases))
+    got = hwe_exact_pvalues(het, hom1, hom2)
+    want = np.array([_hwe_walked_to_underflow(*c) for c in cases])
+    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
 @needs_plink
 @pytest.mark.plink
 def test_hwe_exact_p_matches_plink_hardy(tmp_path):

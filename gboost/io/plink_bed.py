@@ -20,7 +20,8 @@ from typing import Iterator
 import numpy as np
 
 from gboost.errors import InputError
-from gboost.io.pheno import as_text, decode_phenotype, drop_phenotypes_without_sex, read_pheno_values, read_table
+from gboost.io.pheno import (_check_utf8, _line_chunks, as_text, decode_phenotype,
+                             drop_phenotypes_without_sex, read_input_bytes, read_pheno_values)
 from gboost.study import SampleTable, VariantTable
 
 BED_MAGIC = b"\x6c\x1b"
@@ -72,7 +73,7 @@ class BedSource:
                 np.maximum(geno, -1, out=geno)
                 yield start, geno
 
-    def iter_bed_rows(self, block_snps: int, keep: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    def iter_bed_rows(self, block_snps: int | None, keep: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(first_snp, uint8 (snps, ceil(n/4)))``: the .bed's own bytes, 2-bit codes of
         every sample (gboost.encode.encode_bed_bytes turns them into planes in one pass; check_bed
         has validated the header and the size).
@@ -82,11 +83,13 @@ class BedSource:
         for. Reading into buffers rather than mapping the file keeps the .bed out of the process's
         resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and bounds memory
         by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
-        are read (the others hold garbage) and blocks without one are skipped.
+        are read (the others hold garbage) and blocks without one are skipped. ``block_snps``: at
+        most that many rows a block (None: as many as fit in ``READ_BLOCK_BYTES``).
         """
         p, n = len(self.variants), len(self.samples)
         row = (n + 3) // 4
-        step = max(1, min(block_snps, READ_BLOCK_BYTES // max(1, row)))
+        step = max(1, READ_BLOCK_BYTES // max(1, row))
+        step = step if block_snps is None else max(1, min(block_snps, step))
         starts = [a for a in range(0, p, step) if keep is None or keep[a:a + step].any()]
         if not starts:
             return
@@ -199,19 +202,205 @@ def read_bim(path: str | os.PathLike) -> VariantTable:
         Empty file, a line without exactly 6 columns, a non-numeric cM or bp, or a duplicate SNP ID
         (naming both lines).
     """
-    (chrom, snp, cm, bp, a1, a2), lines = read_table(path, 6, ".bim", "chrom, SNP ID, cM, bp, A1, A2")
+    (chrom, snp, cm, bp, a1, a2), lines, (snp_hash,) = _read_columns(
+        path, ".bim", "chrom, SNP ID, cM, bp, A1, A2", ("text", "text", "float", "int", "text", "text"),
+        {"cM position": 2, "base-pair position": 3}, hashed=((1,),))
     if len(lines) == 0:
         raise InputError(path, "the .bim file is empty: expected one line per SNP (chrom, ID, cM, bp, A1, A2)")
-    variants = VariantTable(
-        as_text(chrom),
-        as_text(snp),
-        _parse_numbers(cm, lines, path, "cM position", np.float64),
-        _parse_numbers(bp, lines, path, "base-pair position", np.int64),
-        as_text(a1),
-        as_text(a2),
-    )
-    _check_unique(variants.snp, lines, path, "SNP ID")
+    variants = VariantTable(chrom, snp, cm, bp, a1, a2)
+    if _may_repeat(snp_hash):
+        _check_unique(variants.snp, lines, path, "SNP ID")
     return variants
+
+
+# ---------------------------------------------------------------------------------------------
+# .bim and .fam at memory speed (issue 24: a 1M-line .bim took 2.5 s through Python's split and
+# NumPy's per-element casts). Tokens are located by vectorised whitespace tests, each column is
+# gathered from the bytes into a fixed-width matrix (an ASCII one widened straight into a str
+# array), and numbers are read from their digits where that is exactly what ``float``/``int``
+# give; anything else takes the general path on that chunk, with its messages. The rules are
+# gboost.io.pheno.read_table's: whitespace as ``bytes.split``, blank and ``#`` lines skipped,
+# exactly n columns a line, line numbers in messages.
+
+# Exact powers of ten (a decimal of at most 15 digits divided by one is correctly rounded: the
+# value float() reads).
+_POW10_F = np.array([10.0 ** k for k in range(16)])
+_POW10_I = 10 ** np.arange(19, dtype=np.int64)
+_MAX_FAST_INT_DIGITS = 18
+_MAX_FAST_FLOAT_DIGITS = 15
+
+
+def _read_columns(path, what: str, columns: str, kinds: tuple, numbers: dict, hashed: tuple = ()):
+    """Columns of a whitespace table with ``len(kinds)`` tokens a line: ``"text"`` (str array),
+    ``"int"`` (int64) or ``"float"`` (float64); ``numbers`` names the numeric columns for
+    messages; ``hashed``: groups of columns whose rows get a 64-bit hash (uniqueness pre-check).
+    Returns ``(columns, line numbers, hashes)``."""
+    data = read_input_bytes(path, what)
+    n_columns = len(kinds)
+    names = {k: name for name, k in numbers.items()}
+    parts: list[list] = [[] for _ in kinds]
+    hashes: list[list] = [[] for _ in hashed]
+    lines, first_line = [], 1
+    for chunk in _line_chunks(data):
+        _check_utf8(chunk, first_line, path, what)
+        b, starts, ends, numbers_of_lines = _token_bounds(chunk, first_line, n_columns, path, what, columns)
+        mats = {}
+        for k, kind in enumerate(kinds):
+            if kind == "text" or any(k in g for g in hashed):
+                mats[k] = _token_matrix(b, starts[:, k], ends[:, k])
+            if kind == "text":
+                parts[k].append(_as_str(mats[k]))
+            else:
+                parts[k].append(_numbers(b, starts[:, k], ends[:, k], kind, numbers_of_lines, path, names[k]))
+        for g, group in enumerate(hashed):
+            hashes[g].append(_row_hash([mats[k] for k in group]))
+        lines.append(numbers_of_lines)
+        first_line += chunk.count(b"\n")
+    empty = {"text": np.zeros(0, dtype="U1"), "int": np.zeros(0, np.int64), "float": np.zeros(0, np.float64)}
+    out = [np.concatenate(p) if p else empty[kind] for p, kind in zip(parts, kinds)]
+    line_numbers = np.concatenate(lines) if lines else np.zeros(0, np.int64)
+    return out, line_numbers, [np.concatenate(h) if h else np.zeros(0, np.uint64) for h in hashes]
+
+
+def _token_bounds(chunk: bytes, first_line: int, n_columns: int, path, what: str, columns: str):
+    """``(bytes, starts, ends, line numbers)`` of a chunk of whole lines: token ``[start, end)``
+    per data line and column; a data line with another number of tokens is an error naming it.
+    The bytes come back padded with zeros (a token's gather may run past the chunk's end)."""
+    b = np.frombuffer(chunk, dtype=np.uint8)
+    space = np.ones(len(b) + 2, dtype=bool)
+    inner = space[1:-1]
+    np.less_equal(b - np.uint8(9), 4, out=inner)  # 9..13 (tab, newline, vt, ff, cr) and space: bytes.split()
+    inner |= b == 32
+    token = ~space[1:-1]
+    starts = np.flatnonzero(token & space[:-2])
+    ends = np.flatnonzero(token & space[2:]) + 1
+    newlines = np.flatnonzero(b == 10)
+    # Tokens per line from where the newlines fall among the tokens (one search per line, not per token).
+    bounds = np.empty(len(newlines) + 2, dtype=np.int64)
+    bounds[0], bounds[-1] = 0, len(starts)
+    bounds[1:-1] = np.searchsorted(starts, newlines)
+    counts = np.diff(bounds)
+    first = np.minimum(bounds[:-1], max(0, len(starts) - 1))
+    comment = (counts > 0) & (b[starts[first]] == ord("#")) if len(starts) else np.zeros(len(counts), dtype=bool)
+    data_line = (counts > 0) & ~comment
+    bad = np.flatnonzero(data_line & (counts != n_columns))
+    if len(bad):
+        k = int(bad[0])
+        raise InputError(path, f"line {first_line + k}: expected {n_columns} columns ({columns}), found {int(counts[k])}")
+    if comment.any():
+        keep = np.repeat(data_line, counts)
+        starts, ends = starts[keep], ends[keep]
+    padded = np.zeros(len(b) + 64, dtype=np.uint8)
+    padded[: len(b)] = b
+    return (padded, starts.reshape(-1, n_columns), ends.reshape(-1, n_columns),
+            first_line + np.flatnonzero(data_line).astype(np.int64))
+
+
+def _token_matrix(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Tokens as rows of a uint8 matrix, zero-padded to the longest (an ``S`` array's bytes)."""
+    lengths = ends - starts
+    width = max(1, int(lengths.max(initial=0)))
+    offsets = np.arange(width)
+    if width > 64:  # past the padding of b: clip (a rare long token)
+        mat = b[np.minimum(starts[:, None] + offsets, len(b) - 1)]
+    else:
+        mat = b[starts[:, None] + offsets]
+    mat *= offsets < lengths[:, None]
+    return mat
+
+
+def _as_str(mat: np.ndarray) -> np.ndarray:
+    """A token matrix as a str array: ASCII widened in place of decoding, other UTF-8 decoded."""
+    width = mat.shape[1]
+    if mat.size and mat.max() >= 128:
+        return as_text(np.ascontiguousarray(mat).view(f"S{width}").ravel())
+    return np.ascontiguousarray(mat, dtype=np.uint32).view(f"U{width}").ravel()
+
+
+def _numbers(b, starts, ends, kind: str, lines, path, what: str) -> np.ndarray:
+    """A numeric column: decimal digits read vectorised when every token is a plain decimal
+    (``-?digits`` for ints; ``-?digits[.digits]`` of at most 15 digits for floats, where one
+    division by an exact power of ten is exactly what ``float`` reads); otherwise the general path
+    (``_parse_numbers``: NumPy's cast, messages naming the line)."""
+    fast = _decimal_ints(b, starts, ends) if kind == "int" else _decimal_floats(b, starts, ends)
+    if fast is not None:
+        return fast
+    mat = _token_matrix(b, starts, ends)
+    return _parse_numbers(mat.view(f"S{mat.shape[1]}").ravel(), lines, path, what,
+                          np.int64 if kind == "int" else np.float64)
+
+
+def _decimal_ints(b, starts, ends, limit: int = _MAX_FAST_INT_DIGITS) -> np.ndarray | None:
+    """``-?digits`` tokens (at most ``limit`` digits) as int64, or None when one is not."""
+    if len(starts) == 0:
+        return None
+    negative = b[starts] == ord("-")
+    first = starts + negative
+    lengths = ends - first
+    width = int(lengths.max())
+    if lengths.min() < 1 or width > limit:
+        return None
+    # Right-aligned, one row per weight: row j holds the digits of weight 10 ** (width - 1 - j)
+    # (0 left of a token), contiguous for the sums below.
+    index = ends[None, :] - width + np.arange(width)[:, None]
+    digits = b[np.maximum(index, 0)] - np.uint8(ord("0"))
+    digits *= index >= first[None, :]
+    if digits.max() > 9:
+        return None
+    value = np.zeros(len(starts), dtype=np.int64)
+    for j in range(width):
+        value *= 10
+        value += digits[j]
+    return np.where(negative, -value, value)
+
+
+def _decimal_floats(b, starts, ends) -> np.ndarray | None:
+    """``-?digits[.digits]`` tokens of at most 15 digits as float64 (exactly ``float``'s value),
+    or None when one is not."""
+    if len(starts) == 0:
+        return None
+    whole = _decimal_ints(b, starts, ends, _MAX_FAST_FLOAT_DIGITS)
+    if whole is not None:  # no point anywhere: integers, exact in float64 ("-0" is -0.0)
+        x = whole.astype(np.float64)
+        return np.where(b[starts] == ord("-"), -np.abs(x), x)
+    mat = _token_matrix(b, starts, ends)
+    width = mat.shape[1]
+    length = ends - starts
+    negative = mat[:, 0] == ord("-")
+    live = np.arange(width) < length[:, None]
+    live[:, 0] &= ~negative
+    digit = live & (mat >= ord("0")) & (mat <= ord("9"))
+    point = live & (mat == ord("."))
+    if (point.sum(axis=1) > 1).any() or (live & ~digit & ~point).any():
+        return None
+    n_digits = digit.sum(axis=1)
+    if n_digits.min() == 0 or n_digits.max() > _MAX_FAST_FLOAT_DIGITS:
+        return None
+    right = n_digits[:, None] - np.cumsum(digit, axis=1)  # digits to the right of each
+    value = np.where(digit, (mat.astype(np.int64) - ord("0")) * _POW10_I[np.where(digit, right, 0)], 0).sum(axis=1)
+    after = (digit & (np.cumsum(point, axis=1) > 0)).sum(axis=1)
+    x = value.astype(np.float64) / _POW10_F[after]
+    return np.where(negative, -x, x)
+
+
+def _row_hash(mats: list[np.ndarray]) -> np.ndarray:
+    """A 64-bit FNV-1a hash per row over the bytes of several token matrices (a separator
+    between them): equal rows hash equal, so distinct hashes prove distinct rows."""
+    with np.errstate(over="ignore"):
+        h = np.full(mats[0].shape[0], 0xCBF29CE484222325, dtype=np.uint64)
+        prime = np.uint64(0x100000001B3)
+        for g, mat in enumerate(mats):
+            if g:
+                h = (h ^ np.uint64(0x1F)) * prime
+            for j in range(mat.shape[1]):
+                h = (h ^ mat[:, j].astype(np.uint64)) * prime
+    return h
+
+
+def _may_repeat(hashes: np.ndarray) -> bool:
+    """Whether two rows share a hash (then the exact check runs; distinct hashes: all distinct)."""
+    h = np.sort(hashes)
+    return bool(len(h) > 1 and (h[1:] == h[:-1]).any())
 
 
 def _parse_numbers(values: np.ndarray, lines: np.ndarray, path, what: str, dtype) -> np.ndarray:
@@ -243,13 +432,14 @@ def _check_unique(keys: np.ndarray, lines: np.ndarray, path, what: str) -> None:
 
 
 def _read_fam_columns(path):
-    columns, lines = read_table(path, 6, ".fam", "FID, IID, father, mother, sex, phenotype")
+    (fid, iid, pat, mat, sex, pheno), lines, (key_hash,) = _read_columns(
+        path, ".fam", "FID, IID, father, mother, sex, phenotype", ("text",) * 6, {}, hashed=((0, 1),))
     if len(lines) == 0:
         raise InputError(
             path, "the .fam file is empty: expected one line per sample (FID, IID, father, mother, sex, phenotype)"
         )
-    fid, iid, pat, mat, sex, pheno = (as_text(c) for c in columns)
-    _check_unique(np.char.add(np.char.add(fid, "\t"), iid), lines, path, "sample FID+IID")
+    if _may_repeat(key_hash):
+        _check_unique(np.char.add(np.char.add(fid, "\t"), iid), lines, path, "sample FID+IID")
     # PLINK 1.9 calls a sample a founder when both parent IDs are "0", whether or not the parents
     # are in the file (checked with plink1.9).
     founder = (pat == "0") & (mat == "0")

@@ -49,6 +49,12 @@ def _ratio(h: int, rare: int, n: int, step: int) -> float:
     return h * (h - 1.0) / (4.0 * homr * homc)
 
 
+# Past the mode the relative probabilities only fall; once one is below 2^-55 of the sum it is
+# added to, it (and every later one) rounds away: the sum is final and the walk stops there (the
+# same sums, bit for bit, as walking on to underflow, in a fraction of the steps).
+_NEGLIGIBLE = 2.0**-55
+
+
 @nb.njit(cache=True)
 def _walk(mode: int, rare: int, n: int, step: int, het: int):
     """Sum of relative probabilities from the mode outwards in one direction; also P(het) if met."""
@@ -61,6 +67,8 @@ def _walk(mode: int, rare: int, n: int, step: int, het: int):
         if r == 0.0:
             break
         total += r
+        if r < total * _NEGLIGIBLE and (het - h) * step <= 0:  # negligible, and het not ahead
+            break
     return total, observed
 
 
@@ -74,12 +82,16 @@ def _tail(mode: int, rare: int, n: int, step: int, limit: float) -> float:
             break
         if r <= limit:
             total += r
+            if r < total * _NEGLIGIBLE:
+                break
     return total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, parallel=True)
 def _hwe_many(het, hom1, hom2, out):
-    for k in range(het.shape[0]):
+    # SNPs apart on every core: each test walks its het distribution, O(samples) steps (issue 24:
+    # --hwe was the slowest step of loading a .bed).
+    for k in nb.prange(het.shape[0]):
         out[k] = hwe_exact_p(het[k], hom1[k], hom2[k])
 
 

@@ -1,0 +1,164 @@
+"""Issue 24: the vectorised .bim/.fam parse gives what the general tokenizer (io.pheno.read_table,
+NumPy's casts) gives, value for value and message for message, on adversarial files."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gboost.errors import InputError
+from gboost.io.pheno import as_text, read_table
+from gboost.io.plink_bed import _check_unique, _parse_numbers, _read_fam_columns, read_bim
+
+
+def reference_bim(path):
+    """read_bim as it was: read_table's tokens, NumPy's casts."""
+    (chrom, snp, cm, bp, a1, a2), lines = read_table(path, 6, ".bim", "chrom, SNP ID, cM, bp, A1, A2")
+    if len(lines) == 0:
+        raise InputError(path, "the .bim file is empty: expected one line per SNP (chrom, ID, cM, bp, A1, A2)")
+    out = (as_text(chrom), as_text(snp), _parse_numbers(cm, lines, path, "cM position", np.float64),
+           _parse_numbers(bp, lines, path, "base-pair position", np.int64), as_text(a1), as_text(a2))
+    _check_unique(out[1], lines, path, "SNP ID")
+    return out
+
+
+def reference_fam(path):
+    columns, lines = read_table(path, 6, ".fam", "FID, IID, father, mother, sex, phenotype")
+    if len(lines) == 0:
+        raise InputError(path, "the .fam file is empty: expected one line per sample (FID, IID, father, mother, "
+                               "sex, phenotype)")
+    fid, iid, pat, mat, sex, pheno = (as_text(c) for c in columns)
+    _check_unique(np.char.add(np.char.add(fid, "\t"), iid), lines, path, "sample FID+IID")
+    founder = (pat == "0") & (mat == "0")
+    sex_code = np.where(sex == "1", 1, np.where(sex == "2", 2, 0)).astype(np.int8)
+    return fid, iid, founder, sex_code, pheno.tolist(), lines.tolist()
+
+
+def outcome(fn, path):
+    try:
+        return fn(path)
+    except InputError as exc:
+        return ("error", str(exc))
+
+
+def same(a, b):
+    if isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) and a[0] == "error":
+        assert a == b
+        return
+    assert not (isinstance(b, tuple) and len(b) == 2 and isinstance(b[0], str) and b[0] == "error"), b
+    a = tuple(getattr(a, f) for f in ("chrom", "snp", "cm", "bp", "a1", "a2")) if hasattr(a, "snp") else a
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        if isinstance(x, np.ndarray):
+            # Same kind and values; a str column is as wide as its own longest value (the general
+            # tokenizer made every column as wide as the file's longest token).
+            assert x.dtype.kind == y.dtype.kind, (x.dtype, y.dtype)
+            if x.dtype.kind == "f":  # bit for bit: -0.0 and 0.0 apart
+                np.testing.assert_array_equal(x.view(np.int64), y.view(np.int64))
+            else:
+                np.testing.assert_array_equal(x, y)
+        else:
+            assert x == y
+
+
+NUMBERS = ["0", "-0", "7", "007", "-12", "123456789012345678", "1234567890123456789", "99999999999999999999",
+           "+5", "1e3", "0.5", ".5", "5.", "-.25", "0.1", "2.675", "-0.0", "1.000000000000001", "123456789.0123456",
+           "12345678901234.5", "1_000", "nan", "inf", "-", ".", "1.2.3", "0x10", "١٢"]
+
+
+def _bim_line(rng, k, numbers):
+    cm = rng.choice(numbers) if rng.random() < 0.3 else ("0" if rng.random() < 0.5 else f"{rng.random():.6f}")
+    bp = rng.choice(numbers) if rng.random() < 0.3 else str(int(rng.integers(0, 3e8)))
+    sep = rng.choice([" ", "\t", "  ", " \t "])
+    ident = rng.choice([f"rs{k}", f"snp_{k}", f"é{k}", f"{k}:A:G", f"x{'y' * int(rng.integers(0, 80))}{k}"])
+    return sep.join([str(rng.choice(["1", "chr2", "X", "MT", "26"])), ident, cm, bp, str(rng.choice(["A", "CT", "-"])),
+                     "G"])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bim_parse_equals_the_general_tokenizer(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    numbers = NUMBERS if seed % 2 else ["0", "-0", "7", "0.5", "-.25", "5.", "2.675", "123456789012345678"]
+    lines = [_bim_line(rng, k, numbers) for k in range(int(rng.integers(1, 60)))]
+    if seed % 5 == 0:
+        lines.insert(int(rng.integers(0, len(lines))), "# a comment line")
+        lines.insert(int(rng.integers(0, len(lines))), "   ")
+    if seed % 7 == 0:
+        lines.insert(int(rng.integers(0, len(lines))), "1 short 0 5 A")
+    if seed % 9 == 0:
+        lines.append(lines[0])  # a duplicate ID
+    text = ("\r\n" if seed % 3 == 0 else "\n").join(lines) + ("" if seed % 4 == 0 else "\n")
+    data = text.encode()
+    if seed % 8 == 1:
+        data = b"\xef\xbb\xbf" + data
+    path = tmp_path / "s.bim"
+    path.write_bytes(data)
+    same(outcome(read_bim, str(path)), outcome(reference_bim, str(path)))
+
+
+def test_bim_parse_agrees_on_float_tokens_of_every_length(tmp_path):
+    rng = np.random.default_rng(5)
+    tokens = []
+    for _ in range(3000):
+        digits = "".join(rng.choice(list("0123456789"), int(rng.integers(1, 17))))
+        cut = int(rng.integers(0, len(digits) + 1))
+        tokens.append(("-" if rng.random() < 0.3 else "") + digits[:cut] + "." + digits[cut:])
+    path = tmp_path / "f.bim"
+    path.write_text("".join(f"1 s{k} {t} {k} A G\n" for k, t in enumerate(tokens)))
+    same(read_bim(str(path)), reference_bim(str(path)))
+
+
+@pytest.mark.parametrize("body", [b"", b"\n\n", b"# only a comment\n", b"1 a 0 1 A G\n\xff\xfe 2 0 1 A G\n",
+                                  b"1 a 0 1 A G\n1 b 0 x A G\n", b"1 a 0 1 A G extra\n", b"1 a 0 1 A G\n2 a 0 2 A G\n",
+                                  b"1\x0ba\x0c0 1\tA G\n", b"1 a 0 1 A G\r2 b 0 2 A G\n"])
+def test_bim_edge_cases_and_messages_equal_the_general_tokenizer(tmp_path, body):
+    path = tmp_path / "e.bim"
+    path.write_bytes(body)
+    same(outcome(read_bim, str(path)), outcome(reference_bim, str(path)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fam_parse_equals_the_general_tokenizer(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(int(rng.integers(1, 40))):
+        fid = rng.choice([f"f{k}", "fam", f"ü{k % 3}"])
+        iid = rng.choice([f"i{k}", f"i{k % 5}", f"ind_{k}"])
+        rows.append(" ".join([str(fid), str(iid), str(rng.choice(["0", "p1"])), str(rng.choice(["0", "m1"])),
+                              str(rng.choice(["1", "2", "0", "x"])), str(rng.choice(["1", "2", "-9", "0", "1.5"]))]))
+    path = tmp_path / "s.fam"
+    path.write_text("\n".join(rows) + "\n")
+    same(outcome(_read_fam_columns, str(path)), outcome(reference_fam, str(path)))
+
+
+def test_a_million_line_bim_parses_at_memory_speed(tmp_path):
+    """Not a timing (SPEC §7): the fast path must be taken on an ordinary .bim (the general one
+    would take seconds). Checked through what it returns: the same table as the reference."""
+    p = 20000
+    path = tmp_path / "big.bim"
+    path.write_text("".join(f"{1 + k // 2000}\trs{k * 7}\t0\t{1000 + k * 10}\tA\tG\n" for k in range(p)))
+    same(read_bim(str(path)), reference_bim(str(path)))
+
+
+@pytest.mark.parametrize("kind", ["int", "float"])
+def test_the_decimal_fast_paths_are_taken_and_exact(kind):
+    """Plain decimals take the vectorised path (not None) and give NumPy's cast, bit for bit;
+    anything else declines (None) so that the general path, with its messages, runs."""
+    from gboost.io.plink_bed import _decimal_floats, _decimal_ints, _token_bounds
+
+    rng = np.random.default_rng(11)
+    tokens = []
+    for _ in range(5000):
+        digits = "".join(rng.choice(list("0123456789"), int(rng.integers(1, 16 if kind == "float" else 19))))
+        if kind == "float" and rng.random() < 0.8:
+            cut = int(rng.integers(0, len(digits) + 1))
+            digits = digits[:cut] + "." + digits[cut:]
+        tokens.append(("-" if rng.random() < 0.3 else "") + digits)
+    chunk = ("\n".join(tokens) + "\n").encode()
+    b, starts, ends, _ = _token_bounds(chunk, 1, 1, "x", ".bim", "v")
+    fast = (_decimal_ints if kind == "int" else _decimal_floats)(b, starts[:, 0], ends[:, 0])
+    assert fast is not None
+    want = np.array(tokens, dtype=bytes).astype(np.int64 if kind == "int" else np.float64)
+    np.testing.assert_array_equal(fast.view(np.int64), want.view(np.int64))
+    for bad in (["1", "+2"], ["1e3"], ["1.5"] if kind == "int" else ["1.2.3"], ["-"], ["."]):
+        b, starts, ends, _ = _token_bounds(("\n".join(bad) + "\n").encode(), 1, 1, "x", ".bim", "v")
+        assert (_decimal_ints if kind == "int" else _decimal_floats)(b, starts[:, 0], ends[:, 0]) is None, bad
