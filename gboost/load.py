@@ -131,7 +131,7 @@ def load_study(
     _report_snp_filters(qc, report, say, sets.quantitative)
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
-    study.snp_col_width = snp_width(source.variants.snp[snp_keep])
+    study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
     return study
 
 
@@ -143,22 +143,6 @@ def _chrom_names(chrom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     starts = np.flatnonzero(np.r_[True, chrom[1:] != chrom[:-1]])
     names, run_name = np.unique(chrom[starts], return_inverse=True)
     return names, np.repeat(run_name.ravel(), np.diff(np.r_[starts, len(chrom)]))
-
-
-def snp_width(ids: np.ndarray) -> int:
-    """:func:`gboost.study.plink_snp_width` of a str array, by NumPy: the width changes only at
-    an ID longer than the width so far, so each change is found by one vectorised search."""
-    ids = np.asarray(ids)
-    if ids.dtype.kind != "U" or len(ids) == 0 or np.ascontiguousarray(ids).view(np.uint32).max(initial=0) >= 128:
-        return plink_snp_width(ids)  # non-ASCII: PLINK counts UTF-8 bytes
-    lengths = np.char.str_len(ids)
-    w, at = 4, 0
-    while True:
-        longer = np.flatnonzero(lengths[at:] > w)
-        if len(longer) == 0:
-            return w
-        at += int(longer[0])
-        w = int(lengths[at]) + 2
 
 
 def available_memory() -> int | None:

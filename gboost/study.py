@@ -105,7 +105,7 @@ class QCReport:
 def plink_snp_width(ids) -> int:
     """PLINK 1.9's SNP column width: start at 4; an ID longer than the width so far sets it to
     the ID's length + 2 (so IDs 'abcde', 'abcdef' give 7, not 8). Order matters: file order."""
-    ids = np.asarray(ids)
+    ids = np.ascontiguousarray(ids)
     if ids.dtype.kind == "U" and ids.size and int(ids.view(np.uint32).max()) < 128:
         # Only an ID longer than every earlier one can widen the column (the width is always at
         # least every earlier length), so the rule runs over the running-maximum records alone: a
