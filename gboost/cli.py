@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import os
 import sys
 
 import gboost
@@ -229,7 +228,7 @@ def _scan_locked(args, out) -> int:
     from gboost.stages import StageClock, process_age
 
     clock = StageClock(process_age())  # run.json's command_s (gboost/stages.py)
-    if os.environ.get("GBOOST_EARLY_GPU", "1") == "1" and not args.dask:  # (A/B of issue 24; temporary)
+    if not args.dask:  # CuPy, the CUDA context and the kernels on a thread while the inputs are read
         from gboost.engines.early import start_gpu_early
 
         start_gpu_early(args.device)
@@ -272,8 +271,9 @@ def _scan_locked(args, out) -> int:
     _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
                f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
                + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
-    # (Starting the engine on a thread during the reading was measured and did not win: the numba
-    # encoder's parallel loops slowed by as much as the start saved; docs/PERFORMANCE.md.)
+    # The GPU was started on a thread at the top (gboost/engines/early.py): at 500k x 5k on the H100
+    # that took engine_start from 0.49 s to 0.003 s and the command 0.6 s faster, though the reading
+    # slowed by ~0.2 s beside it (docs/PERFORMANCE.md, 2026-11-26).
     try:
         engine = make_engine(params.engine)
     except RuntimeError as exc:
