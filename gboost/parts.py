@@ -63,19 +63,19 @@ def _load(path: Path):
     return d, meta
 
 
-def merge_parts(dirs: list[str | os.PathLike]):
-    """Join part directories into the ScanResult a single run gives."""
-    if not dirs:
-        raise InputError(None, "merge needs at least one part directory")
-    loaded = [(Path(p), *_load(Path(p))) for p in dirs]
-    first_path, d0, m0 = loaded[0]
+def check_part_set(loaded: list, science, arrays: tuple[str, ...]) -> None:
+    """Refuse, in one line naming the part, a set of parts (``[(path, arrays, meta)]``, the first
+    the reference) that mixes scans (``science(meta)`` or the part count differ), data (any of
+    ``arrays`` differs), gives a part twice or misses one. Case-control and QT merges share it."""
+    first, d0, m0 = loaded[0]
     n = m0["part"][1]
+    ref = science(m0)
     seen = {}
     for path, d, meta in loaded:
-        if meta["part"][1] != n or _science(meta["params"]) != _science(m0["params"]):
-            raise InputError(path, f"part of a different scan than {first_path} (parts or parameters differ)")
-        if not (np.array_equal(d["var_snp"], d0["var_snp"]) and np.array_equal(d["counts"], d0["counts"])):
-            raise InputError(path, f"part of a scan of other data than {first_path}")
+        if meta["part"][1] != n or science(meta) != ref:
+            raise InputError(path, f"part of a different scan than {first} (parts or parameters differ)")
+        if not all(np.array_equal(d[a], d0[a]) for a in arrays):
+            raise InputError(path, f"part of a scan of other data than {first}")
         k = meta["part"][0]
         if k in seen:
             raise InputError(path, f"part {k}/{n} given twice (also {seen[k]})")
@@ -83,6 +83,15 @@ def merge_parts(dirs: list[str | os.PathLike]):
     missing = sorted(set(range(1, n + 1)) - set(seen))
     if missing:
         raise InputError(None, f"parts {', '.join(f'{k}/{n}' for k in missing)} are missing")
+
+
+def merge_parts(dirs: list[str | os.PathLike]):
+    """Join part directories into the ScanResult a single run gives."""
+    if not dirs:
+        raise InputError(None, "merge needs at least one part directory")
+    loaded = [(Path(p), *_load(Path(p))) for p in dirs]
+    _, d0, m0 = loaded[0]
+    check_part_set(loaded, lambda m: _science(m["params"]), ("var_snp", "counts"))
     acc = Accumulator.from_arrays(d0)
     for _, d, _ in loaded[1:]:
         acc.absorb(Accumulator.from_arrays(d))

@@ -409,6 +409,7 @@ def merge_qt_parts(dirs) -> QTScanResult:
     from gboost.encode import ClassLayout
     from gboost.engines.qt_cpu import combine_best
     from gboost.errors import InputError
+    from gboost.parts import check_part_set
     from gboost.study import QCReport, SampleTable, Study, VariantTable
 
     if not dirs:
@@ -419,23 +420,9 @@ def merge_qt_parts(dirs) -> QTScanResult:
         if got is None:
             raise InputError(path, "a case-control part: it cannot be merged with a quantitative trait scan's parts")
         loaded.append((Path(path), *got))
-    first, d0, m0 = loaded[0]
-    n = m0["part"][1]
-    science = {k: m0["params"].get(k) for k in _SCIENCE}
-    seen = {}
-    for path, d, meta in loaded:
-        if meta["part"][1] != n or {k: meta["params"].get(k) for k in _SCIENCE} != science:
-            raise InputError(path, f"part of a different scan than {first} (parts or parameters differ)")
-        if not (np.array_equal(d["var_snp"], d0["var_snp"]) and np.array_equal(d["counts"], d0["counts"])
-                and np.array_equal(d["trait"], d0["trait"]) and np.array_equal(d["a1_flip"], d0["a1_flip"])):
-            raise InputError(path, f"part of a scan of other data than {first}")
-        k = meta["part"][0]
-        if k in seen:
-            raise InputError(path, f"part {k}/{n} given twice (also {seen[k]})")
-        seen[k] = path
-    missing = sorted(set(range(1, n + 1)) - set(seen))
-    if missing:
-        raise InputError(None, f"parts {', '.join(f'{k}/{n}' for k in missing)} are missing")
+    _, d0, m0 = loaded[0]
+    check_part_set(loaded, lambda m: {k: m["params"].get(k) for k in _SCIENCE},
+                   ("var_snp", "counts", "trait", "a1_flip"))
     loaded.sort(key=lambda x: x[2]["part"][0])  # rows in order: the fold's ties go to the earliest partner
     p = len(d0["var_snp"])
     n_sig = np.zeros(p, np.int64)

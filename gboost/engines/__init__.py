@@ -26,6 +26,20 @@ def gpu_available() -> tuple[bool, str]:
     return True, f"{n} x {name}"
 
 
+def select_gpus(gpus: list[int] | None, visible: int) -> list[int]:
+    """The GPUs a scan uses: ``gpus`` (``--gpus``) checked against the ``visible`` count, in order
+    and without repeats, or every visible one. Both GPU engines (case-control and QT) ask here."""
+    if gpus is None:
+        if visible == 0:
+            raise RuntimeError("no CUDA device is visible")
+        return list(range(visible))
+    bad = [g for g in gpus if not 0 <= g < visible]
+    if bad or not gpus:
+        raise ValueError(f"--gpus {','.join(map(str, gpus))}: {visible} CUDA device(s) visible "
+                         f"(indices 0..{visible - 1})")
+    return list(dict.fromkeys(gpus))
+
+
 GPU_MEMORY_ENV = "GBOOST_GPU_MEMORY_LIMIT"
 
 

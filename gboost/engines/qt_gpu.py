@@ -467,16 +467,9 @@ class QTGPUEngine:
         """The devices a scan uses: ``gpus`` checked against those visible, or all of them."""
         if self.xp.__name__ == "numpy":
             return list(dict.fromkeys(self._gpus)) if self._gpus else [0]
-        n = self.xp.cuda.runtime.getDeviceCount()
-        if self._gpus is None:
-            if n == 0:
-                raise RuntimeError("no CUDA device is visible")
-            return list(range(n))
-        bad = [g for g in self._gpus if not 0 <= g < n]
-        if bad or not self._gpus:
-            raise ValueError(f"--gpus {','.join(map(str, self._gpus))}: {n} CUDA device(s) visible "
-                             f"(indices 0..{n - 1})")
-        return list(dict.fromkeys(self._gpus))
+        from gboost.engines import select_gpus
+
+        return select_gpus(self._gpus, self.xp.cuda.runtime.getDeviceCount())
 
     def describe(self) -> str:
         ids = self.device_ids()

@@ -86,16 +86,9 @@ class GpuEngine(Engine):
 
     # -- devices -------------------------------------------------------------------------------
     def device_ids(self) -> list[int]:
-        cp = cupy()
-        n = cp.cuda.runtime.getDeviceCount()
-        if self._gpus is None:
-            if n == 0:
-                raise RuntimeError("no CUDA device is visible")
-            return list(range(n))
-        bad = [g for g in self._gpus if not 0 <= g < n]
-        if bad or not self._gpus:
-            raise ValueError(f"--gpus {self._gpus}: {n} CUDA device(s) visible (indices 0..{n - 1})")
-        return list(dict.fromkeys(self._gpus))
+        from gboost.engines import select_gpus
+
+        return select_gpus(self._gpus, cupy().cuda.runtime.getDeviceCount())
 
     def counting_for(self, device_id: int) -> tuple[str, str | None]:
         """(``"mma"`` or ``"popc"``, why the tensor cores are not used or None) on ``device_id``."""
