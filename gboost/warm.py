@@ -172,12 +172,26 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
                 runs.append(shown)
                 if log:
                     log(f"  gboost {shown}: done ({time.perf_counter() - t0:.1f} s)")
+        _warm_readers()
     result = WarmResult(seconds=time.perf_counter() - t0, numba_compiled=sorted(set(watch.numba)),
                         nvrtc_compiled=watch.nvrtc, gpu=gpu, gpu_skipped=skipped, numba=numba.__version__,
                         python=sys.version.split()[0], when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                         runs=runs)
     _record(Path(gboost.NUMBA_CACHE), result)
     return result
+
+
+def _warm_readers() -> None:
+    """The compiled helper the .pgen, VCF and BGEN readers share (gboost/io/streamed.py), which
+    the .bed and text studies above never reach: without it a user's first .pgen compiled it, in
+    the GUI on the loading thread, and the first CI run of 2026-11-26 aborted in a GUI test while a
+    worker thread compiled a parallel function of this kind. Called directly, so no optional
+    reader package is needed; the signature is the readers' (int8 block, intp index)."""
+    import numpy as np
+
+    from gboost.io.streamed import gather_columns
+
+    gather_columns(np.zeros((2, 3), dtype=np.int8), np.array([2, 0], dtype=np.intp))
 
 
 def _compile_bytecode(package: Path) -> None:

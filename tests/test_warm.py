@@ -93,6 +93,23 @@ def test_after_warm_the_sample_study_compiles_nothing(warmed, tmp_path):
     assert got["numba"] == [], f"compiled on the first scan after warm: {sorted(set(got['numba']))}"
 
 
+def test_after_warm_a_first_pgen_scan_compiles_nothing(warmed, other_study, tmp_path):
+    """The .pgen/VCF/BGEN readers' compiled helper is warmed too (a user's first .pgen compiled it;
+    in the GUI, on the loading thread)."""
+    import shutil
+
+    pytest.importorskip("pgenlib")
+    plink2 = shutil.which("plink2")
+    if plink2 is None:
+        pytest.skip("plink2 is not installed (apt-get install plink2)")
+    pfile = str(tmp_path / "other")
+    r = subprocess.run([plink2, "--bfile", other_study, "--make-pgen", "--out", pfile], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env, _ = warmed
+    got = probe(env, "scan", "--pfile", pfile, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"))
+    assert got["numba"] == [], f"compiled on the first .pgen scan after warm: {sorted(set(got['numba']))}"
+
+
 def test_a_second_warm_compiles_nothing(warmed):
     env, _ = warmed
     r = gboost(env, "warm", "--device", "cpu")
