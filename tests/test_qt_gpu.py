@@ -241,11 +241,20 @@ def test_device_gpu_without_a_gpu_is_refused_in_one_line(tmp_path, capsys):
 
 class SlowRunner(QTDeviceRunner):
     """A simulated device that screens its tiles late (device 1 here), so that the other takes
-    more of the queue and tiles finish out of order."""
+    more of the queue and tiles finish out of order. Device 0 holds its first tile until device 1
+    has taken one (or 5 s passed): on a loaded machine device 1's thread could otherwise start
+    after device 0 had emptied a short queue (CI saw {0: 3, 1: 0} on 2026-11-26), and the test
+    would not exercise two devices at all."""
+
+    started = threading.Event()
 
     def screen(self, tile, alpha1, alpha2):
-        if self.device_id == 1:
-            time.sleep(0.003)
+        if self.device_id == 0:
+            SlowRunner.started.wait(5.0)
+        else:
+            SlowRunner.started.set()
+            if self.device_id == 1:
+                time.sleep(0.003)
         return super().screen(tile, alpha1, alpha2)
 
 
@@ -256,6 +265,7 @@ def test_two_devices_write_the_files_of_one(case, epi1, epi2, monkeypatch):
     _, study, tile = case
     monkeypatch.setattr(qt_gpu, "DECODE_ROWS", 17)
     one, _ = outputs(study, QTGPUEngine(tile=tile, xp=np), epi1, epi2)
+    SlowRunner.started.clear()
     engine = QTGPUEngine(tile=tile, xp=np, gpus=[0, 1], runner=SlowRunner)
     two, res = outputs(study, engine, epi1, epi2)
     for name in FILES:
@@ -274,6 +284,7 @@ def test_thresholds_on_a_pairs_statistic_are_decided_by_the_cpu_on_three_devices
     vals = np.sort(stat[ok])
     a1, a2 = float(vals[-5]), float(vals[len(vals) // 2])
     cpu, _ = QTCPUEngine().scan(study, a1, a2)
+    SlowRunner.started.clear()
     gpu, _ = QTGPUEngine(tile=tile, xp=np, gpus=[0, 1, 2], runner=SlowRunner).scan(study, a1, a2)
     for f in ("i", "j", "n_sig", "n_fail", "best", "best_partner"):
         np.testing.assert_array_equal(getattr(gpu, f), getattr(cpu, f), err_msg=f)
