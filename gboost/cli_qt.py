@@ -87,9 +87,9 @@ def merge_qt(args, out, log) -> bool:
     """``gboost merge`` of a quantitative trait scan's parts (False: the parts are case-control
     ones, for gboost.parts). Called by :mod:`gboost.cli` with the output folder locked."""
     from gboost.io.qt_results import write_qt_outputs
-    from gboost.qt_scan import load_qt_part, merge_qt_parts
+    from gboost.qt_scan import is_qt_part, merge_qt_parts
 
-    if not any(load_qt_part(p) is not None for p in args.parts):
+    if not any(is_qt_part(p) for p in args.parts):  # the meta alone: case-control parts are read once, later
         return False
     result = merge_qt_parts(args.parts)
     write_qt_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})

@@ -51,16 +51,19 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
     return atomic_directory(out_dir, fill, overwrite=overwrite)
 
 
-def _load(path: Path):
-    f = path / PART_FILE
+def read_part(path, *, meta_only: bool = False):
+    """(arrays, meta) of a part directory's part file, case-control or QT; with ``meta_only`` just
+    the meta (an .npz is read member by member, so the arrays are not read at all)."""
+    f = Path(path) / PART_FILE
     if not f.exists():
         raise InputError(path, f"no {PART_FILE} here: not the output of `gboost scan --part k/n`")
     try:
-        d = dict(np.load(f, allow_pickle=False))
-        meta = json.loads(str(d["meta"]))
+        with np.load(f, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            d = None if meta_only else {k: z[k] for k in z.files}
     except Exception as exc:  # a truncated or foreign file
         raise InputError(f, f"unreadable part file ({exc})") from None
-    return d, meta
+    return meta if meta_only else (d, meta)
 
 
 def check_part_set(loaded: list, science, arrays: tuple[str, ...]) -> None:
@@ -89,7 +92,7 @@ def merge_parts(dirs: list[str | os.PathLike]):
     """Join part directories into the ScanResult a single run gives."""
     if not dirs:
         raise InputError(None, "merge needs at least one part directory")
-    loaded = [(Path(p), *_load(Path(p))) for p in dirs]
+    loaded = [(Path(p), *read_part(p)) for p in dirs]
     _, d0, m0 = loaded[0]
     check_part_set(loaded, lambda m: _science(m["params"]), ("var_snp", "counts"))
     acc = Accumulator.from_arrays(d0)

@@ -382,21 +382,17 @@ def _part_rows(result: QTScanResult) -> tuple[int, int]:
 
 def load_qt_part(path):
     """(arrays, meta) of a part directory, or None where it holds a case-control part."""
-    import json
-    from pathlib import Path
+    from gboost.parts import read_part
 
-    from gboost.errors import InputError
-    from gboost.parts import PART_FILE
-
-    f = Path(path) / PART_FILE
-    if not f.exists():
-        raise InputError(path, f"no {PART_FILE} here: not the output of `gboost scan --part k/n`")
-    try:
-        d = dict(np.load(f, allow_pickle=False))
-        meta = json.loads(str(d["meta"]))
-    except Exception as exc:  # a truncated or foreign file
-        raise InputError(f, f"unreadable part file ({exc})") from None
+    d, meta = read_part(path)
     return (d, meta) if meta.get("phenotype") == QT_PART_KIND else None
+
+
+def is_qt_part(path) -> bool:
+    """Whether a part directory holds a QT part (its meta alone is read)."""
+    from gboost.parts import read_part
+
+    return read_part(path, meta_only=True).get("phenotype") == QT_PART_KIND
 
 
 def merge_qt_parts(dirs) -> QTScanResult:
