@@ -182,7 +182,7 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
 
 
 def _warm_readers() -> None:
-    """The compiled helper the .pgen, VCF and BGEN readers share (gboost/io/streamed.py), which
+    """The compiled helpers of the .pgen, VCF and BGEN readers (gboost/io/streamed.py, vcf.py, bgen.py), which
     the .bed and text studies above never reach: without it a user's first .pgen compiled it, in
     the GUI on the loading thread, and the first CI run of 2026-11-26 aborted in a GUI test while a
     worker thread compiled a parallel function of this kind. Called directly, so no optional
@@ -192,6 +192,15 @@ def _warm_readers() -> None:
     from gboost.io.streamed import gather_columns
 
     gather_columns(np.zeros((2, 3), dtype=np.int8), np.array([2, 0], dtype=np.intp))
+    # The VCF and BGEN readers' call decoders, with the types cyvcf2 and the BGEN reader hand them
+    # (int16 allele arrays; float64 probabilities): a later CI run segfaulted in the GUI while the
+    # loading thread compiled the VCF one and the main thread collected garbage.
+    from gboost.io.bgen import _hard_calls
+    from gboost.io.vcf import _alt_counts
+
+    _alt_counts(np.zeros((2, 3), dtype=np.int16), np.empty(2, dtype=np.int8))
+    _hard_calls(np.zeros((2, 3), dtype=np.float64), np.full(2, 2, dtype=np.uint8), np.zeros(2, dtype=bool),
+                False, False, 0, np.empty(2, dtype=np.int8))
 
 
 def _compile_bytecode(package: Path) -> None:
