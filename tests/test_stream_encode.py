@@ -1,0 +1,163 @@
+"""The background encode of a .bed (issues 21, 24; gboost/load.py ``background_encode``): a counting
+pass decides QC and the monomorphic skips from counts alone, the Study comes back with its planes
+still being encoded on a thread (``study.planes_ready``), and the screen waits for the rows each
+tile needs. Everything must be what the one-pass load gives, and the scan's files byte for byte
+what they are without it."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gboost.load as load_mod
+from gboost.encode import decode_planes, genotype_counts
+from gboost.errors import InputError, ScanCancelled
+from gboost.io.plink_bed import open_bfile
+from gboost.load import load_study
+from gboost.study import PlanesReady, QCOptions
+from tests.ld_study import write_ld_study
+from tests.test_load import QC_CASES, qc_fileset  # noqa: F401 - the fixture, reused
+
+FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
+
+
+def _qc(tmp, case):
+    qc = QC_CASES[case][1]
+    if qc.extract:
+        qc = QCOptions(extract=str(tmp / qc.extract), exclude=str(tmp / qc.exclude), geno=qc.geno)
+    return qc
+
+
+def assert_same_study(got, want):
+    got.wait_planes()
+    assert (got.counts == want.counts).all() and got.counts.dtype == want.counts.dtype
+    assert got.planes.shape == want.planes.shape and (got.planes == want.planes).all()
+    assert list(got.variants.snp) == list(want.variants.snp)
+    assert list(got.samples.iid) == list(want.samples.iid)
+    assert got.qc.as_dict() == want.qc.as_dict()
+    assert got.snp_col_width == want.snp_col_width
+
+
+@pytest.fixture(autouse=True)
+def small_steps(monkeypatch):
+    """Watermark steps of a few rows, so that test-sized studies take many of them."""
+    monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 37)
+
+
+@pytest.mark.parametrize("case", sorted(QC_CASES))
+@pytest.mark.parametrize("block_snps", [64, None])
+def test_counting_pass_gives_the_encoders_counts_and_verdicts(qc_fileset, case, block_snps):  # noqa: F811
+    """Every QC filter, X/Y/XY/MT/0, unknown sex, rare alleles, monomorphic, all-het, all-missing,
+    non-founders and missing phenotypes (tests/test_load.py's fileset): the counting pass keeps
+    the same SNPs with the same counts, and the planes encoded after it are the one-pass load's."""
+    tmp, prefix = qc_fileset
+    qc = _qc(tmp, case)
+    want = load_study(open_bfile(prefix), qc, block_snps=block_snps)
+    got = load_study(open_bfile(prefix), qc, block_snps=block_snps, background_encode=True)
+    assert got.planes_ready is not None
+    assert_same_study(got, want)
+    assert got.planes_ready.done() and got.planes_ready.seconds > 0
+    geno, is_case = decode_planes(got.planes, got.layout)
+    assert (got.counts == genotype_counts(geno, is_case)).all()
+
+
+def test_ld_rich_study_with_missing_calls(tmp_path):
+    """LD blocks with r^2 near 1, 1 % missing calls, X with hemizygous males, unknown sex, rare
+    alleles (tests/ld_study.py), with and without filters."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=300, n_controls=260)
+    for qc in (QCOptions(), QCOptions(maf=0.02, geno=0.05, hwe=1e-6, mind=0.2)):
+        want = load_study(open_bfile(prefix), qc)
+        got = load_study(open_bfile(prefix), qc, background_encode=True)
+        assert got.planes_ready is not None
+        assert_same_study(got, want)
+        assert want.qc.snps_non_autosomal > 0
+
+
+def test_counting_pass_is_the_only_pass_before_the_study_returns(tmp_path, monkeypatch):
+    """The Study is returned while its planes are still being encoded: the watermark moves after."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    gate = threading.Event()
+    seen = []
+
+    def hook(rows):
+        seen.append(rows)
+        gate.wait(10)
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    study = load_study(open_bfile(prefix), background_encode=True)
+    ready = study.planes_ready
+    time.sleep(0.05)
+    assert not ready.done() and ready.rows == 0 and seen == [37]
+    assert study.has_missing.shape == (study.n_snps,)  # from the counts: no wait
+    gate.set()
+    study.wait_planes()
+    assert ready.done() and seen == sorted(seen) and seen[-1] == study.n_snps
+    want = load_study(open_bfile(prefix))
+    assert_same_study(study, want)
+
+
+def test_encoder_error_is_raised_where_planes_are_waited_for(tmp_path, monkeypatch):
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+
+    def hook(rows):
+        if rows > 100:
+            raise InputError(prefix + ".bed", "injected")
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    study = load_study(open_bfile(prefix), background_encode=True)
+    study.wait_planes(74)  # rows before the failure stay good
+    with pytest.raises(InputError, match="injected"):
+        study.wait_planes()
+
+
+def test_a_bed_that_changes_between_the_passes_is_refused(tmp_path, monkeypatch):
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    source = open_bfile(prefix)
+    real = type(source).iter_bed_rows
+    calls = []
+
+    def second_read_differs(self, block_snps, keep=None):
+        calls.append(1)
+        for start, data in real(self, block_snps, keep):
+            if len(calls) > 1:
+                data = data.copy()
+                data[:, 0] ^= 0b11  # sample 1's calls change
+            yield start, data
+
+    monkeypatch.setattr(type(source), "iter_bed_rows", second_read_differs)
+    study = load_study(source, background_encode=True)
+    with pytest.raises(InputError, match="changed while it was read"):
+        study.wait_planes()
+
+
+def test_cancel_stops_the_encoder(tmp_path, monkeypatch):
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.05))
+    study = load_study(open_bfile(prefix), background_encode=True)
+    ready = study.planes_ready
+    ready.cancel()
+    assert not ready.thread.is_alive() and not ready.done()
+    with pytest.raises(ScanCancelled):
+        study.wait_planes()
+
+
+def test_workqueue_layer_encodes_before_returning(tmp_path, monkeypatch):
+    """Where two threads may not run parallel kernels at once, the planes are complete on return."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    monkeypatch.setattr(load_mod, "_threads_may_overlap", lambda: False)
+    study = load_study(open_bfile(prefix), background_encode=True)
+    assert study.planes_ready is None
+    assert_same_study(study, load_study(open_bfile(prefix)))
+
+
+def test_watermark_wait_and_stop():
+    ready = PlanesReady(10)
+    ready.advance(4)
+    ready.wait(4)
+    with pytest.raises(ScanCancelled):
+        ready.wait(5, stop=lambda: True)
+    threading.Timer(0.05, ready.advance, args=(10,)).start()
+    ready.wait()
+    assert ready.done()
