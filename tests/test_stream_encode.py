@@ -5,6 +5,7 @@ tile needs. Everything must be what the one-pass load gives, and the scan's file
 what they are without it."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -161,3 +162,137 @@ def test_watermark_wait_and_stop():
     threading.Timer(0.05, ready.advance, args=(10,)).start()
     ready.wait()
     assert ready.done()
+
+
+# ---------------------------------------------------------------------------------------------
+# The scan command: the same files with the planes encoded beside the screen
+
+
+@pytest.fixture(scope="module")
+def scan_study(tmp_path_factory):
+    return write_ld_study(str(tmp_path_factory.mktemp("streamscan") / "ld"), n_snps=1500, n_cases=250,
+                          n_controls=250)
+
+
+def scan(study, out, *extra, background=True, monkeypatch=None):
+    from gboost.cli import main
+
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1" if background else "0")
+    return main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "1e-3",
+                 "--tile", "64", *extra])
+
+
+def same_files(a, b):
+    for name in FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+@pytest.fixture(scope="module")
+def reference(scan_study, tmp_path_factory):
+    """The scan with the planes encoded before the screen (the one-pass load)."""
+    mp = pytest.MonkeyPatch()
+    try:
+        out = tmp_path_factory.mktemp("ref") / "out"
+        assert scan(scan_study, out, background=False, monkeypatch=mp) == 0
+    finally:
+        mp.undo()
+    return out
+
+
+def test_scan_files_are_the_same_with_the_planes_encoded_beside_the_screen(scan_study, reference, tmp_path,
+                                                                           monkeypatch):
+    """A slowed encoder makes tiles wait for their SNPs: the screen takes them out of plan order
+    (gboost.scan.stream_order), and the files are still byte for byte the one-pass scan's."""
+    from gboost.engines.cpu import CpuEngine
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.02))
+    seen = []  # (tile index, j1, rows encoded when the tile was taken)
+    real = CpuEngine.run_tile
+
+    def run_tile(self, tile):
+        seen.append((tile.index, tile.j1, self.study.planes_ready.rows))
+        return real(self, tile)
+
+    monkeypatch.setattr(CpuEngine, "run_tile", run_tile)
+    out = tmp_path / "out"
+    assert scan(scan_study, out, monkeypatch=monkeypatch) == 0
+    same_files(out, reference)
+    order = [k for k, _, _ in seen]
+    assert sorted(order) == list(range(len(order))) and order != sorted(order)  # every tile once, not in plan order
+    assert any(j1 > rows for _, j1, rows in seen)  # some tile had to wait for the encoder
+    run = json.loads((out / "run.json").read_text())
+    assert run["command_s"]["background"]["encode"] > 0
+
+
+def test_resume_after_an_interrupted_streamed_scan(scan_study, reference, tmp_path, monkeypatch):
+    from gboost.checkpoint import Ledger
+    from gboost.engines.cpu import CpuEngine
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.01))
+    real = CpuEngine.run_tile
+    done = []
+
+    def interrupted(self, tile):
+        if len(done) == 60:
+            raise KeyboardInterrupt
+        done.append(tile.index)
+        return real(self, tile)
+
+    monkeypatch.setattr(CpuEngine, "run_tile", interrupted)
+    out = tmp_path / "out"
+    assert scan(scan_study, out, monkeypatch=monkeypatch) != 0
+    assert Ledger.exists(out) and not (out / "pairs.tsv").exists()
+    monkeypatch.setattr(CpuEngine, "run_tile", real)
+    assert scan(scan_study, out, "--resume", monkeypatch=monkeypatch) == 0
+    same_files(out, reference)
+
+
+def test_an_encoder_error_is_one_line_and_exit_2(scan_study, tmp_path, monkeypatch, capsys):
+    def hook(rows):
+        if rows > 400:
+            raise InputError(scan_study + ".bed", "injected read error")
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    out = tmp_path / "out"
+    assert scan(scan_study, out, monkeypatch=monkeypatch) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"gboost: error: {scan_study}.bed: injected read error"]
+    assert not any((out / name).exists() for name in FILES + ("run.json",))
+    assert not out.exists() or not any(out.iterdir())  # no checkpoint left to block a rerun
+
+
+@pytest.mark.parametrize("damage", ["truncated", "longer"])
+def test_a_bad_bed_is_one_line_and_exit_2_nothing_written(scan_study, tmp_path, monkeypatch, capsys, damage):
+    import shutil
+
+    prefix = str(tmp_path / "bad")
+    for ext in (".bim", ".fam"):
+        shutil.copy(scan_study + ext, prefix + ext)
+    data = open(scan_study + ".bed", "rb").read()
+    open(prefix + ".bed", "wb").write(data[:-5] if damage == "truncated" else data + b"\0" * 7)
+    out = tmp_path / "out"
+    assert scan(prefix, out, monkeypatch=monkeypatch) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"gboost: error: {prefix}.bed")
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.gpu
+def test_gpu_engine_with_the_planes_encoded_beside_the_screen(scan_study, reference, tmp_path, monkeypatch):
+    """The GPU engine waits for the encoder (per tile, and per chunk of its resident upload): the
+    same files as the CPU engine's one-pass scan, with a slowed encoder."""
+    from tests.helpers import gpu_skip_reason
+
+    reason = gpu_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    from gboost.cli import main
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.02))
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1")
+    out = tmp_path / "gpu"
+    assert main(["scan", "--bfile", scan_study, "--out", str(out), "--device", "gpu", "--quiet", "--epi1", "1e-3",
+                 "--tile", "256"]) == 0
+    same_files(out, reference)
+    run = json.loads((out / "run.json").read_text())
+    assert run["command_s"]["background"]["encode"] > 0.02 * 1500 // 37 * 0.5
