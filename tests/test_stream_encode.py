@@ -296,3 +296,32 @@ def test_gpu_engine_with_the_planes_encoded_beside_the_screen(scan_study, refere
     same_files(out, reference)
     run = json.loads((out / "run.json").read_text())
     assert run["command_s"]["background"]["encode"] > 0.02 * 1500 // 37 * 0.5
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])
+@pytest.mark.parametrize("pattern", ["interleaved", "one class first", "some left out"])
+def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
+    """bed_class_counts (the counting pass's kernel: popcounts of the 2-bit codes in place) gives
+    bed_encode's counts, and the counts of the decoded calls, on every row length and class mix."""
+    from gboost.encode import bed_class_counts, bed_encode, bed_plan
+    from tests.test_encode import _bed_rows
+
+    rng = np.random.default_rng(n)
+    codes = rng.integers(0, 4, (23, n)).astype(np.uint8)
+    codes[3] = 1  # all missing
+    codes[4] = 0
+    raw = _bed_rows(codes)
+    geno = np.array([2, -1, 1, 0], np.int8)[codes]
+    member = rng.random(n) < 0.8 if pattern == "some left out" and n > 1 else np.ones(n, bool)
+    cols = np.flatnonzero(member)
+    is_case = (rng.random(len(cols)) < 0.5) if pattern != "one class first" else (np.arange(len(cols)) >= len(cols) // 2)
+    order = np.r_[cols[~is_case], cols[is_case]]
+    plan = bed_plan(order, np.r_[np.zeros((~is_case).sum(), bool), np.ones(is_case.sum(), bool)], n)
+    rows = np.array([5, 0, 3, 4, 22, 7])
+    got = bed_class_counts(raw, rows, plan)
+    want = np.empty((len(rows), 3, 2), np.int64)
+    bed_encode(raw, plan, rows, np.empty((len(rows), 3, plan.layout.n_words), np.uint64), want)
+    np.testing.assert_array_equal(got, want)
+    by_calls = np.stack([[[(geno[r, order][cls] == t).sum() for cls in (~np.sort(is_case), np.sort(is_case))]
+                          for t in range(3)] for r in rows])
+    np.testing.assert_array_equal(got, by_calls)
