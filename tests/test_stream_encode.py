@@ -325,3 +325,43 @@ def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     by_calls = np.stack([[[(geno[r, order][cls] == t).sum() for cls in (~np.sort(is_case), np.sort(is_case))]
                           for t in range(3)] for r in rows])
     np.testing.assert_array_equal(got, by_calls)
+
+
+class _Edge:
+    """A watermark that stands still (what stream_order reads of gboost.study.PlanesReady)."""
+
+    def __init__(self, rows, total):
+        self.rows, self.total = rows, total
+
+    def done(self):
+        return self.rows >= self.total
+
+
+def test_stream_order_takes_encoded_tiles_in_plan_order_then_the_least_waiting():
+    from gboost.scan import stream_order
+    from gboost.tiles import plan_tiles
+
+    tiles = plan_tiles(100, 10)
+    # Nothing encoded: column-block order (by j1, then i0); every tile once.
+    got = list(stream_order(tiles, _Edge(0, 100)))
+    assert [t.index for t in got] == [t.index for t in sorted(tiles, key=lambda t: (t.j1, t.i0))]
+    # Everything encoded: plan order.
+    assert list(stream_order(tiles, _Edge(100, 100))) == tiles
+    # Half encoded: first every tile within the encoded SNPs, in plan order, then the rest by (j1, i0).
+    got = list(stream_order(tiles, _Edge(50, 100)))
+    inside = [t for t in tiles if t.j1 <= 50]
+    assert got[: len(inside)] == inside
+    assert got[len(inside):] == sorted((t for t in tiles if t.j1 > 50), key=lambda t: (t.j1, t.i0))
+    # The watermark moving as tiles are taken: each tile is taken once its columns are encoded
+    # whenever one such tile is left.
+    edge = _Edge(0, 100)
+    taken = []
+    for t in stream_order(tiles, edge):
+        left = [u for u in tiles if u not in taken]
+        assert t.j1 <= edge.rows or all(u.j1 > edge.rows for u in left)
+        taken.append(t)
+        edge.rows = min(100, edge.rows + 7)
+    assert sorted(t.index for t in taken) == list(range(len(tiles)))
+    # A resumed plan (some tiles done) and a --part's rows.
+    part = [t for t in plan_tiles(100, 10, (30, 70)) if t.index % 3]
+    assert sorted(stream_order(part, _Edge(20, 100)), key=lambda t: t.index) == part
