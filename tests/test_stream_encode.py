@@ -242,6 +242,7 @@ def test_resume_after_an_interrupted_streamed_scan(scan_study, reference, tmp_pa
     out = tmp_path / "out"
     assert scan(scan_study, out, monkeypatch=monkeypatch) != 0
     assert Ledger.exists(out) and not (out / "pairs.tsv").exists()
+    assert not [t for t in threading.enumerate() if t.name == "gboost-encode"]  # the encoder stopped with the scan
     monkeypatch.setattr(CpuEngine, "run_tile", real)
     assert scan(scan_study, out, "--resume", monkeypatch=monkeypatch) == 0
     same_files(out, reference)
@@ -278,24 +279,33 @@ def test_a_bad_bed_is_one_line_and_exit_2_nothing_written(scan_study, tmp_path, 
 
 
 @pytest.mark.gpu
-def test_gpu_engine_with_the_planes_encoded_beside_the_screen(scan_study, reference, tmp_path, monkeypatch):
-    """The GPU engine waits for the encoder (per tile, and per chunk of its resident upload): the
-    same files as the CPU engine's one-pass scan, with a slowed encoder."""
+@pytest.mark.parametrize("planes", ["resident", "streamed"])
+def test_gpu_engine_with_the_planes_encoded_beside_the_screen(tmp_path, monkeypatch, planes):
+    """The GPU engine waits for the encoder (per tile taken, and per chunk of its resident upload;
+    the streamed path, planes over the GPU budget, copies each tile's rows from the host): with a
+    slowed encoder, the same files as the CPU engine's scan with the planes encoded first."""
+    from gboost.cli import main
+    from gboost.simulate import simulate_study
     from tests.helpers import gpu_skip_reason
 
     reason = gpu_skip_reason()
     if reason:
         pytest.skip(reason)
-    from gboost.cli import main
-
-    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.02))
+    prefix = str(tmp_path / "s")
+    simulate_study(4000, 1000, 1000, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
+    common = ["--bfile", prefix, "--quiet", "--epi1", "1e-3", "--calibration-pairs", "2000"]
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "0")
+    assert main(["scan", *common, "--out", str(tmp_path / "cpu"), "--device", "cpu"]) == 0
+    if planes == "streamed":  # as tests/test_biobank.py forces it: the planes stay on the host
+        monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * 4000 * 3 * 32 * 8)))
     monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1")
+    monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 97)
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.01))
     out = tmp_path / "gpu"
-    assert main(["scan", "--bfile", scan_study, "--out", str(out), "--device", "gpu", "--quiet", "--epi1", "1e-3",
-                 "--tile", "256"]) == 0
-    same_files(out, reference)
+    assert main(["scan", *common, "--out", str(out), "--device", "gpu", "--tile", "512"]) == 0
+    same_files(out, tmp_path / "cpu")
     run = json.loads((out / "run.json").read_text())
-    assert run["command_s"]["background"]["encode"] > 0.02 * 1500 // 37 * 0.5
+    assert run["command_s"]["background"]["encode"] > 0.01 * (4000 // 97) * 0.5  # the slowed encoder ran beside
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])

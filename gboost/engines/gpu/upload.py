@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gboost.errors import InputError
+
 if TYPE_CHECKING:
     from gboost.engines.gpu.device import DeviceRunner
 
@@ -94,6 +96,8 @@ class PlaneUpload:
                 continue
             self.ready[k].wait()
             if self.error is not None:
+                if isinstance(self.error, InputError):  # the .bed's background encode failed: its own message
+                    raise self.error
                 # Not an out-of-memory error even where it was one: the tile's back-off cannot help.
                 raise RuntimeError(f"uploading the genotype planes failed: {type(self.error).__name__}: "
                                    f"{self.error}") from self.error
