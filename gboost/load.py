@@ -594,11 +594,11 @@ def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, blo
             cols = np.arange(set_masks.shape[0]) if np.isin(kinds[rows], (CHR_X, CHR_Y)).any() else autosomal_sets
             set_counts[:, :, cols] = bed_set_counts(data, local, set_masks[cols])  # the others: read by none
         keep = _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts)
-        cls = bed_class_counts(data, local[keep], plan)  # the SNPs that pass QC only
-        mono = monomorphic(cls)
-        report.snps_monomorphic += int(mono.sum())
-        kept.append(rows[keep][~mono])
-        counts.append(cls[~mono])
+        cls, mono = bed_class_counts(data, local[keep], plan)  # the SNPs that pass QC only
+        n_mono = int(mono.sum())
+        report.snps_monomorphic += n_mono
+        kept.append(rows[keep][~mono] if n_mono else rows[keep])
+        counts.append(cls[~mono] if n_mono else cls)
     kept = np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
     counts = np.ascontiguousarray(np.concatenate(counts) if counts else np.zeros((0, 3, 2)), dtype=np.int64)
     planes = np.empty((len(kept), 3, sets.layout.n_words), dtype=np.uint64)

@@ -313,7 +313,7 @@ def test_gpu_engine_with_the_planes_encoded_beside_the_screen(tmp_path, monkeypa
 def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     """bed_class_counts (the counting pass's kernel: popcounts of the 2-bit codes in place) gives
     bed_encode's counts, and the counts of the decoded calls, on every row length and class mix."""
-    from gboost.encode import bed_class_counts, bed_encode, bed_plan
+    from gboost.encode import bed_class_counts, bed_encode, bed_plan, monomorphic
     from tests.test_encode import _bed_rows
 
     rng = np.random.default_rng(n)
@@ -328,10 +328,15 @@ def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     order = np.r_[cols[~is_case], cols[is_case]]
     plan = bed_plan(order, np.r_[np.zeros((~is_case).sum(), bool), np.ones(is_case.sum(), bool)], n)
     rows = np.array([5, 0, 3, 4, 22, 7])
-    got = bed_class_counts(raw, rows, plan)
-    want = np.empty((len(rows), 3, 2), np.int64)
-    bed_encode(raw, plan, rows, np.empty((len(rows), 3, plan.layout.n_words), np.uint64), want)
-    np.testing.assert_array_equal(got, want)
+    for quantitative in (False, True):
+        got, mono = bed_class_counts(raw, rows, plan, quantitative)
+        want = np.empty((len(rows), 3, 2), np.int64)
+        _, want_mono = bed_encode(raw, plan, rows, np.empty((len(rows), 3, plan.layout.n_words), np.uint64), want,
+                                  quantitative)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(mono, want_mono)
+        np.testing.assert_array_equal(mono, monomorphic(want, quantitative))
+    assert mono[[2, 3]].all()  # rows 3 (all missing) and 4 (one homozygote)
     by_calls = np.stack([[[(geno[r, order][cls] == t).sum() for cls in (~np.sort(is_case), np.sort(is_case))]
                           for t in range(3)] for r in rows])
     np.testing.assert_array_equal(got, by_calls)
