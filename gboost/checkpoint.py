@@ -45,6 +45,7 @@ def study_content_hash(study) -> str:
     h.update("\n".join(f"{f} {i} {int(st)}" for f, i, st in zip(s.fid, s.iid, s.status)).encode())
     p = study.n_snps
     if p:
+        study.wait_planes()  # sampled rows anywhere (a new ledger hashes on its own thread)
         pick = np.unique(np.r_[np.arange(0, p, 16), p - 1])
         h.update(np.ascontiguousarray(study.planes[pick]).tobytes())
     return h.hexdigest()
@@ -341,7 +342,9 @@ class Ledger:
             try:
                 self._write_manifest()  # before any record reaches the ledger
             except Exception as exc:  # noqa: BLE001 - reported by the next record() or by flush() / close()
-                self._error = exc if isinstance(exc, OSError) else OSError(None, str(exc), str(self.dir / MANIFEST))
+                # (An InputError is the study's own: its background encode failed while hashed.)
+                self._error = (exc if isinstance(exc, (OSError, InputError))
+                               else OSError(None, str(exc), str(self.dir / MANIFEST)))
         done = False
         while not done:
             # A record gathers the tiles that finish within batch_seconds of its first one: a fast

@@ -215,16 +215,11 @@ def cmd_scan(args) -> int:
 
 
 def _scan_locked(args, out) -> int:
-    from gboost.checkpoint import Ledger
-    from gboost.engines import make_engine
     from gboost.inputs import open_input
-    from gboost.io.results import write_outputs
     from gboost.load import load_study
-    from gboost.progress import TextProgress
-    from gboost.scan import ScanParams, run_pipeline
+    from gboost.scan import ScanParams
     from gboost.study import QCOptions
 
-    from gboost.io.results import start_hashing
     from gboost.stages import StageClock, process_age
 
     clock = StageClock(process_age())  # run.json's command_s (gboost/stages.py)
@@ -257,7 +252,30 @@ def _scan_locked(args, out) -> int:
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     load_timings: dict = {}
-    study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings)
+    # A .bed's planes are encoded on a thread beside the screen (issues 21, 24; gboost/load.py):
+    # the "encode" stage is then its counting pass and the encoder's seconds are background work.
+    # Not with Dask: its tasks carry planes to the workers without waiting for them.
+    # GBOOST_BACKGROUND_ENCODE=0 encodes before the screen, as before (comparisons, benchmarks).
+    import os
+
+    background = not args.dask and os.environ.get("GBOOST_BACKGROUND_ENCODE", "1") != "0"
+    study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings,
+                       background_encode=background)
+    try:
+        return _scan_study(args, out, study, params, clock, load_timings, resume)
+    except BaseException:  # a failed or interrupted scan leaves no encoder thread behind
+        if study.planes_ready is not None:
+            study.planes_ready.cancel()
+        raise
+
+
+def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
+    from gboost.checkpoint import Ledger
+    from gboost.engines import make_engine
+    from gboost.io.results import start_hashing, write_outputs
+    from gboost.progress import TextProgress
+    from gboost.scan import run_pipeline
+
     start_hashing(study.source_files)  # run.json's checksums, on a thread while the scan runs
     clock.lap("read")
     clock.split("read", "encode", load_timings.get("encode", 0.0))
@@ -289,10 +307,28 @@ def _scan_locked(args, out) -> int:
         clock.split("screen", "upload", sr.timings.get("prepare", 0.0))  # the engine's prepare: planes to the device
         clock.split("screen", "checkpoint", ledger.seconds)  # this thread's time in the ledger (its writer runs apart)
         clock.background["checkpoint_writer"] = ledger.writer_seconds
+        if study.planes_ready is not None:
+            study.wait_planes()  # (at once: the screen needed every SNP's planes)
+            clock.background["encode"] = study.planes_ready.seconds
 
-    result = run_pipeline(study, params, engine=engine, checkpoint=ledger, covariates=covariates,
-                          progress=TextProgress(n_samples=study.n_samples) if not args.quiet else None,
-                          on_screened=screened)
+    try:
+        result = run_pipeline(study, params, engine=engine, checkpoint=ledger, covariates=covariates,
+                              progress=TextProgress(n_samples=study.n_samples) if not args.quiet else None,
+                              on_screened=screened)
+    except InputError:
+        if not resume and study.planes_ready is not None:
+            # The .bed failed to encode beside the screen (read error, changed under us): a new
+            # ledger of a study that could not be read holds nothing to resume; the command
+            # leaves nothing behind, as a bad input found before the screen does.
+            from gboost.checkpoint import LEDGER, MANIFEST
+
+            try:
+                ledger.close()
+            except Exception:  # noqa: BLE001 - the file goes anyway; the InputError is what is reported
+                pass
+            for name in (LEDGER, MANIFEST):
+                (out / name).unlink(missing_ok=True)
+        raise
     if args.part:
         from gboost.parts import write_part
 

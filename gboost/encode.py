@@ -320,6 +320,83 @@ def _bed_set_counts(raw, sel, masks, split, out):
                 out[k, 2, s] += popcount64(g2 & m)
 
 
+_EVEN = _U64(0x5555555555555555)
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _bed_class_counts(raw, sel, spread, n_class, quantitative, out, mono):
+    """``out[k, type, c]``: called genotypes of type 0/1/2 among the samples of class c (0
+    controls, 1 cases) in row ``sel[k]`` of raw .bed rows, read off the 2-bit codes in place: no
+    unshuffle, no planes (the counting pass of a background encode, issues 21, 24). ``spread[c,
+    q]``: class c's samples among file samples 32 q ... 32 q + 31, one bit at the low bit of each
+    sample's code (zero past the row's last sample). Per class: a = samples with the low bit set
+    (codes 01 missing, 11), b = with the high bit set (10, 11), d = with both (11, type 0): type 1
+    (code 10) is b - d, type 2 (code 00) is n - a - b + d. ``mono[k]``: whether the scan skips
+    the SNP (:func:`monomorphic`'s rule, as ``_bed_encode`` flags it)."""
+    nbytes = raw.shape[1]
+    n_full = nbytes // 8
+    n_chunks = spread.shape[1]
+    for k in nb.prange(sel.shape[0]):
+        r = sel[k]
+        a0 = b0 = d0 = a1 = b1 = d1 = 0
+        for q in range(n_chunks):
+            if q < n_full:
+                x = _load8(raw, r, 8 * q)
+            else:  # the row's last bytes
+                x = _U64(0)
+                for j in range(nbytes - 8 * q):
+                    x |= _U64(raw[r, 8 * q + j]) << _U64(8 * j)
+            lo = x & _EVEN
+            hi = (x >> _U64(1)) & _EVEN
+            both = lo & hi
+            m0 = spread[0, q]
+            m1 = spread[1, q]
+            a0 += popcount64(lo & m0)
+            b0 += popcount64(hi & m0)
+            d0 += popcount64(both & m0)
+            a1 += popcount64(lo & m1)
+            b1 += popcount64(hi & m1)
+            d1 += popcount64(both & m1)
+        c0 = n_class[0] - a0 - b0 + d0
+        c1 = n_class[1] - a1 - b1 + d1
+        out[k, 0, 0] = d0
+        out[k, 1, 0] = b0 - d0
+        out[k, 2, 0] = c0
+        out[k, 0, 1] = d1
+        out[k, 1, 1] = b1 - d1
+        out[k, 2, 1] = c1
+        t0 = d0 + d1
+        t1 = b0 - d0 + b1 - d1
+        t2 = c0 + c1
+        if quantitative:
+            mono[k] = t1 == 0 and (t0 == 0 or t2 == 0)
+        else:
+            mono[k] = (t0 > 0) + (t1 > 0) + (t2 > 0) < 2
+
+
+def spread_masks(member: np.ndarray, n_file: int) -> np.ndarray:
+    """Sample sets ``(k, n_file)`` bool as :func:`_bed_class_counts` reads them: per 32 file
+    samples a word with bit 2 s set for sample s of the set (the low bit of its .bed code)."""
+    member = np.atleast_2d(np.asarray(member, dtype=bool))
+    n_chunks = -(-n_file // 32)
+    bits = np.zeros((member.shape[0], n_chunks * 64), dtype=bool)
+    bits[:, : 2 * n_file : 2] = member
+    return np.packbits(bits, axis=-1, bitorder="little").view("<u8").astype(np.uint64).reshape(member.shape[0], -1)
+
+
+def bed_class_counts(raw: np.ndarray, rows: np.ndarray, plan: "BedPlan",
+                     quantitative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Called-genotype counts ``(len(rows), 3, 2)`` int64 (type, class) of rows ``rows`` of raw
+    .bed rows, what :func:`bed_encode` counts as it encodes them by ``plan``, without encoding;
+    and, as it does, which rows the scan skips (:func:`monomorphic`)."""
+    out = np.empty((len(rows), 3, 2), dtype=np.int64)
+    mono = np.zeros(len(rows), dtype=np.bool_)
+    if len(rows):
+        _bed_class_counts(_read_only(np.ascontiguousarray(raw, dtype=np.uint8)), np.ascontiguousarray(rows, dtype=np.int64),
+                          plan.spread, plan.n_class, bool(quantitative), out, mono)
+    return out, mono
+
+
 def move_rows(a: np.ndarray, base: int, src: np.ndarray) -> None:
     """Rows ``base + src`` of ``a`` moved to ``base, base + 1, ...`` in place (``src``
     increasing): closing the gaps of dropped rows, one slice copy per run of consecutive rows
@@ -373,6 +450,8 @@ class BedPlan:
     moves: np.ndarray
     pops: np.ndarray
     w_first: np.ndarray
+    spread: np.ndarray  # the classes as spread_masks (bed_class_counts)
+    n_class: np.ndarray  # samples per class (controls, cases)
 
 
 def bed_plan(columns: np.ndarray, is_case: np.ndarray, n_file: int) -> BedPlan | None:
@@ -390,7 +469,8 @@ def bed_plan(columns: np.ndarray, is_case: np.ndarray, n_file: int) -> BedPlan |
     masks = file_masks(member, n_file)
     # popcount per word (np.bitwise_count needs NumPy 2; pyproject allows 1.26)
     pops = np.unpackbits(masks.view(np.uint8), axis=-1).reshape(masks.shape + (WORD_BITS,)).sum(axis=-1, dtype=np.int64)
-    return BedPlan(layout, masks, _compress_moves(masks), pops, np.array([0, layout.w_ctrl], dtype=np.int64))
+    return BedPlan(layout, masks, _compress_moves(masks), pops, np.array([0, layout.w_ctrl], dtype=np.int64),
+                   spread_masks(member, n_file), np.array([layout.n_ctrl, layout.n_case], dtype=np.int64))
 
 
 def bed_encode(raw: np.ndarray, plan: BedPlan, rows: np.ndarray, out: np.ndarray, counts: np.ndarray | None = None,

@@ -36,8 +36,6 @@ class HostWork:
     """
 
     def __init__(self, study: Study, params: ScanParams, *, background: bool = True):
-        from gboost.calibration import calibrate
-
         self.study, self.params = study, params
         self.busy_s = 0.0  # seconds the background thread spent on jobs (written by that thread only)
         self._pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="gboost-host", initializer=_spare_a_core)
@@ -45,7 +43,7 @@ class HostWork:
         self.marginal = self._submit(marginal_tests, study.counts, allelic=params.allelic)
         self.calibration = None
         if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
-            self.calibration = self._submit(calibrate, study, n_pairs=params.calibration_pairs)
+            self.calibration = self._submit(_calibrate, study, params.calibration_pairs)
         # What the output files need of the study alone (SNP texts, marginal.tsv's rows), made here
         # only beside a screen that leaves the host free; serially the writer's pool does it
         # faster, in parallel runs.
@@ -145,6 +143,15 @@ class _Deferred:
         if self._result is self._UNSET:
             self._result = self._job()
         return self._result
+
+
+def _calibrate(study: Study, n_pairs: int):
+    """The calibration's pairs read planes of SNPs anywhere: after a background encode's last row
+    (gboost/load.py; this thread waits, the screen does not)."""
+    from gboost.calibration import calibrate
+
+    study.wait_planes()
+    return calibrate(study, n_pairs=n_pairs)
 
 
 def _spare_a_core() -> None:

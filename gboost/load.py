@@ -30,18 +30,19 @@ plane order (controls first). The int8 genotypes are never held whole: one block
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from gboost.encode import (ClassLayout, bed_encode, bed_missing_counts, bed_plan, bed_set_counts, encode_block,
-                           file_masks, monomorphic, move_rows, plane_counts, sample_order)
+from gboost.encode import (ClassLayout, bed_class_counts, bed_encode, bed_missing_counts, bed_plan, bed_set_counts,
+                           encode_block, file_masks, monomorphic, move_rows, plane_counts, sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
-from gboost.study import GenotypeSource, QCOptions, QCReport, Study, VariantTable, plink_snp_width
+from gboost.study import GenotypeSource, PlanesReady, QCOptions, QCReport, Study, VariantTable, plink_snp_width
 
 
 # Kinds of chromosome, for the QC rules that differ on sex chromosomes and MT.
@@ -75,6 +76,7 @@ def load_study(
     block_snps: int | None = None,
     log: Callable[[str], object] | None = None,
     timings: dict | None = None,
+    background_encode: bool = False,
 ) -> Study:
     """Apply PLINK 1.9's QC to a genotype source and encode what is kept.
 
@@ -94,7 +96,16 @@ def load_study(
         Called with each QC message (``print``, or a logger's ``info``).
     timings
         When given, ``timings["encode"]`` gets the seconds of the QC-and-encode pass over the
-        genotypes (the rest of the call reads and checks the inputs).
+        genotypes (the rest of the call reads and checks the inputs); with a background encode,
+        the seconds of the counting pass only (the encoder's own are ``study.planes_ready.seconds``).
+    background_encode
+        For a case-control scan of a .bed (issues 21, 24): a first compiled pass counts each SNP's
+        genotypes (the QC sample sets' and the scan's classes), so QC and the monomorphic skips
+        are decided and the kept SNPs known before any plane is written; the Study is then
+        returned at once and its planes are encoded on a background thread, SNP blocks in order,
+        straight into their rows (``study.planes_ready``: wait with ``study.wait_planes(rows)``).
+        Elsewhere (other formats, a QT, a sample order the .bed encoder cannot place, numba's
+        workqueue threading layer) the planes are encoded before returning, as by default.
 
     Returns
     -------
@@ -125,13 +136,21 @@ def load_study(
     scanned = snp_keep & ~skipped
     check_memory(source, int(scanned.sum()), sets.layout, codes[scanned])
     t = time.perf_counter()
-    planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report)
+    plan = bed_plan(sets.scan_index, sets.is_case, len(source.samples)) if hasattr(source, "iter_bed_rows") else None
+    if background_encode and plan is not None and not sets.quantitative:
+        planes, counts, kept, encoder = _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc,
+                                                               block_snps, report)
+    else:
+        planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report, plan)
+        encoder = None
     if timings is not None:
         timings["encode"] = time.perf_counter() - t
     _report_snp_filters(qc, report, say, sets.quantitative)
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
     study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
+    if encoder is not None:
+        study.planes_ready = encoder.start()
     return study
 
 
@@ -469,13 +488,12 @@ class _Verdicts:
     maf: np.ndarray
 
 
-def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report):
+def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report, plan):
     """Stream the genotypes once: per-SNP QC, the scan's skips, and encoding of what is kept."""
     n_candidates = int(snp_keep.sum())
     # np.empty does not touch memory: rows never filled cost nothing, and resize() trims them.
     planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
     counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
-    plan = bed_plan(sets.scan_index, sets.is_case, len(source.samples)) if hasattr(source, "iter_bed_rows") else None
     if plan is not None:
         filled, kept, flips = _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report,
                                                  planes, counts)
@@ -497,18 +515,7 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
     counting each class's calls as it stores the words. Both passes are parallel over rows and
     release the GIL; the next block is read meanwhile (``iter_bed_rows``). The rows that prove
     monomorphic (known from those counts only after encoding) are closed up in place."""
-    set_masks = None
-    if _needs_calls(qc) or sets.quantitative:
-        # A QT scan needs every SNP's founder allele counts (PLINK's A1 is the founders' minor
-        # allele: it sets the sign of BETA_INT), so it counts the sample sets whatever the filters.
-        member = np.zeros((sets.masks.shape[1], len(source.samples)), dtype=bool)
-        member[:, sets.read_index] = (sets.masks > 0).T
-        set_masks = file_masks(member, len(source.samples))
-    # The sets an autosomal SNP's verdicts read (the sex-split ones serve X and Y only): counting
-    # only those halves the work of a QC pass.
-    autosomal_sets = np.array(sorted(({_ALL} if qc.geno is not None else set())
-                                     | ({_FOUNDER} if qc.maf or sets.quantitative else set())
-                                     | ({_FOUNDER_CTRL} if qc.hwe is not None else set())), dtype=np.int64)
+    set_masks, autosomal_sets = _qc_set_masks(source, sets, qc)
     kept, flips, filled = [], [], 0
     for start, data in source.iter_bed_rows(block_snps, snp_keep):
         local = np.flatnonzero(snp_keep[start : start + len(data)])
@@ -537,6 +544,145 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
         kept.append(rows[keep][~mono] if n_mono else rows[keep])
         filled = end - n_mono
     return filled, kept, flips
+
+
+def _qc_set_masks(source, sets, qc) -> tuple[np.ndarray | None, np.ndarray]:
+    """The QC sample sets as bit masks over the .bed's samples (None when no filter and no QT
+    scan needs their counts), and the sets an autosomal SNP's verdicts read (the sex-split ones
+    serve X and Y only: counting only those halves the work of a QC pass)."""
+    set_masks = None
+    if _needs_calls(qc) or sets.quantitative:
+        # A QT scan needs every SNP's founder allele counts (PLINK's A1 is the founders' minor
+        # allele: it sets the sign of BETA_INT), so it counts the sample sets whatever the filters.
+        member = np.zeros((sets.masks.shape[1], len(source.samples)), dtype=bool)
+        member[:, sets.read_index] = (sets.masks > 0).T
+        set_masks = file_masks(member, len(source.samples))
+    autosomal_sets = np.array(sorted(({_ALL} if qc.geno is not None else set())
+                                     | ({_FOUNDER} if qc.maf or sets.quantitative else set())
+                                     | ({_FOUNDER_CTRL} if qc.hwe is not None else set())), dtype=np.int64)
+    return set_masks, autosomal_sets
+
+
+# Rows the background encoder stores between two steps of the watermark (gboost.study.PlanesReady):
+# at 5,000 samples 4,096 SNPs are 7.8 MB of planes, about the GPU upload's chunk (8 MB), so the
+# first tiles wait for a few milliseconds of encoding, not a 32 MB read block's.
+ENCODE_STEP_ROWS = 4096
+# Tests only: called by the background encoder with the watermark after each step (to slow it
+# down so that tiles must wait, or to make it fail).
+_ENCODE_HOOK: Callable[[int], None] | None = None
+
+
+def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report):
+    """The counting pass of a background encode (issues 21, 24): per block of rows, where a filter
+    needs them the QC sample sets' genotype counts and the verdicts, then one compiled pass counts
+    the called genotypes per class of the SNPs that pass (the planes' counts, by popcount of the
+    2-bit codes in place: ``bed_class_counts``, about half the encoder's time); the monomorphic
+    skips follow from those counts, so the kept SNPs, their counts and the QC report are final
+    before a plane is written. Returns ``(planes (unwritten),
+    counts, kept, encoder)``; the encoder (``_PlaneEncoder``) fills the planes when started, or
+    has filled them already (``None``) where two threads may not run parallel kernels at once."""
+    set_masks, autosomal_sets = _qc_set_masks(source, sets, qc)
+    kept, counts = [], []
+    for start, data in source.iter_bed_rows(block_snps, snp_keep):
+        local = np.flatnonzero(snp_keep[start : start + len(data)])
+        if len(local) == 0:
+            continue
+        rows = start + local
+        set_counts = None
+        if set_masks is not None:  # as _bed_qc_and_encode counts them
+            set_counts = np.zeros((len(local), 3, set_masks.shape[0]), dtype=np.int64)
+            cols = np.arange(set_masks.shape[0]) if np.isin(kinds[rows], (CHR_X, CHR_Y)).any() else autosomal_sets
+            set_counts[:, :, cols] = bed_set_counts(data, local, set_masks[cols])  # the others: read by none
+        keep = _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts)
+        cls, mono = bed_class_counts(data, local[keep], plan)  # the SNPs that pass QC only
+        n_mono = int(mono.sum())
+        report.snps_monomorphic += n_mono
+        kept.append(rows[keep][~mono] if n_mono else rows[keep])
+        counts.append(cls[~mono] if n_mono else cls)
+    kept = np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
+    counts = np.ascontiguousarray(np.concatenate(counts) if counts else np.zeros((0, 3, 2)), dtype=np.int64)
+    planes = np.empty((len(kept), 3, sets.layout.n_words), dtype=np.uint64)
+    encoder = _PlaneEncoder(source, plan, kept, planes, counts, block_snps)
+    if not _threads_may_overlap():
+        encoder.run(PlanesReady(len(kept)), background=False)
+        encoder = None
+    return planes, counts, kept, encoder
+
+
+def _threads_may_overlap() -> bool:
+    """Whether numba's threading layer lets two threads run parallel kernels at once (omp, tbb);
+    its workqueue layer aborts the process instead. Asked after the counting pass has run a
+    parallel kernel (the layer is chosen at the first one)."""
+    import numba as nb
+
+    try:
+        return nb.threading_layer() != "workqueue"
+    except ValueError:  # no parallel kernel has run: assume the worst
+        return False
+
+
+class _PlaneEncoder:
+    """The planes of the kept SNPs of a .bed, encoded in SNP order straight into their rows, the
+    watermark (gboost.study.PlanesReady) advanced after every ``ENCODE_STEP_ROWS``. The counts
+    the encoder makes on the way are checked against the counting pass's: a .bed that changed
+    between the two reads is refused, never scanned half old, half new."""
+
+    def __init__(self, source, plan, kept, planes, counts, block_snps):
+        self.source, self.plan, self.kept, self.planes, self.counts = source, plan, kept, planes, counts
+        self.block_snps = block_snps
+
+    def start(self) -> PlanesReady:
+        ready = PlanesReady(len(self.kept))
+        ready.thread = threading.Thread(target=self.run, args=(ready,), name="gboost-encode", daemon=True)
+        ready.thread.start()
+        return ready
+
+    def run(self, ready: PlanesReady, background: bool = True) -> None:
+        """Encode everything (or until ``ready.cancel()``); an error goes to ``ready`` (raised by
+        its waiters) in the background, is raised here otherwise."""
+        t0 = time.perf_counter()
+        if background:
+            import numba as nb
+
+            # Numba's thread count is per thread: leave a core to the threads that feed a GPU.
+            nb.set_num_threads(max(1, nb.config.NUMBA_NUM_THREADS - 1))
+        blocks = None
+        try:
+            kept, p = self.kept, len(self.source.variants)
+            mask = np.zeros(p, dtype=bool)
+            mask[kept] = True
+            scratch = np.empty((ENCODE_STEP_ROWS, 3, 2), dtype=np.int64)
+            filled = 0
+            blocks = self.source.iter_bed_rows(self.block_snps, mask)
+            for start, data in blocks:
+                end = int(np.searchsorted(kept, start + len(data)))
+                local = kept[filled:end] - start
+                for a in range(0, len(local), ENCODE_STEP_ROWS):
+                    if ready.stopping:
+                        return
+                    b = min(len(local), a + ENCODE_STEP_ROWS)
+                    k0, k1 = filled + a, filled + b
+                    cnt, _ = bed_encode(data, self.plan, local[a:b], self.planes[k0:k1], scratch[: b - a])
+                    if not np.array_equal(cnt, self.counts[k0:k1]):
+                        raise InputError(self.source.path, "changed while it was read (its genotype counts differ "
+                                                           "between two reads); rerun once it is complete")
+                    if _ENCODE_HOOK is not None:
+                        _ENCODE_HOOK(k1)
+                    if k1 == len(kept):  # known before a waiter can see the planes complete
+                        ready.seconds = time.perf_counter() - t0
+                    ready.advance(k1)
+                filled = end
+            if filled != len(kept):  # cannot happen: every kept row lies in a block read
+                raise RuntimeError(f"encoded {filled} of {len(kept)} SNPs")
+        except BaseException as exc:  # noqa: BLE001 - raised where the planes are waited for
+            if not background:
+                raise
+            ready.fail(exc)
+        finally:
+            if blocks is not None:
+                blocks.close()  # the reader's file and thread, now (a cancel returns mid-way)
+            if not ready.done():
+                ready.seconds = time.perf_counter() - t0
 
 
 def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -242,6 +242,8 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
             host.expect(tiles)
             host.feed(acc)
         todo = [t for t in tiles if t.index not in acc.tiles_done]
+        ready = study.planes_ready
+        order = stream_order(todo, ready) if ready is not None and not ready.done() else todo
         t1 = time.perf_counter()
         cancelled = False
         base = (acc.pairs_done, 0.0)  # the ETA's pace: from the first tile this run finishes on (gboost/progress.py)
@@ -253,7 +255,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
             return cancelled
 
         try:
-            for res in engine.run_tiles(todo, should_stop):
+            for res in engine.run_tiles(order, should_stop):
                 acc.add(res)
                 if host is not None:
                     host.feed(acc)
@@ -273,6 +275,8 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
     except BaseException:  # cancelled, failed, interrupted: no thread may outlive the scan
         if host is not None:
             host.close()
+        if study.planes_ready is not None:  # a background encode (gboost/load.py): stopped too
+            study.planes_ready.cancel()
         raise
     timings["screen"] = time.perf_counter() - t1
     acc.host = host
@@ -294,6 +298,7 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     """
     acc, thr = screened.acc, screened.thresholds
     timings = dict(screened.timings)
+    study.wait_planes()  # (complete after any screen; a --resume with every tile done waited in its ledger)
     host, acc.host = acc.host, None
     if host is not None and not host.serves(study, params):
         host.close()
@@ -345,6 +350,45 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     prepared = {"outputs": host.outputs} if overlapped and host.outputs is not None else {}
     return ScanResult(study, params, screened.engine, screened.device, pairs, summary, mstat, mp, mdf,
                       acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]), prepared)
+
+
+def stream_order(tiles: list, ready) -> Iterator:
+    """``tiles`` (plan order: row block by row block) in the order to screen them while the planes
+    are still being encoded (``ready``: gboost.study.PlanesReady, SNPs in order).
+
+    Taken lazily, one at a time: the next tile is the first in plan order whose columns are all
+    encoded (j1 <= ready.rows); when none is, the one that needs the fewest SNPs (smallest j1,
+    then i0), which the engine then waits for. While the encoder is behind this is column-block
+    order, where the work available grows with the square of what is encoded; once it is ahead
+    (or done) it is plan order again, so row blocks still complete one after another and
+    finalize's host work on them (gboost/hostwork.py) still runs beside the screen. A pure
+    column-block order would complete every row block in the last column sweep. Results do not
+    depend on the order (gboost/tiles.py)."""
+    rows: dict[int, list] = {}
+    for t in tiles:  # within a row block, plan order is by j0 and so by j1
+        rows.setdefault(t.i0, []).append(t)
+    heads = {a: 0 for a in sorted(rows)}  # row block -> its next tile; only open row blocks
+    while heads:
+        if ready.done():
+            for a, k in heads.items():
+                yield from rows[a][k:]
+            return
+        edge = ready.rows
+        pick, least = None, None
+        for a, k in heads.items():
+            t = rows[a][k]
+            if t.j1 <= edge:
+                pick = a
+                break
+            if least is None or (t.j1, t.i0) < least[0]:
+                least = ((t.j1, t.i0), a)
+        a = pick if pick is not None else least[1]
+        k = heads[a]
+        yield rows[a][k]
+        if k + 1 == len(rows[a]):
+            del heads[a]
+        else:
+            heads[a] = k + 1
 
 
 def overlaps_host_work(engine: Engine) -> bool:

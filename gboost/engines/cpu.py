@@ -165,6 +165,7 @@ class CpuEngine(Engine):
 
     def run_tile(self, tile: Tile) -> TileResult:
         s = self.study
+        s.wait_planes(tile.j1)  # a background encode (gboost/load.py): the tile's SNPs are all < j1
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         ksa = np.empty((ni, nj))
         df = np.empty((ni, nj), np.int8)
@@ -184,5 +185,6 @@ class CpuEngine(Engine):
 
 def tables_of(study: Study, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Tables ``(m, 3, 3, 2)`` of the pairs (i[k], j[k]) of a study (host planes)."""
+    study.wait_planes()
     return _tables_of(study.planes, study.counts, np.ascontiguousarray(study.has_missing), study.layout.w_ctrl,
                       np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64))

@@ -11,6 +11,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from gboost.engines.base import Engine, Thresholds, Tile, TileResult
+from gboost.errors import ScanCancelled
 from gboost.engines.gpu.compile import kernels
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu.counting import MmaCounting, PopcCounting
@@ -198,6 +199,7 @@ class GpuEngine(Engine):
         return min(edge, -(-p // step) * step)
 
     def run_tile(self, tile: Tile) -> TileResult:
+        self.study.wait_planes(tile.j1)  # a background encode (gboost/load.py)
         runner = self._runner0()
         cp = cupy()
         try:
@@ -219,20 +221,34 @@ class GpuEngine(Engine):
         if not runners:
             raise RuntimeError("GpuEngine.run_tiles before prepare()")
         cp = cupy()
-        work: queue.SimpleQueue = queue.SimpleQueue()
-        for t in tiles:
-            work.put(t)
+        # Taken lazily, under a lock: the pipeline's order may depend on when a tile is taken (while a
+        # background encode runs, gboost.scan.stream_order picks tiles whose SNPs are encoded).
+        work = iter(tiles)
+        taking = threading.Lock()
         out: queue.SimpleQueue = queue.SimpleQueue()
         stop = threading.Event()
+        study = self.study
+
+        def halted() -> bool:
+            return stop.is_set() or (cancel is not None and cancel())
 
         def next_tile() -> Tile | None:
-            if stop.is_set() or (cancel is not None and cancel()):
+            if halted():
                 stop.set()
                 return None
-            try:
-                return work.get_nowait()
-            except queue.Empty:
-                return None
+            with taking:
+                tile = next(work, None)
+            if tile is not None:
+                # Every path reads host planes of SNPs < j1 (the resident upload waits too, per chunk;
+                # the streamed path copies the tile's rows and columns): wait for the encoder to write
+                # them. Its error is raised here (the consumer raises it); a cancel meanwhile ends the
+                # worker as between tiles.
+                try:
+                    study.wait_planes(tile.j1, stop=halted)
+                except ScanCancelled:
+                    stop.set()
+                    return None
+            return tile
 
         def worker(runner: DeviceRunner) -> None:
             try:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gboost.errors import InputError
+
 if TYPE_CHECKING:
     from gboost.engines.gpu.device import DeviceRunner
 
@@ -24,7 +26,8 @@ class PlaneUpload:
     :meth:`wait` (on the tile-queuing thread) makes the current stream wait for the chunks that hold
     SNPs [a, b); a chunk the stream has waited for once needs no second wait (later work on that
     stream is ordered after it). Tiles go row block by row block, and the first needs only its own
-    columns' chunks, so the upload stays ahead of the tiles.
+    columns' chunks, so the upload stays ahead of the tiles. While a background encode still writes
+    the host planes (``study.planes_ready``), each chunk first waits for its rows to be encoded.
     """
 
     def __init__(self, runner: DeviceRunner, planes):
@@ -72,6 +75,9 @@ class PlaneUpload:
     def _send(self, k: int, a: int, b: int, buf: np.ndarray, sent) -> None:
         """Chunk ``k`` (SNPs [a, b)) through staging buffer ``buf``, whose last copy ``sent`` marks."""
         r, cp = self._runner, self.cp
+        # A background encode (gboost/load.py) may still be writing these rows: wait for them (an
+        # encoder's error is raised here and reaches the tile that waits for this chunk).
+        r.study.wait_planes(b, stop=self._stop.is_set)
         sent.synchronize()  # the copy that last read this buffer is done
         n = b - a
         np.copyto(buf[:n], r.host_planes[a:b])
@@ -90,6 +96,8 @@ class PlaneUpload:
                 continue
             self.ready[k].wait()
             if self.error is not None:
+                if isinstance(self.error, InputError):  # the .bed's background encode failed: its own message
+                    raise self.error
                 # Not an out-of-memory error even where it was one: the tile's back-off cannot help.
                 raise RuntimeError(f"uploading the genotype planes failed: {type(self.error).__name__}: "
                                    f"{self.error}") from self.error

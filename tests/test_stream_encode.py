@@ -1,0 +1,382 @@
+"""The background encode of a .bed (issues 21, 24; gboost/load.py ``background_encode``): a counting
+pass decides QC and the monomorphic skips from counts alone, the Study comes back with its planes
+still being encoded on a thread (``study.planes_ready``), and the screen waits for the rows each
+tile needs. Everything must be what the one-pass load gives, and the scan's files byte for byte
+what they are without it."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gboost.load as load_mod
+from gboost.encode import decode_planes, genotype_counts
+from gboost.errors import InputError, ScanCancelled
+from gboost.io.plink_bed import open_bfile
+from gboost.load import load_study
+from gboost.study import PlanesReady, QCOptions
+from tests.ld_study import write_ld_study
+from tests.test_load import QC_CASES, qc_fileset  # noqa: F401 - the fixture, reused
+
+FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
+
+
+def _qc(tmp, case):
+    qc = QC_CASES[case][1]
+    if qc.extract:
+        qc = QCOptions(extract=str(tmp / qc.extract), exclude=str(tmp / qc.exclude), geno=qc.geno)
+    return qc
+
+
+def assert_same_study(got, want):
+    got.wait_planes()
+    assert (got.counts == want.counts).all() and got.counts.dtype == want.counts.dtype
+    assert got.planes.shape == want.planes.shape and (got.planes == want.planes).all()
+    assert list(got.variants.snp) == list(want.variants.snp)
+    assert list(got.samples.iid) == list(want.samples.iid)
+    assert got.qc.as_dict() == want.qc.as_dict()
+    assert got.snp_col_width == want.snp_col_width
+
+
+@pytest.fixture(autouse=True)
+def small_steps(monkeypatch):
+    """Watermark steps of a few rows, so that test-sized studies take many of them."""
+    monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 37)
+
+
+@pytest.mark.parametrize("case", sorted(QC_CASES))
+@pytest.mark.parametrize("block_snps", [64, None])
+def test_counting_pass_gives_the_encoders_counts_and_verdicts(qc_fileset, case, block_snps):  # noqa: F811
+    """Every QC filter, X/Y/XY/MT/0, unknown sex, rare alleles, monomorphic, all-het, all-missing,
+    non-founders and missing phenotypes (tests/test_load.py's fileset): the counting pass keeps
+    the same SNPs with the same counts, and the planes encoded after it are the one-pass load's."""
+    tmp, prefix = qc_fileset
+    qc = _qc(tmp, case)
+    want = load_study(open_bfile(prefix), qc, block_snps=block_snps)
+    got = load_study(open_bfile(prefix), qc, block_snps=block_snps, background_encode=True)
+    assert got.planes_ready is not None
+    assert_same_study(got, want)
+    assert got.planes_ready.done() and got.planes_ready.seconds > 0
+    geno, is_case = decode_planes(got.planes, got.layout)
+    assert (got.counts == genotype_counts(geno, is_case)).all()
+
+
+def test_ld_rich_study_with_missing_calls(tmp_path):
+    """LD blocks with r^2 near 1, 1 % missing calls, X with hemizygous males, unknown sex, rare
+    alleles (tests/ld_study.py), with and without filters."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=300, n_controls=260)
+    for qc in (QCOptions(), QCOptions(maf=0.02, geno=0.05, hwe=1e-6, mind=0.2)):
+        want = load_study(open_bfile(prefix), qc)
+        got = load_study(open_bfile(prefix), qc, background_encode=True)
+        assert got.planes_ready is not None
+        assert_same_study(got, want)
+        assert want.qc.snps_non_autosomal > 0
+
+
+def test_counting_pass_is_the_only_pass_before_the_study_returns(tmp_path, monkeypatch):
+    """The Study is returned while its planes are still being encoded: the watermark moves after."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    gate = threading.Event()
+    seen = []
+
+    def hook(rows):
+        seen.append(rows)
+        gate.wait(10)
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    study = load_study(open_bfile(prefix), background_encode=True)
+    ready = study.planes_ready
+    time.sleep(0.05)
+    assert not ready.done() and ready.rows == 0 and seen == [37]
+    assert study.has_missing.shape == (study.n_snps,)  # from the counts: no wait
+    gate.set()
+    study.wait_planes()
+    assert ready.done() and seen == sorted(seen) and seen[-1] == study.n_snps
+    want = load_study(open_bfile(prefix))
+    assert_same_study(study, want)
+
+
+def test_encoder_error_is_raised_where_planes_are_waited_for(tmp_path, monkeypatch):
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+
+    def hook(rows):
+        if rows > 100:
+            raise InputError(prefix + ".bed", "injected")
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    study = load_study(open_bfile(prefix), background_encode=True)
+    study.wait_planes(74)  # rows before the failure stay good
+    with pytest.raises(InputError, match="injected"):
+        study.wait_planes()
+
+
+def test_a_bed_that_changes_between_the_passes_is_refused(tmp_path, monkeypatch):
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    source = open_bfile(prefix)
+    real = type(source).iter_bed_rows
+    calls = []
+
+    def second_read_differs(self, block_snps, keep=None):
+        calls.append(1)
+        for start, data in real(self, block_snps, keep):
+            if len(calls) > 1:
+                data = data.copy()
+                data[:, 0] ^= 0b11  # sample 1's calls change
+            yield start, data
+
+    monkeypatch.setattr(type(source), "iter_bed_rows", second_read_differs)
+    study = load_study(source, background_encode=True)
+    with pytest.raises(InputError, match="changed while it was read"):
+        study.wait_planes()
+
+
+def test_cancel_stops_the_encoder(tmp_path, monkeypatch):
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.05))
+    study = load_study(open_bfile(prefix), background_encode=True)
+    ready = study.planes_ready
+    ready.cancel()
+    assert not ready.thread.is_alive() and not ready.done()
+    with pytest.raises(ScanCancelled):
+        study.wait_planes()
+
+
+def test_workqueue_layer_encodes_before_returning(tmp_path, monkeypatch):
+    """Where two threads may not run parallel kernels at once, the planes are complete on return."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    monkeypatch.setattr(load_mod, "_threads_may_overlap", lambda: False)
+    study = load_study(open_bfile(prefix), background_encode=True)
+    assert study.planes_ready is None
+    assert_same_study(study, load_study(open_bfile(prefix)))
+
+
+def test_watermark_wait_and_stop():
+    ready = PlanesReady(10)
+    ready.advance(4)
+    ready.wait(4)
+    with pytest.raises(ScanCancelled):
+        ready.wait(5, stop=lambda: True)
+    threading.Timer(0.05, ready.advance, args=(10,)).start()
+    ready.wait()
+    assert ready.done()
+
+
+# ---------------------------------------------------------------------------------------------
+# The scan command: the same files with the planes encoded beside the screen
+
+
+@pytest.fixture(scope="module")
+def scan_study(tmp_path_factory):
+    return write_ld_study(str(tmp_path_factory.mktemp("streamscan") / "ld"), n_snps=1500, n_cases=250,
+                          n_controls=250)
+
+
+def scan(study, out, *extra, background=True, monkeypatch=None):
+    from gboost.cli import main
+
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1" if background else "0")
+    return main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "1e-3",
+                 "--tile", "64", *extra])
+
+
+def same_files(a, b):
+    for name in FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+@pytest.fixture(scope="module")
+def reference(scan_study, tmp_path_factory):
+    """The scan with the planes encoded before the screen (the one-pass load)."""
+    mp = pytest.MonkeyPatch()
+    try:
+        out = tmp_path_factory.mktemp("ref") / "out"
+        assert scan(scan_study, out, background=False, monkeypatch=mp) == 0
+    finally:
+        mp.undo()
+    return out
+
+
+def test_scan_files_are_the_same_with_the_planes_encoded_beside_the_screen(scan_study, reference, tmp_path,
+                                                                           monkeypatch):
+    """A slowed encoder makes tiles wait for their SNPs: the screen takes them out of plan order
+    (gboost.scan.stream_order), and the files are still byte for byte the one-pass scan's."""
+    from gboost.engines.cpu import CpuEngine
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.02))
+    seen = []  # (tile index, j1, rows encoded when the tile was taken)
+    real = CpuEngine.run_tile
+
+    def run_tile(self, tile):
+        seen.append((tile.index, tile.j1, self.study.planes_ready.rows))
+        return real(self, tile)
+
+    monkeypatch.setattr(CpuEngine, "run_tile", run_tile)
+    out = tmp_path / "out"
+    assert scan(scan_study, out, monkeypatch=monkeypatch) == 0
+    same_files(out, reference)
+    order = [k for k, _, _ in seen]
+    assert sorted(order) == list(range(len(order))) and order != sorted(order)  # every tile once, not in plan order
+    assert any(j1 > rows for _, j1, rows in seen)  # some tile had to wait for the encoder
+    run = json.loads((out / "run.json").read_text())
+    assert run["command_s"]["background"]["encode"] > 0
+
+
+def test_resume_after_an_interrupted_streamed_scan(scan_study, reference, tmp_path, monkeypatch):
+    from gboost.checkpoint import Ledger
+    from gboost.engines.cpu import CpuEngine
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.01))
+    real = CpuEngine.run_tile
+    done = []
+
+    def interrupted(self, tile):
+        if len(done) == 60:
+            raise KeyboardInterrupt
+        done.append(tile.index)
+        return real(self, tile)
+
+    monkeypatch.setattr(CpuEngine, "run_tile", interrupted)
+    out = tmp_path / "out"
+    assert scan(scan_study, out, monkeypatch=monkeypatch) != 0
+    assert Ledger.exists(out) and not (out / "pairs.tsv").exists()
+    assert not [t for t in threading.enumerate() if t.name == "gboost-encode"]  # the encoder stopped with the scan
+    monkeypatch.setattr(CpuEngine, "run_tile", real)
+    assert scan(scan_study, out, "--resume", monkeypatch=monkeypatch) == 0
+    same_files(out, reference)
+
+
+def test_an_encoder_error_is_one_line_and_exit_2(scan_study, tmp_path, monkeypatch, capsys):
+    def hook(rows):
+        if rows > 400:
+            raise InputError(scan_study + ".bed", "injected read error")
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    out = tmp_path / "out"
+    assert scan(scan_study, out, monkeypatch=monkeypatch) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"gboost: error: {scan_study}.bed: injected read error"]
+    assert not any((out / name).exists() for name in FILES + ("run.json",))
+    assert not out.exists() or not any(out.iterdir())  # no checkpoint left to block a rerun
+
+
+@pytest.mark.parametrize("damage", ["truncated", "longer"])
+def test_a_bad_bed_is_one_line_and_exit_2_nothing_written(scan_study, tmp_path, monkeypatch, capsys, damage):
+    import shutil
+
+    prefix = str(tmp_path / "bad")
+    for ext in (".bim", ".fam"):
+        shutil.copy(scan_study + ext, prefix + ext)
+    data = open(scan_study + ".bed", "rb").read()
+    open(prefix + ".bed", "wb").write(data[:-5] if damage == "truncated" else data + b"\0" * 7)
+    out = tmp_path / "out"
+    assert scan(prefix, out, monkeypatch=monkeypatch) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"gboost: error: {prefix}.bed")
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("planes", ["resident", "streamed"])
+def test_gpu_engine_with_the_planes_encoded_beside_the_screen(tmp_path, monkeypatch, planes):
+    """The GPU engine waits for the encoder (per tile taken, and per chunk of its resident upload;
+    the streamed path, planes over the GPU budget, copies each tile's rows from the host): with a
+    slowed encoder, the same files as the CPU engine's scan with the planes encoded first."""
+    from gboost.cli import main
+    from gboost.simulate import simulate_study
+    from tests.helpers import gpu_skip_reason
+
+    reason = gpu_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    prefix = str(tmp_path / "s")
+    simulate_study(4000, 1000, 1000, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
+    common = ["--bfile", prefix, "--quiet", "--epi1", "1e-3", "--calibration-pairs", "2000"]
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "0")
+    assert main(["scan", *common, "--out", str(tmp_path / "cpu"), "--device", "cpu"]) == 0
+    if planes == "streamed":  # as tests/test_biobank.py forces it: the planes stay on the host
+        monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * 4000 * 3 * 32 * 8)))
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1")
+    monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 97)
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.01))
+    out = tmp_path / "gpu"
+    assert main(["scan", *common, "--out", str(out), "--device", "gpu", "--tile", "512"]) == 0
+    same_files(out, tmp_path / "cpu")
+    run = json.loads((out / "run.json").read_text())
+    assert run["command_s"]["background"]["encode"] > 0.01 * (4000 // 97) * 0.5  # the slowed encoder ran beside
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])
+@pytest.mark.parametrize("pattern", ["interleaved", "one class first", "some left out"])
+def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
+    """bed_class_counts (the counting pass's kernel: popcounts of the 2-bit codes in place) gives
+    bed_encode's counts, and the counts of the decoded calls, on every row length and class mix."""
+    from gboost.encode import bed_class_counts, bed_encode, bed_plan, monomorphic
+    from tests.test_encode import _bed_rows
+
+    rng = np.random.default_rng(n)
+    codes = rng.integers(0, 4, (23, n)).astype(np.uint8)
+    codes[3] = 1  # all missing
+    codes[4] = 0
+    raw = _bed_rows(codes)
+    geno = np.array([2, -1, 1, 0], np.int8)[codes]
+    member = rng.random(n) < 0.8 if pattern == "some left out" and n > 1 else np.ones(n, bool)
+    cols = np.flatnonzero(member)
+    is_case = (rng.random(len(cols)) < 0.5) if pattern != "one class first" else (np.arange(len(cols)) >= len(cols) // 2)
+    order = np.r_[cols[~is_case], cols[is_case]]
+    plan = bed_plan(order, np.r_[np.zeros((~is_case).sum(), bool), np.ones(is_case.sum(), bool)], n)
+    rows = np.array([5, 0, 3, 4, 22, 7])
+    for quantitative in (False, True):
+        got, mono = bed_class_counts(raw, rows, plan, quantitative)
+        want = np.empty((len(rows), 3, 2), np.int64)
+        _, want_mono = bed_encode(raw, plan, rows, np.empty((len(rows), 3, plan.layout.n_words), np.uint64), want,
+                                  quantitative)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(mono, want_mono)
+        np.testing.assert_array_equal(mono, monomorphic(want, quantitative))
+    assert mono[[2, 3]].all()  # rows 3 (all missing) and 4 (one homozygote)
+    by_calls = np.stack([[[(geno[r, order][cls] == t).sum() for cls in (~np.sort(is_case), np.sort(is_case))]
+                          for t in range(3)] for r in rows])
+    np.testing.assert_array_equal(got, by_calls)
+
+
+class _Edge:
+    """A watermark that stands still (what stream_order reads of gboost.study.PlanesReady)."""
+
+    def __init__(self, rows, total):
+        self.rows, self.total = rows, total
+
+    def done(self):
+        return self.rows >= self.total
+
+
+def test_stream_order_takes_encoded_tiles_in_plan_order_then_the_least_waiting():
+    from gboost.scan import stream_order
+    from gboost.tiles import plan_tiles
+
+    tiles = plan_tiles(100, 10)
+    # Nothing encoded: column-block order (by j1, then i0); every tile once.
+    got = list(stream_order(tiles, _Edge(0, 100)))
+    assert [t.index for t in got] == [t.index for t in sorted(tiles, key=lambda t: (t.j1, t.i0))]
+    # Everything encoded: plan order.
+    assert list(stream_order(tiles, _Edge(100, 100))) == tiles
+    # Half encoded: first every tile within the encoded SNPs, in plan order, then the rest by (j1, i0).
+    got = list(stream_order(tiles, _Edge(50, 100)))
+    inside = [t for t in tiles if t.j1 <= 50]
+    assert got[: len(inside)] == inside
+    assert got[len(inside):] == sorted((t for t in tiles if t.j1 > 50), key=lambda t: (t.j1, t.i0))
+    # The watermark moving as tiles are taken: each tile is taken once its columns are encoded
+    # whenever one such tile is left.
+    edge = _Edge(0, 100)
+    taken = []
+    for t in stream_order(tiles, edge):
+        left = [u for u in tiles if u not in taken]
+        assert t.j1 <= edge.rows or all(u.j1 > edge.rows for u in left)
+        taken.append(t)
+        edge.rows = min(100, edge.rows + 7)
+    assert sorted(t.index for t in taken) == list(range(len(tiles)))
+    # A resumed plan (some tiles done) and a --part's rows.
+    part = [t for t in plan_tiles(100, 10, (30, 70)) if t.index % 3]
+    assert sorted(stream_order(part, _Edge(20, 100)), key=lambda t: t.index) == part
