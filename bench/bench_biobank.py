@@ -167,6 +167,16 @@ def stages(run: dict) -> str:
     return ", ".join(f"{k} {v:.2f}" for k, v in run.get("command_s", {}).get("stages", {}).items())
 
 
+def gpu_info(run: dict) -> str:
+    """run.json's engine_info in words: where the planes were, and how long the GPU waited before
+    and between tiles against the mean tile (issue 21: never idle for more than a tile)."""
+    e = run.get("engine_info")
+    if not e:
+        return "no engine_info in run.json"
+    return (f"planes {e['planes']}, {e['tiles']} tiles (mean {e['mean_tile_kernel_s']:.3f} s of kernel); GPU idle "
+            f"{e['gpu_idle_s']:.2f} s in all, {e['gpu_idle_longest_s']:.3f} s at most once")
+
+
 def planes_bytes(prefix: str) -> int:
     """Bytes of the study's bit planes (every SNP kept): 3 planes x words of each class x 8."""
     status = [line.split()[5] for line in open(prefix + ".fam")]
@@ -201,10 +211,10 @@ def over_step(work: Path, a) -> list[tuple[str, str]]:
     rows += [
         ("over: device", run["device"]),
         ("over: whole", f"wall {whole['wall']:.1f} s, screen {run['timings_s']['screen']:.1f} s = {r_w:.3g} "
-                        f"pair*samples/s; planes {run.get('gpu', {}).get('planes', 'not recorded')}; stages {stages(run)}"),
+                        f"pair*samples/s; {gpu_info(run)}; stages {stages(run)}"),
         ("over: peak RSS", f"{whole['rss'] / 1e9:.1f} GB = {whole['rss'] / bed_bytes:.2f} x the .bed (goal <= 2)"),
         ("over: quarter", f"{len(keep)} SNPs: wall {part['wall']:.1f} s, screen {part['run']['timings_s']['screen']:.1f} s "
-                          f"= {r_q:.3g} pair*samples/s; planes {part['run'].get('gpu', {}).get('planes', 'not recorded')}"),
+                          f"= {r_q:.3g} pair*samples/s; {gpu_info(part['run'])}"),
         ("over: ratio", f"{r_w / r_q:.0%} of the resident rate (goal >= 80 %)"),
         ("over: planted", f"{'/'.join(pair)}: " + (f"row {rank} of pairs.tsv, P {p}" if rank else "NOT FOUND")),
     ]
@@ -268,6 +278,7 @@ def main() -> None:
             ("big: rate", f"{rate(run, res['wall']):.3g} pair*samples/s over the wall; screen alone "
                           f"{rate(run, run['timings_s']['screen']):.3g} ({run['timings_s']['screen']:.1f} s)"),
             ("big: stages", stages(run)),
+            ("big: GPU", gpu_info(run)),
             ("big: peak RSS", f"{res['rss'] / 1e9:.2f} GB = {res['rss'] / bed_bytes:.2f} x the .bed (goal <= 2)"),
             ("big: ETA", "no redraw at >= 10 % with an ETA (too fast?)" if eta["err"] is None else
              f"at {eta['at']:.1f} %: {eta['shown']} s shown (whole seconds), bar reached 100 % {eta['to_100']:.1f} s later "
@@ -291,7 +302,7 @@ def main() -> None:
             ("budget: in memory", f"screen {normal['run']['timings_s']['screen']:.2f} s, {r_in:.3g} pair*samples/s; "
                                   f"wall {normal['wall']:.1f} s"),
             ("budget: streaming", f"screen {forced['run']['timings_s']['screen']:.2f} s, {r_st:.3g} pair*samples/s; "
-                                  f"wall {forced['wall']:.1f} s"),
+                                  f"wall {forced['wall']:.1f} s; {gpu_info(forced['run'])}"),
             ("budget: ratio", f"{r_st / r_in:.0%} of the in-memory rate (goal >= 80 %); outputs "
                               f"{'identical' if same else 'DIFFER'}"),
         ]

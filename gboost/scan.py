@@ -79,6 +79,7 @@ class ScanResult:
     # Output work done beside the screen (gboost/hostwork.py): {"outputs": a Future of
     # gboost.io.results.prepare_outputs}; empty when finalize ran serially
     prepared: dict = field(default_factory=dict)
+    engine_info: dict = field(default_factory=dict)  # the engine's screen_info() (run.json "engine_info")
 
     @cached_property
     def reported(self) -> Pairs:
@@ -145,6 +146,7 @@ class ScreenResult:
     timings: dict
     engine: str  # the engine's name ('cpu', 'gpu', 'dask')
     device: str  # its describe(): the device in words, for the log and run.json
+    engine_info: dict = field(default_factory=dict)  # its screen_info(): run.json's "engine_info"
 
 
 def _run_beside(fn, *args, beside: bool):
@@ -280,7 +282,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
         raise
     timings["screen"] = time.perf_counter() - t1
     acc.host = host
-    return ScreenResult(acc, thr, timings, engine.name, engine.describe())
+    return ScreenResult(acc, thr, timings, engine.name, engine.describe(), engine.screen_info())
 
 
 def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
@@ -349,7 +351,8 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
     prepared = {"outputs": host.outputs} if overlapped and host.outputs is not None else {}
     return ScanResult(study, params, screened.engine, screened.device, pairs, summary, mstat, mp, mdf,
-                      acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]), prepared)
+                      acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]), prepared,
+                      engine_info=screened.engine_info)
 
 
 def stream_order(tiles: list, ready) -> Iterator:

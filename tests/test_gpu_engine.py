@@ -595,3 +595,20 @@ def test_production_configs_cannot_build_a_wrong_result_kernel():
         assert not [o for o in opts if o.startswith(("-DGM_COUNT_ONLY", "-DGM_PROBE"))], opts
     for src in (kernel_source(), mma_kernel_source()):
         assert "_ceiling(" not in src
+
+
+@pytest.mark.gpu
+def test_run_json_engine_info_says_where_the_planes_were_and_how_long_the_gpu_waited(counting):
+    """run.json's engine_info (GpuEngine.screen_info): resident planes for a study that fits,
+    streamed ones under a small memory limit; the tiles counted, idle time no more than the
+    scan's wall, its longest gap within the total."""
+    study = gpu_study(**STREAMED)
+    resident = run_scan(study, ScanParams(epi1=1e-3), engine=gpu_engine(tile=64, counting=counting))
+    streamed = run_scan(study, ScanParams(epi1=1e-3), engine=gpu_engine(
+        tile=48, counting=counting, memory_limit_bytes=_pool_baseline() + (320 << 10)))
+    for res, planes in ((resident, "resident"), (streamed, "streamed")):
+        info = res.engine_info
+        assert info["planes"] == planes
+        assert info["tiles"] >= len(plan_tiles(study.n_snps, 64 if planes == "resident" else 48))  # (sub-tiles after a back-off count too)
+        assert 0.0 <= info["gpu_idle_longest_s"] <= info["gpu_idle_s"] <= res.timings["screen"]
+        assert info["kernel_s"] > 0 and info["mean_tile_kernel_s"] > 0

@@ -55,5 +55,10 @@ class Engine(ABC):
                 return
             yield self.run_tile(tile)
 
+    def screen_info(self) -> dict:
+        """What run.json records of how the screen ran on this engine's devices (beside the
+        timings), after the tiles; empty where there is nothing to say."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Free device memory / threads."""

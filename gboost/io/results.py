@@ -424,6 +424,7 @@ def run_record(result, extra: dict | None = None) -> dict:
         "covariates": result.covariate_names,
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
+        **({"engine_info": info} if (info := getattr(result, "engine_info", None)) else {}),
         **({"command_s": clock.as_dict()} if clock is not None else {}),
         **(extra or {}),
     }

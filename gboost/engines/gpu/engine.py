@@ -310,6 +310,26 @@ class GpuEngine(Engine):
         or for the host), summed over GPUs; the bench prints it beside kernel_seconds."""
         return sum(gap for _, gap in self.idle_gaps)
 
+    def screen_info(self) -> dict:
+        """run.json's "engine_info": where the planes were (resident on every GPU, or streamed
+        through them from page-locked host memory: studies larger than half a GPU's budget,
+        docs/DESIGN.md), the tiles, the device time of the kernels, and how long the GPUs waited
+        before and between tiles (for plane chunks, the encoder or the host) in all and at most once,
+        beside the mean tile (issue 21: never idle for more than a tile)."""
+        if not self._stats:
+            return {}
+        modes = {bool(st.streaming) for st in self._stats}
+        gaps = [g for _, g in self.idle_gaps]
+        tiles = sum(len(st.idle_gaps) for st in self._stats)
+        return {
+            "planes": "streamed" if modes == {True} else "resident" if modes == {False} else "mixed",
+            "tiles": tiles,
+            "kernel_s": round(self.kernel_seconds, 6),
+            "mean_tile_kernel_s": round(self.kernel_seconds / tiles, 6) if tiles else None,
+            "gpu_idle_s": round(sum(gaps), 6),
+            "gpu_idle_longest_s": round(max(gaps), 6) if gaps else 0.0,
+        }
+
     @property
     def idle_gaps(self) -> list[tuple[int, float]]:
         """(tile index, seconds) of each idle gap in :attr:`idle_seconds`."""
