@@ -286,8 +286,8 @@ def _read_columns_compiled(data: bytes, kinds: tuple, names: dict, hashed: tuple
     for k, kind in enumerate(kinds):
         s, e = starts[:, k], ends[:, k]
         if kind == "text":
-            width = max(1, int(_max_length(s, e)))
-            out.append(_gather_text(b, s, e, width).view(f"U{width}").ravel())
+            mat = _gather_text(b, s, e)
+            out.append(mat.view(f"U{mat.shape[1]}").ravel())
             continue
         ok, ints, floats = _decimal_column(b, s, e, kind == "int")
         values = ints if kind == "int" else floats
@@ -346,16 +346,12 @@ def _table_bounds(b, n_columns):
 
 
 @nb.njit(cache=True, nogil=True)
-def _max_length(starts, ends):
-    width = 0
+def _gather_text(b, starts, ends):
+    """ASCII tokens as the code points of a ``U<width>`` array (zero-padded; width: the longest
+    token, at least 1, as _as_str makes it)."""
+    width = 1
     for k in range(len(starts)):
         width = max(width, ends[k] - starts[k])
-    return width
-
-
-@nb.njit(cache=True, nogil=True)
-def _gather_text(b, starts, ends, width):
-    """ASCII tokens as the code points of a ``U{width}`` array (zero-padded)."""
     out = np.zeros((len(starts), width), np.uint32)
     for k in range(len(starts)):
         for t in range(ends[k] - starts[k]):
