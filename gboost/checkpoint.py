@@ -50,10 +50,24 @@ def study_content_hash(study) -> str:
     return h.hexdigest()
 
 
+def ids_sha256(ids) -> str:
+    """SHA-256 of the IDs joined by newlines (UTF-8), as ``"\\n".join(map(str, ids))`` gives it,
+    in pieces: one join of 500k IDs held the GIL for 0.26 s on the VM (``str`` of each NumPy
+    string), against the thread that feeds the GPU; ``tolist`` and runs of 32k IDs give the same
+    bytes in a quarter of the time, with the GIL free between runs (issue 24)."""
+    h = hashlib.sha256()
+    items = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+    for k in range(0, len(items), 1 << 15):
+        if k:
+            h.update(b"\n")
+        h.update("\n".join(map(str, items[k:k + (1 << 15)])).encode())
+    return h.hexdigest()
+
+
 def _fingerprint(study, params) -> dict:
     """What the ledger's tiles depend on: the study and exactly the :class:`gboost.params.ScreenParams`
     (engine options and report options never change a tile's result)."""
-    ids = hashlib.sha256("\n".join(map(str, study.variants.snp)).encode()).hexdigest()
+    ids = ids_sha256(study.variants.snp)
     return {"snps": int(study.n_snps), "cases": int(study.layout.n_case), "controls": int(study.layout.n_ctrl),
             "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), **params.screen.fingerprint()}
 
