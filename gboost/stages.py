@@ -33,7 +33,7 @@ class StageClock:
         self.origin = now - since_start  # the process start on perf_counter's scale
         self.stages: dict[str, float] = {"startup": since_start}
         self.files: dict[str, dict] = {}  # output file -> {"format": s, "write": s, "bytes": n}
-        self.background: dict[str, float] = {}  # seconds other threads worked beside the stages
+        self.background: dict = {}  # seconds other threads worked beside the stages (or a function giving them)
         self._mark = now
 
     def lap(self, name: str) -> float:
@@ -59,7 +59,12 @@ class StageClock:
 
     def as_dict(self) -> dict:
         """run.json's ``command_s``: ``wall`` (process start to this call), the stages (their sum,
-        ``stages_sum``, is ``wall`` up to the time since the last lap), per file, background."""
+        ``stages_sum``, is ``wall`` up to the time since the last lap), per file, background (a
+        function there is called now: the figure of a thread that may still be finishing, waited
+        for here)."""
+        for k, v in list(self.background.items()):
+            if callable(v):
+                self.background[k] = v()
         self.lap("run_json")
         r = lambda x: round(x, 6)  # noqa: E731
         return {"wall": r(self.wall()), "stages_sum": r(sum(self.stages.values())),

@@ -133,3 +133,42 @@ def test_the_snp_id_hash_is_the_one_of_the_joined_ids():
     for ids in (many, many[:0], many[:1], many[:1 << 15], many[:(1 << 15) + 1], many.astype(object),
                 np.array([1, "a b", 2.5], dtype=object), ["x", "y"]):
         assert ids_sha256(ids) == hashlib.sha256("\n".join(map(str, ids)).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_finished_screens_ledger_ends_on_its_writer_thread(study, tiles, tmp_path, background):
+    """flush(wait=False) + close() with finish_in_background (gboost/cli.py): close returns at once
+    and the writer thread writes the last records, syncs and closes; join() waits for it and the
+    ledger then replays every tile, as a ledger closed by the caller does."""
+    import threading
+
+    params = ScanParams(epi1=0.02, epi2=0.2, device="cpu", tile=48)
+    led = C.Ledger(tmp_path, study, params, resume=False, batch_seconds=5.0)
+    led.finish_in_background = background
+    led.start(tile=48, tiles=len(tiles))
+    list(led.replay())
+    gate = threading.Event()
+    real = C._encode
+    try:  # the writer is held in its first record until close() has returned
+        C._encode = lambda batch: (gate.wait(30), real(batch))[1]
+        for r in tiles:
+            led.record(r)
+        if not background:
+            gate.set()  # (flush waits for the writer here)
+        led.flush(wait=False)
+        if background:
+            led.close()
+            assert led._closing is not None and led._closing.is_alive()  # the writer is still at it
+            gate.set()
+            assert led.join() is None
+        else:
+            led.close()
+    finally:
+        gate.set()
+        C._encode = real
+    assert led._fh is None and led._thread is None and led._closing is None
+    assert C.tiles_recorded(tmp_path) == len(tiles)
+    again = C.Ledger(tmp_path, study, params, resume=True)
+    again.start(tile=48, tiles=len(tiles))
+    same_accumulators(accumulate(study, list(again.replay())), accumulate(study, tiles))
+    again.close()
