@@ -88,16 +88,14 @@ def skip_blas_probe() -> None:
 
 class _ArraymathFinder:
     """Finds ``numba.np.arraymath`` as the other finders do and runs its module with the cheap
-    probe in place of ``ensure_blas``; then leaves ``sys.meta_path``."""
+    probe in place of ``ensure_blas``. It stays in ``sys.meta_path`` (one name compared per
+    import): removing it while another thread's import walks the list could skip a finder there."""
 
     def find_spec(self, name, path=None, target=None):
         if name != _ARRAYMATH:
             return None
         import importlib.machinery
-        import sys
 
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
             spec.loader = _ProbeLoader(spec.loader)
