@@ -44,6 +44,13 @@ class StageClock:
         self._mark = now
         return dt
 
+    def lap_at(self, name: str, when: float) -> None:
+        """A lap that ended at ``when`` (perf_counter; clamped between the previous lap and now):
+        what the caller waited for until then goes to ``name``, the rest to the next lap."""
+        when = min(max(when, self._mark), time.perf_counter())
+        self.stages[name] = self.stages.get(name, 0.0) + (when - self._mark)
+        self._mark = when
+
     def split(self, whole: str, part: str, seconds: float) -> None:
         """Move ``seconds`` (at most all) of stage ``whole`` into stage ``part``: a callee timed
         a piece of what the caller's lap measured."""
