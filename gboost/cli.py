@@ -299,6 +299,10 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     _log(args, f"engine: {engine.describe()}")
     clock.lap("engine_start")
     ledger = Ledger(out, study, params, resume=resume)
+    # The finished screen's last ledger records, sync and close run on the ledger's writer thread
+    # while the outputs are formatted (they replace the ledger; a kill meanwhile leaves a ledger
+    # that --resume completes, as during the screen). A --part keeps its ledger: waited for.
+    ledger.finish_in_background = not args.part
     if resume:
         _log(args, f"resuming the interrupted scan in {out}/")
 
@@ -306,7 +310,8 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
         clock.lap("screen")
         clock.split("screen", "upload", sr.timings.get("prepare", 0.0))  # the engine's prepare: planes to the device
         clock.split("screen", "checkpoint", ledger.seconds)  # this thread's time in the ledger (its writer runs apart)
-        clock.background["checkpoint_writer"] = ledger.writer_seconds
+        # The writer may still be ending the ledger (finish_in_background): its seconds once done.
+        clock.background["checkpoint_writer"] = lambda: (ledger.join(), ledger.writer_seconds)[1]
         if study.planes_ready is not None:
             study.wait_planes()  # (at once: the screen needed every SNP's planes)
             clock.background["encode"] = study.planes_ready.seconds
@@ -343,6 +348,7 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
         clock.background["host_work"] = result.timings["host_overlapped"]
     result.command_clock = clock  # run.json adds formatting, writing and hashing
     write_outputs(result, out, overwrite=True)  # replaces the checkpoint too: the scan is complete
+    ledger.join()  # (done by now; a write error of the ledger the outputs replaced no longer matters)
     _report(args, result, out)
     return 0
 

@@ -63,3 +63,72 @@ def configure() -> Path:
         sys.modules["numba"].config.CACHE_DIR = str(path)
     os.environ["NUMBA_CACHE_DIR"] = str(path)
     return path
+
+
+_ARRAYMATH = "numba.np.arraymath"
+
+
+def skip_blas_probe() -> None:
+    """Spare every process numba's import of SciPy's linear algebra (0.2-0.4 s measured on the VM,
+    issue 24), which gboost never calls.
+
+    numba's target loads ``numba.np.arraymath`` at the first call of any compiled function, and
+    that module's import probes for BLAS by importing ``scipy.linalg.cython_blas`` (all of
+    ``scipy.linalg``) only to decide whether ``np.dot`` may use BLAS. While it is imported, the
+    probe here only asks whether SciPy is installed; the real check (numba's ``ensure_blas``) is
+    left in place for the moment a function calling ``np.dot`` or ``np.linalg`` is compiled, so
+    such a function behaves as before. Done by an import hook, so ``import gboost`` does not import
+    numba; where numba's layout differs, nothing is changed."""
+    import sys
+
+    if _ARRAYMATH in sys.modules or any(isinstance(f, _ArraymathFinder) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _ArraymathFinder())
+
+
+class _ArraymathFinder:
+    """Finds ``numba.np.arraymath`` as the other finders do and runs its module with the cheap
+    probe in place of ``ensure_blas``. It stays in ``sys.meta_path`` (one name compared per
+    import): removing it while another thread's import walks the list could skip a finder there."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _ARRAYMATH:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _ProbeLoader(spec.loader)
+        return spec
+
+
+class _ProbeLoader:
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        import importlib.util
+        import sys
+
+        linalg = sys.modules.get("numba.np.linalg")
+        if linalg is None:
+            import numba.np.linalg as linalg
+        real = getattr(linalg, "ensure_blas", None)
+
+        def probe() -> None:  # what the import-time probe learns: whether SciPy can be imported
+            if importlib.util.find_spec("scipy") is None:
+                raise ImportError("scipy 0.16+ is required for linear algebra")
+
+        if real is not None:
+            linalg.ensure_blas = probe
+        try:
+            self._loader.exec_module(module)
+        finally:
+            if real is not None:
+                linalg.ensure_blas = real
+
+    def __getattr__(self, name):  # get_code, get_source, is_package...: the wrapped loader's
+        return getattr(self._loader, name)

@@ -262,9 +262,9 @@ class QTCheckpoint:
     def _fingerprint(study: Study, params: QTParams, plan: dict) -> dict:
         import hashlib
 
-        from gboost.checkpoint import study_content_hash
+        from gboost.checkpoint import ids_sha256, study_content_hash
 
-        ids = hashlib.sha256("\n".join(map(str, study.variants.snp)).encode()).hexdigest()
+        ids = ids_sha256(study.variants.snp)
         trait = hashlib.sha256(np.ascontiguousarray(study.trait, np.float64).tobytes()
                                + np.ascontiguousarray(study.a1_flip if study.a1_flip is not None
                                                       else np.zeros(study.n_snps, bool), bool).tobytes()).hexdigest()

@@ -256,6 +256,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
             cancelled = cancelled or (cancel is not None and bool(cancel()))
             return cancelled
 
+        finished = False
         try:
             for res in engine.run_tiles(order, should_stop):
                 acc.add(res)
@@ -268,9 +269,10 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
                     progress(Progress(len(acc.tiles_done), len(tiles), acc.pairs_done, total_pairs, now, *base))
                     if first:
                         base, first = (acc.pairs_done, now), False
+            finished = not cancelled and len(acc.tiles_done) == len(tiles)
         finally:
-            if checkpoint is not None:
-                checkpoint.flush()
+            if checkpoint is not None:  # a finished screen may leave the ledger's end to its writer
+                checkpoint.flush(wait=not finished)  # thread (Ledger.finish_in_background)
             engine.close()
         if cancelled or len(acc.tiles_done) < len(tiles):
             raise ScanCancelled()

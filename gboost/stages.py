@@ -33,7 +33,7 @@ class StageClock:
         self.origin = now - since_start  # the process start on perf_counter's scale
         self.stages: dict[str, float] = {"startup": since_start}
         self.files: dict[str, dict] = {}  # output file -> {"format": s, "write": s, "bytes": n}
-        self.background: dict[str, float] = {}  # seconds other threads worked beside the stages
+        self.background: dict = {}  # seconds other threads worked beside the stages (or a function giving them)
         self._mark = now
 
     def lap(self, name: str) -> float:
@@ -43,6 +43,13 @@ class StageClock:
         self.stages[name] = self.stages.get(name, 0.0) + dt
         self._mark = now
         return dt
+
+    def lap_at(self, name: str, when: float) -> None:
+        """A lap that ended at ``when`` (perf_counter; clamped between the previous lap and now):
+        what the caller waited for until then goes to ``name``, the rest to the next lap."""
+        when = min(max(when, self._mark), time.perf_counter())
+        self.stages[name] = self.stages.get(name, 0.0) + (when - self._mark)
+        self._mark = when
 
     def split(self, whole: str, part: str, seconds: float) -> None:
         """Move ``seconds`` (at most all) of stage ``whole`` into stage ``part``: a callee timed
@@ -59,7 +66,12 @@ class StageClock:
 
     def as_dict(self) -> dict:
         """run.json's ``command_s``: ``wall`` (process start to this call), the stages (their sum,
-        ``stages_sum``, is ``wall`` up to the time since the last lap), per file, background."""
+        ``stages_sum``, is ``wall`` up to the time since the last lap), per file, background (a
+        function there is called now: the figure of a thread that may still be finishing, waited
+        for here)."""
+        for k, v in list(self.background.items()):
+            if callable(v):
+                self.background[k] = v()
         self.lap("run_json")
         r = lambda x: round(x, 6)  # noqa: E731
         return {"wall": r(self.wall()), "stages_sum": r(sum(self.stages.values())),

@@ -162,3 +162,53 @@ def test_the_decimal_fast_paths_are_taken_and_exact(kind):
     for bad in (["1", "+2"], ["1e3"], ["1.5"] if kind == "int" else ["1.2.3"], ["-"], ["."]):
         b, starts, ends, _ = _token_bounds(("\n".join(bad) + "\n").encode(), 1, 1, "x", ".bim", "v")
         assert (_decimal_ints if kind == "int" else _decimal_floats)(b, starts[:, 0], ends[:, 0]) is None, bad
+
+
+def _numpy_path(monkeypatch, fn, path):
+    import gboost.io.plink_bed as P
+
+    with monkeypatch.context() as m:
+        m.setattr(P, "_read_columns_compiled", lambda *a: None)
+        got = outcome(fn, path)
+    return tuple(getattr(got, f) for f in ("chrom", "snp", "cm", "bp", "a1", "a2")) if hasattr(got, "snp") else got
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_compiled_parse_equals_the_numpy_passes(tmp_path, monkeypatch, seed):
+    """The compiled passes (gboost/io/plink_bed.py, issue 24) give the NumPy passes' table, value
+    for value and dtype for dtype; on files they cannot take (non-ASCII, a short line, a number
+    outside the decimal fast paths) they decline, or hand that column to NumPy's cast."""
+    rng = np.random.default_rng(100 + seed)
+    numbers = NUMBERS if seed % 3 == 0 else ["0", "-0", "7", "0.5", "-.25", "5.", "2.675", "123456789012345678"]
+    lines = [_bim_line(rng, k, numbers) for k in range(int(rng.integers(1, 80)))]
+    if seed % 2:
+        lines = [ln.replace("é", "e") for ln in lines]
+    if seed % 5 == 0:
+        lines.insert(int(rng.integers(0, len(lines))), "#comment \x01 with a control byte")
+        lines.insert(int(rng.integers(0, len(lines))), " \t ")
+    if seed % 7 == 3:
+        lines.insert(int(rng.integers(0, len(lines))), "1 short 0 5 A")
+    text = ("\r\n" if seed % 4 == 0 else "\n").join(lines) + ("" if seed % 6 == 0 else "\n")
+    path = tmp_path / "s.bim"
+    path.write_bytes(text.encode())
+    same(outcome(read_bim, str(path)), _numpy_path(monkeypatch, read_bim, str(path)))
+    fam = tmp_path / "s.fam"
+    odd = "\x02" if seed % 9 == 1 else ""  # a control byte inside an ID: part of the token
+    fam.write_text("".join(f"f{k % 4} i{k}{odd} 0 0 {k % 3} {rng.choice(['1', '2', '-9'])}\n"
+                           for k in range(int(rng.integers(1, 30)))))
+    same(outcome(_read_fam_columns, str(fam)), _numpy_path(monkeypatch, _read_fam_columns, str(fam)))
+
+
+def test_the_compiled_parse_is_taken_on_an_ordinary_bim_and_declines_otherwise():
+    from gboost.io.plink_bed import _read_columns_compiled
+
+    kinds, names = ("text", "text", "float", "int", "text", "text"), {2: "cM position", 3: "base-pair position"}
+    ok = b"1\trs1\t0\t1000\tA\tG\n# note\n\n1 rs2 0.25 -5 AT G\r\n"
+    table = _read_columns_compiled(ok, kinds, names, ((1,),), "x.bim")
+    assert table is not None
+    (chrom, snp, cm, bp, a1, a2), lines, (h,) = table
+    assert snp.tolist() == ["rs1", "rs2"] and snp.dtype == np.dtype("U3") and lines.tolist() == [1, 4]
+    assert cm.tolist() == [0.0, 0.25] and bp.tolist() == [1000, -5] and a1.tolist() == ["A", "AT"]
+    assert h[0] != h[1]
+    for bad in (b"1 r\xc3\xa91 0 1 A G\n", b"1 rs1 0 1 A\n", b"1 rs1 0 1 A G x\n", b"1 rs\x001 0 1 A G\n", b"", b"\n \n"):
+        assert _read_columns_compiled(bad, kinds, names, ((1,),), "x.bim") is None, bad

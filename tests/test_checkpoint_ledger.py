@@ -119,3 +119,70 @@ def test_a_tile_recorded_twice_counts_once(study, tiles, tmp_path):
     led.record(tiles[0])  # already in the ledger: not written again
     led.close()
     assert C.tiles_recorded(tmp_path) == len(tiles)
+
+
+def test_the_snp_id_hash_is_the_one_of_the_joined_ids():
+    """ids_sha256 hashes in runs of 32k IDs (the GIL free between them) the bytes one join gave, so
+    checkpoints written before it still resume."""
+    import hashlib
+
+    from gboost.checkpoint import ids_sha256
+
+    rng = np.random.default_rng(3)
+    many = np.array([f"rs{k}" if k % 7 else f"é{k}" for k in rng.integers(0, 10**9, 70000)])
+    for ids in (many, many[:0], many[:1], many[:1 << 15], many[:(1 << 15) + 1], many.astype(object),
+                np.array([1, "a b", 2.5], dtype=object), ["x", "y"]):
+        assert ids_sha256(ids) == hashlib.sha256("\n".join(map(str, ids)).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_finished_screens_ledger_ends_on_its_writer_thread(study, tiles, tmp_path, background):
+    """flush(wait=False) + close() with finish_in_background (gboost/cli.py): close returns at once
+    and the writer thread writes the last records, syncs and closes; join() waits for it and the
+    ledger then replays every tile, as a ledger closed by the caller does."""
+    import threading
+
+    params = ScanParams(epi1=0.02, epi2=0.2, device="cpu", tile=48)
+    led = C.Ledger(tmp_path, study, params, resume=False, batch_seconds=5.0)
+    led.finish_in_background = background
+    led.start(tile=48, tiles=len(tiles))
+    list(led.replay())
+    gate = threading.Event()
+    real = C._encode
+    try:  # the writer is held in its first record until close() has returned
+        C._encode = lambda batch: (gate.wait(30), real(batch))[1]
+        for r in tiles:
+            led.record(r)
+        if not background:
+            gate.set()  # (flush waits for the writer here)
+        led.flush(wait=False)
+        if background:
+            led.close()
+            assert led._closing is not None and led._closing.is_alive()  # the writer is still at it
+            gate.set()
+            assert led.join() is None
+        else:
+            led.close()
+    finally:
+        gate.set()
+        C._encode = real
+    assert led._fh is None and led._thread is None and led._closing is None
+    assert C.tiles_recorded(tmp_path) == len(tiles)
+    again = C.Ledger(tmp_path, study, params, resume=True)
+    again.start(tile=48, tiles=len(tiles))
+    same_accumulators(accumulate(study, list(again.replay())), accumulate(study, tiles))
+    again.close()
+
+
+def test_the_genotype_hash_is_the_one_of_the_arrays_bytes(study):
+    """study_content_hash hashes the arrays' own buffers (no tobytes copies): the digest of their
+    bytes as before, so checkpoints written before it still resume."""
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(study.counts, dtype=np.int64).tobytes())
+    s = study.samples
+    h.update("\n".join(f"{f} {i} {int(st)}" for f, i, st in zip(s.fid, s.iid, s.status)).encode())
+    pick = np.unique(np.r_[np.arange(0, study.n_snps, 16), study.n_snps - 1])
+    h.update(np.ascontiguousarray(study.planes[pick]).tobytes())
+    assert C.study_content_hash(study) == h.hexdigest()

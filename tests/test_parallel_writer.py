@@ -136,3 +136,33 @@ def test_chromosome_numbers_match_names(monkeypatch, cap):
     for a in range(len(names)):
         for b in range(len(names)):
             assert (ids[a] == ids[b]) == (names[a] == names[b])
+
+
+def test_a_file_written_while_its_runs_are_formatted_is_whole(tmp_path):
+    """write_outputs streams each file (render_lazily(stream=True)): write_files takes an iterator
+    that waits for each run; the file is whole, its write seconds leave the waits out, and an
+    iterator that fails leaves the previous files as they were and no temporary file."""
+    import time
+
+    from gboost.io.outdir import _TMP, write_files
+
+    def slow():
+        yield b"head\n"
+        time.sleep(0.3)  # a run still being formatted
+        yield b"x" * (9 << 20)  # past _WRITEBACK_BYTES: handed to the kernel's writeback
+        yield b"tail\n"
+
+    times: dict = {}
+    write_files(tmp_path / "o", {"pairs.tsv": slow(), "marginal.tsv": [b"m\n"]}, write_times=times)
+    assert (tmp_path / "o" / "pairs.tsv").read_bytes() == b"head\n" + b"x" * (9 << 20) + b"tail\n"
+    assert times["pairs.tsv"] < 0.3 and (tmp_path / "o" / "marginal.tsv").read_bytes() == b"m\n"
+
+    def broken():
+        yield b"a"
+        raise RuntimeError("a run failed")
+
+    write_files(tmp_path / "p", {"pairs.tsv": [b"old\n"]})
+    with pytest.raises(RuntimeError):
+        write_files(tmp_path / "p", {"pairs.tsv": broken(), "marginal.tsv": [b"m"]}, overwrite=True)
+    assert (tmp_path / "p" / "pairs.tsv").read_bytes() == b"old\n"
+    assert not [p.name for p in (tmp_path / "p").iterdir() if p.name.startswith(_TMP) or p.name == "marginal.tsv"]

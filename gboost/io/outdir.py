@@ -124,21 +124,44 @@ GBOOST_FILES = frozenset({
 })
 
 
-def _write_temp(path: Path, data) -> Path:
-    """``data`` (bytes-like, or a list of them written in order) in a flushed hidden temporary
-    file beside ``path`` (umask modes); returns it."""
+# Written data past this many bytes is handed to the kernel's writeback at once (posix_fadvise
+# DONTNEED starts it without waiting), so the closing fsync waits for the last runs only; a file's
+# runs formatted while the earlier ones are written put most of it on disk beside the formatting
+# (74 MB written in 2 MB runs 5 ms apart on the VM: the closing fsync 0.05 -> 0.01 s, issue 24).
+_WRITEBACK_BYTES = 8 << 20
+
+
+def _write_temp(path: Path, data, waits: list | None = None) -> Path:
+    """``data`` (bytes-like, or an iterable of them written in order: a list, or an iterator that
+    may wait for each, those seconds added to ``waits``) in a synced hidden temporary file beside
+    ``path`` (umask modes); returns it."""
     tmp = path.with_name(f"{_TMP}{os.getpid()}-{path.name}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         with os.fdopen(fd, "wb", buffering=0) as fh:
-            for chunk in (data if isinstance(data, (list, tuple)) else (data,)):
+            chunks = iter((data,) if isinstance(data, (bytes, bytearray, memoryview)) else data)
+            written = synced = 0
+            while True:
+                t = time.perf_counter()
+                chunk = next(chunks, None)
+                if waits is not None:
+                    waits.append(time.perf_counter() - t)
+                if chunk is None:
+                    break
                 view = memoryview(chunk).cast("B")
+                written += len(view)
                 while len(view):  # (a raw file may take part of a large buffer)
                     view = view[fh.write(view):]
+                if written - synced >= _WRITEBACK_BYTES and hasattr(os, "posix_fadvise"):
+                    os.posix_fadvise(fh.fileno(), synced, written - synced, os.POSIX_FADV_DONTNEED)
+                    synced = written
             os.fsync(fh.fileno())
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise _named(exc, path) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return tmp
 
 
@@ -151,12 +174,14 @@ def _named(exc: OSError, path: Path) -> OSError:
 
 def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = False,
                 remove: Iterable[str] = (), write_times: dict | None = None) -> Path:
-    """Write ``files`` (name -> bytes, str, a list of bytes-like buffers written in order, or a
-    function returning one, called once the others are written) into ``out_dir`` under the rules
-    of this module; ``remove`` names further gboost files to delete once the new set is in place
-    (a finished scan's checkpoint). The files given as data are written and synced side by side,
-    one thread each (writes and fsync release the GIL; at 500k SNPs they are ~190 MB); their
-    seconds go to ``write_times`` (name -> s) when given. Returns the folder."""
+    """Write ``files`` (name -> bytes, str, a list of bytes-like buffers written in order, an
+    iterator of them, which may wait for each while others format them, or a function returning
+    one, called once the others are written) into ``out_dir`` under the rules of this module;
+    ``remove`` names further gboost files to delete once the new set is in place (a finished
+    scan's checkpoint). The files given as data are written and synced side by side, one thread
+    each (writes and fsync release the GIL; at 500k SNPs they are ~190 MB); their seconds (not
+    those spent waiting for an iterator's next buffer) go to ``write_times`` (name -> s) when
+    given. Returns the folder."""
     for name in list(files) + list(remove):
         if name not in GBOOST_FILES or "/" in name or name.startswith("."):
             raise ValueError(f"not a gboost output name: {name!r}")
@@ -178,9 +203,9 @@ def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = Fa
     times = write_times if write_times is not None else {}
 
     def write(name: str, v) -> tuple[Path, Path]:
-        t = time.perf_counter()
-        tmp = _write_temp(out / name, v.encode("utf-8") if isinstance(v, str) else v)
-        times[name] = time.perf_counter() - t
+        t, waits = time.perf_counter(), []
+        tmp = _write_temp(out / name, v.encode("utf-8") if isinstance(v, str) else v, waits)
+        times[name] = time.perf_counter() - t - sum(waits)  # (not the wait for data still being made)
         return tmp, out / name
 
     # Every new file complete on disk before any old one is replaced: a full disk or a kill here

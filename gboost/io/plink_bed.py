@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
+import numba as nb
 import numpy as np
 
 from gboost.errors import InputError
@@ -238,6 +239,9 @@ def _read_columns(path, what: str, columns: str, kinds: tuple, numbers: dict, ha
     data = read_input_bytes(path, what)
     n_columns = len(kinds)
     names = {k: name for name, k in numbers.items()}
+    fast = _read_columns_compiled(data, kinds, names, hashed, path)
+    if fast is not None:
+        return fast
     parts: list[list] = [[] for _ in kinds]
     hashes: list[list] = [[] for _ in hashed]
     lines, first_line = [], 1
@@ -260,6 +264,152 @@ def _read_columns(path, what: str, columns: str, kinds: tuple, numbers: dict, ha
     out = [np.concatenate(p) if p else empty[kind] for p, kind in zip(parts, kinds)]
     line_numbers = np.concatenate(lines) if lines else np.zeros(0, np.int64)
     return out, line_numbers, [np.concatenate(h) if h else np.zeros(0, np.uint64) for h in hashes]
+
+
+# The common table (ASCII, every data line n tokens, plain decimal numbers) in compiled passes that
+# release the GIL: ~8x faster than the NumPy passes below on a 500k-line .bim (0.23 -> 0.03 s on
+# the VM, issue 24), and the reading no longer holds the GIL against the thread that starts the GPU
+# beside it. Anything else (a byte >= 128 or NUL, a line of another length, a number outside the
+# decimal fast paths) falls back to the NumPy passes, with their messages; the result is the same
+# table (tests/test_bim_fam_parse.py compares the two).
+_TEXT, _INT, _FLOAT = 0, 1, 2
+
+
+def _read_columns_compiled(data: bytes, kinds: tuple, names: dict, hashed: tuple, path):
+    """``_read_columns``' result from the compiled passes, or None where the NumPy path must run."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    n_columns = len(kinds)
+    ok, starts, ends, lines = _table_bounds(b, n_columns)
+    if not ok or len(lines) == 0:
+        return None
+    out = []
+    for k, kind in enumerate(kinds):
+        s, e = starts[:, k], ends[:, k]
+        if kind == "text":
+            mat = _gather_text(b, s, e)
+            out.append(mat.view(f"U{mat.shape[1]}").ravel())
+            continue
+        ok, ints, floats = _decimal_column(b, s, e, kind == "int")
+        values = ints if kind == "int" else floats
+        if not ok:  # NumPy's cast and its messages (on the bytes padded as _token_bounds pads them)
+            padded = np.zeros(len(b) + 64, dtype=np.uint8)
+            padded[: len(b)] = b
+            values = _numbers(padded, s, e, kind, lines, path, names[k])
+        out.append(values)
+    hashes = [_token_hash(b, starts[:, list(group)], ends[:, list(group)]) for group in hashed]
+    return out, lines, hashes
+
+
+@nb.njit(cache=True, nogil=True)
+def _table_bounds(b, n_columns):
+    """(ok, starts, ends, line numbers) of every data line's ``n_columns`` tokens: whitespace as
+    ``bytes.split`` (9-13, 32), lines ended by newlines, blank and ``#`` lines skipped; ok False
+    (the NumPy path then runs) at a byte >= 128 or NUL or a data line of another length."""
+    n_lines = 1
+    for x in b:
+        if x == 10:
+            n_lines += 1
+    starts = np.empty((n_lines, n_columns), np.int64)
+    ends = np.empty((n_lines, n_columns), np.int64)
+    lines = np.empty(n_lines, np.int64)
+    rows, line, tokens, comment, pos, n = 0, 1, 0, False, 0, len(b)
+    while pos <= n:
+        x = 10 if pos == n else b[pos]
+        if x == 0 or x >= 128:
+            return False, starts[:0], ends[:0], lines[:0]
+        if x == 10 or x == 32 or 9 <= x <= 13:
+            if x == 10:
+                if tokens > 0 and not comment:
+                    if tokens != n_columns:
+                        return False, starts[:0], ends[:0], lines[:0]
+                    lines[rows] = line
+                    rows += 1
+                tokens, comment = 0, False
+                line += 1
+            pos += 1
+            continue
+        start = pos
+        while pos < n:
+            x = b[pos]
+            if x == 0 or x >= 128:
+                return False, starts[:0], ends[:0], lines[:0]
+            if x == 32 or 9 <= x <= 13:
+                break
+            pos += 1
+        if tokens == 0 and b[start] == 35:  # '#': a comment line
+            comment = True
+        if not comment and tokens < n_columns:
+            starts[rows, tokens] = start
+            ends[rows, tokens] = pos
+        tokens += 1
+    return True, starts[:rows], ends[:rows], lines[:rows]
+
+
+@nb.njit(cache=True, nogil=True)
+def _gather_text(b, starts, ends):
+    """ASCII tokens as the code points of a ``U<width>`` array (zero-padded; width: the longest
+    token, at least 1, as _as_str makes it)."""
+    width = 1
+    for k in range(len(starts)):
+        width = max(width, ends[k] - starts[k])
+    out = np.zeros((len(starts), width), np.uint32)
+    for k in range(len(starts)):
+        for t in range(ends[k] - starts[k]):
+            out[k, t] = b[starts[k] + t]
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _decimal_column(b, starts, ends, integer):
+    """``_decimal_ints`` (integer) or ``_decimal_floats`` of a column, in one pass: (ok, values);
+    ok False where a token is outside those fast paths (the NumPy path then decides)."""
+    n = len(starts)
+    ints = np.zeros(n if integer else 0, np.int64)
+    floats = np.zeros(0 if integer else n, np.float64)
+    limit = _MAX_FAST_INT_DIGITS if integer else _MAX_FAST_FLOAT_DIGITS
+    for k in range(n):
+        pos, end = starts[k], ends[k]
+        negative = b[pos] == 45  # '-'
+        if negative:
+            pos += 1
+        value, digits, after, point = 0, 0, 0, False
+        while pos < end:
+            x = b[pos]
+            if 48 <= x <= 57:
+                value = value * 10 + (x - 48)
+                digits += 1
+                if point:
+                    after += 1
+            elif x == 46 and not integer and not point:  # '.'
+                point = True
+            else:
+                return False, ints, floats
+            pos += 1
+        if digits == 0 or digits > limit:
+            return False, ints, floats
+        if integer:
+            ints[k] = -value if negative else value
+        else:
+            v = np.float64(value) / _POW10_F[after]  # exact: at most 15 digits (see _POW10_F)
+            floats[k] = -v if negative else v
+    return True, ints, floats
+
+
+@nb.njit(cache=True, nogil=True)
+def _token_hash(b, starts, ends):
+    """A 64-bit FNV-1a hash per row over its tokens in the given columns (a separator between
+    them): equal rows hash equal, so distinct hashes prove distinct rows (_may_repeat)."""
+    out = np.empty(starts.shape[0], np.uint64)
+    prime = np.uint64(0x100000001B3)
+    for k in range(starts.shape[0]):
+        h = np.uint64(0xCBF29CE484222325)
+        for c in range(starts.shape[1]):
+            if c:
+                h = (h ^ np.uint64(0x1F)) * prime
+            for pos in range(starts[k, c], ends[k, c]):
+                h = (h ^ np.uint64(b[pos])) * prime
+        out[k] = h
+    return out
 
 
 def _token_bounds(chunk: bytes, first_line: int, n_columns: int, path, what: str, columns: str):

@@ -449,7 +449,7 @@ def _pieces_per_file(rows: int, threads: int) -> int:
 
 
 def render_lazily(result, extra: dict | None = None, threads: int | None = None,
-                  write_times: dict | None = None) -> dict:
+                  write_times: dict | None = None, *, stream: bool = False) -> dict:
     """The five outputs for gboost/io/outdir.py's write_files: the four data files as lists of
     buffers (header, then runs of rows, in order), run.json as a function write_files calls once
     the others are on disk. Every file is formatted in runs of rows by compiled passes that
@@ -459,7 +459,12 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
     formatting (summed over its pieces) go to ``result.timings`` ("format_<file>"); write_files
     puts each file's write seconds in ``write_times``, which run.json reports. run.json is
     rendered last, so its timings cover the others. Work prepared during the screen
-    (``result.prepared``: the SNP texts, marginal.tsv; gboost/hostwork.py) is used as it is."""
+    (``result.prepared``: the SNP texts, marginal.tsv) is used as it is.
+
+    ``stream``: return at once, each data file as an iterator of its buffers that waits for each
+    run as it is formatted, so that write_files writes (and the kernel starts putting on disk) a
+    file's first runs while the pool formats the rest; the formatting's figures are then complete
+    when run.json is rendered."""
     from concurrent.futures import ThreadPoolExecutor
 
     from gboost.io.plink_text import epi_cc_pieces, summary_pieces
@@ -470,7 +475,8 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
     def timed(fn):
         t = time.perf_counter()
         out = fn()
-        return out, time.perf_counter() - t
+        now = time.perf_counter()
+        return out, now - t, now
 
     s, pr, sm = result.study, result.screened, result.summary
     threads = max(1, threads or os.cpu_count() or 1)
@@ -478,7 +484,9 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
     texts = ahead.get("texts") or SnpTexts(s)
     heads = {"pairs.tsv": pairs_header(pr), "pairs.epi.cc": _epi_cc_header(texts.w),
              "pairs.epi.cc.summary": _summary_header(texts.w), "marginal.tsv": MARGINAL_HEADER}
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-format") as pool:
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-format")
+    futures: dict = {}
+    try:
         rep = pool.submit(timed, lambda: result.reported_rows)
         texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
         prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
@@ -490,29 +498,57 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
         if "marginal.tsv" not in ahead:
             jobs["marginal.tsv"] = marginal_pieces(s, result.marginal_stat, result.marginal_p, texts,
                                                    _pieces_per_file(s.n_snps, threads), 1)
-        futures = {name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()}
-        (rows, q), rep_s = rep.result()
-        fs = pairs_pieces(s.variants, pr, prefix.result(), _pieces_per_file(len(rows), threads), 1,
-                          rows=rows, q=q)
-        futures = {"pairs.tsv": [pool.submit(timed, f) for f in fs], **futures}
-        done = {}
-        if "marginal.tsv" in ahead:  # formatted during the screen: its seconds were spent there
-            done["marginal.tsv"] = ([heads["marginal.tsv"]] + ahead["marginal.tsv"][0], ahead["marginal.tsv"][1])
-        for name, fs in futures.items():
-            parts = [f.result() for f in fs]
-            done[name] = ([heads[name]] + [b for b, _ in parts],
-                          sum(dt for _, dt in parts) + (rep_s if name == "pairs.tsv" else 0.0))
-    out = {}
-    for name in OUTPUT_FILES[:-1]:
-        buffers, dt = done[name]
-        result.timings[f"format_{name}"] = dt
-        if clock is not None:
-            clock.files[name] = {"format": dt, "bytes": sum(len(b) for b in buffers)}
-        out[name] = buffers
-    if clock is not None:
-        clock.lap("format_outputs")  # the four files' formatting, side by side
+        futures.update({name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()})
+
+        def pairs_futures() -> list:  # pairs.tsv's runs, once its rows are picked and sorted
+            if "pairs.tsv" not in futures:
+                (rows, q), _, _ = rep.result()
+                fs = pairs_pieces(s.variants, pr, prefix.result(), _pieces_per_file(len(rows), threads), 1,
+                                  rows=rows, q=q)
+                futures["pairs.tsv"] = [pool.submit(timed, f) for f in fs]
+            return futures["pairs.tsv"]
+
+        def buffers(name: str):
+            yield heads[name]
+            if name == "marginal.tsv" and "marginal.tsv" in ahead:
+                yield from ahead["marginal.tsv"][0]
+                return
+            for f in (pairs_futures() if name == "pairs.tsv" else futures[name]):
+                yield f.result()[0]
+
+        def account() -> None:
+            """Each file's formatting seconds and bytes (its runs all done by now)."""
+            last = 0.0
+            for name in OUTPUT_FILES[:-1]:
+                if name == "marginal.tsv" and "marginal.tsv" in ahead:  # formatted during the screen
+                    dt, size = ahead["marginal.tsv"][1], sum(len(b) for b in ahead["marginal.tsv"][0])
+                else:
+                    parts = [f.result() for f in (pairs_futures() if name == "pairs.tsv" else futures[name])]
+                    dt = sum(p[1] for p in parts) + (rep.result()[1] if name == "pairs.tsv" else 0.0)
+                    size = sum(len(p[0]) for p in parts)
+                    last = max([last] + [p[2] for p in parts])
+                result.timings[f"format_{name}"] = dt
+                if clock is not None:
+                    clock.files[name] = {"format": dt, "bytes": size + len(heads[name])}
+            if clock is not None and stream:  # the wait for the four files' formatting, side by side
+                clock.lap_at("format_outputs", last)
+            elif clock is not None:
+                clock.lap("format_outputs")
+
+        if not stream:
+            out = {name: list(buffers(name)) for name in OUTPUT_FILES[:-1]}
+            account()
+            pool.shutdown()
+        else:
+            out = {name: buffers(name) for name in OUTPUT_FILES[:-1]}
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
 
     def run_json() -> str:
+        if stream:
+            pool.shutdown()
+            account()
         if clock is not None:
             for name, dt in (write_times or {}).items():
                 if name in clock.files:
@@ -551,5 +587,5 @@ def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False
     from gboost.io.outdir import write_files
 
     write_times: dict = {}
-    return write_files(out_dir, render_lazily(result, extra, threads, write_times), overwrite=overwrite,
+    return write_files(out_dir, render_lazily(result, extra, threads, write_times, stream=True), overwrite=overwrite,
                        remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"), write_times=write_times)
