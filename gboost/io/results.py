@@ -441,85 +441,127 @@ def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
 _PIECE_ROWS = 8192  # the fewest rows a run of rows gets (tests lower it to cut small files often)
 
 
-def _pieces_per_file(rows: int, threads: int) -> int:
-    # A few runs per thread, so that files of unequal size balance on the pool, none under ~8k
-    # rows (a run's fixed cost, a few Python calls, stays far below its compiled work).
-    return max(1, min(4 * threads, rows // _PIECE_ROWS + 1))
+class FilePool:
+    """One pool of ``threads`` threads on which output files are formatted in runs of rows
+    (gboost/io/results.py for a case-control scan, gboost/io/qt_results.py for a QT scan): each
+    run is a function returning its bytes by compiled passes that release the GIL, so runs of all
+    files format side by side. A context manager (the threads end on exit)."""
 
+    def __init__(self, threads: int | None = None):
+        from concurrent.futures import ThreadPoolExecutor
 
-def render_lazily(result, extra: dict | None = None, threads: int | None = None,
-                  write_times: dict | None = None) -> dict:
-    """The five outputs for gboost/io/outdir.py's write_files: the four data files as lists of
-    buffers (header, then runs of rows, in order), run.json as a function write_files calls once
-    the others are on disk. Every file is formatted in runs of rows by compiled passes that
-    release the GIL, all runs of all four files on one pool of ``threads`` threads (default: every
-    core); pairs.tsv's rows are picked and sorted (ScanResult.reported_rows, NumPy sorts that
-    release the GIL too) on the pool while the other files format. Each file's seconds of
-    formatting (summed over its pieces) go to ``result.timings`` ("format_<file>"); write_files
-    puts each file's write seconds in ``write_times``, which run.json reports. run.json is
-    rendered last, so its timings cover the others. Work prepared during the screen
-    (``result.prepared``: the SNP texts, marginal.tsv; gboost/hostwork.py) is used as it is."""
-    from concurrent.futures import ThreadPoolExecutor
+        self.threads = max(1, threads or os.cpu_count() or 1)
+        self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="gboost-format")
+        self._files: dict = {}  # name -> (header, [future of (bytes, s)], seconds spent before)
 
-    from gboost.io.plink_text import epi_cc_pieces, summary_pieces
+    def __enter__(self) -> "FilePool":
+        return self
 
-    clock = getattr(result, "command_clock", None)
-    prepared = getattr(result, "prepared", None) or {}
+    def __exit__(self, *exc) -> None:
+        self._pool.shutdown(wait=True)
 
-    def timed(fn):
-        t = time.perf_counter()
-        out = fn()
-        return out, time.perf_counter() - t
+    def pieces(self, rows: int) -> int:
+        """How many runs a file of ``rows`` rows is cut into: a few per thread, so that files of
+        unequal size balance on the pool, none under ~8k rows (a run's fixed cost, a few Python
+        calls, stays far below its compiled work)."""
+        return max(1, min(4 * self.threads, rows // _PIECE_ROWS + 1))
 
-    s, pr, sm = result.study, result.screened, result.summary
-    threads = max(1, threads or os.cpu_count() or 1)
-    ahead = prepared["outputs"].result() if "outputs" in prepared else {}
-    texts = ahead.get("texts") or SnpTexts(s)
-    heads = {"pairs.tsv": pairs_header(pr), "pairs.epi.cc": _epi_cc_header(texts.w),
-             "pairs.epi.cc.summary": _summary_header(texts.w), "marginal.tsv": MARGINAL_HEADER}
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-format") as pool:
-        rep = pool.submit(timed, lambda: result.reported_rows)
-        texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
-        prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
-        jobs = {"pairs.epi.cc": epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp,
-                                              _pieces_per_file(len(pr), threads)),
-                "pairs.epi.cc.summary": summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig,
-                                                       sm.n_tot, sm.best, sm.best_partner,
-                                                       _pieces_per_file(s.n_snps, threads))}
-        if "marginal.tsv" not in ahead:
-            jobs["marginal.tsv"] = marginal_pieces(s, result.marginal_stat, result.marginal_p, texts,
-                                                   _pieces_per_file(s.n_snps, threads), 1)
-        futures = {name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()}
-        (rows, q), rep_s = rep.result()
-        fs = pairs_pieces(s.variants, pr, prefix.result(), _pieces_per_file(len(rows), threads), 1,
-                          rows=rows, q=q)
-        futures = {"pairs.tsv": [pool.submit(timed, f) for f in fs], **futures}
+    def submit(self, fn):
+        """``fn()`` on the pool, timed: a future of (its value, seconds)."""
+        return self._pool.submit(_timed, fn)
+
+    def add(self, name: str, head: bytes, runs: list, seconds: float = 0.0) -> None:
+        """File ``name``: ``head`` then the bytes of ``runs`` (functions, formatted on the pool),
+        in order; ``seconds``: formatting already spent on it elsewhere (counted in its time)."""
+        self._files[name] = (head, [self.submit(f) for f in runs], seconds)
+
+    def add_done(self, name: str, buffers: list, seconds: float) -> None:
+        """File ``name`` formatted already (``buffers`` in order, header included)."""
+        self._files[name] = (None, buffers, seconds)
+
+    def results(self) -> dict:
+        """name -> (buffers in order, header first; seconds of formatting summed over its runs)."""
         done = {}
-        if "marginal.tsv" in ahead:  # formatted during the screen: its seconds were spent there
-            done["marginal.tsv"] = ([heads["marginal.tsv"]] + ahead["marginal.tsv"][0], ahead["marginal.tsv"][1])
-        for name, fs in futures.items():
-            parts = [f.result() for f in fs]
-            done[name] = ([heads[name]] + [b for b, _ in parts],
-                          sum(dt for _, dt in parts) + (rep_s if name == "pairs.tsv" else 0.0))
+        for name, (head, runs, seconds) in self._files.items():
+            if head is None:
+                done[name] = (runs, seconds)
+                continue
+            parts = [f.result() for f in runs]
+            done[name] = ([head] + [b for b, _ in parts], seconds + sum(dt for _, dt in parts))
+        return done
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def files_for_writer(result, done: dict, names, run_json, write_times: dict | None = None) -> dict:
+    """write_files' dict from :meth:`FilePool.results` (``names``: the data files, in order) and
+    ``run_json`` (a function rendering run.json, called once the others are written). Each file's
+    seconds of formatting go to ``result.timings`` ("format_<file>") and, with the command's
+    clock, its bytes and its write seconds (``write_times``, filled by write_files) too."""
+    clock = getattr(result, "command_clock", None)
     out = {}
-    for name in OUTPUT_FILES[:-1]:
+    for name in names:
         buffers, dt = done[name]
         result.timings[f"format_{name}"] = dt
         if clock is not None:
             clock.files[name] = {"format": dt, "bytes": sum(len(b) for b in buffers)}
         out[name] = buffers
     if clock is not None:
-        clock.lap("format_outputs")  # the four files' formatting, side by side
+        clock.lap("format_outputs")  # the files' formatting, side by side
 
-    def run_json() -> str:
+    def rendered() -> str:
         if clock is not None:
             for name, dt in (write_times or {}).items():
                 if name in clock.files:
                     clock.files[name]["write"] = dt
-        return format_run_json(result, extra)
+        return run_json()
 
-    out["run.json"] = run_json
+    out["run.json"] = rendered
     return out
+
+
+def render_lazily(result, extra: dict | None = None, threads: int | None = None,
+                  write_times: dict | None = None) -> dict:
+    """The five outputs for gboost/io/outdir.py's write_files: the four data files as lists of
+    buffers (header, then runs of rows, in order), run.json as a function write_files calls once
+    the others are on disk. Every file is formatted in runs of rows on one :class:`FilePool` of
+    ``threads`` threads (default: every core); pairs.tsv's rows are picked and sorted
+    (ScanResult.reported_rows, NumPy sorts that release the GIL too) on the pool while the other
+    files format. Each file's seconds of formatting (summed over its pieces) go to
+    ``result.timings`` ("format_<file>"); write_files puts each file's write seconds in
+    ``write_times``, which run.json reports. run.json is rendered last, so its timings cover the
+    others. Work prepared during the screen (``result.prepared``: the SNP texts, marginal.tsv;
+    gboost/hostwork.py) is used as it is."""
+    from gboost.io.plink_text import epi_cc_pieces, summary_pieces
+
+    prepared = getattr(result, "prepared", None) or {}
+    s, pr, sm = result.study, result.screened, result.summary
+    ahead = prepared["outputs"].result() if "outputs" in prepared else {}
+    texts = ahead.get("texts") or SnpTexts(s)
+    with FilePool(threads) as pool:
+        rep = pool.submit(lambda: result.reported_rows)
+        texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
+        prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
+        pool.add("pairs.epi.cc", _epi_cc_header(texts.w),
+                 epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp, pool.pieces(len(pr))))
+        pool.add("pairs.epi.cc.summary", _summary_header(texts.w),
+                 summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig, sm.n_tot, sm.best,
+                                sm.best_partner, pool.pieces(s.n_snps)))
+        if "marginal.tsv" in ahead:  # formatted during the screen: its seconds were spent there
+            rows, dt = ahead["marginal.tsv"]
+            pool.add_done("marginal.tsv", [MARGINAL_HEADER] + rows, dt)
+        else:
+            pool.add("marginal.tsv", MARGINAL_HEADER, marginal_pieces(s, result.marginal_stat, result.marginal_p,
+                                                                      texts, pool.pieces(s.n_snps), 1))
+        (rows, q), rep_s = rep.result()
+        pool.add("pairs.tsv", pairs_header(pr),
+                 pairs_pieces(s.variants, pr, prefix.result()[0], pool.pieces(len(rows)), 1, rows=rows, q=q), rep_s)
+        done = pool.results()
+    return files_for_writer(result, done, OUTPUT_FILES[:-1], lambda: format_run_json(result, extra), write_times)
 
 
 def format_run_json(result, extra: dict | None = None) -> str:
