@@ -7,7 +7,7 @@ the guard routes): the window opens a simulated .bed (2,000 SNPs x 1,000 samples
 the CPU engine, with the guard (the GUI as shipped) and without it (uninstalled after the window
 is made), alternating. Printed per run: seconds to load, seconds to scan (from the request to the
 window's signal), functions routed to the main thread and the seconds the main thread spent on
-them. Run once beforehand so the numba cache is warm (the first run's figures say so: routed
+them (and, in the last run, each function's seconds to compile or load, on whichever thread). Run once beforehand so the numba cache is warm (the first run's figures say so: routed
 functions are then cache loads, not compilations).
 """
 from __future__ import annotations
@@ -44,8 +44,24 @@ def child(prefix: str, mode: str) -> None:
         return n
 
     compile_guard.serve = timed_serve
+    per = []
+    numba_compile = compile_guard._state["numba"]
+
+    def timed_compile(dispatcher, sig):  # per function, on whichever thread compiles (or loads) it
+        t = time.perf_counter()
+        try:
+            return numba_compile(dispatcher, sig)
+        finally:
+            per.append((compile_guard._name(dispatcher), round(time.perf_counter() - t, 3)))
+
+    if not os.environ.get("BENCH_NO_PER_FUNCTION"):
+        compile_guard._state["numba"] = timed_compile
     if mode == "noguard":
         compile_guard.uninstall()
+        from numba.core.dispatcher import Dispatcher
+
+        if not os.environ.get("BENCH_NO_PER_FUNCTION"):
+            Dispatcher.compile = timed_compile
     win.run_panel.engine.setCurrentIndex(win.run_panel.engine.findData("cpu"))
     win.run_panel.epi1.setText("1e-4")
 
@@ -60,7 +76,8 @@ def child(prefix: str, mode: str) -> None:
     load_s = wait(win.studyLoaded, lambda: win.open_path(prefix + ".bed"))
     scan_s = wait(win.scanFinished, win.start_scan)
     win.wait_idle(30000)
-    print(json.dumps({"mode": mode, "load_s": load_s, "scan_s": scan_s, "routed": routed["n"], "routed_s": routed["s"]}))
+    print(json.dumps({"mode": mode, "load_s": load_s, "scan_s": scan_s, "routed": routed["n"], "routed_s": routed["s"],
+                      "per_function": per}))
 
 
 def main(argv=None) -> int:
@@ -72,7 +89,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(*args.child)
-        return 0
+        # Out without the interpreter's teardown: an offscreen window left to it segfaulted now and
+        # then at exit (guard or not, after the figures were printed), which is not what is measured.
+        sys.stdout.flush()
+        os._exit(0)
     from gboost.simulate import simulate_study
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,6 +109,8 @@ def main(argv=None) -> int:
                 tag = "warm-up" if r == 0 else f"run {r}"
                 print(f"{tag:8s} {mode:8s} load {d['load_s']:.3f} s  scan {d['scan_s']:.3f} s  "
                       f"routed {d['routed']} functions, {d['routed_s'] * 1000:.1f} ms on the main thread")
+                if r == args.repeat:
+                    print("         per function (s): " + ", ".join(f"{n.split('.')[-1]} {s}" for n, s in d["per_function"]))
     return 0
 
 
