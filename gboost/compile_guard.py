@@ -32,6 +32,7 @@ import concurrent.futures._base as _futures_base
 import queue
 import sys
 import threading
+import time
 from typing import Callable
 
 PATIENCE = 0.05  # s a request waits before checking whether the main thread is blocked
@@ -64,12 +65,13 @@ def installed() -> bool:
     return _state["installed"]
 
 
-def install(wake: Callable[[], None], on_compile: Callable[[str], None] | None = None) -> None:
+def install(wake: Callable[[], None], on_compile: Callable[[str, float, bool], None] | None = None) -> None:
     """Route every numba compilation asked for on a thread other than the main one to the main
     thread. Call on the main thread. ``wake()`` is called from the asking thread and must make the
-    main thread call :func:`serve` (a queued Qt signal, say). ``on_compile(name)``, if given, is
-    called on the main thread before each routed compilation (a log line). Installing again
-    replaces ``wake`` and ``on_compile``."""
+    main thread call :func:`serve` (a queued Qt signal, say). ``on_compile(name, seconds,
+    compiled)``, if given, is called on the main thread after each routed request, ``compiled``
+    False for a load from the cache (a log line for the others, say). Installing again replaces
+    ``wake`` and ``on_compile``."""
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("compile_guard.install must be called on the main thread")
     from numba.core.dispatcher import Dispatcher
@@ -106,14 +108,21 @@ def serve() -> int:
         if not req.take():  # compiled by its own thread meanwhile (see the module notes)
             continue
         n += 1
+        misses = _misses(req.dispatcher)
+        t = time.perf_counter()
         try:
-            if _state["on_compile"] is not None:
-                _state["on_compile"](_name(req.dispatcher))
             req.value = _state["numba"](req.dispatcher, req.sig)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the thread that asked
             req.error = exc
         finally:
             req.done.set()
+        if _state["on_compile"] is not None:
+            _state["on_compile"](_name(req.dispatcher), time.perf_counter() - t, _misses(req.dispatcher) > misses)
+
+
+def _misses(dispatcher) -> int:
+    """numba's count of the dispatcher's cache misses (compilations, not loads from the cache)."""
+    return sum(getattr(dispatcher, "_cache_misses", {}).values())
 
 
 def main_thread_blocked() -> bool:

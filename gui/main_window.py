@@ -66,7 +66,7 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self._on_success = self._on_cancel = self._outcome = None
         self._running: list = []  # (QThread, Task) pairs not yet stopped
         # numba compiles on this thread only; a task waits meanwhile (gui/worker.py, docs/DESIGN.md)
-        compile_server().compiling.connect(self._compiling)
+        compile_server().compiled.connect(self._compiled)
 
         self.summary = SummaryPanel()
         self.run_panel = RunPanel()
@@ -180,9 +180,9 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
     def log(self, text: str) -> None:
         self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
 
-    @Slot(str)
-    def _compiling(self, name: str) -> None:
-        self.log(f"Compiling {name} for this computer (once: later runs load it from the cache)")
+    @Slot(str, float)
+    def _compiled(self, name: str, seconds: float) -> None:
+        self.log(f"Compiled {name} for this computer in {seconds:.1f} s (once: later runs load it from the cache)")
 
     def engine_description(self) -> str:
         choice = self.run_panel.engine.currentData()

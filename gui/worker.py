@@ -78,10 +78,11 @@ class Task(QObject):
 
 class CompileServer(QObject):
     """Lives in the GUI thread; a worker's ``wake`` (a queued signal) makes it compile there what
-    the worker waits for. ``compiling(name)`` is emitted before each function (the window logs it)."""
+    the worker waits for. ``compiled(name, seconds)`` is emitted after each function compiled (not
+    for one loaded from numba's cache; the window logs it)."""
 
     wake = Signal()
-    compiling = Signal(str)
+    compiled = Signal(str, float)
 
     def __init__(self):
         super().__init__()
@@ -97,6 +98,10 @@ class CompileServer(QObject):
         finally:
             QGuiApplication.restoreOverrideCursor()
 
+    def _done(self, name: str, seconds: float, compiled: bool) -> None:
+        if compiled:
+            self.compiled.emit(name, seconds)
+
 
 _server: list[CompileServer] = []
 
@@ -108,7 +113,7 @@ def compile_server() -> CompileServer:
         from gboost import compile_guard
 
         server = CompileServer()
-        compile_guard.install(server.wake.emit, server.compiling.emit)
+        compile_guard.install(server.wake.emit, server._done)
         _server.append(server)
     return _server[0]
 

@@ -47,8 +47,8 @@ def _fresh():
 
 
 def test_a_worker_thread_gets_its_function_compiled_on_the_main_thread(compiles):
-    woken = threading.Event()
-    compile_guard.install(woken.set)
+    woken, told = threading.Event(), []
+    compile_guard.install(woken.set, lambda *a: told.append((*a, threading.current_thread() is threading.main_thread())))
     fn, out = _fresh(), {}
     worker = threading.Thread(target=lambda: out.setdefault("v", fn(np.arange(5.0))))
     worker.start()
@@ -60,6 +60,7 @@ def test_a_worker_thread_gets_its_function_compiled_on_the_main_thread(compiles)
     worker.join()
     assert out["v"] == 10.0 and woken.is_set() and served == 1
     assert compiles == [("fresh_sum", True)]
+    assert len(told) == 1 and told[0][0].endswith("fresh_sum") and told[0][2] is True and told[0][3] is True
     assert fn(np.arange(3.0)) == 3.0  # compiled once, for every thread
 
 

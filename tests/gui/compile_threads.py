@@ -87,7 +87,8 @@ def main(formats: str, mode: str, out: str) -> int:
     assert win.wait_idle(30000)
     from gboost import compile_guard
 
-    print(json.dumps({"opened": opened, "compiled": seen, "guard": compile_guard.installed()}))
+    logged = win.log_view.toPlainText().count("for this computer in")  # the window's "Compiled ..." lines
+    print(json.dumps({"opened": opened, "compiled": seen, "guard": compile_guard.installed(), "logged": logged}))
     win.close()
     return 0
 

@@ -44,3 +44,4 @@ def test_a_cold_cache_compiles_everything_on_the_main_thread(tmp_path):
     assert len(names) >= 10, names
     off_main = sorted({name for name, main in got["compiled"] if not main})
     assert off_main == [], f"compiled on a worker thread: {off_main}"
+    assert got["logged"] >= 10  # the window's log names what it compiled
