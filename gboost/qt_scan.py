@@ -74,10 +74,9 @@ class QTPairs:
     @property
     def p(self) -> np.ndarray:
         """Exact two-sided normal P of the Wald statistic (pairs.tsv); NaN for failed pairs."""
-        from scipy.special import ndtr
+        from gboost.stats.qt import exact_normal_p
 
-        with np.errstate(invalid="ignore"):
-            return np.where(self.ok, 2.0 * ndtr(-np.sqrt(np.where(self.ok, self.stat, 0.0))), np.nan)
+        return exact_normal_p(self.stat, self.ok)
 
     @property
     def plink_p(self) -> np.ndarray:

@@ -32,7 +32,7 @@ from gui.resultdata import partners_of
 from gui.run_panel import RunPanel
 from gui.scan_actions import ScanMixin
 from gui.summary_panel import SummaryPanel
-from gui.worker import Task, start_task
+from gui.worker import Task, compile_server, start_task, wait_threads
 
 
 class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
@@ -65,6 +65,8 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.selected_snp: int | None = None
         self._on_success = self._on_cancel = self._outcome = None
         self._running: list = []  # (QThread, Task) pairs not yet stopped
+        # numba compiles on this thread only; a task waits meanwhile (gui/worker.py, docs/DESIGN.md)
+        compile_server().compiled.connect(self._compiled)
 
         self.summary = SummaryPanel()
         self.run_panel = RunPanel()
@@ -178,6 +180,10 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
     def log(self, text: str) -> None:
         self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
 
+    @Slot(str, float)
+    def _compiled(self, name: str, seconds: float) -> None:
+        self.log(f"Compiled {name} for this computer in {seconds:.1f} s (once: later runs load it from the cache)")
+
     def engine_description(self) -> str:
         choice = self.run_panel.engine.currentData()
         ok, desc = self.gpu_info
@@ -283,7 +289,7 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
 
     def wait_idle(self, timeout_ms: int = 30000) -> bool:
         """Block until every worker thread has stopped (for shutdown; the GUI uses signals)."""
-        return all(th.wait(timeout_ms) for th, _ in self._running)
+        return wait_threads([th for th, _ in self._running], timeout_ms)
 
     # -- open -----------------------------------------------------------------------------------
     def open_dialog(self) -> None:

@@ -6,6 +6,9 @@ A :class:`Task` wraps a plain function ``fn(progress, cancel, log)`` from the co
 takes text lines. Outcomes arrive as signals in the GUI thread: ``succeeded(value)``,
 ``cancelled()``, or ``failed(title, message, details)``; ``finished()`` follows each of them.
 No ``processEvents``: the GUI thread keeps running its own event loop.
+
+numba compiles on the GUI thread only (gboost/compile_guard.py, docs/DESIGN.md): a task's thread
+that needs a function compiled waits while the GUI thread compiles it, under a busy cursor.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import traceback
 from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QGuiApplication
 
 from gboost.errors import InputError, ScanCancelled
 
@@ -72,6 +76,62 @@ class Task(QObject):
             self.finished.emit()
 
 
+class CompileServer(QObject):
+    """Lives in the GUI thread; a worker's ``wake`` (a queued signal) makes it compile there what
+    the worker waits for. ``compiled(name, seconds)`` is emitted after each function compiled (not
+    for one loaded from numba's cache; the window logs it)."""
+
+    wake = Signal()
+    compiled = Signal(str, float)
+
+    def __init__(self):
+        super().__init__()
+        self.wake.connect(self.serve, Qt.ConnectionType.QueuedConnection)
+
+    @Slot()
+    def serve(self) -> int:
+        from gboost import compile_guard
+
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            return compile_guard.serve()
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+
+    def _done(self, name: str, seconds: float, compiled: bool) -> None:
+        if compiled:
+            self.compiled.emit(name, seconds)
+
+
+_server: list[CompileServer] = []
+
+
+def compile_server() -> CompileServer:
+    """The GUI thread's compile server, created and installed (gboost.compile_guard) on first use;
+    call on the GUI thread before any task starts."""
+    if not _server:
+        from gboost import compile_guard
+
+        server = CompileServer()
+        compile_guard.install(server.wake.emit, server._done)
+        _server.append(server)
+    return _server[0]
+
+
+def wait_threads(threads, timeout_ms: int) -> bool:
+    """Wait (GUI thread) until every QThread in ``threads`` has stopped, compiling meanwhile what
+    their tasks wait for: a plain ``QThread.wait`` would deadlock on a task waiting for a compile."""
+    from gboost import compile_guard
+
+    deadline = time.monotonic() + timeout_ms / 1000
+    for th in threads:
+        while not th.wait(20):
+            compile_guard.serve()
+            if time.monotonic() > deadline:
+                return False
+    return True
+
+
 def start_task(task: Task) -> QThread:
     """Run ``task`` in a new QThread, which quits when the task finishes.
 
@@ -79,6 +139,7 @@ def start_task(task: Task) -> QThread:
     thread's ``finished`` signal, then drops them and Python deletes them in the GUI thread. With
     ``deleteLater`` as well, Qt and Python could both delete the task: a double free.
     """
+    compile_server()  # before the thread exists: it must never compile numba code itself
     thread = QThread()
     thread.setObjectName(f"gboost-{task.name}")
     task.moveToThread(thread)

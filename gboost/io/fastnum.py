@@ -188,9 +188,19 @@ def _ragged_to_matrix(buf, off, width):
 def text_bytes(values) -> tuple[np.ndarray, np.ndarray]:
     """Strings (any objects, as ``str``; bytes as they are) as a UTF-8 byte matrix padded with
     NULs and the lengths."""
-    buf, off = ragged(values)
+    return ragged_matrix(ragged(values))
+
+
+def ragged_matrix(texts: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ragged` texts (buffer, offsets) as a byte matrix padded with NULs and the lengths."""
+    buf, off = texts
     width = max(int((np.diff(off) - 1).max()) if len(off) > 1 else 1, 1)
     return _ragged_to_matrix(buf, off, width)
+
+
+def take_rows(column: tuple[np.ndarray, np.ndarray], idx) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``idx`` of a (matrix, lengths) column (NumPy's take releases the GIL)."""
+    return np.take(column[0], idx, axis=0), np.take(column[1], idx)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -244,12 +254,17 @@ def _join_rows(mat, starts, lens):
 
 def tsv_rows_bytes(columns: list[tuple[np.ndarray, np.ndarray]]) -> bytes:
     """Rows of tab-separated fields, each line ending in a newline, from (matrix, lengths) columns."""
+    return tsv_rows_array(columns).tobytes()
+
+
+def tsv_rows_array(columns: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """:func:`tsv_rows_bytes` as a uint8 array (no copy into bytes: write_files takes buffers)."""
     if not columns or len(columns[0][1]) == 0:
-        return b""
+        return np.zeros(0, np.uint8)
     mat = np.ascontiguousarray(np.concatenate([c[0] for c in columns], axis=1))
     starts = np.cumsum([0] + [c[0].shape[1] for c in columns[:-1]]).astype(np.int64)
     lens = np.ascontiguousarray(np.stack([c[1] for c in columns], axis=1).astype(np.int64))
-    return _join_rows(mat, starts, lens).tobytes()
+    return _join_rows(mat, starts, lens)
 
 
 def tsv_rows(columns: list[tuple[np.ndarray, np.ndarray]]) -> str:

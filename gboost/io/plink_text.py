@@ -400,10 +400,26 @@ def _epi_qt_rows(ia, ib, ok, beta, stat, p, chrom, chrom_off, snp, snp_off, c4, 
     return buf[:pos]
 
 
-def epi_qt_rows(ia, ib, ok, beta, stat, p, chrom: tuple, snp: tuple) -> bytes:
-    """Every .epi.qt row (after the header), ``p`` the printed P (PLINK's normal-tail
-    approximation, clamped at 0); fields of every SNP as for :func:`epi_cc_rows`."""
-    return _epi_qt_rows(np.ascontiguousarray(ia, np.int64), np.ascontiguousarray(ib, np.int64),
-                        np.ascontiguousarray(ok, np.bool_), np.ascontiguousarray(beta, np.float64),
-                        np.ascontiguousarray(stat, np.float64), np.ascontiguousarray(p, np.float64),
-                        chrom[0], chrom[1], snp[0], snp[1], _C4, _C6).tobytes()
+def epi_qt_pieces(ia, ib, ok, beta, stat, chrom: tuple, snp: tuple, pieces: int = 1) -> list:
+    """The .epi.qt rows (after the header) as functions each returning the bytes (a uint8 array)
+    of a run of rows, as :func:`epi_cc_pieces`: each run computes the printed P of its own rows
+    (PLINK's normal-tail approximation, clamped at 0) and formats them, compiled, without the GIL."""
+    from gboost.stats.qt import plink_normal_p_many
+
+    ia, ib = np.ascontiguousarray(ia, np.int64), np.ascontiguousarray(ib, np.int64)
+    ok, beta = np.ascontiguousarray(ok, np.bool_), np.ascontiguousarray(beta, np.float64)
+    stat = np.ascontiguousarray(stat, np.float64)
+
+    def piece(a: int, b: int):
+        def run() -> np.ndarray:
+            p = plink_normal_p_many(stat[a:b], ok[a:b])
+            return _epi_qt_rows(ia[a:b], ib[a:b], ok[a:b], beta[a:b], stat[a:b], p, chrom[0], chrom[1], snp[0],
+                                snp[1], _C4, _C6)
+        return run
+
+    return [piece(a, b) for a, b in _bounds(len(ia), pieces)]
+
+
+def epi_qt_rows(ia, ib, ok, beta, stat, chrom: tuple, snp: tuple) -> bytes:
+    """Every .epi.qt row (after the header): :func:`epi_qt_pieces` in one piece."""
+    return b"".join(f() for f in epi_qt_pieces(ia, ib, ok, beta, stat, chrom, snp))

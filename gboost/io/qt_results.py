@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import time
@@ -22,94 +21,111 @@ from pathlib import Path
 import numpy as np
 
 import gboost
-from gboost.io.results import _json_default, _rj, _sha256, plink_fields
-from gboost.stats.qt import plink_normal_p_many
+from gboost.io.results import SnpTexts, _json_default, _rj, _sha256
 
 QT_OUTPUT_FILES = ("pairs.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv", "run.json")
 
 
-def epi_qt_text(result) -> str:
-    return epi_qt_bytes(result).decode("utf-8")
+def _epi_qt_header(w: int) -> bytes:
+    return f"CHR1 {_rj('SNP1', w)} CHR2 {_rj('SNP2', w)}     BETA_INT         STAT            P \n".encode()
 
 
-def epi_qt_bytes(result) -> bytes:
-    """PLINK's .epi.qt: header, then one row per pair PLINK writes (NaN for failed pairs), rows by
-    the compiled writer of gboost/io/plink_text.py (PLINK's number formatting, widths in bytes)."""
-    from gboost.io.plink_text import epi_qt_rows
-
-    s = result.study
-    w = s.snp_id_width
-    pr = result.screened
-    chrom, snp = plink_fields(s)
-    p = plink_normal_p_many(np.ascontiguousarray(pr.stat, np.float64), np.ascontiguousarray(pr.ok, np.bool_))
-    head = f"CHR1 {_rj('SNP1', w)} CHR2 {_rj('SNP2', w)}     BETA_INT         STAT            P \n".encode()
-    return head + epi_qt_rows(pr.i, pr.j, pr.ok, pr.beta, pr.stat, p, chrom, snp)
+def _summary_header(w: int) -> bytes:
+    """.epi.qt.summary's: the layout of .epi.cc.summary (PLINK writes both with the same code),
+    BEST_CHISQ the best STAT."""
+    return (f" CHR {_rj('SNP', w)}        N_SIG        N_TOT         PROP   BEST_CHISQ BEST_CHR "
+            f"{_rj('BEST_SNP', w)} \n").encode()
 
 
-def epi_qt_summary_text(result) -> str:
-    """PLINK's .epi.qt.summary: the layout and writer of .epi.cc.summary (PLINK writes both with
-    the same code), BEST_CHISQ the best STAT."""
-    from gboost.io.plink_text import summary_rows
-
-    s = result.study
-    w = s.snp_id_width
-    sm = result.summary
-    chrom, snp = plink_fields(s)
-    head = f" CHR {_rj('SNP', w)}        N_SIG        N_TOT         PROP   BEST_CHISQ BEST_CHR {_rj('BEST_SNP', w)} \n"
-    return head + summary_rows(chrom, snp, w, sm.n_sig, sm.n_tot, sm.best, sm.best_partner).decode("utf-8")
-
-
-def pairs_tsv_text(result) -> str:
-    """pairs.tsv of a QT scan (see the module notes), by compiled columns."""
-    from gboost.io.fastnum import format_g_bytes, int_bytes, text_bytes, tsv_rows_bytes
-
-    v = result.study.variants
-    pr = result.reported
-    geno = pr.f is not None
+def _pairs_header(pr) -> bytes:
     cols = ["CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "BETA_INT", "SE", "STAT", "P", "N"]
-    if geno:
+    if pr.f is not None:
         cols += ["F", "F_DF1", "F_DF2", "P_F"]
     if pr.adj is not None:
         cols += ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
-    header = "\t".join(cols) + "\n"
-    if len(pr) == 0:
-        return header
-    i, j = pr.i, pr.j
-    columns = [text_bytes(v.chrom[i]), text_bytes(v.snp[i]), int_bytes(v.bp[i]), text_bytes(v.chrom[j]),
-               text_bytes(v.snp[j]), int_bytes(v.bp[j]), format_g_bytes(pr.beta, 6, na="NA"),
-               format_g_bytes(pr.se, 6, na="NA"), format_g_bytes(pr.stat, 6, na="NA"), format_g_bytes(pr.p, 4, na="NA"),
-               int_bytes(pr.n)]
-    if geno:
-        columns += [format_g_bytes(pr.f, 6, na="NA"), int_bytes(pr.f_df1), int_bytes(pr.f_df2),
-                    format_g_bytes(pr.f_p, 4, na="NA")]
-    if pr.adj is not None:
-        columns += [format_g_bytes(pr.adj[0], 6, na="NA"), format_g_bytes(pr.adj[1], 6, na="NA"),
-                    format_g_bytes(pr.adj[2], 6, na="NA"), format_g_bytes(pr.adj[3], 4, na="NA")]
-    return header + tsv_rows_bytes(columns).decode("utf-8")
+    return ("\t".join(cols) + "\n").encode()
 
 
-def _num(x: float, digits: int) -> str:
-    return "NA" if not math.isfinite(x) else f"{x:.{digits}g}"
+_MARGINAL_HEADER = b"CHR\tSNP\tBP\tA1\tA2\tMAF\tBETA\tSTAT\tP\n"
 
 
-def marginal_tsv_text(result) -> str:
-    """marginal.tsv of a QT scan: the additive linear test of every SNP."""
+class _SnpColumns:
+    """Every SNP's CHR, SNP, BP (and A1, A2 as marginal.tsv prints them) as byte matrices and
+    lengths (gboost/io/fastnum.py), made once: runs of pairs.tsv gather their rows' by index."""
+
+    def __init__(self, study, texts: SnpTexts):
+        from gboost.io.fastnum import int_bytes, ragged_matrix
+
+        self.chrom, self.snp = ragged_matrix(texts.chrom), ragged_matrix(texts.snp)
+        self.bp = int_bytes(study.variants.bp)
+
+
+def pairs_tsv_pieces(pr, cols: _SnpColumns, pieces: int = 1) -> list:
+    """pairs.tsv's rows (after the header; see the module notes) in up to ``pieces`` runs, as
+    functions returning the bytes of their run (uint8 arrays): the SNPs' fields gathered by
+    index from ``cols``, numbers by compiled passes (gboost/io/fastnum.py) that release the GIL."""
+    from gboost.io.fastnum import format_g_bytes, int_bytes, take_rows, tsv_rows_array
+    from gboost.io.plink_text import _bounds
+    from gboost.stats.qt import exact_normal_p
+
+    def piece(a: int, b: int):
+        def run() -> np.ndarray:
+            i, j = pr.i[a:b], pr.j[a:b]
+            columns = [take_rows(cols.chrom, i), take_rows(cols.snp, i), take_rows(cols.bp, i),
+                       take_rows(cols.chrom, j), take_rows(cols.snp, j), take_rows(cols.bp, j),
+                       format_g_bytes(pr.beta[a:b], 6, na="NA"), format_g_bytes(pr.se[a:b], 6, na="NA"),
+                       format_g_bytes(pr.stat[a:b], 6, na="NA"),
+                       format_g_bytes(exact_normal_p(pr.stat[a:b], pr.ok[a:b]), 4, na="NA"),
+                       int_bytes(pr.tables[a:b].sum(axis=(1, 2)))]  # (QTPairs.p and .n of these rows)
+            if pr.f is not None:
+                columns += [format_g_bytes(pr.f[a:b], 6, na="NA"), int_bytes(pr.f_df1[a:b]),
+                            int_bytes(pr.f_df2[a:b]), format_g_bytes(pr.f_p[a:b], 4, na="NA")]
+            if pr.adj is not None:
+                columns += [format_g_bytes(pr.adj[0][a:b], 6, na="NA"), format_g_bytes(pr.adj[1][a:b], 6, na="NA"),
+                            format_g_bytes(pr.adj[2][a:b], 6, na="NA"), format_g_bytes(pr.adj[3][a:b], 4, na="NA")]
+            return tsv_rows_array(columns)
+        return run
+
+    return [piece(a, b) for a, b in _bounds(len(pr), pieces) if b > a]
+
+
+def _finite(x) -> np.ndarray:
+    """NaN for every non-finite value: marginal.tsv prints NA for NaN and infinities alike."""
+    x = np.asarray(x, np.float64)
+    return np.where(np.isfinite(x), x, np.nan)
+
+
+def marginal_pieces(result, texts: SnpTexts, cols: _SnpColumns, pieces: int = 1) -> list:
+    """marginal.tsv's rows (after the header): per SNP the additive linear test, with PLINK's A1
+    (the founders' minor allele: the dosage counted), in up to ``pieces`` runs of SNPs as
+    functions returning their bytes, as :func:`pairs_tsv_pieces`."""
+    from gboost.io.fastnum import format_g_bytes, ragged, ragged_matrix, tsv_rows_array
+    from gboost.io.plink_text import _bounds
+
     s = result.study
     v = s.variants
     flip = s.a1_flip if s.a1_flip is not None else np.zeros(s.n_snps, bool)
+    if flip.any():
+        a1 = ragged_matrix(ragged(np.where(flip, v.a2, v.a1)))
+        a2 = ragged_matrix(ragged(np.where(flip, v.a1, v.a2)))
+    else:
+        a1, a2 = ragged_matrix(texts.a1), ragged_matrix(texts.a2)
     called = s.counts[:, :, 0]  # type = copies of the .bim's A1; every sample is in class 0
     total = 2 * called.sum(axis=1)
-    a1 = 2 * called[:, 2] + called[:, 1]
+    a1_copies = 2 * called[:, 2] + called[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        f = np.where(total > 0, a1 / np.maximum(total, 1), np.nan)
-    maf = np.minimum(f, 1 - f)
-    lines = ["CHR\tSNP\tBP\tA1\tA2\tMAF\tBETA\tSTAT\tP\n"]
-    for k in range(s.n_snps):
-        a1k, a2k = (v.a2[k], v.a1[k]) if flip[k] else (v.a1[k], v.a2[k])
-        lines.append(f"{v.chrom[k]}\t{v.snp[k]}\t{v.bp[k]}\t{a1k}\t{a2k}\t{_num(maf[k], 6)}\t"
-                     f"{_num(result.marginal_beta[k], 6)}\t{_num(result.marginal_stat[k], 8)}\t"
-                     f"{_num(result.marginal_p[k], 6)}\n")
-    return "".join(lines)
+        f = np.where(total > 0, a1_copies / np.maximum(total, 1), np.nan)
+    maf = _finite(np.minimum(f, 1 - f))
+    beta, stat, p = _finite(result.marginal_beta), _finite(result.marginal_stat), _finite(result.marginal_p)
+
+    def piece(a: int, b: int):
+        def run() -> np.ndarray:
+            return tsv_rows_array([(c[0][a:b], c[1][a:b]) for c in (cols.chrom, cols.snp, cols.bp, a1, a2)]
+                                  + [format_g_bytes(maf[a:b], 6, na="NA"), format_g_bytes(beta[a:b], 6, na="NA"),
+                                     format_g_bytes(stat[a:b], 8, na="NA"), format_g_bytes(p[a:b], 6, na="NA")])
+        return run
+
+    return [piece(a, b) for a, b in _bounds(s.n_snps, pieces) if b > a]
 
 
 def qt_run_record(result, extra: dict | None = None) -> dict:
@@ -157,25 +173,54 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
     }
 
 
-def render_qt_outputs(result, extra: dict | None = None) -> dict:
-    """The five files (run.json rendered last, when write_files asks for it)."""
-    out = {
-        "pairs.tsv": pairs_tsv_text(result),
-        "pairs.epi.qt": epi_qt_text(result),
-        "pairs.epi.qt.summary": epi_qt_summary_text(result),
-        "marginal.tsv": marginal_tsv_text(result),
-    }
-    out["run.json"] = lambda: json.dumps(qt_run_record(result, extra), indent=2, default=_json_default) + "\n"
-    return out
+def render_qt_lazily(result, extra: dict | None = None, threads: int | None = None,
+                     write_times: dict | None = None) -> dict:
+    """The five files for gboost/io/outdir.py's write_files, on the case-control writer's machinery
+    (gboost/io/results.py :class:`FilePool`): the four data files as lists of buffers (header, then
+    runs of rows, in order) formatted side by side on one pool of ``threads`` threads (default:
+    every core), pairs.tsv's rows picked and sorted (QTScanResult.reported) on the pool while the
+    others format; run.json a function write_files calls once the others are on disk."""
+    from gboost.io.plink_text import epi_qt_pieces, summary_pieces
+    from gboost.io.results import FilePool, files_for_writer
+
+    s, pr, sm = result.study, result.screened, result.summary
+    texts = SnpTexts(s)
+    with FilePool(threads) as pool:
+        rep = pool.submit(lambda: result.reported)
+        cols = _SnpColumns(s, texts)
+        w = texts.w
+        pool.add("pairs.epi.qt", _epi_qt_header(w),
+                 epi_qt_pieces(pr.i, pr.j, pr.ok, pr.beta, pr.stat, texts.plink_chrom, texts.plink_snp,
+                               pool.pieces(len(pr))))
+        pool.add("pairs.epi.qt.summary", _summary_header(w),
+                 summary_pieces(texts.plink_chrom, texts.plink_snp, w, sm.n_sig, sm.n_tot, sm.best, sm.best_partner,
+                                pool.pieces(s.n_snps)))
+        pool.add("marginal.tsv", _MARGINAL_HEADER, marginal_pieces(result, texts, cols, pool.pieces(s.n_snps)))
+        reported, rep_s, _ = rep.result()
+        pool.add("pairs.tsv", _pairs_header(reported), pairs_tsv_pieces(reported, cols, pool.pieces(len(reported))),
+                 rep_s)
+        done = pool.results()
+    return files_for_writer(result, done, QT_OUTPUT_FILES[:-1],
+                            lambda: json.dumps(qt_run_record(result, extra), indent=2, default=_json_default) + "\n",
+                            write_times)
 
 
-def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None) -> Path:
+def render_qt_outputs(result, extra: dict | None = None, threads: int | None = None) -> dict:
+    """The five files' texts (run.json as a function, rendered when called: after the others)."""
+    out = render_qt_lazily(result, extra, threads)
+    return {name: (b"".join(bytes(b) for b in v).decode("utf-8") if name != "run.json" else v)
+            for name, v in out.items()}
+
+
+def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None,
+                     threads: int | None = None) -> Path:
     """Write the QT scan's files into ``out_dir`` (gboost/io/outdir.py's rules: each whole,
-    run.json last, nothing else touched)."""
+    run.json last, nothing else touched), formatted on ``threads`` threads (default: every core)."""
     from gboost.io.outdir import write_files
 
     from gboost.checkpoint import LEDGER, MANIFEST
 
     # the finished scan's checkpoint (gboost.qt_scan.QTCheckpoint) goes once the outputs are in place
-    return write_files(out_dir, render_qt_outputs(result, extra), overwrite=overwrite,
-                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"))
+    write_times: dict = {}
+    return write_files(out_dir, render_qt_lazily(result, extra, threads, write_times), overwrite=overwrite,
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"), write_times=write_times)

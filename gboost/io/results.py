@@ -442,121 +442,207 @@ def render_outputs(result, extra: dict | None = None) -> dict[str, str]:
 _PIECE_ROWS = 8192  # the fewest rows a run of rows gets (tests lower it to cut small files often)
 
 
-def _pieces_per_file(rows: int, threads: int) -> int:
-    # A few runs per thread, so that files of unequal size balance on the pool, none under ~8k
-    # rows (a run's fixed cost, a few Python calls, stays far below its compiled work).
-    return max(1, min(4 * threads, rows // _PIECE_ROWS + 1))
+class FilePool:
+    """One pool of ``threads`` threads on which output files are formatted in runs of rows
+    (gboost/io/results.py for a case-control scan, gboost/io/qt_results.py for a QT scan): each
+    run is a function returning its bytes by compiled passes that release the GIL, so runs of all
+    files format side by side. A context manager (the threads end on exit); :meth:`streamed`
+    hands the files over while their runs still format, and ends the threads itself."""
+
+    def __init__(self, threads: int | None = None):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.threads = max(1, threads or os.cpu_count() or 1)
+        self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="gboost-format")
+        self._files: dict = {}  # name -> (header, [future of (bytes, s, end)], seconds spent before)
+
+    def __enter__(self) -> "FilePool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close(cancel=exc[0] is not None)
+
+    def close(self, cancel: bool = False) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=cancel)
+
+    def pieces(self, rows: int) -> int:
+        """How many runs a file of ``rows`` rows is cut into: a few per thread, so that files of
+        unequal size balance on the pool, none under ~8k rows (a run's fixed cost, a few Python
+        calls, stays far below its compiled work)."""
+        return max(1, min(4 * self.threads, rows // _PIECE_ROWS + 1))
+
+    def submit(self, fn):
+        """``fn()`` on the pool, timed: a future of (its value, seconds, when it ended)."""
+        return self._pool.submit(_timed, fn)
+
+    def add(self, name: str, head: bytes, runs: list, seconds: float = 0.0) -> None:
+        """File ``name``: ``head`` then the bytes of ``runs`` (functions, formatted on the pool),
+        in order; ``seconds``: formatting already spent on it elsewhere (counted in its time)."""
+        self._files[name] = (head, [self.submit(f) for f in runs], seconds)
+
+    def add_done(self, name: str, buffers: list, seconds: float) -> None:
+        """File ``name`` formatted already (``buffers`` in order, header included)."""
+        self._files[name] = (None, buffers, seconds)
+
+    def results(self) -> dict:
+        """name -> (buffers in order, header first; seconds of formatting summed over its runs)."""
+        done = {}
+        for name, (head, runs, seconds) in self._files.items():
+            if head is None:
+                done[name] = (runs, seconds)
+                continue
+            parts = [f.result() for f in runs]
+            done[name] = ([head] + [p[0] for p in parts], seconds + sum(p[1] for p in parts))
+        return done
+
+    def streamed(self) -> tuple[dict, "Callable[[], tuple[dict, float]]"]:
+        """Each file as an iterator of its buffers that waits for each run as it is formatted (so
+        write_files writes, and the kernel puts on disk, a file's first runs while the pool formats
+        the rest), and a function to call once they are consumed: it ends the pool and returns
+        (name -> (byte count, seconds of formatting), when the last run ended)."""
+        def buffers(head, runs):
+            if head is None:
+                yield from runs
+                return
+            yield head
+            for f in runs:
+                yield f.result()[0]
+
+        iters = {name: buffers(head, runs) for name, (head, runs, _) in self._files.items()}
+
+        def finish() -> tuple[dict, float]:
+            self.close()
+            info, last = {}, 0.0
+            for name, (head, runs, seconds) in self._files.items():
+                if head is None:
+                    info[name] = (sum(len(b) for b in runs), seconds)
+                    continue
+                parts = [f.result() for f in runs]
+                info[name] = (len(head) + sum(len(p[0]) for p in parts), seconds + sum(p[1] for p in parts))
+                last = max([last] + [p[2] for p in parts])
+            return info, last
+
+        return iters, finish
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    end = time.perf_counter()
+    return out, end - t, end
+
+
+def _file_times(result, name: str, dt: float, size: int) -> None:
+    result.timings[f"format_{name}"] = dt
+    clock = getattr(result, "command_clock", None)
+    if clock is not None:
+        clock.files[name] = {"format": dt, "bytes": size}
+
+
+def _run_json_after(result, run_json, write_times: dict | None, before=None):
+    """run.json's renderer for write_files: ``before()`` first (where given), then each file's
+    write seconds into the clock, then ``run_json()``."""
+    def rendered() -> str:
+        if before is not None:
+            before()
+        clock = getattr(result, "command_clock", None)
+        if clock is not None:
+            for name, dt in (write_times or {}).items():
+                if name in clock.files:
+                    clock.files[name]["write"] = dt
+        return run_json()
+
+    return rendered
+
+
+def files_for_writer(result, done: dict, names, run_json, write_times: dict | None = None) -> dict:
+    """write_files' dict from :meth:`FilePool.results` (``names``: the data files, in order) and
+    ``run_json`` (a function rendering run.json, called once the others are written). Each file's
+    seconds of formatting go to ``result.timings`` ("format_<file>") and, with the command's
+    clock, its bytes and its write seconds (``write_times``, filled by write_files) too."""
+    clock = getattr(result, "command_clock", None)
+    out = {}
+    for name in names:
+        buffers, dt = done[name]
+        _file_times(result, name, dt, sum(len(b) for b in buffers))
+        out[name] = buffers
+    if clock is not None:
+        clock.lap("format_outputs")  # the files' formatting, side by side
+    out["run.json"] = _run_json_after(result, run_json, write_times)
+    return out
+
+
+def streamed_for_writer(result, pool: FilePool, names, run_json, write_times: dict | None = None) -> dict:
+    """write_files' dict of iterators (:meth:`FilePool.streamed`): the files are written while they
+    format; once they are on disk (run.json's turn) the pool ends, each file's formatting seconds
+    and bytes are recorded as in :func:`files_for_writer`, and the clock's "format_outputs" stage
+    is the wait for the last run (``StageClock.lap_at``)."""
+    iters, finish = pool.streamed()
+
+    def account() -> None:
+        info, last = finish()
+        for name in names:
+            size, dt = info[name]
+            _file_times(result, name, dt, size)
+        clock = getattr(result, "command_clock", None)
+        if clock is not None:
+            clock.lap_at("format_outputs", last)
+
+    out = {name: iters[name] for name in names}
+    out["run.json"] = _run_json_after(result, run_json, write_times, before=account)
+    return out
 
 
 def render_lazily(result, extra: dict | None = None, threads: int | None = None,
                   write_times: dict | None = None, *, stream: bool = False) -> dict:
     """The five outputs for gboost/io/outdir.py's write_files: the four data files as lists of
     buffers (header, then runs of rows, in order), run.json as a function write_files calls once
-    the others are on disk. Every file is formatted in runs of rows by compiled passes that
-    release the GIL, all runs of all four files on one pool of ``threads`` threads (default: every
-    core); pairs.tsv's rows are picked and sorted (ScanResult.reported_rows, NumPy sorts that
-    release the GIL too) on the pool while the other files format. Each file's seconds of
-    formatting (summed over its pieces) go to ``result.timings`` ("format_<file>"); write_files
-    puts each file's write seconds in ``write_times``, which run.json reports. run.json is
-    rendered last, so its timings cover the others. Work prepared during the screen
-    (``result.prepared``: the SNP texts, marginal.tsv) is used as it is.
+    the others are on disk. Every file is formatted in runs of rows on one :class:`FilePool` of
+    ``threads`` threads (default: every core); pairs.tsv's rows are picked and sorted
+    (ScanResult.reported_rows, NumPy sorts that release the GIL too) on the pool while the other
+    files format. Each file's seconds of formatting (summed over its pieces) go to
+    ``result.timings`` ("format_<file>"); write_files puts each file's write seconds in
+    ``write_times``, which run.json reports. run.json is rendered last, so its timings cover the
+    others. Work prepared during the screen (``result.prepared``: the SNP texts, marginal.tsv;
+    gboost/hostwork.py) is used as it is.
 
-    ``stream``: return at once, each data file as an iterator of its buffers that waits for each
-    run as it is formatted, so that write_files writes (and the kernel starts putting on disk) a
-    file's first runs while the pool formats the rest; the formatting's figures are then complete
-    when run.json is rendered."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    ``stream``: return once every run is queued, each data file as an iterator of its buffers that
+    waits for each run as it is formatted (:func:`streamed_for_writer`), so that write_files writes
+    a file's first runs while the pool formats the rest."""
     from gboost.io.plink_text import epi_cc_pieces, summary_pieces
 
-    clock = getattr(result, "command_clock", None)
     prepared = getattr(result, "prepared", None) or {}
-
-    def timed(fn):
-        t = time.perf_counter()
-        out = fn()
-        now = time.perf_counter()
-        return out, now - t, now
-
     s, pr, sm = result.study, result.screened, result.summary
-    threads = max(1, threads or os.cpu_count() or 1)
     ahead = prepared["outputs"].result() if "outputs" in prepared else {}
     texts = ahead.get("texts") or SnpTexts(s)
-    heads = {"pairs.tsv": pairs_header(pr), "pairs.epi.cc": _epi_cc_header(texts.w),
-             "pairs.epi.cc.summary": _summary_header(texts.w), "marginal.tsv": MARGINAL_HEADER}
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gboost-format")
-    futures: dict = {}
+    pool = FilePool(threads)
     try:
-        rep = pool.submit(timed, lambda: result.reported_rows)
+        rep = pool.submit(lambda: result.reported_rows)
         texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
         prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
-        jobs = {"pairs.epi.cc": epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp,
-                                              _pieces_per_file(len(pr), threads)),
-                "pairs.epi.cc.summary": summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig,
-                                                       sm.n_tot, sm.best, sm.best_partner,
-                                                       _pieces_per_file(s.n_snps, threads))}
-        if "marginal.tsv" not in ahead:
-            jobs["marginal.tsv"] = marginal_pieces(s, result.marginal_stat, result.marginal_p, texts,
-                                                   _pieces_per_file(s.n_snps, threads), 1)
-        futures.update({name: [pool.submit(timed, f) for f in fs] for name, fs in jobs.items()})
-
-        def pairs_futures() -> list:  # pairs.tsv's runs, once its rows are picked and sorted
-            if "pairs.tsv" not in futures:
-                (rows, q), _, _ = rep.result()
-                fs = pairs_pieces(s.variants, pr, prefix.result(), _pieces_per_file(len(rows), threads), 1,
-                                  rows=rows, q=q)
-                futures["pairs.tsv"] = [pool.submit(timed, f) for f in fs]
-            return futures["pairs.tsv"]
-
-        def buffers(name: str):
-            yield heads[name]
-            if name == "marginal.tsv" and "marginal.tsv" in ahead:
-                yield from ahead["marginal.tsv"][0]
-                return
-            for f in (pairs_futures() if name == "pairs.tsv" else futures[name]):
-                yield f.result()[0]
-
-        def account() -> None:
-            """Each file's formatting seconds and bytes (its runs all done by now)."""
-            last = 0.0
-            for name in OUTPUT_FILES[:-1]:
-                if name == "marginal.tsv" and "marginal.tsv" in ahead:  # formatted during the screen
-                    dt, size = ahead["marginal.tsv"][1], sum(len(b) for b in ahead["marginal.tsv"][0])
-                else:
-                    parts = [f.result() for f in (pairs_futures() if name == "pairs.tsv" else futures[name])]
-                    dt = sum(p[1] for p in parts) + (rep.result()[1] if name == "pairs.tsv" else 0.0)
-                    size = sum(len(p[0]) for p in parts)
-                    last = max([last] + [p[2] for p in parts])
-                result.timings[f"format_{name}"] = dt
-                if clock is not None:
-                    clock.files[name] = {"format": dt, "bytes": size + len(heads[name])}
-            if clock is not None and stream:  # the wait for the four files' formatting, side by side
-                clock.lap_at("format_outputs", last)
-            elif clock is not None:
-                clock.lap("format_outputs")
-
-        if not stream:
-            out = {name: list(buffers(name)) for name in OUTPUT_FILES[:-1]}
-            account()
-            pool.shutdown()
+        pool.add("pairs.epi.cc", _epi_cc_header(texts.w),
+                 epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp, pool.pieces(len(pr))))
+        pool.add("pairs.epi.cc.summary", _summary_header(texts.w),
+                 summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig, sm.n_tot, sm.best,
+                                sm.best_partner, pool.pieces(s.n_snps)))
+        if "marginal.tsv" in ahead:  # formatted during the screen: its seconds were spent there
+            rows, dt = ahead["marginal.tsv"]
+            pool.add_done("marginal.tsv", [MARGINAL_HEADER] + rows, dt)
         else:
-            out = {name: buffers(name) for name in OUTPUT_FILES[:-1]}
-    except BaseException:
-        pool.shutdown(cancel_futures=True)
-        raise
-
-    def run_json() -> str:
+            pool.add("marginal.tsv", MARGINAL_HEADER, marginal_pieces(s, result.marginal_stat, result.marginal_p,
+                                                                      texts, pool.pieces(s.n_snps), 1))
+        (rows, q), rep_s, _ = rep.result()
+        pool.add("pairs.tsv", pairs_header(pr),
+                 pairs_pieces(s.variants, pr, prefix.result()[0], pool.pieces(len(rows)), 1, rows=rows, q=q), rep_s)
+        names = [n for n in OUTPUT_FILES[:-1]]
         if stream:
-            pool.shutdown()
-            account()
-        if clock is not None:
-            for name, dt in (write_times or {}).items():
-                if name in clock.files:
-                    clock.files[name]["write"] = dt
-        return format_run_json(result, extra)
-
-    out["run.json"] = run_json
-    return out
+            return streamed_for_writer(result, pool, names, lambda: format_run_json(result, extra), write_times)
+        done = pool.results()
+    except BaseException:
+        pool.close(cancel=True)
+        raise
+    pool.close()
+    return files_for_writer(result, done, names, lambda: format_run_json(result, extra), write_times)
 
 
 def format_run_json(result, extra: dict | None = None) -> str:

@@ -86,6 +86,15 @@ def plink_normal_p_many(zsq, ok):
     return out
 
 
+def exact_normal_p(stat, ok) -> np.ndarray:
+    """Exact two-sided normal P of Wald statistics ``stat`` (z squared) where ``ok``, NaN elsewhere:
+    pairs.tsv's P (QTPairs.p; the writer computes it per run of rows)."""
+    from scipy.special import ndtr
+
+    with np.errstate(invalid="ignore"):
+        return np.where(ok, 2.0 * ndtr(-np.sqrt(np.where(ok, stat, 0.0))), np.nan)
+
+
 @nb.njit(cache=True, nogil=True)
 def _moments(n, s):
     """The 4x4 X'X and X'y of y ~ 1 + a + b + ab from the 3x3 table (float64, exact for counts)."""
