@@ -26,13 +26,7 @@ def main() -> int:
     ap.add_argument("--bfile", required=True)
     ap.add_argument("--qc", action="store_true", help="--maf 0.01 --geno 0.05 --hwe 1e-6")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--readers", type=int, default=None,
-                    help="threads reading each .bed block (gboost/io/plink_bed.py READERS; default: as shipped)")
     args = ap.parse_args()
-    if args.readers is not None:
-        from gboost.io import plink_bed
-
-        plink_bed.READERS = args.readers
     qc = QCOptions(maf=0.01, geno=0.05, hwe=1e-6) if args.qc else QCOptions()
     size = os.path.getsize(args.bfile + ".bed")
     for background in (False, True):  # warm: numba's cache, the page cache
@@ -52,8 +46,7 @@ def main() -> int:
         ready.append(time.perf_counter() - t)
         enc.append(study.planes_ready.seconds if study.planes_ready is not None else float("nan"))
     print(f"{args.bfile}.bed: {size / 1e6:.0f} MB, {study.n_snps} SNPs kept x {study.n_samples} samples, "
-          f"QC {'on' if args.qc else 'off'}, {os.environ.get('NUMBA_NUM_THREADS', os.cpu_count())} threads, "
-          f"{min(__import__('gboost.io.plink_bed', fromlist=['READERS']).READERS, os.cpu_count() or 1)} readers; "
+          f"QC {'on' if args.qc else 'off'}, {os.environ.get('NUMBA_NUM_THREADS', os.cpu_count())} threads; "
           f"best of {args.repeats}")
     print(f"  one-pass QC+encode   {min(one):.3f} s")
     print(f"  counting pass        {min(count):.3f} s   (before the Study returns)")

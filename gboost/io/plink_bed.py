@@ -31,9 +31,6 @@ BED_HEADER_LEN = 3
 BED_READER_MISSING = -127  # what bed-reader returns for a missing call with dtype int8
 # Largest block of .bed rows read at once (two are in memory: the one in use and the next).
 READ_BLOCK_BYTES = 32 << 20
-# Threads reading a block's pieces of this size at once (iter_bed_rows).
-READERS = 8
-READ_PIECE_BYTES = 4 << 20
 
 
 @dataclass
@@ -100,33 +97,14 @@ class BedSource:
         bufs = [np.empty((min(step, p), row), dtype=np.uint8) for _ in range(min(2, len(starts)))]
         from concurrent.futures import ThreadPoolExecutor
 
-        # A block is read in pieces by several threads at once where the OS has positional reads
-        # (os.preadv, which releases the GIL): one thread copies from the page cache at ~1-2 GB/s,
-        # and the counting pass of a streamed load is that copy (a 500k x 5k .bed: ~0.5 s on the
-        # device's 16 cores with one reader, docs/PERFORMANCE.md).
-        readers = min(READERS, os.cpu_count() or 1) if hasattr(os, "preadv") else 1
-        with open(self.path, "rb", buffering=0) as fh, ThreadPoolExecutor(1, thread_name_prefix="gboost-bed") as pool, \
-                ThreadPoolExecutor(readers, thread_name_prefix="gboost-bed-read") as piece_pool:
-            fd = fh.fileno()
-
+        with open(self.path, "rb", buffering=0) as fh, ThreadPoolExecutor(1, thread_name_prefix="gboost-bed") as pool:
             def read(k: int) -> np.ndarray:
                 a = starts[k]
                 b = min(p, a + step)
                 buf = bufs[k % 2][: b - a]
                 runs = [(a, b)] if keep is None else _runs(keep[a:b], a)
-                if readers == 1:
-                    for r0, r1 in runs:
-                        _read_full(fh, buf[r0 - a : r1 - a], BED_HEADER_LEN + r0 * row, self.path)
-                    return buf
-                view = memoryview(buf).cast("B")
-                pieces = []  # (view slice, file offset) of at most READ_PIECE_BYTES each
                 for r0, r1 in runs:
-                    lo, hi = (r0 - a) * row, (r1 - a) * row
-                    for o in range(lo, hi, READ_PIECE_BYTES):
-                        e = min(hi, o + READ_PIECE_BYTES)
-                        pieces.append((view[o:e], BED_HEADER_LEN + a * row + o))
-                for f in [piece_pool.submit(_pread_full, fd, v, off, self.path) for v, off in pieces]:
-                    f.result()
+                    _read_full(fh, buf[r0 - a : r1 - a], BED_HEADER_LEN + r0 * row, self.path)
                 return buf
 
             nxt = pool.submit(read, 0)
@@ -194,16 +172,6 @@ def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:
     """[start, stop) runs of True in ``mask``, shifted by ``offset``."""
     edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
     return [(offset + int(a), offset + int(b)) for a, b in zip(edges[::2], edges[1::2])]
-
-
-def _pread_full(fd: int, view: memoryview, offset: int, path: str) -> None:
-    """Fill ``view`` from byte ``offset`` of the open file ``fd`` by positional reads (any thread)."""
-    done = 0
-    while done < len(view):
-        got = os.preadv(fd, [view[done:]], offset + done)
-        if not got:  # check_bed saw the full size: the file shrank under us
-            raise InputError(path, f"the .bed ended at byte {offset + done} while reading it (truncated meanwhile?)")
-        done += got
 
 
 def _read_full(fh, buf: np.ndarray, offset: int, path: str) -> None:

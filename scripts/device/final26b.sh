@@ -15,7 +15,6 @@ case "${PART:-a}" in
 a)
   timeout 300 python3 -m pytest -q -rs -p no:cacheprovider -p no:logging -m gpu --ignore=tests/gui tests/ 2>&1 | tee $OUT/gpu_tests.txt | grep -E "passed|failed|FAILED|ERROR|SKIPPED" | tail -25
   timeout 150 python3 bench/bench_cli.py --sizes 500000 --n 5000 --missing 0,0.01 --device gpu --maker fast --repeat 2 --json $OUT/bench_cli.json 2>&1 | tee $OUT/bench_cli.txt | grep -v '^#' | tail -8
-  for r in 1 8; do timeout 60 python3 bench/bench_stream_load.py --bfile /tmp/gboost-bench/fast_p500000_n5000_m0.0 --repeats 3 --readers $r 2>&1 | tail -5; done
   GBOOST_BACKGROUND_ENCODE=0 timeout 100 python3 bench/bench_cli.py --sizes 500000 --n 5000 --missing 0,0.01 --device gpu --maker fast --repeat 2 --no-engine --json $OUT/bench_cli_before.json 2>&1 | tee $OUT/bench_cli_before.txt | grep -v '^#' | tail -6
   ;;
 b) timeout 560 python3 bench/bench_biobank.py 2>&1 | tee $OUT/bench_biobank.txt | tail -30 ;;
