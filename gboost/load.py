@@ -515,21 +515,9 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
     counting each class's calls as it stores the words. Both passes are parallel over rows and
     release the GIL; the next block is read meanwhile (``iter_bed_rows``). The rows that prove
     monomorphic (known from those counts only after encoding) are closed up in place."""
-    set_masks, autosomal_sets = _qc_set_masks(source, sets, qc)
     kept, flips, filled = [], [], 0
-    for start, data in source.iter_bed_rows(block_snps, snp_keep):
-        local = np.flatnonzero(snp_keep[start : start + len(data)])
-        if len(local) == 0:
-            continue
-        rows = start + local
-        set_counts = None
-        if set_masks is not None:
-            if np.isin(kinds[rows], (CHR_X, CHR_Y)).any():
-                set_counts = bed_set_counts(data, local, set_masks)
-            else:  # the other columns stay zero: nothing reads them for these SNPs
-                set_counts = np.zeros((len(local), 3, set_masks.shape[0]), dtype=np.int64)
-                set_counts[:, :, autosomal_sets] = bed_set_counts(data, local, set_masks[autosomal_sets])
-        keep = _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts)
+    for data, rows, local, keep, set_counts in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc,
+                                                                  block_snps, report):
         sel = local[keep]
         end = filled + len(sel)
         _, mono = bed_encode(data, plan, sel, planes[filled:end], counts[filled:end], sets.quantitative)
@@ -544,6 +532,26 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
         kept.append(rows[keep][~mono] if n_mono else rows[keep])
         filled = end - n_mono
     return filled, kept, flips
+
+
+def _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc, block_snps, report):
+    """The .bed's blocks of rows that hold a candidate SNP, each with PLINK's QC verdicts: yields
+    ``(data, rows, local, keep, set_counts)`` — the block's bytes (valid until the next block),
+    its candidates' SNP indices and their rows in the block, which pass (``_block_verdict``), and
+    the QC sample sets' genotype counts where a filter or a QT scan needs them (else None; an
+    autosomal SNP's sex-split columns stay zero: nothing reads them)."""
+    set_masks, autosomal_sets = _qc_set_masks(source, sets, qc)
+    for start, data in source.iter_bed_rows(block_snps, snp_keep):
+        local = np.flatnonzero(snp_keep[start : start + len(data)])
+        if len(local) == 0:
+            continue
+        rows = start + local
+        set_counts = None
+        if set_masks is not None:
+            set_counts = np.zeros((len(local), 3, set_masks.shape[0]), dtype=np.int64)
+            cols = np.arange(set_masks.shape[0]) if np.isin(kinds[rows], (CHR_X, CHR_Y)).any() else autosomal_sets
+            set_counts[:, :, cols] = bed_set_counts(data, local, set_masks[cols])
+        yield data, rows, local, _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts), set_counts
 
 
 def _qc_set_masks(source, sets, qc) -> tuple[np.ndarray | None, np.ndarray]:
@@ -581,19 +589,9 @@ def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, blo
     before a plane is written. Returns ``(planes (unwritten),
     counts, kept, encoder)``; the encoder (``_PlaneEncoder``) fills the planes when started, or
     has filled them already (``None``) where two threads may not run parallel kernels at once."""
-    set_masks, autosomal_sets = _qc_set_masks(source, sets, qc)
     kept, counts = [], []
-    for start, data in source.iter_bed_rows(block_snps, snp_keep):
-        local = np.flatnonzero(snp_keep[start : start + len(data)])
-        if len(local) == 0:
-            continue
-        rows = start + local
-        set_counts = None
-        if set_masks is not None:  # as _bed_qc_and_encode counts them
-            set_counts = np.zeros((len(local), 3, set_masks.shape[0]), dtype=np.int64)
-            cols = np.arange(set_masks.shape[0]) if np.isin(kinds[rows], (CHR_X, CHR_Y)).any() else autosomal_sets
-            set_counts[:, :, cols] = bed_set_counts(data, local, set_masks[cols])  # the others: read by none
-        keep = _block_verdict(None, kinds[rows], skipped[rows], sets, qc, report, set_counts)
+    for data, rows, local, keep, _ in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc, block_snps,
+                                                         report):
         cls, mono = bed_class_counts(data, local[keep], plan)  # the SNPs that pass QC only
         n_mono = int(mono.sum())
         report.snps_monomorphic += n_mono
