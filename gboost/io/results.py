@@ -634,7 +634,7 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
         (rows, q), rep_s, _ = rep.result()
         pool.add("pairs.tsv", pairs_header(pr),
                  pairs_pieces(s.variants, pr, prefix.result()[0], pool.pieces(len(rows)), 1, rows=rows, q=q), rep_s)
-        names = [n for n in OUTPUT_FILES[:-1]]
+        names = list(OUTPUT_FILES[:-1])
         if stream:
             return streamed_for_writer(result, pool, names, lambda: format_run_json(result, extra), write_times)
         done = pool.results()
