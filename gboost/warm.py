@@ -58,11 +58,14 @@ class WarmResult:
         return f"gboost warm: {what} ({self.seconds:.1f} s)"
 
 
-def _write_studies(folder: Path) -> tuple[str, str, str]:
-    """Three small studies: a .bed with missing calls on two chromosomes and a planted pair (so
+def _write_studies(folder: Path) -> tuple[str, str, str, str]:
+    """Four small studies: a .bed with missing calls on two chromosomes and a planted pair (so
     pairs survive the screen and get exact tests and output rows), a .bed without missing calls
-    and an odd sample count, and a BOOST text matrix (text inputs reach the encoder as int8
-    genotypes, a .bed as its own bytes: two signatures)."""
+    and an odd sample count, a BOOST text matrix (text inputs reach the encoder as int8
+    genotypes, a .bed as its own bytes: two signatures), and a wide .bed of 20,000 samples and few
+    SNPs: from ~12.8k samples the GPU's table of c ln c no longer fits in shared memory and the
+    tensor-core kernels are another build (gboost/engines/gpu/counting.py, MmaCounting.build),
+    whose NVRTC compile cost the first 200k-sample scan 9.7 s on the H100 (issue 21)."""
     import numpy as np
 
     from gboost.simulate import PlantedPair, simulate_study
@@ -76,10 +79,12 @@ def _write_studies(folder: Path) -> tuple[str, str, str]:
     m = folder / "m.txt"
     label = (sim.samples.status == 2).astype(np.int8)
     m.write_text("\n".join(" ".join(map(str, row)) for row in np.column_stack([label, sim.genotypes.T])) + "\n")
-    return a, b, str(m)
+    w = str(folder / "w")
+    simulate_study(12, 10_000, 10_000, seed=21, chromosomes=1, missing_rate=0.01).write(w)
+    return a, b, str(m), w
 
 
-def _scan_commands(a: str, b: str, m: str, out: Path, device: str) -> list[list[str]]:
+def _scan_commands(a: str, b: str, m: str, w: str, out: Path, device: str) -> list[list[str]]:
     common = ["--device", device, "--quiet", "--epi1", "1e-2", "--overwrite"]
     o = lambda name: ["--out", str(out / f"{device}-{name}")]  # noqa: E731
     qc = ["--maf", "0.01", "--geno", "0.5", "--mind", "0.5", "--hwe", "1e-8"]
@@ -92,6 +97,8 @@ def _scan_commands(a: str, b: str, m: str, out: Path, device: str) -> list[list[
         ["scan", "--bfile", a, *common, *o("allelic"), "--allelic", "--calibration-pairs", "100"],
         ["scan", "--boost-matrix", m, *common, *o("matrix"), *qc],
     ]
+    if device == "gpu":  # the wide study's kernels are another build (on the CPU, no other code)
+        cmds.append(["scan", "--bfile", w, *common, *o("wide")])
     if device == "cpu":  # --part and merge run the same engine code on either device
         cmds += [["scan", "--bfile", a, *common, *o("part1"), "--part", "1/2"],
                  ["scan", "--bfile", a, *common, *o("part2"), "--part", "2/2"],
@@ -146,6 +153,8 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
 
     t0 = time.perf_counter()
     _compile_bytecode(Path(gboost.__file__).parent)
+    for folder in _dependency_folders():
+        _compile_bytecode(folder)
     gpu, skipped = (None, "--device cpu") if device == "cpu" else _gpu_state()
     if device == "gpu" and gpu is None:
         raise RuntimeError(f"--device gpu: {skipped}")
@@ -215,6 +224,32 @@ def _compile_bytecode(package: Path) -> None:
         compileall.compile_dir(str(package), quiet=2, workers=1)
     except OSError:
         pass
+
+
+# The packages every scan imports before its first tile. Where they were installed without bytecode
+# (``pip install --no-compile``, as many container images are built) and Python may not write it
+# (PYTHONDONTWRITEBYTECODE), each command compiled them from source: NumPy's 407 modules cost 0.27 s
+# of the 500k x 5k command's start on the GPU device (issue 24, docs/PERFORMANCE.md).
+_SCAN_IMPORTS = ("numpy", "numba", "llvmlite", "cupy", "cupy_backends", "fastrlock")
+
+
+def _dependency_folders() -> list[Path]:
+    """The installed folders of ``_SCAN_IMPORTS`` (found without importing them) that we may write
+    to; compileall then adds missing or stale bytecode only (Python's own cache files)."""
+    import importlib.util
+
+    out = []
+    for name in _SCAN_IMPORTS:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.origin or not spec.submodule_search_locations:
+            continue
+        folder = Path(spec.origin).parent
+        if os.access(folder, os.W_OK):
+            out.append(folder)
+    return out
 
 
 def _record(folder: Path, result: WarmResult) -> None:

@@ -176,6 +176,12 @@ def test_after_warm_a_first_gpu_scan_builds_no_kernel(tmp_path, other_study):
     got = probe(env, "scan", "--bfile", other_study, "--device", "gpu", "--quiet", "--out", str(tmp_path / "o"))
     assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan after warm"
     assert got["numba"] == [], f"compiled on the first GPU scan after warm: {sorted(set(got['numba']))}"
+    # Biobank-sized samples take the kernels built without the float32 pre-screen (issue 21: 9.7 s
+    # of NVRTC on the first 200k-sample scan before warm built them too).
+    wide = str(tmp_path / "wide")
+    simulate_study(30, 7_000, 7_500, seed=8, chromosomes=1, missing_rate=0.01).write(wide)
+    got = probe(env, "scan", "--bfile", wide, "--device", "gpu", "--quiet", "--out", str(tmp_path / "w"))
+    assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan of 14,500 samples after warm"
     doctor = json.loads(gboost(env, "doctor", "--json").stdout)
     assert doctor["caches"]["cupy_kernel_cache_state"].startswith("warm for "), doctor["caches"]
 
@@ -197,3 +203,20 @@ def test_warm_writes_bytecode_even_where_python_would_not(tmp_path):
     code = "import importlib.util as u; s = u.find_spec('pkg_warm_probe.mod'); print(s.cached)"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert os.path.exists(out.strip())
+
+
+def test_warm_compiles_the_bytecode_of_the_packages_a_scan_imports(tmp_path, monkeypatch):
+    """NumPy installed without bytecode under PYTHONDONTWRITEBYTECODE (the GPU device's image)
+    cost every command 0.27 s of compiling its modules (issue 24): warm finds the installed folders
+    of the packages a scan imports, without importing them, and compiles them where it may write;
+    a folder it may not write to is left alone."""
+    import numpy
+
+    import gboost.warm as w
+
+    folders = w._dependency_folders()
+    np_dir = os.path.dirname(numpy.__file__)
+    assert (os.path.realpath(np_dir) in {os.path.realpath(f) for f in folders}) == os.access(np_dir, os.W_OK)
+    assert all(os.access(f, os.W_OK) for f in folders)
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    assert w._dependency_folders() == []

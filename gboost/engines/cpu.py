@@ -78,7 +78,7 @@ def _count_fused(planes, counts, has_missing, w_ctrl, i, j, t):
                 t[2, b, k] = counts[j, b, k] - t[0, b, k] - t[1, b, k]
 
 
-@nb.njit(parallel=True, cache=True)
+@nb.njit(parallel=True, cache=True, nogil=True)  # the GUI's thread stays free during a CPU scan
 def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, thr1, thr2, i0, i1, j0, j1, ksa_out, df_out, surv_out,
                  rn_sig, rn_tot, rbest, rbest_p):
     """KSA and DF of every pair of the tile, its survivors (KSA > screen threshold for the DF),
@@ -110,7 +110,7 @@ def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, thr1, thr2, i0, i1, j
                 rbest_p[r] = j
 
 
-@nb.njit(parallel=True, cache=True)
+@nb.njit(parallel=True, cache=True, nogil=True)
 def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p):
     """The column SNPs' summary partials over the tile's valid, non-surviving pairs."""
     for c in nb.prange(ksa.shape[1]):
@@ -129,7 +129,10 @@ def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p)
                 cbest_p[c] = i0 + r
 
 
-@nb.njit(cache=True)
+# nogil: the calibration (gboost/calibration.py) and the ledger's replay call this beside a GPU screen,
+# whose worker thread must take the GIL between tiles. Holding it, the calibration's 200,000 tables
+# at 200k samples (~6 s) left the H100 idle 3.7 s before its third tile (issue 21, docs/PERFORMANCE.md).
+@nb.njit(cache=True, nogil=True)
 def _tables_of(planes, counts, has_missing, w_ctrl, ii, jj):
     out = np.zeros((ii.shape[0], 3, 3, 2), dtype=np.int64)
     for m in range(ii.shape[0]):
