@@ -24,7 +24,12 @@ def mark(what, t=None):
 mark("python up, probe running")
 variant, prefix = sys.argv[1], sys.argv[2]
 gpu = None
-def warm():
+go = threading.Event()
+def warm():  # as gboost/engines/early.py: the driver through ctypes, CuPy once numba's target is up
+    from gboost.engines.early import _driver_contexts
+    _driver_contexts(); mark("driver and contexts (ctypes)")
+    if variant == "cli":
+        go.wait(2.0)
     import cupy  # noqa
     mark("cupy imported")
     from gboost.engines import gpu_available
@@ -44,6 +49,7 @@ if variant == "numpy-bim":  # the .bim/.fam through the NumPy passes (the compil
 else:
     from numba.core.registry import cpu_target
     cpu_target.target_context.refresh(); mark("numba target ready")
+go.set()
 from gboost.inputs import open_input
 from gboost.load import load_study
 from gboost.study import QCOptions

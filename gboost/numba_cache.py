@@ -132,3 +132,18 @@ class _ProbeLoader:
 
     def __getattr__(self, name):  # get_code, get_source, is_package...: the wrapped loader's
         return getattr(self._loader, name)
+
+
+def start_target() -> None:
+    """numba's CPU target made ready now rather than at the first compiled function's load: its
+    registries' imports hold the GIL (~0.13 s on the H100 host). The CLI calls this before the
+    compiled .bim parse, then lets the thread that starts the GPU import CuPy (gboost/engines/early.py),
+    so that CuPy's import, which holds the GIL too, runs while this thread parses and counts in
+    compiled code that releases it (issue 24). numba's internal entry point: any failure leaves the
+    target to be made at the first load, as before."""
+    try:
+        from numba.core.registry import cpu_target
+
+        cpu_target.target_context.refresh()
+    except Exception:  # noqa: BLE001 - an internal API of numba; the first load does the same
+        pass

@@ -3,25 +3,61 @@ kernels' module (from CuPy's on-disk cache) cost ~0.5 s of the command at 500k x
 ``engine_start``, issue 24) and need none of the study, so the CLI begins them on a thread first
 thing. The engine made later finds them done (the kernels are cached per device and
 configuration, gboost/engines/gpu/compile.py). Any failure here is ignored: make_engine meets it
-again and reports it (or falls back to the CPU) as it always did."""
+again and reports it (or falls back to the CPU) as it always did.
+
+The driver's start (cuInit) and each GPU's primary context come first, through ctypes: CuPy's
+``getDeviceCount`` holds the GIL through cuInit (0.19 s on the H100 host, measured with
+bench/probe_gil_cuda.py), and so stalled the main thread's reading of the inputs, while a foreign
+call through ctypes releases it. CuPy then finds the driver started and the contexts made (its
+runtime API uses the same primary contexts)."""
 from __future__ import annotations
 
 import importlib.util
 import threading
 
 
-def start_gpu_early(device: str) -> threading.Thread | None:
+# The longest the thread waits for the caller's signal to import CuPy (a caller that never signals
+# delays the GPU's start by this much, and nothing else).
+_GO_TIMEOUT_S = 2.0
+
+
+def start_gpu_early(device: str, go: threading.Event | None = None) -> threading.Thread | None:
     """The warm-up thread (daemon, already started), or None where no GPU engine will be asked for
-    or CuPy is not installed."""
+    or CuPy is not installed. With ``go`` the thread starts the driver and the contexts at once
+    (they release the GIL) but imports CuPy (which holds it) only once ``go`` is set: the caller
+    sets it when its own thread turns to work that releases the GIL."""
     if device not in ("gpu", "auto") or importlib.util.find_spec("cupy") is None:
         return None
-    t = threading.Thread(target=_warm, name="gboost-gpu-start", daemon=True)
+    t = threading.Thread(target=_warm, args=(go,), name="gboost-gpu-start", daemon=True)
     t.start()
     return t
 
 
-def _warm() -> None:
+def _driver_contexts() -> None:
+    """cuInit and every visible GPU's primary context, with the GIL released (ctypes); Linux's
+    driver library only (elsewhere CuPy does it, as before). Errors are left for CuPy to meet."""
+    import ctypes
+
     try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return
+    if cuda.cuInit(0) != 0:
+        return
+    count = ctypes.c_int()
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return
+    for k in range(count.value):
+        dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+        if cuda.cuDeviceGet(ctypes.byref(dev), k) == 0:
+            cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)  # held for the process's life, as CuPy's
+
+
+def _warm(go: threading.Event | None = None) -> None:
+    try:
+        _driver_contexts()
+        if go is not None:
+            go.wait(_GO_TIMEOUT_S)
         from gboost.engines import gpu_available
 
         ok, _ = gpu_available()
