@@ -122,7 +122,9 @@ def main() -> int:
                        survivors=rec["counts"]["screened_survivors"])
             rows.append(row)
             print("#", json.dumps(row), flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=repo).stdout.strip()
+    # GBOOST_COMMIT: set by the caller where the checkout's .git is not this tree's (the device's copy)
+    commit = os.environ.get("GBOOST_COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                                               text=True, cwd=repo).stdout.strip()
     print(f"\n{rows[0]['device'] if rows else ''}; gboost at {repo} (commit {commit or '?'}); {os.cpu_count()} CPUs; "
           f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
     print(f"{'p':>7} {'n':>5} {'miss':>5} {'cmd 1st s':>9} {'cmd s':>7} {'scan s':>7} {'cmd/scan':>8} "
