@@ -49,6 +49,7 @@ if variant == "numpy-bim":  # the .bim/.fam through the NumPy passes (the compil
 else:
     from numba.core.registry import cpu_target
     cpu_target.target_context.refresh(); mark("numba target ready")
+go.set()
 from gboost.inputs import open_input
 from gboost.load import load_study
 from gboost.study import QCOptions
@@ -57,7 +58,6 @@ src = open_input(bfile=prefix, ped=None, map_file=None, boost_matrix=None, pheno
                  pfile=None, vcf=None, bgen=None, sample=None, hard_call_threshold=None,
                  bgen_ref="ref-unknown", ids=None)
 mark(".fam/.bim parsed")
-go.set()  # as the CLI: CuPy's import beside the counting pass
 tim = {}
 st = load_study(src, QCOptions(), log=lambda m: None, timings=tim, background_encode=True)
 mark("counting pass done (the screen may start)")

@@ -223,7 +223,7 @@ def _scan_locked(args, out) -> int:
     # The GPU thread starts before numba's import: the driver's start and the contexts (~0.23 s on
     # the H100 host) release the GIL and so run beside it.
 
-    gpu_go = threading.Event()  # set below, once the inputs are parsed: CuPy's import may then start
+    gpu_go = threading.Event()  # set below, once numba's target is up: CuPy's import may then start
     if not args.dask:  # CuPy, the CUDA context and the kernels on a thread while the inputs are read
         from gboost.engines.early import start_gpu_early
 
@@ -248,11 +248,12 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     if args.threads is not None and args.threads < 1:
         raise InputError(None, "--threads must be at least 1")
     clock.lap("setup")
-    # numba's target first, then CuPy's import on the GPU thread once this one has parsed the inputs
-    # (whose text columns hold the GIL) and counts the .bed's calls in compiled code that releases
-    # it: two such imports and the parse would otherwise interleave (gboost/engines/early.py, issue 24;
-    # on the H100 host CuPy's import took 0.21 s, the counting pass of 500k x 5k 0.23 s).
+    # numba's target first, then CuPy's import on the GPU thread while this one parses and counts in
+    # compiled code: the two imports hold the GIL and would otherwise interleave (gboost/engines/early.py,
+    # issue 24: 500k x 5k 6.02 -> 5.80 s on the H100). Waiting further, until the parse is done, was
+    # slower (6.24 s): CuPy's import then slowed the counting pass, whose reading loop holds the GIL too.
     start_target()
+    gpu_go.set()
     source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno,
                         allow_no_sex=args.allow_no_sex, pfile=args.pfile, vcf=args.vcf, bgen=args.bgen,
                         sample=args.sample, hard_call_threshold=args.hard_call_threshold,
@@ -279,7 +280,6 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     import os
 
     background = not args.dask and os.environ.get("GBOOST_BACKGROUND_ENCODE", "1") != "0"
-    gpu_go.set()
     study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings,
                        background_encode=background)
     try:
