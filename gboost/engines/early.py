@@ -8,8 +8,8 @@ again and reports it (or falls back to the CPU) as it always did.
 The driver's start (cuInit) and each GPU's primary context come first, through ctypes: CuPy's
 ``getDeviceCount`` holds the GIL through cuInit (0.19 s on the H100 host, measured with
 bench/probe_gil_cuda.py), and so stalled the main thread's reading of the inputs, while a foreign
-call through ctypes releases it. CuPy then finds the driver started and the contexts made (its
-runtime API uses the same primary contexts)."""
+call through ctypes releases it. CuPy then finds the driver started and the context made (its
+runtime API uses the same primary context)."""
 from __future__ import annotations
 
 import importlib.util
@@ -34,23 +34,18 @@ def start_gpu_early(device: str, go: threading.Event | None = None) -> threading
 
 
 def _driver_contexts() -> None:
-    """cuInit and every visible GPU's primary context, with the GIL released (ctypes); Linux's
-    driver library only (elsewhere CuPy does it, as before). Errors are left for CuPy to meet."""
+    """cuInit and the first visible GPU's primary context (the one this thread then warms, as before:
+    contexts on GPUs a scan may not use would take their memory), with the GIL released (ctypes);
+    Linux's driver library only (elsewhere CuPy does it, as before). Errors are left for CuPy."""
     import ctypes
 
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
     except OSError:
         return
-    if cuda.cuInit(0) != 0:
-        return
-    count = ctypes.c_int()
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return
-    for k in range(count.value):
-        dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-        if cuda.cuDeviceGet(ctypes.byref(dev), k) == 0:
-            cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)  # held for the process's life, as CuPy's
+    dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+    if cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0:
+        cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)  # held for the process's life, as CuPy's
 
 
 def _warm(go: threading.Event | None = None) -> None:
