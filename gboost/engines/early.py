@@ -5,7 +5,7 @@ thing. The engine made later finds them done (the kernels are cached per device 
 configuration, gboost/engines/gpu/compile.py). Any failure here is ignored: make_engine meets it
 again and reports it (or falls back to the CPU) as it always did.
 
-The driver's start (cuInit) and each GPU's primary context come first, through ctypes: CuPy's
+The driver's start (cuInit) and the first GPU's primary context come first, through ctypes: CuPy's
 ``getDeviceCount`` holds the GIL through cuInit (0.19 s on the H100 host, measured with
 bench/probe_gil_cuda.py), and so stalled the main thread's reading of the inputs, while a foreign
 call through ctypes releases it. CuPy then finds the driver started and the context made (its
