@@ -101,7 +101,7 @@ def test_the_pinner_registers_every_piece_in_order_and_close_unregisters_each_on
                                           (base + 9 * row, row)]
     assert pin.pinned(0, 10) and pin.pinned(9, 10) and pin.pinned(4, 4)
     pin.close()
-    assert drv.ranges == {}
+    assert drv.ranges == {} and pin.locked_bytes == 10 * row  # (kept for run.json)
     assert sorted(c[1] for c in drv.calls if c[0] == "unregister") == [base + k * 3 * row for k in range(4)]
     assert pin.pinned_upto == 0 and not pin.pinned(0, 1)
     pin.close()  # twice: nothing more unregistered, nothing raised
@@ -157,7 +157,7 @@ def test_a_refused_registration_leaves_the_rest_pageable_without_an_error():
     drv = FakeDriver(fail_at=3)
     pin = HostPinner(0, 10, 8, 2, drv.register, drv.unregister)
     assert pin.wait(5)
-    assert pin.pinned_upto == 4  # two pieces, then the refusal: no later piece tried
+    assert pin.pinned_upto == 4 and pin.locked_bytes == 32  # two pieces, then the refusal: no later piece tried
     assert "MemoryError" in pin.failure and "SNPs 4-5" in pin.failure
     assert sum(c[0] == "register" for c in drv.calls) == 3
     pin.close()

@@ -42,7 +42,7 @@ class DeviceStats:
     # Streaming: the host planes page-locked in pieces on a thread (pinning.py) and the block
     # copies that went from page-locked or from pageable memory (rows not yet registered).
     pin_seconds: float = 0.0  # the pinner's time in cudaHostRegister (off the critical path)
-    pinned_bytes: int = 0  # host plane bytes it had registered when the runner closed
+    pinned_bytes: int = 0  # host plane bytes it registered (by the time the runner closed)
     pin_failure: str | None = None  # why it stopped early (the rest stayed pageable), or None
     copied_pinned_bytes: int = 0
     copied_pageable_bytes: int = 0
@@ -530,12 +530,10 @@ class DeviceRunner:
             slot.release()
         if self._pinner is not None:  # after the stream's sync above: no copy still reads a piece
             pin, self._pinner = self._pinner, None
-            try:
-                self.stats.pin_seconds = pin.seconds
-                self.stats.pinned_bytes = pin.pinned_bytes
-                self.stats.pin_failure = pin.failure
-            finally:
-                pin.close()  # stops between pieces, joins, unregisters each piece; never raises
+            pin.close()  # stops between pieces, joins, unregisters each piece; never raises
+            self.stats.pin_seconds = pin.seconds
+            self.stats.pinned_bytes = pin.locked_bytes
+            self.stats.pin_failure = pin.failure
         try:
             with cp.cuda.Device(self.device_id):
                 if self._old_limit is not None:

@@ -67,6 +67,7 @@ class HostPinner:
         self._done: list[int] = []  # base pointers of the registered pieces, in order
         self.failure: str | None = None
         self.seconds = 0.0  # the thread's time in register calls
+        self.locked_bytes = 0  # bytes it registered (kept after close, for run.json)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -108,6 +109,7 @@ class HostPinner:
             with self._lock:
                 self._done.append(ptr)
                 self._upto = b
+                self.locked_bytes = b * self.row_bytes
 
     def wait(self, timeout: float | None = None) -> bool:
         """Join the thread (tests, benches); True once it has ended."""
