@@ -19,19 +19,45 @@ import numpy as np
 import pytest
 
 from gboost.engines.gpu import pinning
-from gboost.engines.gpu.pinning import HostPinner, copy_ranges, piece_rows, plan_pieces
+from gboost.engines.gpu.pinning import HostPinner, copy_ranges, piece_rows, plan_pieces, registrations, split_bytes
 from gboost.tiles import plan_tiles
 
 
 # -- the plan -----------------------------------------------------------------------------------
-def test_pieces_are_whole_rows_of_about_the_asked_size():
-    assert piece_rows(288, 1000) == 3  # 864 bytes: whole rows, not more than asked
-    assert piece_rows(288, 100) == 1  # never less than one row
+def test_pieces_are_whole_rows_of_about_the_asked_size_and_at_least_a_page():
+    assert piece_rows(288, 10_000) == 34  # 9792 bytes: whole rows, not more than asked
+    assert piece_rows(288, 100) == 15  # never less than a page (4096 bytes: 15 rows of 288)
+    assert piece_rows(288, 100, page=1) == 1  # nor than one row
+    assert piece_rows(8192, 100) == 1
     assert piece_rows(3 * 8 * 36_250) == (512 << 20) // (3 * 8 * 36_250)  # 2.32M samples: the default size
     assert plan_pieces(10, 3) == [(0, 3), (3, 6), (6, 9), (9, 10)]
     assert plan_pieces(9, 3) == [(0, 3), (3, 6), (6, 9)]
     assert plan_pieces(2, 5) == [(0, 2)]
     assert plan_pieces(0, 5) == []
+
+
+def test_registrations_are_disjoint_cover_the_rows_and_cut_on_pages():
+    base, row = 10 * 4096 + 16, 288  # numpy's large arrays start a little past a page
+    pieces = plan_pieces(100, 15)
+    got = registrations(base, row, pieces)
+    assert got[0][0] == base and got[-1][1] == base + 100 * row  # exactly the rows' bytes at both ends
+    assert [s for s, _ in got[1:]] == [e for _, e in got[:-1]]  # contiguous, disjoint
+    for (a, _), (s, e) in zip(pieces[1:], got[1:]):
+        assert s % 4096 == 0 and s <= base + a * row < s + 4096  # the page of the piece's first byte
+        assert e > s
+    assert registrations(base, row, [(0, 3)]) == [(base, base + 3 * row)]
+    assert registrations(base, row, []) == []
+    assert registrations(0, 8, plan_pieces(10, 3), page=1) == [(0, 24), (24, 48), (48, 72), (72, 80)]
+
+
+def test_a_copy_is_cut_at_every_registration_start_inside_it():
+    starts = [100, 4096, 8192, 12288]
+    assert split_bytes(100, 4096, starts) == [(100, 4096)]
+    assert split_bytes(4000, 9000, starts) == [(4000, 4096), (4096, 8192), (8192, 9000)]
+    assert split_bytes(8192, 8200, starts) == [(8192, 8200)]
+    assert split_bytes(50, 120, starts) == [(50, 100), (100, 120)]
+    assert split_bytes(13000, 14000, starts) == [(13000, 14000)]
+    assert split_bytes(5, 5, starts) == []
 
 
 @pytest.mark.parametrize("a, b, step, rows, want", [
@@ -94,18 +120,36 @@ class FakeDriver:
 def test_the_pinner_registers_every_piece_in_order_and_close_unregisters_each_once():
     drv = FakeDriver()
     base, row = 1 << 20, 288
-    pin = HostPinner(base, 10, row, 3, drv.register, drv.unregister)
+    pin = HostPinner(base, 10, row, 3, drv.register, drv.unregister, page=1)
     assert pin.wait(5)
-    assert pin.failure is None and pin.pinned_upto == 10 and pin.pinned_bytes == 10 * row
+    assert pin.failure is None and pin.pinned_upto == 10 and pin.pinned_end == base + 10 * row
     assert [c[1:] for c in drv.calls] == [(base, 3 * row), (base + 3 * row, 3 * row), (base + 6 * row, 3 * row),
                                           (base + 9 * row, row)]
-    assert pin.pinned(0, 10) and pin.pinned(9, 10) and pin.pinned(4, 4)
+    assert pin.pinned(base, base + 10 * row) and pin.pinned(base + 9 * row, base + 10 * row)
+    assert not pin.pinned(base, base + 10 * row + 1)
     pin.close()
     assert drv.ranges == {} and pin.locked_bytes == 10 * row  # (kept for run.json)
     assert sorted(c[1] for c in drv.calls if c[0] == "unregister") == [base + k * 3 * row for k in range(4)]
-    assert pin.pinned_upto == 0 and not pin.pinned(0, 1)
+    assert pin.pinned_upto == 0 and not pin.pinned(base, base + 1)
     pin.close()  # twice: nothing more unregistered, nothing raised
     assert sum(c[0] == "unregister" for c in drv.calls) == 4
+
+
+def test_registrations_on_page_cuts_never_overlap_in_pages():
+    """With real page cuts (an unaligned base, pieces not a whole number of pages) no two
+    registrations share a page, as CUDA pins whole pages; together they lock exactly the rows."""
+    pages: dict[int, int] = {}
+
+    def register(ptr, n):
+        for pg in range(ptr // 4096, (ptr + n - 1) // 4096 + 1):
+            assert pg not in pages, "two registrations share a page"
+            pages[pg] = ptr
+
+    base, row = 7 * 4096 + 16, 3 * 8 * 13
+    pin = HostPinner(base, 1000, row, piece_rows(row, 10_000), register, lambda ptr: None)
+    assert pin.wait(5) and pin.failure is None
+    assert pin.pinned_upto == 1000 and pin.locked_bytes == 1000 * row and len(pin.registered) == len(pin.pieces) > 10
+    pin.close()
 
 
 def test_the_watermark_rises_piece_by_piece_as_registrations_finish():
@@ -117,12 +161,12 @@ def test_the_watermark_rises_piece_by_piece_as_registrations_finish():
         release.acquire()
         drv.register(ptr, n)
 
-    pin = HostPinner(0, 7, 8, 2, register, drv.unregister)
+    pin = HostPinner(0, 7, 8, 2, register, drv.unregister, page=1)
     try:
         for k, upto in enumerate([2, 4, 6, 7]):
             assert entered.acquire(timeout=5)
             assert pin.pinned_upto == 2 * k  # the piece in hand does not count yet
-            assert not pin.pinned(2 * k, 2 * k + 1) and (k == 0 or pin.pinned(0, 2 * k))
+            assert not pin.pinned(16 * k, 16 * k + 1) and (k == 0 or pin.pinned(0, 16 * k))
             release.release()
             deadline = time.monotonic() + 5
             while pin.pinned_upto < upto and time.monotonic() < deadline:
@@ -138,7 +182,7 @@ def test_the_watermark_rises_piece_by_piece_as_registrations_finish():
 def test_close_stops_the_pinner_between_pieces():
     gate = threading.Event()
     drv = FakeDriver(gate=gate)
-    pin = HostPinner(4096, 1000, 8, 1, drv.register, drv.unregister)  # 1000 pieces
+    pin = HostPinner(4096, 1000, 8, 1, drv.register, drv.unregister, page=1)  # 1000 pieces
     time.sleep(0.05)  # the thread waits inside its first registration
     closer = threading.Thread(target=pin.close)
     closer.start()
@@ -155,7 +199,7 @@ def test_close_stops_the_pinner_between_pieces():
 
 def test_a_refused_registration_leaves_the_rest_pageable_without_an_error():
     drv = FakeDriver(fail_at=3)
-    pin = HostPinner(0, 10, 8, 2, drv.register, drv.unregister)
+    pin = HostPinner(0, 10, 8, 2, drv.register, drv.unregister, page=1)
     assert pin.wait(5)
     assert pin.pinned_upto == 4 and pin.locked_bytes == 32  # two pieces, then the refusal: no later piece tried
     assert "MemoryError" in pin.failure and "SNPs 4-5" in pin.failure
@@ -171,7 +215,7 @@ def test_close_never_raises_when_unregistering_fails():
         drv.calls.append(("unregister", ptr, 0))
         raise RuntimeError("cudaErrorIllegalAddress: the context is gone")
 
-    pin = HostPinner(0, 6, 8, 2, drv.register, unregister)
+    pin = HostPinner(0, 6, 8, 2, drv.register, unregister, page=1)
     assert pin.wait(5)
     pin.close()  # every piece still tried
     assert sum(c[0] == "unregister" for c in drv.calls) == 3
@@ -182,14 +226,14 @@ def test_the_same_memory_is_refused_while_a_pinner_holds_it_and_taken_after_clos
     first's pieces and is refused (its copies stay pageable); once the first closes, the memory
     registers again."""
     drv = FakeDriver()
-    one = HostPinner(0, 6, 8, 2, drv.register, drv.unregister)
+    one = HostPinner(0, 6, 8, 2, drv.register, drv.unregister, page=1)
     assert one.wait(5)
-    two = HostPinner(0, 6, 8, 2, drv.register, drv.unregister)
+    two = HostPinner(0, 6, 8, 2, drv.register, drv.unregister, page=1)
     assert two.wait(5)
     assert two.pinned_upto == 0 and "AlreadyRegistered" in two.failure
     two.close()
     one.close()
-    three = HostPinner(0, 6, 8, 2, drv.register, drv.unregister)
+    three = HostPinner(0, 6, 8, 2, drv.register, drv.unregister, page=1)
     assert three.wait(5) and three.pinned_upto == 6 and three.failure is None
     three.close()
     assert drv.ranges == {}
@@ -197,58 +241,75 @@ def test_the_same_memory_is_refused_while_a_pinner_holds_it_and_taken_after_clos
 
 # -- the runner's block upload, against a stand-in for CuPy --------------------------------------
 class _FakeDeviceArray:
-    def __init__(self, shape, log):
-        self.data = np.zeros(shape, np.uint64)
-        self.log = log
-
-    def set(self, src, stream=None):
-        self.log.append((src.ctypes.data, src.nbytes))
-        self.data[...] = src
+    def __init__(self, shape):
+        self.host = np.zeros(shape, np.uint64)  # "device" memory
+        self.data = SimpleNamespace(ptr=self.host.ctypes.data)
 
 
 def _fake_runner(planes: np.ndarray, pinner: HostPinner | None, chunk_rows: int):
+    """What DeviceRunner._upload touches: CuPy's empty, current stream and memcpyAsync (a host
+    memmove here, logged), the layout (SNP-major here) and the statistics."""
+    import ctypes
+
     from gboost.engines.gpu.device import DeviceStats
 
     log: list[tuple[int, int]] = []
-    cp = SimpleNamespace(empty=lambda shape, dtype: _FakeDeviceArray(shape, log),
-                         cuda=SimpleNamespace(get_current_stream=lambda: None))
 
-    def lay_out(x, out, o):  # SNP-major stand-in for the kernels' layout
-        out[o:o + x.data.shape[0]] = x.data
+    def memcpy_async(dst, src, n, kind, stream):
+        assert kind == 1 and stream == 0
+        log.append((src, n))
+        ctypes.memmove(dst, src, n)
+
+    runtime = SimpleNamespace(memcpyAsync=memcpy_async, memcpyHostToDevice=1)
+    cp = SimpleNamespace(empty=lambda shape, dtype: _FakeDeviceArray(shape),
+                         cuda=SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0), runtime=runtime))
+
+    def lay_out(x, out, o):
+        out[o:o + x.host.shape[0]] = x.host
 
     runner = SimpleNamespace(cp=cp, _pinner=pinner, host_planes=planes, n_words=planes.shape[2], p=planes.shape[0],
                              stats=DeviceStats(streaming=True), lay_out=lay_out, _chunk_snps=lambda: chunk_rows)
     return runner, log
 
 
-@pytest.mark.parametrize("pinned_rows", [0, 6, 12, 29])
-def test_a_block_upload_copies_the_right_rows_and_no_copy_crosses_a_piece(pinned_rows):
+BLOCKS = [(0, 60), (3, 47), (29, 31), (11, 13), (44, 60)]
+
+
+@pytest.mark.parametrize("registered", [0, 1, 2])
+def test_a_block_upload_copies_the_right_rows_one_copy_per_registration_it_touches(registered):
+    """Rows of 168 bytes, pieces of 30 rows (5040 bytes) cut on 4096-byte pages: a piece's last rows lie partly in the next registration, so a chunk is cut in
+    bytes there. Every copy lies within one registration; the bytes below the watermark are
+    counted as page-locked, the rest as pageable; the rows arrive whole and in place."""
     from gboost.engines.gpu.device import DeviceRunner
 
-    planes = np.random.default_rng(3).integers(0, 2**63, (29, 3, 5), dtype=np.uint64)
-    row = planes[0].nbytes
+    buf = np.random.default_rng(3).integers(0, 2**63, 60 * 3 * 7 + 64, dtype=np.uint64)
+    skip = 1 if (buf.ctypes.data + 30 * 168) % 4096 == 0 else 0  # (the first piece not ending on a page)
+    planes = buf[skip:skip + 60 * 3 * 7].reshape(60, 3, 7)
+    row, base = planes[0].nbytes, planes.ctypes.data
     drv = FakeDriver()
-    pin = HostPinner(planes.ctypes.data, 29, row, 6, drv.register, drv.unregister)
-    assert pin.wait(5)
-    with pin._lock:  # the watermark where the test wants it: pieces [0, pinned_rows) registered
-        pin._upto = pinned_rows
+    pin = HostPinner(base, 60, row, 30, drv.register, drv.unregister)
+    assert pin.wait(5) and len(pin.ranges) == 2
+    assert pin.ranges[1][0] % 4096 == 0 and pin.ranges[1][0] < base + 30 * row  # a piece's tail in the next
+    end = base if registered == 0 else pin.ranges[registered - 1][1]
+    with pin._lock:  # the watermark where the test wants it
+        pin._end = end
     runner, log = _fake_runner(planes, pin, chunk_rows=4)
-    for a, b in [(0, 29), (3, 17), (11, 13), (24, 29)]:
-        out = np.zeros((b - a + 2, 3, 5), np.uint64)
+    want_pinned = 0
+    for a, b in BLOCKS:
+        out = np.zeros((b - a + 2, 3, 7), np.uint64)
         log.clear()
         DeviceRunner._upload(runner, a, b, out, 2)
         np.testing.assert_array_equal(out[2:], planes[a:b])
         assert not out[:2].any()
         assert sum(n for _, n in log) == (b - a) * row
-        for ptr, n in log:
-            r0, r1 = (ptr - planes.ctypes.data) // row, (ptr - planes.ctypes.data + n) // row
-            assert r0 // 6 == (r1 - 1) // 6, (r0, r1)  # one piece's rows
-            assert r1 - r0 <= 4
+        for src, n in log:
+            assert any(s <= src and src + n <= e for s, e in pin.ranges), "a copy spans two registrations"
+            assert n <= 4 * row
+        want_pinned += max(0, min(base + b * row, end) - (base + a * row))
     st = runner.stats
-    total = sum(b - a for a, b in [(0, 29), (3, 17), (11, 13), (24, 29)]) * row
-    assert st.copied_pinned_bytes + st.copied_pageable_bytes == total
-    want_pinned = sum(max(0, min(b, pinned_rows) - a) for a, b in [(0, 29), (3, 17), (11, 13), (24, 29)]) * row
-    assert st.copied_pinned_bytes == want_pinned  # pieces end on multiples of 6: a copy is all in or all out
+    assert st.copied_pinned_bytes + st.copied_pageable_bytes == sum(b - a for a, b in BLOCKS) * row
+    assert st.copied_pinned_bytes == want_pinned
+    assert (st.copied_pinned_bytes > 0) == (registered > 0)
     pin.close()
 
 
@@ -292,7 +353,7 @@ def test_prepare_returns_before_any_piece_is_registered_and_close_unregisters_ev
 
     study = gpu_study(**STREAMED)
     row = 3 * 8 * study.layout.n_words
-    _small_pieces(monkeypatch, 7, 5, row)
+    _small_pieces(monkeypatch, 7, 5, row)  # (pieces of at least a page: 15 SNPs of 288 bytes)
     gate = threading.Event()
     calls = _recording(monkeypatch, gate)
     eng = gpu_engine(tile=48, memory_limit_bytes=_pool_baseline() + (320 << 10))
@@ -301,16 +362,17 @@ def test_prepare_returns_before_any_piece_is_registered_and_close_unregisters_ev
         assert eng.streaming is True
         runner = eng._runners[0]
         assert calls["register"] == [] and runner._pinner.pinned_upto == 0 and not runner._registered
+        pieces = runner._pinner.pieces
+        assert len(pieces) > 10
     finally:
         gate.set()
     try:
-        assert runner._pinner.wait(30)
+        assert runner._pinner.wait(30) and runner._pinner.failure is None
         assert runner._pinner.pinned_upto == study.n_snps and runner._registered
         assert len(list(eng.run_tiles(plan_tiles(study.n_snps, 48)))) == len(plan_tiles(study.n_snps, 48))
     finally:
         eng.close()
-    n_pieces = -(-study.n_snps // 7)
-    assert len(calls["register"]) == n_pieces
+    assert len(calls["register"]) == len(pieces)
     assert sorted(calls["unregister"]) == sorted(p for p, _ in calls["register"])  # each once, by its own pointer
     info = eng.screen_info()
     assert info["pinned_bytes"] == study.n_snps * row and info["pin_s"] > 0

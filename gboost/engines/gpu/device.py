@@ -15,7 +15,7 @@ from gboost.engines.base import SummaryPartial, Thresholds, Tile, TileResult
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu.counting import counting_for
 from gboost.engines.gpu.cuda import cupy, device_name, is_oom
-from gboost.engines.gpu.pinning import HostPinner, copy_ranges, piece_rows
+from gboost.engines.gpu.pinning import HostPinner, copy_ranges, piece_rows, split_bytes
 from gboost.engines.gpu.upload import PlaneUpload
 from gboost.stats.fastksa import xlogx_table
 from gboost.study import Study
@@ -262,20 +262,31 @@ class DeviceRunner:
 
     def _upload(self, a: int, b: int, out, off: int) -> None:
         """Host planes of SNPs [a, b) into ``out`` (kernel layout) from SNP ``off`` on, on the
-        current stream, through SNP-major chunks that are laid out on the device. No chunk crosses
-        a page-locked piece's edge: a copy's source must lie within one registration to go as
-        DMA; rows not registered yet go from pageable memory (synchronous, correct)."""
+        current stream, through SNP-major chunks that are laid out on the device. Streaming, each
+        chunk's bytes go in one copy per page-locked piece they touch (pinning.py: a copy's source
+        must lie within one registration to go as DMA); rows not registered yet go from pageable
+        memory (synchronous, correct)."""
         cp = self.cp
         pin = self._pinner
-        rows = pin.rows if pin is not None else self.p
-        for c0, c1 in copy_ranges(a, b, self._chunk_snps(), rows):
+        if pin is None:
+            for c0, c1 in copy_ranges(a, b, self._chunk_snps(), self.p):
+                x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
+                x.set(self.host_planes[c0:c1], stream=cp.cuda.get_current_stream())
+                self.lay_out(x, out, off + c0 - a)
+                del x
+            return
+        row, base = 3 * 8 * self.n_words, self.host_planes.ctypes.data
+        stream = cp.cuda.get_current_stream()
+        for c0, c1 in copy_ranges(a, b, self._chunk_snps(), pin.rows):
             x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
-            src = self.host_planes[c0:c1]
-            if pin is not None and pin.pinned(c0, c1):
-                self.stats.copied_pinned_bytes += src.nbytes
-            else:
-                self.stats.copied_pageable_bytes += src.nbytes
-            x.set(src, stream=cp.cuda.get_current_stream())
+            s = base + c0 * row
+            for u, v in split_bytes(s, base + c1 * row, pin.starts):
+                if pin.pinned(u, v):
+                    self.stats.copied_pinned_bytes += v - u
+                else:
+                    self.stats.copied_pageable_bytes += v - u
+                cp.cuda.runtime.memcpyAsync(x.data.ptr + (u - s), u, v - u, cp.cuda.runtime.memcpyHostToDevice,
+                                            stream.ptr)
             self.lay_out(x, out, off + c0 - a)
             del x
 
