@@ -255,7 +255,7 @@ class DeviceRunner:
     @property
     def _registered(self) -> bool:
         """Whether any of the host planes are page-locked now (pieces, pinning.py)."""
-        return self._pinner is not None and self._pinner.pinned_upto > 0
+        return self._pinner is not None and self._pinner.pinned_end > self._pinner.base
 
     def _chunk_snps(self) -> int:
         return max(1, UPLOAD_CHUNK_BYTES // max(1, 3 * 8 * self.n_words))
