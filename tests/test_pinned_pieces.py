@@ -277,8 +277,8 @@ BLOCKS = [(0, 60), (3, 47), (29, 31), (11, 13), (44, 60)]
 
 @pytest.mark.parametrize("registered", [0, 1, 2])
 def test_a_block_upload_copies_the_right_rows_one_copy_per_registration_it_touches(registered):
-    """Rows of 168 bytes, pieces of 30 rows (5040 bytes) cut on 4096-byte pages: a piece's last rows lie partly in the next registration, so a chunk is cut in
-    bytes there. Every copy lies within one registration; the bytes below the watermark are
+    """Rows of 168 bytes, pieces of 30 rows (5040 bytes) cut on 4096-byte pages: a piece's last
+    rows lie partly in the next registration, so a chunk is cut in bytes there. Every copy lies within one registration; the bytes below the watermark are
     counted as page-locked, the rest as pageable; the rows arrive whole and in place."""
     from gboost.engines.gpu.device import DeviceRunner
 
