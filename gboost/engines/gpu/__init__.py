@@ -31,7 +31,8 @@ works on a machine without it.
 
 The package: ``engine.py`` (:class:`GpuEngine`: devices, the shared tile queue, statistics),
 ``device.py`` (one GPU's runner: buffers, memory policy, back-off; :class:`DeviceStats`),
-``upload.py`` (resident planes uploaded beside the first tiles), ``counting.py`` (the two counting
+``upload.py`` (resident planes uploaded beside the first tiles), ``pinning.py`` (streamed planes
+page-locked in pieces beside the first tiles), ``counting.py`` (the two counting
 strategies: kernels, plane layout, launch), ``config.py`` (the kernels' production knobs),
 ``compile.py`` (CUDA source and NVRTC modules) and ``cuda.py`` (CuPy, imported lazily).
 
