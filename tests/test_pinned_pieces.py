@@ -314,11 +314,14 @@ def test_a_block_upload_copies_the_right_rows_one_copy_per_registration_it_touch
 
 
 # -- on a GPU -------------------------------------------------------------------------------------
-def _small_pieces(monkeypatch, rows_per_piece: int, rows_per_chunk: int, row_bytes: int):
+def _small_pieces(monkeypatch, rows_per_piece: int, row_bytes: int, rows_per_chunk: int | None = None):
+    """Pieces (and copies) of a few SNPs. (The copy size also enters the runner's resident-or-
+    streamed decision: shrink it only where the budget streams the planes anyway.)"""
     from gboost.engines.gpu import device
 
     monkeypatch.setattr(pinning, "PIN_PIECE_BYTES", rows_per_piece * row_bytes)
-    monkeypatch.setattr(device, "UPLOAD_CHUNK_BYTES", rows_per_chunk * row_bytes)
+    if rows_per_chunk is not None:
+        monkeypatch.setattr(device, "UPLOAD_CHUNK_BYTES", rows_per_chunk * row_bytes)
 
 
 def _recording(monkeypatch, gate: threading.Event | None = None):
@@ -353,7 +356,7 @@ def test_prepare_returns_before_any_piece_is_registered_and_close_unregisters_ev
 
     study = gpu_study(**STREAMED)
     row = 3 * 8 * study.layout.n_words
-    _small_pieces(monkeypatch, 7, 5, row)  # (pieces of at least a page: 15 SNPs of 288 bytes)
+    _small_pieces(monkeypatch, 7, row)  # (pieces of at least a page: 15 SNPs of 288 bytes)
     gate = threading.Event()
     calls = _recording(monkeypatch, gate)
     eng = gpu_engine(tile=48, memory_limit_bytes=_pool_baseline() + (320 << 10))
@@ -397,7 +400,7 @@ def test_a_scan_streaming_through_small_pieces_writes_the_cpu_engines_bytes(tmp_
     simulate_study(4000, 1000, 1000, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
     study = load_study(open_bfile(prefix))
     row = 3 * 8 * study.layout.n_words
-    _small_pieces(monkeypatch, 37, 50, row)
+    _small_pieces(monkeypatch, 37, row, rows_per_chunk=50)  # (the planes stream under this budget whatever the copy size)
     gate = threading.Event()
     calls = _recording(monkeypatch, gate)
     real_upload = DeviceRunner._upload
