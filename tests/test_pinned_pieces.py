@@ -278,8 +278,9 @@ BLOCKS = [(0, 60), (3, 47), (29, 31), (11, 13), (44, 60)]
 @pytest.mark.parametrize("registered", [0, 1, 2])
 def test_a_block_upload_copies_the_right_rows_one_copy_per_registration_it_touches(registered):
     """Rows of 168 bytes, pieces of 30 rows (5040 bytes) cut on 4096-byte pages: a piece's last
-    rows lie partly in the next registration, so a chunk is cut in bytes there. Every copy lies within one registration; the bytes below the watermark are
-    counted as page-locked, the rest as pageable; the rows arrive whole and in place."""
+    rows lie partly in the next registration, so a chunk is cut in bytes there. Every copy lies
+    within one registration; the bytes below the watermark are counted as page-locked, the rest
+    as pageable; the rows arrive whole and in place."""
     from gboost.engines.gpu.device import DeviceRunner
 
     buf = np.random.default_rng(3).integers(0, 2**63, 60 * 3 * 7 + 64, dtype=np.uint64)
@@ -400,7 +401,7 @@ def test_a_scan_streaming_through_small_pieces_writes_the_cpu_engines_bytes(tmp_
     simulate_study(4000, 1000, 1000, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
     study = load_study(open_bfile(prefix))
     row = 3 * 8 * study.layout.n_words
-    _small_pieces(monkeypatch, 37, row, rows_per_chunk=50)  # (the planes stream under this budget whatever the copy size)
+    _small_pieces(monkeypatch, 37, row, rows_per_chunk=50)  # (streamed under this budget whatever the copy)
     gate = threading.Event()
     calls = _recording(monkeypatch, gate)
     real_upload = DeviceRunner._upload
