@@ -13,8 +13,9 @@ LAYERS = [
     ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch", "compile_guard"),  # leaves
     ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study"),
     ("io", "load", "inputs", "covariates", "simulate", "engines.base", "stats.qt_products",
-     # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload
-     "engines.gpu.config", "engines.gpu.compile", "engines.gpu.cuda", "engines.gpu.counting", "engines.gpu.upload"),
+     # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload, page-locking
+     "engines.gpu.config", "engines.gpu.compile", "engines.gpu.cuda", "engines.gpu.counting", "engines.gpu.upload",
+     "engines.gpu.pinning"),
     ("engines", "accumulate", "checkpoint", "calibration"),
     ("hostwork", "io.results", "io.qt_results"),
     ("scan", "qt_scan", "parts", "pathways"),

@@ -18,8 +18,8 @@ Two ways of counting, with the same epilogue and the same results:
 overrides it) takes the tensor cores where the device has them.
 
 Memory. The study's bit planes stay resident on each GPU when they fit in half of its memory
-budget (``memory_limit_bytes``, else its free memory); otherwise they stay on the host, page-locked,
-and each tile's row block and column block are uploaded as it needs them (an LRU cache of
+budget (``memory_limit_bytes``, else its free memory); otherwise they stay on the host, page-locked
+in pieces by a thread beside the screen (``pinning.py``), and each tile's row block and column block are uploaded as it needs them (an LRU cache of
 blocks within the budget), so device memory is bounded by the tile size, not by p. A device
 out-of-memory error during a tile halves the tile edge (the tile is screened as sub-tiles and
 their results merged, which gives the same result) and the survivor buffer, frees the pool and
@@ -31,7 +31,8 @@ works on a machine without it.
 
 The package: ``engine.py`` (:class:`GpuEngine`: devices, the shared tile queue, statistics),
 ``device.py`` (one GPU's runner: buffers, memory policy, back-off; :class:`DeviceStats`),
-``upload.py`` (resident planes uploaded beside the first tiles), ``counting.py`` (the two counting
+``upload.py`` (resident planes uploaded beside the first tiles), ``pinning.py`` (streamed planes
+page-locked in pieces beside the first tiles), ``counting.py`` (the two counting
 strategies: kernels, plane layout, launch), ``config.py`` (the kernels' production knobs),
 ``compile.py`` (CUDA source and NVRTC modules) and ``cuda.py`` (CuPy, imported lazily).
 

@@ -315,13 +315,16 @@ class GpuEngine(Engine):
         through them from page-locked host memory: studies larger than half a GPU's budget,
         docs/DESIGN.md), the tiles, the device time of the kernels, and how long the GPUs waited
         before and between tiles (for plane chunks, the encoder or the host) in all and at most once,
-        beside the mean tile (issue 21: never idle for more than a tile)."""
+        beside the mean tile (issue 21: never idle for more than a tile). Streamed planes add what
+        the page-locking thread did (device.py, pinning.py; complete once the engine is closed):
+        its seconds in cudaHostRegister, the bytes it locked, and the block copies' bytes from
+        page-locked and from pageable host memory (rows not locked yet when a tile needed them)."""
         if not self._stats:
             return {}
         modes = {bool(st.streaming) for st in self._stats}
         gaps = [g for _, g in self.idle_gaps]
         tiles = sum(len(st.idle_gaps) for st in self._stats)
-        return {
+        info = {
             "planes": "streamed" if modes == {True} else "resident" if modes == {False} else "mixed",
             "tiles": tiles,
             "kernel_s": round(self.kernel_seconds, 6),
@@ -329,6 +332,16 @@ class GpuEngine(Engine):
             "gpu_idle_s": round(sum(gaps), 6),
             "gpu_idle_longest_s": round(max(gaps), 6) if gaps else 0.0,
         }
+        streamed = [st for st in self._stats if st.streaming]
+        if streamed:
+            info["pin_s"] = round(sum(st.pin_seconds for st in streamed), 6)
+            info["pinned_bytes"] = sum(st.pinned_bytes for st in streamed)
+            info["upload_pinned_bytes"] = sum(st.copied_pinned_bytes for st in streamed)
+            info["upload_pageable_bytes"] = sum(st.copied_pageable_bytes for st in streamed)
+            failures = [f"GPU {k}: {st.pin_failure}" for k, st in enumerate(self._stats) if st.pin_failure]
+            if failures:
+                info["pin_failure"] = "; ".join(failures)
+        return info
 
     @property
     def idle_gaps(self) -> list[tuple[int, float]]:

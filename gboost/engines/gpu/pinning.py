@@ -1,0 +1,164 @@
+"""Streamed host planes page-locked in pieces on a host thread, in SNP order, off the critical path.
+
+Registering a biobank's planes with one ``cudaHostRegister`` held the engine's prepare for 28.8 s
+(87 GB on the H100 host, docs/PERFORMANCE.md) before the first tile. :class:`HostPinner` registers
+them piece by piece on a thread, in the order the tiles read them, behind a watermark (the end of
+the registered bytes). A copy below it is an asynchronous DMA; one above it goes from pageable
+memory (synchronous, through the driver's staging buffer: slower, never wrong).
+
+The pieces are whole SNP rows (about :data:`PIN_PIECE_BYTES`), but their registrations are cut at
+the page boundary below each piece's first row (:func:`registrations`): the pinning is by whole
+pages, so two registrations cut mid-page would share one, and CUDA may refuse the second as
+already registered. A block's copies are cut at those byte boundaries (:func:`split_bytes`),
+since a copy's source must lie within one registration to be treated as page-locked.
+
+Nothing here knows CUDA: the runner passes the register / unregister calls (device.py), so the
+plan, the cutting and the thread are tested on the CPU (tests/test_pinned_pieces.py).
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from typing import Callable, Iterator
+
+# About this much host memory a registration (~0.1 s at the ~3 GB/s that registering 87 GB took
+# on the H100 host): large enough that the calls' fixed cost is small, small enough that the first
+# rows are registered soon, that close() stops promptly between pieces, and that a registration
+# holds the driver (if it holds it from the tile thread's launches and copies) only briefly.
+PIN_PIECE_BYTES = 256 << 20
+PAGE_BYTES = 4096  # the host's page (registrations are cut on page boundaries)
+
+
+def piece_rows(row_bytes: int, piece_bytes: int | None = None, page: int = PAGE_BYTES) -> int:
+    """SNP rows of one piece: whole rows of ``row_bytes`` each, about ``piece_bytes`` in all
+    (default :data:`PIN_PIECE_BYTES`, read at the call: tests shrink it), and at least a page (so
+    that no registration cut on page boundaries is empty)."""
+    size = PIN_PIECE_BYTES if piece_bytes is None else piece_bytes
+    row = max(1, int(row_bytes))
+    return max(1, int(size) // row, -(-int(page) // row))
+
+
+def plan_pieces(p: int, rows: int) -> list[tuple[int, int]]:
+    """SNP ranges [a, b) of the pieces of ``p`` SNPs, ``rows`` a piece (the last may be shorter),
+    in SNP order."""
+    return [(a, min(p, a + rows)) for a in range(0, p, max(1, rows))]
+
+
+def registrations(base: int, row_bytes: int, pieces: list[tuple[int, int]],
+                  page: int = PAGE_BYTES) -> list[tuple[int, int]]:
+    """Byte ranges [start, end) to register, one a piece, in order: disjoint, covering exactly
+    the rows' bytes, each inner cut at the page boundary at or below the piece's first byte (the
+    first starts at ``base``, the last ends at the last row's end). With pieces of at least a page
+    (:func:`piece_rows`) none is empty."""
+    if not pieces:
+        return []
+    cuts = [base] + [(base + a * row_bytes) // page * page for a, _ in pieces[1:]]
+    return list(zip(cuts, cuts[1:] + [base + pieces[-1][1] * row_bytes]))
+
+
+def copy_ranges(a: int, b: int, step: int, rows: int) -> Iterator[tuple[int, int]]:
+    """SNP ranges covering [a, b) in order, each at most ``step`` SNPs and none crossing a piece
+    boundary (a multiple of ``rows``)."""
+    step, rows = max(1, step), max(1, rows)
+    c0 = a
+    while c0 < b:
+        c1 = min(b, c0 + step, (c0 // rows + 1) * rows)
+        yield c0, c1
+        c0 = c1
+
+
+def split_bytes(s: int, e: int, starts: list[int]) -> list[tuple[int, int]]:
+    """[s, e) cut at every registration start (sorted) strictly inside it, in order."""
+    out = []
+    k = bisect.bisect_right(starts, s)
+    while s < e:
+        c = starts[k] if k < len(starts) and starts[k] < e else e
+        out.append((s, c))
+        s, k = c, k + 1
+    return out
+
+
+class HostPinner:
+    """Registers the host memory of ``p`` SNP rows of ``row_bytes`` from ``base`` on, piece by
+    piece (``rows`` SNPs a piece, :func:`registrations`), on a thread of its own.
+
+    ``register(ptr, nbytes)`` and ``unregister(ptr)`` do the work (cudaHostRegister and
+    cudaHostUnregister on the runner's device). A registration that fails (the OS refuses to lock
+    more memory, the range already registered) stops the thread: the rest stays pageable, which is
+    slower, not wrong (:attr:`failure` says why). :meth:`close` stops it between pieces, joins it
+    and unregisters every piece it registered, each by its own base pointer; it never raises.
+    """
+
+    def __init__(self, base: int, p: int, row_bytes: int, rows: int, register: Callable[[int, int], None],
+                 unregister: Callable[[int], None], *, page: int = PAGE_BYTES, name: str = "gboost-pin"):
+        self.base, self.p, self.row_bytes, self.rows = int(base), int(p), int(row_bytes), max(1, int(rows))
+        self.pieces = plan_pieces(self.p, self.rows)
+        self.ranges = registrations(self.base, self.row_bytes, self.pieces, page)
+        self.starts = [a for a, _ in self.ranges]  # where a copy must be cut (split_bytes)
+        self._register, self._unregister = register, unregister
+        self._lock = threading.Lock()
+        self._end = self.base  # watermark: bytes [base, _end) lie in registered pieces
+        self._done: list[int] = []  # base pointers of the registered pieces, in order
+        self.failure: str | None = None
+        self.seconds = 0.0  # the thread's time in register calls
+        self.locked_bytes = 0  # bytes it registered (kept after close, for run.json)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def pinned_end(self) -> int:
+        """Address below which (from ``base``) every byte lies in a registered piece."""
+        with self._lock:
+            return self._end
+
+    @property
+    def pinned_upto(self) -> int:
+        """SNPs [0, pinned_upto) lie wholly in registered pieces (registered in SNP order)."""
+        return min(self.p, (self.pinned_end - self.base) // max(1, self.row_bytes))
+
+    @property
+    def registered(self) -> list[int]:
+        """Base pointers of the pieces registered now."""
+        with self._lock:
+            return list(self._done)
+
+    def pinned(self, s: int, e: int) -> bool:
+        """Whether the bytes [s, e) (addresses) all lie in registered pieces."""
+        return e <= self.pinned_end or s >= e
+
+    def _run(self) -> None:
+        for (a, b), (s, e) in zip(self.pieces, self.ranges):
+            if self._stop.is_set():
+                return
+            t0 = time.perf_counter()
+            try:
+                self._register(s, e - s)
+            except Exception as exc:  # noqa: BLE001 - the rest stays pageable: slower copies, not wrong ones
+                self.failure = f"SNPs {a}-{b - 1}: {type(exc).__name__}: {exc}"
+                return
+            finally:
+                self.seconds += time.perf_counter() - t0
+            with self._lock:
+                self._done.append(s)
+                self._end = e
+                self.locked_bytes += e - s
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Join the thread (tests, benches); True once it has ended."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def close(self) -> None:
+        """Stop after the piece in hand, join the thread, unregister every registered piece. The
+        caller has made sure that no copy still reads them (its stream synchronized)."""
+        self._stop.set()
+        self._thread.join()
+        with self._lock:
+            done, self._done, self._end = self._done, [], self.base
+        for ptr in done:
+            try:
+                self._unregister(ptr)
+            except Exception:  # noqa: BLE001 - close also runs after CUDA errors
+                pass
