@@ -8,7 +8,6 @@ times the process from outside and reads the rest as the kernel's and the driver
 from __future__ import annotations
 
 import sys
-import time
 
 from gboost.stages import process_age
 
@@ -39,5 +38,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    t = time.perf_counter()
     sys.exit(main())
