@@ -3,8 +3,9 @@ instead of one cudaHostRegister in the engine's prepare.
 
 On the CPU: the piece plan, the cutting of a block's copies at piece edges, the watermark, the
 thread's stop and failure, close() unregistering every piece once (register / unregister calls
-injected, as the runner passes CuPy's), and the runner's block upload (DeviceRunner._upload)
-against a stand-in for CuPy. On a GPU (``gpu`` marker): prepare returns before any piece is
+injected, as the runner passes the driver's), the gate that keeps registrations out of a block's
+copies, one pinner shared by the runners of several GPUs, and the runner's block upload
+(DeviceRunner._upload) against a stand-in for CuPy. On a GPU (``gpu`` marker): prepare returns before any piece is
 registered, a scan streaming through a forced budget with small pieces and copies from both
 pageable and page-locked rows writes the CPU engine's bytes, and close() leaves nothing registered.
 """
@@ -148,7 +149,7 @@ def test_registrations_on_page_cuts_never_overlap_in_pages():
     base, row = 7 * 4096 + 16, 3 * 8 * 13
     pin = HostPinner(base, 1000, row, piece_rows(row, 10_000), register, lambda ptr: None)
     assert pin.wait(5) and pin.failure is None
-    assert pin.pinned_upto == 1000 and pin.locked_bytes == 1000 * row and len(pin.registered) == len(pin.pieces) > 10
+    assert pin.pinned_upto == 1000 and pin.locked_bytes == 1000 * row and len(set(pages.values())) == len(pin.pieces) > 10
     pin.close()
 
 
@@ -221,10 +222,42 @@ def test_close_never_raises_when_unregistering_fails():
     assert sum(c[0] == "unregister" for c in drv.calls) == 3
 
 
+def test_no_registration_starts_while_a_copier_holds_the_gate():
+    """A copier queues a block's copies holding ``gate``: each copy call would otherwise wait for
+    the registration in hand (0.81 s to queue a 2 GB block on the H100 host)."""
+    drv = FakeDriver()
+    pin = HostPinner(0, 400, 8, 1, drv.register, drv.unregister, page=1)  # 400 pieces
+    try:
+        with pin.gate:
+            before = len(drv.calls)
+            time.sleep(0.05)
+            assert len(drv.calls) == before and pin.pinned_upto < 400  # held between two pieces
+        assert pin.wait(5) and pin.pinned_upto == 400
+    finally:
+        pin.close()
+    assert drv.ranges == {}
+
+
+def test_runners_on_one_host_array_share_one_pinner_until_the_last_closes_it():
+    """Two GPUs' runners stream from the same host planes: the second gets the first's pinner (one
+    set of portable registrations, no refusal), the first close leaves every piece registered (the
+    other GPU may still copy), the last unregisters them and says so (it reports the work once)."""
+    drv = FakeDriver()
+    one = HostPinner.shared(4096, 6, 8, 2, drv.register, drv.unregister, page=1)
+    two = HostPinner.shared(4096, 6, 8, 2, lambda *a: pytest.fail("a second pinner"), drv.unregister, page=1)
+    assert two is one and one.wait(5) and one.pinned_upto == 6 and one.failure is None
+    assert one.close() is False and len(drv.ranges) == 3 and one.pinned(4096, 4096 + 48)
+    assert two.close() is True and drv.ranges == {} and one.locked_bytes == 48
+    three = HostPinner.shared(4096, 6, 8, 2, drv.register, drv.unregister, page=1)  # a later scan: a new one
+    assert three is not one and three.wait(5) and three.pinned_upto == 6
+    assert three.close() is True and drv.ranges == {}
+    assert sum(c[0] == "register" for c in drv.calls) == 6  # 3 pieces, twice: once a pinner
+
+
 def test_the_same_memory_is_refused_while_a_pinner_holds_it_and_taken_after_close():
-    """Two runners on one host array (two GPUs): the second's first registration overlaps the
-    first's pieces and is refused (its copies stay pageable); once the first closes, the memory
-    registers again."""
+    """Two pinners of one host array (what the runners of two GPUs did before they shared one): the
+    second's first registration overlaps the first's pieces and is refused (its copies stay
+    pageable); once the first closes, the memory registers again."""
     drv = FakeDriver()
     one = HostPinner(0, 6, 8, 2, drv.register, drv.unregister, page=1)
     assert one.wait(5)
@@ -257,6 +290,7 @@ def _fake_runner(planes: np.ndarray, pinner: HostPinner | None, chunk_rows: int)
 
     def memcpy_async(dst, src, n, kind, stream):
         assert kind == 1 and stream == 0
+        assert pinner is None or pinner.gate.locked()  # no registration while copies are queued
         log.append((src, n))
         ctypes.memmove(dst, src, n)
 
@@ -314,6 +348,18 @@ def test_a_block_upload_copies_the_right_rows_one_copy_per_registration_it_touch
     pin.close()
 
 
+def test_a_block_upload_without_a_pinner_copies_whole_chunks_from_pageable_memory():
+    from gboost.engines.gpu.device import DeviceRunner
+
+    planes = np.random.default_rng(4).integers(0, 2**63, (60, 3, 7), dtype=np.uint64)
+    runner, log = _fake_runner(planes, None, chunk_rows=4)
+    out = np.zeros((45, 3, 7), np.uint64)
+    DeviceRunner._upload(runner, 3, 47, out, 1)
+    np.testing.assert_array_equal(out[1:], planes[3:47])
+    assert [n // planes[0].nbytes for _, n in log] == [4] * 11  # one copy a chunk: no cuts
+    assert runner.stats.copied_pageable_bytes == 44 * planes[0].nbytes and runner.stats.copied_pinned_bytes == 0
+
+
 # -- on a GPU -------------------------------------------------------------------------------------
 def _small_pieces(monkeypatch, rows_per_piece: int, row_bytes: int, rows_per_chunk: int | None = None):
     """Pieces (and copies) of a few SNPs. (The copy size also enters the runner's resident-or-
@@ -365,14 +411,14 @@ def test_prepare_returns_before_any_piece_is_registered_and_close_unregisters_ev
         eng.prepare(study, LOOSE)  # would hang on the gate if prepare waited for the pinner
         assert eng.streaming is True
         runner = eng._runners[0]
-        assert calls["register"] == [] and runner._pinner.pinned_upto == 0 and not runner._registered
+        assert calls["register"] == [] and runner._pinner.pinned_upto == 0
         pieces = runner._pinner.pieces
         assert len(pieces) > 10
     finally:
         gate.set()
     try:
         assert runner._pinner.wait(30) and runner._pinner.failure is None
-        assert runner._pinner.pinned_upto == study.n_snps and runner._registered
+        assert runner._pinner.pinned_upto == study.n_snps
         assert len(list(eng.run_tiles(plan_tiles(study.n_snps, 48)))) == len(plan_tiles(study.n_snps, 48))
     finally:
         eng.close()
@@ -423,3 +469,30 @@ def test_a_scan_streaming_through_small_pieces_writes_the_cpu_engines_bytes(tmp_
     assert info["upload_pageable_bytes"] > 0 and info["upload_pinned_bytes"] > 0, info
     assert len(calls["register"]) >= 2 and "pin_failure" not in info
     assert sorted(calls["unregister"]) == sorted(p for p, _ in calls["register"])
+
+
+@pytest.mark.gpu
+def test_the_drivers_registration_is_page_locked_memory_to_the_runtime_and_undone_by_unregister():
+    """The pinner registers through the driver with ctypes (the GIL released, portable): the CUDA
+    runtime then sees page-locked host memory there (its copies go as DMA); unregistering undoes
+    it, and a driver error names the call and the CUDA error."""
+    import cupy
+
+    from gboost.engines.gpu.cuda import DriverError, host_register, host_unregister
+
+    buf = np.zeros(3 << 20, np.uint8)
+    ptr, n = buf.ctypes.data, buf.nbytes
+    host_register(0, ptr, n)
+    try:
+        attrs = cupy.cuda.runtime.pointerGetAttributes(ptr)
+        assert attrs.type == 1  # cudaMemoryTypeHost
+        with pytest.raises(cupy.cuda.runtime.CUDARuntimeError, match="AlreadyRegistered"):
+            cupy.cuda.runtime.hostRegister(ptr, n, 0)
+        d = cupy.arange(n // 8, dtype=np.uint64).view(np.uint8)
+        cupy.cuda.runtime.memcpy(ptr, d.data.ptr, n, cupy.cuda.runtime.memcpyDeviceToHost)
+        np.testing.assert_array_equal(buf.view(np.uint64), np.arange(n // 8, dtype=np.uint64))
+    finally:
+        host_unregister(0, ptr)
+    assert cupy.cuda.runtime.pointerGetAttributes(ptr).type == 0  # cudaMemoryTypeUnregistered
+    with pytest.raises(DriverError, match="cuMemHostUnregister: CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"):
+        host_unregister(0, ptr)

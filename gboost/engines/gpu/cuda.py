@@ -30,3 +30,83 @@ def is_oom(cp, exc: BaseException) -> bool:
 
 def is_cuda_error(cp, exc: BaseException) -> bool:
     return isinstance(exc, (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError))
+
+
+# -- page-locking host memory through the driver ----------------------------------------------
+# CuPy's runtime calls may hold the GIL while the driver works (its getDeviceCount held it through
+# cuInit: gboost/engines/early.py); a registration pins ~256 MB in ~45 ms, and ctypes releases the
+# GIL around a foreign call, so the other Python threads (the encoder's loop, the tile thread, the
+# host work) run meanwhile. Portable: valid in every GPU's context (runners share one pinner).
+_CU_MEMHOSTREGISTER_PORTABLE = 0x01
+
+
+class DriverError(RuntimeError):
+    """A CUDA driver call through ctypes failed (``status`` the CUresult)."""
+
+    def __init__(self, status: int, what: str, name: str):
+        super().__init__(f"{what}: {name} ({status})")
+        self.status = status
+
+
+_DRIVER = None
+
+
+def _driver():
+    global _DRIVER
+    if _DRIVER is None:
+        import ctypes
+
+        lib = ctypes.CDLL("libcuda.so.1")
+        c_void_p, c_int, c_uint, c_size_t = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
+        for name, args in (("cuDeviceGet", [ctypes.POINTER(c_int), c_int]),
+                           ("cuDevicePrimaryCtxRetain", [ctypes.POINTER(c_void_p), c_int]),
+                           ("cuDevicePrimaryCtxRelease_v2", [c_int]),
+                           ("cuCtxPushCurrent_v2", [c_void_p]),
+                           ("cuCtxPopCurrent_v2", [ctypes.POINTER(c_void_p)]),
+                           ("cuMemHostRegister_v2", [c_void_p, c_size_t, c_uint]),
+                           ("cuMemHostUnregister", [c_void_p]),
+                           ("cuGetErrorName", [c_int, ctypes.POINTER(ctypes.c_char_p)])):
+            fn = getattr(lib, name)
+            fn.argtypes, fn.restype = args, c_int
+        _DRIVER = lib
+    return _DRIVER
+
+
+def _call(lib, what: str, status: int) -> None:
+    if status != 0:
+        import ctypes
+
+        name = ctypes.c_char_p()
+        lib.cuGetErrorName(status, ctypes.byref(name))
+        raise DriverError(status, what, (name.value or b"CUDA_ERROR_UNKNOWN").decode())
+
+
+def _on_device(device_id: int, what: str, work) -> None:
+    """``work(lib)`` with GPU ``device_id``'s primary context current on this thread (pushed and
+    popped: the thread's CuPy state is left as it was)."""
+    import ctypes
+
+    lib = _driver()
+    dev, ctx, old = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p()
+    _call(lib, what, lib.cuDeviceGet(ctypes.byref(dev), int(device_id)))
+    _call(lib, what, lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev))
+    try:
+        _call(lib, what, lib.cuCtxPushCurrent_v2(ctx))
+        try:
+            work(lib)
+        finally:
+            lib.cuCtxPopCurrent_v2(ctypes.byref(old))
+    finally:
+        lib.cuDevicePrimaryCtxRelease_v2(dev)
+
+
+def host_register(device_id: int, ptr: int, nbytes: int) -> None:
+    """Page-lock host memory [ptr, ptr + nbytes) for every GPU (portable), the GIL released."""
+    _on_device(device_id, "cuMemHostRegister", lambda lib: _call(
+        lib, "cuMemHostRegister", lib.cuMemHostRegister_v2(ptr, nbytes, _CU_MEMHOSTREGISTER_PORTABLE)))
+
+
+def host_unregister(device_id: int, ptr: int) -> None:
+    """Undo :func:`host_register` of the range that starts at ``ptr``."""
+    _on_device(device_id, "cuMemHostUnregister", lambda lib: _call(
+        lib, "cuMemHostUnregister", lib.cuMemHostUnregister(ptr)))

@@ -5,6 +5,7 @@ out-of-memory back-off (halve the tile edge and the survivor buffer, screen the 
 sub-tiles and merge their results, which gives the same result)."""
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ import numpy as np
 from gboost.engines.base import SummaryPartial, Thresholds, Tile, TileResult
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu.counting import counting_for
-from gboost.engines.gpu.cuda import cupy, device_name, is_oom
+from gboost.engines.gpu.cuda import cupy, device_name, host_register, host_unregister, is_oom
 from gboost.engines.gpu.pinning import HostPinner, copy_ranges, piece_rows, split_bytes
 from gboost.engines.gpu.upload import PlaneUpload
 from gboost.stats.fastksa import xlogx_table
@@ -187,6 +188,10 @@ class DeviceRunner:
         self.stats.table_in_shared_memory = bool(self.n_tab)
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.copy_stream = cp.cuda.Stream(non_blocking=True)
+        # Streamed blocks go up on a stream of their own while the tile before runs (the compute
+        # stream waits for them by event): on the compute stream each tile's 2 GB block left the
+        # GPU idle 0.04 s a tile at 200k x 200k (bench/probe_stream_gaps.py).
+        self.upload_stream = cp.cuda.Stream(non_blocking=True)
         with self.stream:
             self.counts = cp.asarray(np.ascontiguousarray(study.counts.reshape(self.p, 6), dtype=np.int32))
             self.miss = cp.asarray(self.has_missing.astype(np.uint8))
@@ -237,58 +242,44 @@ class DeviceRunner:
         self.stats.streaming = True
         if self.host_planes.nbytes:
             row = 3 * 8 * self.n_words
-            self._pinner = HostPinner(self.host_planes.ctypes.data, self.p, row, piece_rows(row),
-                                      self._host_register, self._host_unregister,
-                                      name=f"gboost-pin{self.device_id}")
+            # One pinner for every GPU's runner (the same host array): the first starts it.
+            self._pinner = HostPinner.shared(self.host_planes.ctypes.data, self.p, row, piece_rows(row),
+                                             self._host_register, self._host_unregister,
+                                             name=f"gboost-pin{self.device_id}")
         self.cache_budget = int(0.25 * self.budget)
 
     def _host_register(self, ptr: int, nbytes: int) -> None:
-        cp = self.cp
-        with cp.cuda.Device(self.device_id):
-            cp.cuda.runtime.hostRegister(ptr, nbytes, 0)
+        host_register(self.device_id, ptr, nbytes)
 
     def _host_unregister(self, ptr: int) -> None:
-        cp = self.cp
-        with cp.cuda.Device(self.device_id):
-            cp.cuda.runtime.hostUnregister(ptr)
-
-    @property
-    def _registered(self) -> bool:
-        """Whether any of the host planes are page-locked now (pieces, pinning.py)."""
-        return self._pinner is not None and self._pinner.pinned_end > self._pinner.base
+        host_unregister(self.device_id, ptr)
 
     def _chunk_snps(self) -> int:
         return max(1, UPLOAD_CHUNK_BYTES // max(1, 3 * 8 * self.n_words))
 
     def _upload(self, a: int, b: int, out, off: int) -> None:
         """Host planes of SNPs [a, b) into ``out`` (kernel layout) from SNP ``off`` on, on the
-        current stream, through SNP-major chunks that are laid out on the device. Streaming, each
-        chunk's bytes go in one copy per page-locked piece they touch (pinning.py: a copy's source
-        must lie within one registration to go as DMA); rows not registered yet go from pageable
-        memory (synchronous, correct)."""
-        cp = self.cp
-        pin = self._pinner
-        if pin is None:
-            for c0, c1 in copy_ranges(a, b, self._chunk_snps(), self.p):
-                x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
-                x.set(self.host_planes[c0:c1], stream=cp.cuda.get_current_stream())
-                self.lay_out(x, out, off + c0 - a)
-                del x
-            return
+        current stream, through SNP-major chunks that are laid out on the device. Each chunk's
+        bytes go in one copy per page-locked piece they touch (pinning.py: a copy's source must
+        lie within one registration to go as DMA); rows not registered yet go from pageable memory
+        (synchronous, correct). No registration runs while the copies are queued (the pinner's
+        gate): each copy call would wait for it."""
+        cp, pin = self.cp, self._pinner
         row, base = 3 * 8 * self.n_words, self.host_planes.ctypes.data
         stream = cp.cuda.get_current_stream()
-        for c0, c1 in copy_ranges(a, b, self._chunk_snps(), pin.rows):
-            x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
-            s = base + c0 * row
-            for u, v in split_bytes(s, base + c1 * row, pin.starts):
-                if pin.pinned(u, v):
-                    self.stats.copied_pinned_bytes += v - u
-                else:
-                    self.stats.copied_pageable_bytes += v - u
-                cp.cuda.runtime.memcpyAsync(x.data.ptr + (u - s), u, v - u, cp.cuda.runtime.memcpyHostToDevice,
-                                            stream.ptr)
-            self.lay_out(x, out, off + c0 - a)
-            del x
+        with pin.gate if pin is not None else contextlib.nullcontext():
+            for c0, c1 in copy_ranges(a, b, self._chunk_snps(), pin.rows if pin is not None else self.p):
+                x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
+                s, e = base + c0 * row, base + c1 * row
+                for u, v in split_bytes(s, e, pin.starts) if pin is not None else [(s, e)]:
+                    if pin is not None and pin.pinned(u, v):
+                        self.stats.copied_pinned_bytes += v - u
+                    else:
+                        self.stats.copied_pageable_bytes += v - u
+                    cp.cuda.runtime.memcpyAsync(x.data.ptr + (u - s), u, v - u, cp.cuda.runtime.memcpyHostToDevice,
+                                                stream.ptr)
+                self.lay_out(x, out, off + c0 - a)
+                del x
 
     def lay_out(self, x, out, o: int) -> None:
         """SNP-major planes ``x`` (on the device) into ``out`` in kernel layout, from SNP ``o`` on
@@ -302,8 +293,16 @@ class DeviceRunner:
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        arr = self.way.alloc_planes(self.cp, b - a)
-        self._upload(a, b, arr, 0)
+        cp = self.cp
+        # On the upload stream, so that the copies overlap the tile in flight; the current (compute)
+        # stream waits for them. A block is freed (evicted) only while no tile in flight holds it
+        # (Slot.refs), so memory reused from the pool here is read by no queued kernel.
+        with self.upload_stream:
+            arr = self.way.alloc_planes(cp, b - a)
+            self._upload(a, b, arr, 0)
+            sent = cp.cuda.Event(disable_timing=True)
+            sent.record(self.upload_stream)
+        cp.cuda.get_current_stream().wait_event(sent)
         self._cache[key] = arr
         self._cache_bytes += arr.nbytes
         for old in list(self._cache):
@@ -362,6 +361,7 @@ class DeviceRunner:
         with cp.cuda.Device(self.device_id):
             try:
                 self.stream.synchronize()
+                self.upload_stream.synchronize()
             finally:
                 for slot in self.slots:
                     slot.release()
@@ -529,6 +529,8 @@ class DeviceRunner:
             with cp.cuda.Device(self.device_id):
                 if hasattr(self, "stream"):
                     self.stream.synchronize()
+                if hasattr(self, "upload_stream"):
+                    self.upload_stream.synchronize()
         except Exception:  # noqa: BLE001
             pass
         if self._uploading is not None:
@@ -541,10 +543,12 @@ class DeviceRunner:
             slot.release()
         if self._pinner is not None:  # after the stream's sync above: no copy still reads a piece
             pin, self._pinner = self._pinner, None
-            pin.close()  # stops between pieces, joins, unregisters each piece; never raises
-            self.stats.pin_seconds = pin.seconds
-            self.stats.pinned_bytes = pin.locked_bytes
-            self.stats.pin_failure = pin.failure
+            # The last runner's close stops it, joins, unregisters each piece (never raises) and
+            # reports the pinner's work, once for all the runners that shared it.
+            if pin.close():
+                self.stats.pin_seconds = pin.seconds
+                self.stats.pinned_bytes = pin.locked_bytes
+                self.stats.pin_failure = pin.failure
         try:
             with cp.cuda.Device(self.device_id):
                 if self._old_limit is not None:

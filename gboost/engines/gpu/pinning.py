@@ -12,6 +12,17 @@ pages, so two registrations cut mid-page would share one, and CUDA may refuse th
 already registered. A block's copies are cut at those byte boundaries (:func:`split_bytes`),
 since a copy's source must lie within one registration to be treated as page-locked.
 
+While a copy's calls are being queued a registration must not run: on the H100 host every copy
+call waited for the registration in hand (~45 ms a piece), so a tile's 2 GB block took 0.81 s to
+queue instead of a few milliseconds and the GPU waited 1.4 s before its first tile
+(bench/probe_stream_gaps.py, docs/PERFORMANCE.md). The copier holds :attr:`HostPinner.gate`
+while it queues a block's copies; the pinner takes it for each registration.
+
+The runners of several GPUs stream from one host array: they share one pinner
+(:meth:`HostPinner.shared`; registrations are portable, device.py), which unregisters its pieces
+when the last of them closes it. (Each pinning on its own, the second's registrations overlapped
+the first's and were refused: its copies all went from pageable memory.)
+
 Nothing here knows CUDA: the runner passes the register / unregister calls (device.py), so the
 plan, the cutting and the thread are tested on the CPU (tests/test_pinned_pieces.py).
 """
@@ -28,6 +39,9 @@ from typing import Callable, Iterator
 # holds the driver (if it holds it from the tile thread's launches and copies) only briefly.
 PIN_PIECE_BYTES = 256 << 20
 PAGE_BYTES = 4096  # the host's page (registrations are cut on page boundaries)
+# Pinners running now, by (base address, bytes) of their rows (HostPinner.shared).
+_LIVE: dict[tuple[int, int], "HostPinner"] = {}
+_LIVE_LOCK = threading.Lock()
 
 
 def piece_rows(row_bytes: int, piece_bytes: int | None = None, page: int = PAGE_BYTES) -> int:
@@ -90,6 +104,22 @@ class HostPinner:
     and unregisters every piece it registered, each by its own base pointer; it never raises.
     """
 
+    @classmethod
+    def shared(cls, base: int, p: int, row_bytes: int, rows: int, register: Callable[[int, int], None],
+               unregister: Callable[[int], None], *, page: int = PAGE_BYTES, name: str = "gboost-pin") -> "HostPinner":
+        """The live pinner of these rows (another runner's: one more user, who must :meth:`close`
+        it too), or a new one started with these calls. The registrations must be portable (valid
+        for every GPU's context), since the first user's calls make them for all."""
+        key = (int(base), int(p) * int(row_bytes))
+        with _LIVE_LOCK:
+            pin = _LIVE.get(key)
+            if pin is not None and pin.rows == max(1, int(rows)):
+                pin._users += 1
+                return pin
+            pin = cls(base, p, row_bytes, rows, register, unregister, page=page, name=name)
+            _LIVE[key] = pin
+            return pin
+
     def __init__(self, base: int, p: int, row_bytes: int, rows: int, register: Callable[[int, int], None],
                  unregister: Callable[[int], None], *, page: int = PAGE_BYTES, name: str = "gboost-pin"):
         self.base, self.p, self.row_bytes, self.rows = int(base), int(p), int(row_bytes), max(1, int(rows))
@@ -98,6 +128,8 @@ class HostPinner:
         self.starts = [a for a, _ in self.ranges]  # where a copy must be cut (split_bytes)
         self._register, self._unregister = register, unregister
         self._lock = threading.Lock()
+        self.gate = threading.Lock()  # held by a copier while it queues copies; by the pinner for a registration
+        self._users = 1
         self._end = self.base  # watermark: bytes [base, _end) lie in registered pieces
         self._done: list[int] = []  # base pointers of the registered pieces, in order
         self.failure: str | None = None
@@ -118,12 +150,6 @@ class HostPinner:
         """SNPs [0, pinned_upto) lie wholly in registered pieces (registered in SNP order)."""
         return min(self.p, (self.pinned_end - self.base) // max(1, self.row_bytes))
 
-    @property
-    def registered(self) -> list[int]:
-        """Base pointers of the pieces registered now."""
-        with self._lock:
-            return list(self._done)
-
     def pinned(self, s: int, e: int) -> bool:
         """Whether the bytes [s, e) (addresses) all lie in registered pieces."""
         return e <= self.pinned_end or s >= e
@@ -132,14 +158,15 @@ class HostPinner:
         for (a, b), (s, e) in zip(self.pieces, self.ranges):
             if self._stop.is_set():
                 return
-            t0 = time.perf_counter()
-            try:
-                self._register(s, e - s)
-            except Exception as exc:  # noqa: BLE001 - the rest stays pageable: slower copies, not wrong ones
-                self.failure = f"SNPs {a}-{b - 1}: {type(exc).__name__}: {exc}"
-                return
-            finally:
-                self.seconds += time.perf_counter() - t0
+            with self.gate:
+                t0 = time.perf_counter()
+                try:
+                    self._register(s, e - s)
+                except Exception as exc:  # noqa: BLE001 - the rest stays pageable: slower copies, not wrong ones
+                    self.failure = f"SNPs {a}-{b - 1}: {type(exc).__name__}: {exc}"
+                    return
+                finally:
+                    self.seconds += time.perf_counter() - t0
             with self._lock:
                 self._done.append(s)
                 self._end = e
@@ -150,9 +177,18 @@ class HostPinner:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def close(self) -> None:
-        """Stop after the piece in hand, join the thread, unregister every registered piece. The
-        caller has made sure that no copy still reads them (its stream synchronized)."""
+    def close(self) -> bool:
+        """Stop after the piece in hand, join the thread, unregister every registered piece; a
+        shared pinner (:meth:`shared`) does so when its last user closes it. The caller has made
+        sure that no copy of its own still reads them (its stream synchronized). True from the
+        close that did it (its caller reports the pinner's work)."""
+        with _LIVE_LOCK:
+            self._users -= 1
+            if self._users > 0:
+                return False
+            for key, pin in list(_LIVE.items()):
+                if pin is self:
+                    del _LIVE[key]
         self._stop.set()
         self._thread.join()
         with self._lock:
@@ -162,3 +198,4 @@ class HostPinner:
                 self._unregister(ptr)
             except Exception:  # noqa: BLE001 - close also runs after CUDA errors
                 pass
+        return True
