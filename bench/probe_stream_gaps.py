@@ -45,6 +45,7 @@ def timed(obj, name: str, label, min_s: float = 0.0) -> None:
 
 def main() -> int:
     import gboost.engines.gpu.device as dev
+    import gboost.engines.gpu.engine as eng
     import gboost.study as st
     from gboost.cli import main as cli
 
@@ -57,6 +58,8 @@ def main() -> int:
         return f"upload SNPs {a}-{b} ({(b - a) * row['n'] / 1e9:.2f} GB; pinned below SNP {end})"
 
     timed(dev.DeviceRunner, "_upload", upload_label)
+    timed(eng.GpuEngine, "prepare", lambda self, study, thr: "engine prepare")
+    timed(dev.DeviceRunner, "submit", lambda self, tile, slot: f"tile {tile.index} queued (uploads included)")
     timed(dev.DeviceRunner, "_host_register", lambda self, ptr, n: f"register {n / 1e6:.0f} MB")
     timed(st.PlanesReady, "wait", lambda self, rows=None, stop=None: f"wait for the encoder (SNP {rows})", 0.005)
     collect = dev.DeviceRunner.collect

@@ -449,7 +449,14 @@ def test_a_scan_streaming_through_small_pieces_writes_the_cpu_engines_bytes(tmp_
     row = 3 * 8 * study.layout.n_words
     _small_pieces(monkeypatch, 37, row, rows_per_chunk=50)  # (streamed under this budget whatever the copy)
     gate = threading.Event()
-    calls = _recording(monkeypatch, gate)
+    calls = _recording(monkeypatch)
+    real_run = pinning.HostPinner._run
+
+    def run(self):  # held before its first piece (outside the gate, which the upload needs)
+        gate.wait(30)
+        real_run(self)
+
+    monkeypatch.setattr(pinning.HostPinner, "_run", run)
     real_upload = DeviceRunner._upload
 
     def upload(self, a, b, out, off):
