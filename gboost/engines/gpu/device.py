@@ -275,7 +275,7 @@ class DeviceRunner:
         cp, pin = self.cp, self._pinner
         row, base = 3 * 8 * self.n_words, self.host_planes.ctypes.data
         stream = cp.cuda.get_current_stream()
-        with pin.gate if pin is not None else contextlib.nullcontext():
+        with pin.gate.copying() if pin is not None else contextlib.nullcontext():
             for c0, c1 in copy_ranges(a, b, self._chunk_snps(), pin.rows if pin is not None else self.p):
                 x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
                 s, e = base + c0 * row, base + c1 * row

@@ -15,8 +15,11 @@ since a copy's source must lie within one registration to be treated as page-loc
 While a copy's calls are being queued a registration must not run: on the H100 host every copy
 call waited for the registration in hand (~45 ms a piece), so a tile's 2 GB block took 0.81 s to
 queue instead of a few milliseconds and the GPU waited 1.4 s before its first tile
-(bench/probe_stream_gaps.py, docs/PERFORMANCE.md). The copier holds :attr:`HostPinner.gate`
-while it queues a block's copies; the pinner takes it for each registration.
+(bench/probe_stream_gaps.py, docs/PERFORMANCE.md). A copier queues a block's copies inside
+:meth:`CopyGate.copying`; the pinner registers each piece inside :meth:`CopyGate.registering`,
+which waits while a copier copies or waits to (a plain lock starved the copier: the pinner
+released and took it again before the waiting thread woke, so the first block waited for all
+15 GB to be registered, 2.0 s).
 
 The runners of several GPUs stream from one host array: they share one pinner
 (:meth:`HostPinner.shared`; registrations are portable, device.py), which unregisters its pieces
@@ -29,6 +32,7 @@ plan, the cutting and the thread are tested on the CPU (tests/test_pinned_pieces
 from __future__ import annotations
 
 import bisect
+import contextlib
 import threading
 import time
 from typing import Callable, Iterator
@@ -93,6 +97,42 @@ def split_bytes(s: int, e: int, starts: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+class CopyGate:
+    """Registrations kept out of copies being queued, copiers first: any number of copiers at once
+    (the runners of several GPUs), a registration only while none copies or waits to."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self.copiers = 0  # copying or waiting to
+        self._registering = False
+
+    @contextlib.contextmanager
+    def copying(self):
+        with self._cond:
+            self.copiers += 1
+            while self._registering:  # the piece in hand (~45 ms at most)
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.copiers -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def registering(self):
+        with self._cond:
+            while self.copiers:
+                self._cond.wait()
+            self._registering = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._registering = False
+                self._cond.notify_all()
+
+
 class HostPinner:
     """Registers the host memory of ``p`` SNP rows of ``row_bytes`` from ``base`` on, piece by
     piece (``rows`` SNPs a piece, :func:`registrations`), on a thread of its own.
@@ -128,7 +168,7 @@ class HostPinner:
         self.starts = [a for a, _ in self.ranges]  # where a copy must be cut (split_bytes)
         self._register, self._unregister = register, unregister
         self._lock = threading.Lock()
-        self.gate = threading.Lock()  # held by a copier while it queues copies; by the pinner for a registration
+        self.gate = CopyGate()  # no registration while a copier queues copies
         self._users = 1
         self._end = self.base  # watermark: bytes [base, _end) lie in registered pieces
         self._done: list[int] = []  # base pointers of the registered pieces, in order
@@ -158,7 +198,7 @@ class HostPinner:
         for (a, b), (s, e) in zip(self.pieces, self.ranges):
             if self._stop.is_set():
                 return
-            with self.gate:
+            with self.gate.registering():
                 t0 = time.perf_counter()
                 try:
                     self._register(s, e - s)
