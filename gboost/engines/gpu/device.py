@@ -397,7 +397,10 @@ class DeviceRunner:
         cp = self.cp
         self.where = tile
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
-        with cp.cuda.Device(self.device_id), self.stream:
+        # No registration while the tile's calls are queued: each would wait for the one in hand
+        # (queueing the first streamed tiles took 0.94 and 0.76 s while pinning ran, its uploads 0.06 s).
+        gate = self._pinner.gate.copying() if self._pinner is not None else contextlib.nullcontext()
+        with gate, cp.cuda.Device(self.device_id), self.stream:
             slot.refs = None
             rows = self._planes_for(tile.i0, tile.i1)
             cols = self._planes_for(tile.j0, tile.j1, keep=(tile.i0, tile.i1))
