@@ -20,9 +20,10 @@ MARKS: list[tuple[float, str, str]] = []
 LOCK = threading.Lock()
 
 
-def mark(what: str) -> None:
+def mark(what: str, at: float | None = None) -> None:
+    """Stamp ``what`` now (or at perf_counter time ``at``) on this thread."""
     with LOCK:
-        MARKS.append((time.perf_counter() - T0, threading.current_thread().name, what))
+        MARKS.append(((time.perf_counter() if at is None else at) - T0, threading.current_thread().name, what))
 
 
 def wrap(obj, name: str, label: str, limit: int = 3, after: bool = True) -> None:
@@ -53,7 +54,6 @@ def main() -> int:
     import gboost.load as load
     import gboost.scan as scan
     import gboost.study as st
-    from gboost.cli import main as cli
 
     wrap(load, "load_study", "load_study", 1)
     wrap(eng.GpuEngine, "prepare", "engine.prepare", 1)
@@ -75,24 +75,37 @@ def main() -> int:
             mark(f"upload chunk {k} sent (SNPs to {b})")
 
     up.PlaneUpload._send = send_marked
+    mark_watermark(0.1)
+    return run_scan_and_print(sys.argv[1:], 18)
+
+
+def mark_watermark(every_s: float) -> None:
+    """Mark the background encoder's watermark at most every ``every_s`` seconds, and its end."""
+    import gboost.study as st
+
     adv = st.PlanesReady.advance
     last = [0.0]
 
     def advance(self, rows):
         adv(self, rows)
         now = time.perf_counter()
-        if now - last[0] > 0.1 or rows >= self.total:
+        if now - last[0] > every_s or rows >= self.total:
             last[0] = now
             mark(f"encoded {rows}/{self.total}")
 
     st.PlanesReady.advance = advance
+
+
+def run_scan_and_print(args: list[str], thread_width: int) -> int:
+    """``gboost scan ARGS`` in this process, then every mark in time order; its exit status."""
+    from gboost.cli import main as cli
+
     mark("probe: cli.main called")
-    rc = cli(["scan", *sys.argv[1:]])
+    rc = cli(["scan", *args])
     mark(f"cli.main returned {rc}")
     for t, thread, what in sorted(MARKS):
-        print(f"{t:8.3f}  {thread:18.18}  {what}")
+        print(f"{t:8.3f}  {thread:{thread_width}.{thread_width}}  {what}")
     return rc
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,8 +1,8 @@
 """Where a streamed scan's GPU waits (issue 21: one 2.48 s gap at 200k x 200k through a forced
 budget, more than a tile): the command in-process (gboost.cli.main) with timestamps from the
 process's start on every tile's gap before its kernels (CUDA events, the engine's own idle_gaps),
-every block upload's host time, every page-locking of a piece, every wait for the encoder longer
-than 5 ms, and the encoder's watermark.
+every block upload's host time, every page-locking of a piece, every tile's queueing and the
+engine's prepare, every wait for the encoder longer than 5 ms, and the encoder's watermark.
 
     GBOOST_GPU_MEMORY_LIMIT=BYTES python bench/probe_stream_gaps.py --bfile PREFIX --out DIR [flags]
 """
@@ -10,19 +10,9 @@ from __future__ import annotations
 
 import functools
 import sys
-import threading
 import time
 
-from gboost.stages import process_age
-
-T0 = time.perf_counter() - process_age()
-MARKS: list[tuple[float, str, str]] = []
-LOCK = threading.Lock()
-
-
-def mark(what: str, at: float | None = None) -> None:
-    with LOCK:
-        MARKS.append(((time.perf_counter() if at is None else at) - T0, threading.current_thread().name, what))
+from probe_first_tile import mark, mark_watermark, run_scan_and_print  # bench/probe_first_tile.py
 
 
 def timed(obj, name: str, label, min_s: float = 0.0) -> None:
@@ -47,7 +37,6 @@ def main() -> int:
     import gboost.engines.gpu.device as dev
     import gboost.engines.gpu.engine as eng
     import gboost.study as st
-    from gboost.cli import main as cli
 
     row = {}
 
@@ -73,24 +62,8 @@ def main() -> int:
         return res
 
     dev.DeviceRunner.collect = collect_marked
-    adv = st.PlanesReady.advance
-    last = [0.0]
-
-    def advance(self, rows):
-        adv(self, rows)
-        now = time.perf_counter()
-        if now - last[0] > 0.25 or rows >= self.total:
-            last[0] = now
-            mark(f"encoded {rows}/{self.total}")
-
-    st.PlanesReady.advance = advance
-    mark("probe: cli.main called")
-    rc = cli(["scan", *sys.argv[1:]])
-    mark(f"cli.main returned {rc}")
-    for t, thread, what in sorted(MARKS):
-        print(f"{t:8.3f}  {thread:16.16}  {what}")
-    return rc
-
+    mark_watermark(0.25)
+    return run_scan_and_print(sys.argv[1:], 16)
 
 if __name__ == "__main__":
     sys.exit(main())
