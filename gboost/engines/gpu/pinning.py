@@ -12,11 +12,12 @@ pages, so two registrations cut mid-page would share one, and CUDA may refuse th
 already registered. A block's copies are cut at those byte boundaries (:func:`split_bytes`),
 since a copy's source must lie within one registration to be treated as page-locked.
 
-While a copy's calls are being queued a registration must not run: on the H100 host every copy
-call waited for the registration in hand (~45 ms a piece), so a tile's 2 GB block took 0.81 s to
-queue instead of a few milliseconds and the GPU waited 1.4 s before its first tile
-(bench/probe_stream_gaps.py, docs/PERFORMANCE.md). A copier queues a block's copies inside
-:meth:`CopyGate.copying`; the pinner registers each piece inside :meth:`CopyGate.registering`,
+While a tile's calls are being queued a registration must not run: a registration holds the
+driver, and on the H100 host every CUDA call of the tile thread waited for the one in hand (~45 ms
+a piece), so a tile's 2 GB block took 0.81 s to queue instead of a few milliseconds and the GPU
+waited 1.4 s before its first tile (bench/probe_stream_gaps.py, docs/PERFORMANCE.md). The runner
+queues a tile (its block copies, buffers, launches) inside :meth:`CopyGate.copying`; the pinner
+registers each piece inside :meth:`CopyGate.registering`,
 which waits while a copier copies or waits to (a plain lock starved the copier: the pinner
 released and took it again before the waiting thread woke, so the first block waited for all
 15 GB to be registered, 2.0 s).
