@@ -293,11 +293,16 @@ def test_thresholds_on_a_pairs_statistic_are_decided_by_the_cpu_on_three_devices
 
 def test_a_failing_device_stops_the_scan_with_its_error(tmp_path):
     study = make_study(tmp_path, 40, 150, dict(missing_rate=0.02))
+    failed = threading.Event()
 
     class Broken(QTDeviceRunner):
         def screen(self, tile, alpha1, alpha2):
             if self.device_id == 1:
+                failed.set()
                 raise RuntimeError("GPU 1: an illegal memory access")
+            # Device 0 holds its first tile until device 1 has one: on a loaded 2-core VM device 0
+            # could otherwise screen every tile first and the failing device never get one (CI saw it).
+            failed.wait(5)
             return super().screen(tile, alpha1, alpha2)
 
     engine = QTGPUEngine(tile=8, xp=np, gpus=[0, 1], runner=Broken)
