@@ -1,5 +1,6 @@
 """CuPy, imported only when a GPU engine is prepared or described, and what the engine asks of the
-CUDA runtime: a device's name and compute capability, and which errors are out-of-memory errors."""
+CUDA runtime: a device's name and compute capability, and which errors are out-of-memory errors;
+and of the driver, through ctypes: page-locking host memory (the streamed planes, pinning.py)."""
 from __future__ import annotations
 
 _CUDA_OOM = 2  # cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY
