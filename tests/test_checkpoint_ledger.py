@@ -75,6 +75,7 @@ def test_an_older_ledger_resumes_to_the_same_result(study, tiles, tmp_path):
     want = finalize(study, params, _screen(study, params))
     led = C.Ledger(tmp_path, study, params, resume=False)
     led.start(tile=48, tiles=len(tiles))
+    led.close()  # the manifest written, the writer thread ended (it was left running: a thread at the suite's exit)
     with open(tmp_path / C.LEDGER, "wb") as fh:  # the first half of the tiles, as gboost 0.1 wrote them
         for r in tiles[: len(tiles) // 2]:
             payload = C._encode_v1(r)
