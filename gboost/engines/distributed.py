@@ -52,6 +52,10 @@ PROBE_BYTES = 256 << 20  # the probe every worker prepares on (kernels compiled,
 MIN_PROBE_SNPS = 2048
 GPU_WORKER_THREADS = 2  # tasks a GPU worker runs at once (see local_gpu_cluster)
 RESEND_LIMIT = 5  # sends of a block, or reruns of a task whose blocks were lost, before giving up
+# Seconds before the k-th rerun of a task whose blocks were lost waits k times this: a rerun sent at
+# once can meet the same dead worker, which the scheduler has not yet dropped (a worker fetching a
+# block from it: "lost dependencies"); five instant reruns gave up (a VM test run, 2026-11-26).
+RESEND_BACKOFF_S = 0.25
 
 
 def _lost(exc: BaseException) -> bool:
@@ -580,6 +584,7 @@ class DaskEngine(Engine):
                     if resent[g] > RESEND_LIMIT:
                         raise RuntimeError(f"Dask: tiles of SNP blocks {groups[g][0]} lost {RESEND_LIMIT} times "
                                            f"({exc!r})") from exc
+                    time.sleep(RESEND_BACKOFF_S * resent[g])
                     submit(g, fresh=True)
                     continue
                 finished.add(g)
