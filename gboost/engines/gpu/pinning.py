@@ -149,12 +149,13 @@ class HostPinner:
     def shared(cls, base: int, p: int, row_bytes: int, rows: int, register: Callable[[int, int], None],
                unregister: Callable[[int], None], *, page: int = PAGE_BYTES, name: str = "gboost-pin") -> "HostPinner":
         """The live pinner of these rows (another runner's: one more user, who must :meth:`close`
-        it too), or a new one started with these calls. The registrations must be portable (valid
-        for every GPU's context), since the first user's calls make them for all."""
+        it too; its pieces, whatever ``rows`` asks, since copies are cut at the pinner's own), or a
+        new one started with these calls. The registrations must be portable (valid for every GPU's
+        context), since the first user's calls make them for all."""
         key = (int(base), int(p) * int(row_bytes))
         with _LIVE_LOCK:
             pin = _LIVE.get(key)
-            if pin is not None and pin.rows == max(1, int(rows)):
+            if pin is not None:
                 pin._users += 1
                 return pin
             pin = cls(base, p, row_bytes, rows, register, unregister, page=page, name=name)
