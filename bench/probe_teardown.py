@@ -2,7 +2,10 @@
 after its last stage): with host memory touched, with a CUDA context and device memory. Prints the
 process age at os._exit; the caller times the process from outside.
 
-    python bench/probe_teardown.py none|host|gpu|both|ctx|freed
+    python bench/probe_teardown.py none|host|gpu|both|ctx|freed|reset
+
+``reset`` ends the context itself (cudaDeviceReset, timed) before os._exit: whether the end's
+seconds move into a stage the command can time.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from gboost.stages import process_age
 way = sys.argv[1]
 if way in ("host", "both"):
     a = np.ones(940_000_000 // 8, np.uint64)  # the 500k x 5k study's host planes
-if way in ("gpu", "both", "ctx", "freed"):
+if way in ("gpu", "both", "ctx", "freed", "reset"):
     import time
 
     import cupy
@@ -31,5 +34,9 @@ if way in ("gpu", "both", "ctx", "freed"):
         cupy.get_default_memory_pool().free_all_blocks()
         cupy.get_default_pinned_memory_pool().free_all_blocks()
         print(f"freed: pools emptied in {time.perf_counter() - t:.3f} s", flush=True)
+    if way == "reset":  # the context ended here, timed; the pools' pointers are never used again
+        t = time.perf_counter()
+        cupy.cuda.runtime.deviceReset()
+        print(f"reset: cudaDeviceReset took {time.perf_counter() - t:.3f} s", flush=True)
 print(f"{way}: os._exit at {process_age():.3f} s", flush=True)
 os._exit(0)

@@ -40,18 +40,36 @@ def study_content_hash(study) -> str:
     genotype counts per class, the samples (IDs and status, in plane order) and the bit planes of
     every 16th SNP (and the last). Two studies with the same SNP IDs and class sizes but other
     genotypes differ in their counts or in the sampled planes (tests/test_nothing_lost.py)."""
+    # Hashed once the background encoder is done (a new ledger hashes on its own thread), not
+    # beside it: building the samples' text holds the GIL, which the encoder takes between its
+    # blocks; at 2.32M samples the fingerprint ran 8 s beside it and the encoder read 0.5 GB/s of
+    # .bed instead of 3 (the GPU waited 9.5 s for its first tile; docs/PERFORMANCE.md, issue 21).
+    study.wait_planes()
     h = hashlib.sha256()
     # The arrays' own buffers, not tobytes() copies (60 MB of planes at 500k SNPs, copied holding
     # the GIL; hashlib releases it while hashing a buffer): the same bytes, the same digest.
     h.update(np.ascontiguousarray(study.counts, dtype=np.int64))
-    s = study.samples
-    h.update("\n".join(f"{f} {i} {int(st)}" for f, i, st in zip(s.fid, s.iid, s.status)).encode())
+    _hash_samples(h, study.samples)
     p = study.n_snps
     if p:
-        study.wait_planes()  # sampled rows anywhere (a new ledger hashes on its own thread)
         pick = np.unique(np.r_[np.arange(0, p, 16), p - 1])
         h.update(np.ascontiguousarray(study.planes[pick]))
     return h.hexdigest()
+
+
+def _hash_samples(h, s) -> None:
+    """Feed ``h`` the lines "FID IID status" of the samples joined by newlines (UTF-8), the bytes
+    the first ledgers hashed, in runs of 32k samples with C-level joins: one generator of
+    f-strings over 2.32M samples held the GIL for ~4.7 s on the VM, the runs take a third of it."""
+    status = s.status.tolist()
+    text = {v: str(int(v)) for v in set(status)}  # a few distinct codes: str() once each
+    fid, iid = s.fid.astype(str).tolist(), s.iid.astype(str).tolist()  # str, as the f-string gave
+    run = 1 << 15
+    for k in range(0, len(status), run):
+        if k:
+            h.update(b"\n")
+        lines = zip(fid[k:k + run], iid[k:k + run], [text[v] for v in status[k:k + run]])
+        h.update("\n".join(map(" ".join, lines)).encode())
 
 
 def ids_sha256(ids) -> str:

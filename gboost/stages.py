@@ -34,6 +34,10 @@ class StageClock:
         self.stages: dict[str, float] = {"startup": since_start}
         self.files: dict[str, dict] = {}  # output file -> {"format": s, "write": s, "bytes": n}
         self.background: dict = {}  # seconds other threads worked beside the stages (or a function giving them)
+        # (stage, function): the command's last work, each timed as its own stage just before
+        # run.json is rendered (end_stages): the CLI ends the GPUs' contexts there, which the
+        # driver would otherwise do after the process's last instruction, outside every stage.
+        self.ending: list = []
         self._mark = now
 
     def lap(self, name: str) -> float:
@@ -59,6 +63,18 @@ class StageClock:
             return
         self.stages[whole] = self.stages.get(whole, 0.0) - s
         self.stages[part] = self.stages.get(part, 0.0) + s
+
+    def end_stages(self) -> None:
+        """Run :attr:`ending`'s functions, each lapped as its stage (once: the list is emptied).
+        An error there is the command's end going wrong after every output is on disk: it is
+        not raised (the stage is still timed)."""
+        ending, self.ending = self.ending, []
+        for name, fn in ending:
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - the outputs are written; the process ends next anyway
+                pass
+            self.lap(name)
 
     def wall(self) -> float:
         """Seconds from the process start to now."""

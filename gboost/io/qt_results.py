@@ -137,6 +137,7 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
     inputs = {os.path.abspath(f): _sha256(f) for f in s.source_files if os.path.isfile(f)}
     if clock is not None:
         clock.lap("inputs_sha256_wait")
+        clock.end_stages()  # the command's last work, where the CLI gave any
     y = s.trait
     return {
         "gboost_version": gboost.__version__,

@@ -394,6 +394,7 @@ def run_record(result, extra: dict | None = None) -> dict:
     if clock is not None:
         clock.lap("inputs_sha256_wait")  # what the background hashing had not finished by now
         clock.background["inputs_sha256"] = sum(_HASHED.values())
+        clock.end_stages()  # the command's last work (the CLI: the GPUs' contexts ended)
     return {
         "gboost_version": gboost.__version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

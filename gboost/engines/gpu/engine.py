@@ -15,7 +15,7 @@ from gboost.errors import ScanCancelled
 from gboost.engines.gpu.compile import kernels
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu.counting import MmaCounting, PopcCounting
-from gboost.engines.gpu.cuda import compute_capability, cupy, device_name, is_cuda_error, is_oom
+from gboost.engines.gpu.cuda import compute_capability, cupy, device_name, end_context, is_cuda_error, is_oom
 from gboost.engines.gpu.device import MIN_EDGE, DeviceRunner, DeviceStats
 from gboost.study import Study
 
@@ -80,6 +80,7 @@ class GpuEngine(Engine):
         self.memory_limit_bytes = None if memory_limit_bytes is None else int(memory_limit_bytes)
         self.study: Study | None = None
         self._runners: list[DeviceRunner] = []
+        self._devices_used: list[int] = []  # GPUs whose contexts end_contexts ends
         self._describe: str | None = None
         self._choice: dict[int, tuple[str, str | None]] = {}
         self._stats: list[DeviceStats] = []  # of each GPU since prepare; kept after close()
@@ -175,6 +176,7 @@ class GpuEngine(Engine):
             raise
         self._runners = runners
         self._stats = [r.stats for r in runners]
+        self._devices_used = sorted(set(self._devices_used) | {r.device_id for r in runners})
 
     def tile_snps(self) -> int:
         if self._tile:
@@ -382,6 +384,16 @@ class GpuEngine(Engine):
                     cp.get_default_pinned_memory_pool().free_all_blocks()
             except Exception:  # noqa: BLE001 - after a CUDA error the context may be unusable
                 pass
+
+    def end_contexts(self) -> None:
+        """Close, then end the CUDA contexts of every GPU this engine used (gboost/engines/gpu/cuda.py,
+        ``end_context``): the last step of a process that exits right after, as the CLI's scan
+        does; nothing CUDA may be used after it in this process (CuPy's pools still hold the old
+        contexts' pointers)."""
+        self.close()
+        for d in self._devices_used:
+            end_context(d)
+        self._devices_used = []
 
     def _runner0(self) -> DeviceRunner:
         if not self._runners:
