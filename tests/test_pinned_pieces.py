@@ -529,3 +529,47 @@ def test_the_drivers_registration_is_page_locked_memory_to_the_runtime_and_undon
     assert cupy.cuda.runtime.pointerGetAttributes(ptr).type == 0  # cudaMemoryTypeUnregistered
     with pytest.raises(DriverError, match="cuMemHostUnregister: CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"):
         host_unregister(0, ptr)
+
+
+@pytest.mark.gpu(devices=2)
+def test_two_gpus_streaming_share_one_pinner_and_write_the_cpu_engines_bytes(tmp_path, monkeypatch):
+    """Both GPUs stream through a forced budget from one host array: one pinner (portable
+    registrations) locks each piece once for both runners, none is refused (two pinners' second
+    registrations of the same pages were: its copies all went pageable), every piece is
+    unregistered once at the end, both GPUs take tiles, and the files equal the CPU engine's."""
+    from gboost.cli import main
+    from gboost.engines.gpu.device import DeviceRunner
+    from gboost.io.plink_bed import open_bfile
+    from gboost.load import load_study
+    from gboost.simulate import simulate_study
+
+    prefix = str(tmp_path / "s")
+    simulate_study(4000, 1000, 1000, seed=9, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
+    study = load_study(open_bfile(prefix))
+    row = 3 * 8 * study.layout.n_words
+    _small_pieces(monkeypatch, 37, row, rows_per_chunk=50)
+    calls = _recording(monkeypatch)
+    devices = []
+    real_submit = DeviceRunner.submit
+
+    def submit(self, tile, slot):
+        devices.append(self.device_id)
+        return real_submit(self, tile, slot)
+
+    monkeypatch.setattr(DeviceRunner, "submit", submit)
+    monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * study.planes.nbytes)))
+    common = ["--bfile", prefix, "--quiet", "--epi1", "1e-3", "--calibration-pairs", "0"]
+    assert main(["scan", *common, "--out", str(tmp_path / "gpu"), "--device", "gpu", "--gpus", "0,1",
+                 "--tile", "500"]) == 0
+    monkeypatch.delenv("GBOOST_GPU_MEMORY_LIMIT")
+    assert main(["scan", *common, "--out", str(tmp_path / "cpu"), "--device", "cpu"]) == 0
+    for name in ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv"):
+        assert (tmp_path / "gpu" / name).read_bytes() == (tmp_path / "cpu" / name).read_bytes(), name
+    info = json.loads((tmp_path / "gpu" / "run.json").read_text())["engine_info"]
+    assert info["planes"] == "streamed" and "pin_failure" not in info, info
+    assert set(devices) == {0, 1}, devices
+    ptrs = [p for p, _ in calls["register"]]
+    assert len(ptrs) == len(set(ptrs)) >= 2  # each piece once, whichever runner's call made it
+    assert sum(n for _, n in calls["register"]) <= study.planes.nbytes  # (the scan may end first)
+    assert sorted(calls["unregister"]) == sorted(ptrs)
+    assert info["upload_pinned_bytes"] > 0, info
