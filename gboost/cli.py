@@ -459,11 +459,6 @@ def main(argv: list[str] | None = None) -> int:
             _interrupts_in_finalizers_end_the_command()
         if args.command == "scan":
             args.ends_process = argv is None and not args.dask  # then _exit_now follows the scan
-            if argv is None:
-                # A thread waiting for the GIL gets it after 1 ms, not 5: the command's threads
-                # (the GPU's start, the encoder, the tile thread) each hold it briefly between
-                # compiled or driver calls, and each wait cost up to the whole interval.
-                sys.setswitchinterval(0.001)
             rc = cmd_scan(args)
             if argv is None and not args.dask:
                 _exit_now(rc)
