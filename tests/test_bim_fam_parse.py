@@ -212,3 +212,50 @@ def test_the_compiled_parse_is_taken_on_an_ordinary_bim_and_declines_otherwise()
     assert h[0] != h[1]
     for bad in (b"1 r\xc3\xa91 0 1 A G\n", b"1 rs1 0 1 A\n", b"1 rs1 0 1 A G x\n", b"1 rs\x001 0 1 A G\n", b"", b"\n \n"):
         assert _read_columns_compiled(bad, kinds, names, ((1,),), "x.bim") is None, bad
+
+
+def _random_table(rng, n_lines: int, n_columns: int) -> bytes:
+    """Lines of ``n_columns`` tokens with blank lines, comments, stray spaces and CRs, now and then
+    a line of another length or a byte the compiled pass leaves to NumPy."""
+    lines = []
+    for _ in range(n_lines):
+        r = rng.random()
+        if r < 0.08:
+            lines.append("")
+        elif r < 0.16:
+            lines.append("# a comment line")
+        elif r < 0.17:
+            lines.append(" ".join(["x"] * (n_columns + 1)))
+        elif r < 0.175:
+            lines.append("t\u00e9 " * n_columns)
+        else:
+            lines.append(" ".join(f"t{rng.integers(0, 10 ** rng.integers(1, 6))}" for _ in range(n_columns))
+                         + (" \r" if rng.random() < 0.1 else ""))
+    return ("\n".join(lines) + ("\n" if rng.random() < 0.5 else "")).encode()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_table_read_in_chunks_equals_the_one_pass_reading(seed):
+    """_table_bounds reads a file in chunks of whole lines on every core: cut anywhere (1 to 9
+    chunks, whatever this machine's cores), the bounds, line numbers and verdict equal one chunk's
+    (the serial pass), with blank and comment lines across the cuts (the packed and the gapped
+    rows), a last line with or without its newline, and a bad line in any chunk."""
+    from gboost.io.plink_bed import _line_cuts, _table_bounds_chunks
+
+    rng = np.random.default_rng(seed)
+    n_columns = int(rng.integers(1, 7))
+    data = _random_table(rng, int(rng.integers(0, 60)), n_columns)
+    if seed % 4 == 0:  # no blank or comment line: the chunks' rows come out packed
+        data = b"\n".join(x for x in data.split(b"\n") if x and not x.startswith(b"#") and b"x" not in x
+                          and len(x.split()) == n_columns) + b"\n"
+    b = np.frombuffer(data, dtype=np.uint8)
+    one = _table_bounds_chunks(b, n_columns, np.array([0, len(b)], dtype=np.int64))
+    for want in range(1, 10):
+        cuts = _line_cuts(b, want)
+        assert cuts[0] == 0 and cuts[-1] == len(b) and np.all(np.diff(cuts) > 0) | (len(b) == 0)
+        assert all(b[c - 1] == 10 for c in cuts[1:-1])
+        got = _table_bounds_chunks(b, n_columns, cuts)
+        assert got[0] == one[0], (want, data)
+        if one[0]:
+            for x, y in zip(got[1:], one[1:]):
+                assert np.array_equal(x, y), (want, data)
