@@ -460,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "scan":
             args.ends_process = argv is None and not args.dask  # then _exit_now follows the scan
             rc = cmd_scan(args)
-            if argv is None and not args.dask:
+            if args.ends_process:
                 _exit_now(rc)
             return rc
         if args.command == "merge":
