@@ -512,10 +512,12 @@ def test_writer_rejects_genotype_codes_outside_the_format(tmp_path):
         write_bfile(str(tmp_path / "x"), np.array([[3]], np.int8), v, s)
 
 
+@pytest.mark.parametrize("readers", [1, 3])
 @pytest.mark.parametrize("block_bytes", [1, 7, 1 << 20])
-def test_iter_bed_rows_reads_the_bed_rows_in_reused_blocks(tmp_path, monkeypatch, block_bytes):
-    """Issue 21: the .bed is read block by block into two reused buffers (prefetched on a thread),
-    not mapped; with a keep mask only kept rows are read and blocks without one are skipped."""
+def test_iter_bed_rows_reads_the_bed_rows_in_reused_blocks(tmp_path, monkeypatch, block_bytes, readers):
+    """Issue 21: the .bed is read block by block into two reused buffers (prefetched, each block by
+    several threads at once), not mapped; with a keep mask only kept rows are read and blocks
+    without one are skipped."""
     from gboost.io import plink_bed
 
     prefix = str(tmp_path / "s")
@@ -524,6 +526,8 @@ def test_iter_bed_rows_reads_the_bed_rows_in_reused_blocks(tmp_path, monkeypatch
     row = (len(src.samples) + 3) // 4
     whole = np.fromfile(prefix + ".bed", np.uint8, offset=3).reshape(37, row)
     monkeypatch.setattr(plink_bed, "READ_BLOCK_BYTES", block_bytes * row)
+    monkeypatch.setattr(plink_bed, "BED_READERS", readers)
+    monkeypatch.setattr(plink_bed, "MIN_READ_BYTES", 1)  # pieces of a row: every reader has work
     seen = []
     for start, data in src.iter_bed_rows(4):
         np.testing.assert_array_equal(data, whole[start:start + len(data)])
@@ -539,6 +543,28 @@ def test_iter_bed_rows_reads_the_bed_rows_in_reused_blocks(tmp_path, monkeypatch
         np.testing.assert_array_equal(data[sel], whole[start:start + len(data)][sel])
         starts.append(start)
     assert len(starts) == len({s // min(4, block_bytes) for s in np.flatnonzero(keep)})
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bed_read_pieces_cover_each_kept_row_once(seed):
+    """A block's kept rows are cut into at most ``readers`` parts for its reading threads: every
+    kept row in exactly one part, no other row, parts of nearly equal size, none below the minimum
+    read unless the rows run out."""
+    from gboost.io.plink_bed import _pieces, _runs
+
+    rng = np.random.default_rng(seed)
+    n_rows, row, readers = int(rng.integers(1, 60)), int(rng.integers(1, 9)), int(rng.integers(1, 6))
+    keep = rng.random(n_rows) < rng.choice([0.2, 0.7, 1.0])
+    first = int(rng.integers(0, 1000))
+    runs = _runs(keep, first)
+    min_rows = int(rng.integers(1, 5))
+    parts = _pieces(runs, row, readers, min_bytes=min_rows * row)
+    assert len(parts) <= readers
+    got = [r for part in parts for a, b in part for r in range(a, b)]
+    assert sorted(got) == list(first + np.flatnonzero(keep)) and len(got) == len(set(got))
+    sizes = [sum(b - a for a, b in part) for part in parts]
+    per = max(-(-int(keep.sum()) // readers), min_rows)
+    assert all(size == per for size in sizes[:-1]) and (not sizes or 0 < sizes[-1] <= per)
 
 
 def _per_token(tokens, lines, path):

@@ -2,7 +2,7 @@
 
 We parse .bim and .fam ourselves (so every problem names its file and line) and check the .bed's
 header and size before streaming genotypes. The loader reads the .bed's own rows (``iter_bed_rows``,
-memory-mapped) and encodes their 2-bit codes straight into bit planes (gboost.encode); decoded int8
+into reused buffers) and encodes their 2-bit codes straight into bit planes (gboost.encode); decoded int8
 A1 counts (``iter_blocks``, through bed-reader) serve the GenotypeSource interface and the tests
 that check the direct path against them. Only one block of SNPs is in hand at a time, so a study
 larger than RAM streams.
@@ -31,6 +31,12 @@ BED_HEADER_LEN = 3
 BED_READER_MISSING = -127  # what bed-reader returns for a missing call with dtype int8
 # Largest block of .bed rows read at once (two are in memory: the one in use and the next).
 READ_BLOCK_BYTES = 32 << 20
+# Threads reading one block's rows at once (positioned reads, each releasing the GIL): with one
+# reader the counting pass over a 58 GB .bed ran at 4 GB/s on 16 cores (issue 21), and a copy out
+# of the page cache is bound by the copying thread, not by the memory (docs/PERFORMANCE.md).
+BED_READERS = min(4, os.cpu_count() or 1)
+# Smallest piece one reader is given (a thread's hand-off costs tens of microseconds).
+MIN_READ_BYTES = 1 << 20
 
 
 @dataclass
@@ -79,11 +85,11 @@ class BedSource:
         every sample (gboost.encode.encode_bed_bytes turns them into planes in one pass; check_bed
         has validated the header and the size).
 
-        The rows are read (``readinto``, page-cache speed) into two reused buffers, the next block
-        on a thread while the caller works on this one: a block is valid until the next is asked
-        for. Reading into buffers rather than mapping the file keeps the .bed out of the process's
-        resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and bounds memory
-        by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
+        The rows are read into two reused buffers, the next block while the caller works on this
+        one, each block by ``BED_READERS`` threads at once (positioned reads, so that the copy out
+        of the page cache is not one thread's): a block is valid until the next is asked for. Reading into buffers rather than mapping the file keeps the .bed out of the
+        process's resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and
+        bounds memory by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
         are read (the others hold garbage) and blocks without one are skipped. ``block_snps``: at
         most that many rows a block (None: as many as fit in ``READ_BLOCK_BYTES``).
         """
@@ -95,24 +101,30 @@ class BedSource:
         if not starts:
             return
         bufs = [np.empty((min(step, p), row), dtype=np.uint8) for _ in range(min(2, len(starts)))]
+        readers = BED_READERS if hasattr(os, "preadv") else 1
         from concurrent.futures import ThreadPoolExecutor
 
-        with open(self.path, "rb", buffering=0) as fh, ThreadPoolExecutor(1, thread_name_prefix="gboost-bed") as pool:
-            def read(k: int) -> np.ndarray:
-                a = starts[k]
-                b = min(p, a + step)
-                buf = bufs[k % 2][: b - a]
-                runs = [(a, b)] if keep is None else _runs(keep[a:b], a)
-                for r0, r1 in runs:
-                    _read_full(fh, buf[r0 - a : r1 - a], BED_HEADER_LEN + r0 * row, self.path)
-                return buf
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            with ThreadPoolExecutor(readers, thread_name_prefix="gboost-bed") as pool:
+                def submit(k: int) -> tuple[np.ndarray, list]:
+                    a = starts[k]
+                    b = min(p, a + step)
+                    buf = bufs[k % 2][: b - a]
+                    runs = [(a, b)] if keep is None else _runs(keep[a:b], a)
+                    pieces = _pieces(runs, row, readers)
+                    return buf, [pool.submit(_read_pieces, fd, buf, a, row, part, self.path) for part in pieces]
 
-            nxt = pool.submit(read, 0)
-            for k in range(len(starts)):
-                data = nxt.result()
-                if k + 1 < len(starts):
-                    nxt = pool.submit(read, k + 1)  # the other buffer: the one yielded before this
-                yield starts[k], data
+                nxt = submit(0)
+                for k in range(len(starts)):
+                    data, reads = nxt
+                    for r in reads:
+                        r.result()
+                    if k + 1 < len(starts):
+                        nxt = submit(k + 1)  # the other buffer: the one yielded before this
+                    yield starts[k], data
+        finally:
+            os.close(fd)
 
     def input_files(self) -> list[str]:
         """The .bed, .bim, .fam (and --pheno file) read."""
@@ -174,17 +186,57 @@ def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:
     return [(offset + int(a), offset + int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
 
-def _read_full(fh, buf: np.ndarray, offset: int, path: str) -> None:
-    """Fill ``buf`` from byte ``offset`` of the unbuffered file ``fh`` (a read may return less than
-    asked)."""
-    view = memoryview(buf).cast("B")
-    fh.seek(offset)
-    done = 0
-    while done < len(view):
-        got = fh.readinto(view[done:])
-        if not got:  # check_bed saw the full size: the file shrank under us
-            raise InputError(path, f"the .bed ended at byte {offset + done} while reading it (truncated meanwhile?)")
-        done += got
+def _pieces(runs: list[tuple[int, int]], row: int, readers: int,
+            min_bytes: int | None = None) -> list[list[tuple[int, int]]]:
+    """The rows ``runs`` ([start, stop) SNPs) cut into at most ``readers`` parts of equal rows
+    (the last one shorter), each part a list of row ranges; a part has at least ``min_bytes``
+    (``MIN_READ_BYTES``) unless the rows run out."""
+    total = sum(b - a for a, b in runs)
+    min_bytes = MIN_READ_BYTES if min_bytes is None else min_bytes
+    per = max(-(-total // readers), -(-min_bytes // row), 1)
+    parts, part, room = [], [], per
+    for a, b in runs:
+        while a < b:
+            take = min(b - a, room)
+            part.append((a, a + take))
+            a, room = a + take, room - take
+            if room == 0:
+                parts.append(part)
+                part, room = [], per
+    if part:
+        parts.append(part)
+    return parts
+
+
+def _read_pieces(fd: int, buf: np.ndarray, first: int, row: int, part: list[tuple[int, int]], path: str) -> None:
+    """Fill the rows of ``buf`` (whose row 0 is SNP ``first``) that ``part`` names, from the .bed's
+    descriptor ``fd`` by positioned reads (no shared file offset: several run at once; each
+    releases the GIL). A read may return less than asked."""
+    for a, b in part:
+        view = memoryview(buf[a - first : b - first]).cast("B")
+        offset = BED_HEADER_LEN + a * row
+        done = 0
+        while done < len(view):
+            got = _PREAD(fd, view[done:], offset + done)
+            if not got:  # check_bed saw the full size: the file shrank under us
+                raise InputError(path, f"the .bed ended at byte {offset + done} while reading it (truncated meanwhile?)")
+            done += got
+
+
+def _seek_read(fd: int, view: memoryview, offset: int) -> int:
+    """One read at ``offset`` into ``view`` where the platform has no ``os.preadv`` (Windows: one
+    reader, since the file offset is then shared)."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    got = os.read(fd, len(view))
+    view[: len(got)] = got
+    return len(got)
+
+
+def _preadv(fd: int, view: memoryview, offset: int) -> int:
+    return os.preadv(fd, [view], offset)
+
+
+_PREAD = _preadv if hasattr(os, "preadv") else _seek_read
 
 
 def _strip_extension(prefix: str) -> str:

@@ -1,0 +1,57 @@
+"""How many threads should read a .bed's blocks (issues 21, 24): for 1, 2, 4, 8 readers
+(``gboost.io.plink_bed.BED_READERS``), the .bed read alone (``iter_bed_rows``, page cache), the
+loader's counting pass (``load_study(..., background_encode=True)``: ``timings["encode"]``) and the
+background encoder that follows it (``study.planes_ready.seconds``). Readers interleaved, each
+figure the best of ``--repeat``; the .bed is read once first so that it is in the page cache.
+
+    python bench/probe_bed_read.py PREFIX [--readers 1,2,4,8] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("prefix")
+    ap.add_argument("--readers", default="1,2,4,8")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    from gboost.io import plink_bed
+    from gboost.load import load_study
+
+    bed = a.prefix + ".bed"
+    size = os.path.getsize(bed)
+    subprocess.run(["cat", bed], stdout=subprocess.DEVNULL, check=True)
+    src = plink_bed.open_bfile(a.prefix)
+    load_study(src, background_encode=True).wait_planes()  # numba's functions loaded once, not timed
+    readers = [int(x) for x in a.readers.split(",")]
+    best = {r: [float("inf")] * 3 for r in readers}
+    for _ in range(a.repeat):
+        for r in readers:
+            plink_bed.BED_READERS = r
+            t = time.perf_counter()
+            for _start, _data in src.iter_bed_rows(None):
+                pass
+            read_s = time.perf_counter() - t
+            timings: dict = {}
+            study = load_study(src, timings=timings, background_encode=True)
+            study.wait_planes()
+            ready = study.planes_ready
+            enc = ready.seconds if ready is not None else float("nan")
+            b = best[r]
+            best[r] = [min(b[0], read_s), min(b[1], timings["encode"]), min(b[2], enc)]
+    print(f"{bed}: {size / 1e9:.2f} GB, {os.cpu_count()} CPUs; best of {a.repeat}")
+    print(f"{'readers':>7} {'read s':>7} {'GB/s':>6} {'counting s':>10} {'GB/s':>6} {'encoder s':>9} {'GB/s':>6}")
+    for r in readers:
+        rd, cnt, enc = best[r]
+        print(f"{r:>7} {rd:>7.3f} {size / rd / 1e9:>6.2f} {cnt:>10.3f} {size / cnt / 1e9:>6.2f} {enc:>9.3f} "
+              f"{size / enc / 1e9:>6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
