@@ -23,6 +23,8 @@ def main() -> int:
     ap.add_argument("--readers", default="1,2,4,8")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kernels", action="store_true")
+    ap.add_argument("--grid", action="store_true",
+                    help="only the counting and encoding kernels fed by iter_bed_rows, at readers x numba threads")
     a = ap.parse_args()
     from gboost.io import plink_bed
     from gboost.load import load_study
@@ -32,6 +34,9 @@ def main() -> int:
     subprocess.run(["cat", bed], stdout=subprocess.DEVNULL, check=True)
     src = plink_bed.open_bfile(a.prefix)
     load_study(src, background_encode=True).wait_planes()  # numba's functions loaded once, not timed
+    if a.grid:
+        grid(src, a.repeat, [int(x) for x in a.readers.split(",")])
+        return 0
     if a.kernels:
         kernels(src, a.repeat)
     readers = [int(x) for x in a.readers.split(",")]
@@ -57,6 +62,44 @@ def main() -> int:
         print(f"{r:>7} {rd:>7.3f} {size / rd / 1e9:>6.2f} {cnt:>10.3f} {size / cnt / 1e9:>6.2f} {enc:>9.3f} "
               f"{size / enc / 1e9:>6.2f}")
     return 0
+
+
+def grid(src, repeat: int, readers: list[int]) -> None:
+    """The two compiled passes fed block by block by ``iter_bed_rows``, per (readers, numba
+    threads): how the readers' copying and the kernels' threads share the cores."""
+    import numba as nb
+    import numpy as np
+
+    from gboost.encode import bed_class_counts, bed_encode, bed_plan
+    from gboost.io import plink_bed
+
+    n = len(src.samples)
+    is_case = src.samples.status == 1
+    plan = bed_plan(np.r_[np.flatnonzero(~is_case), np.flatnonzero(is_case)], np.r_[is_case[~is_case], is_case[is_case]], n)
+    planes = np.empty((len(src.variants), 3, plan.layout.n_words), np.uint64)
+    counts = np.empty((len(src.variants), 3, 2), np.int64)
+    size = os.path.getsize(src.path)
+    cores = nb.config.NUMBA_NUM_THREADS
+    print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')!r}; fed by iter_bed_rows, best of {repeat}")
+    print(f"{'readers':>7} {'threads':>7} {'count s':>7} {'GB/s':>6} {'encode s':>8} {'GB/s':>6}")
+    for r in readers:
+        plink_bed.BED_READERS = r
+        for t in sorted({max(1, cores // 2), cores - r, cores - r // 2, cores - 1, cores}):
+            nb.set_num_threads(t)
+            best = [float("inf")] * 2
+            for _ in range(repeat):
+                s = time.perf_counter()
+                for start, data in src.iter_bed_rows(None):
+                    bed_class_counts(data, np.arange(len(data)), plan)
+                c = time.perf_counter() - s
+                s = time.perf_counter()
+                for start, data in src.iter_bed_rows(None):
+                    bed_encode(data, plan, np.arange(len(data)), planes[start:start + len(data)],
+                               counts[start:start + len(data)])
+                e = time.perf_counter() - s
+                best = [min(best[0], c), min(best[1], e)]
+            print(f"{r:>7} {t:>7} {best[0]:>7.3f} {size / best[0] / 1e9:>6.2f} {best[1]:>8.3f} {size / best[1] / 1e9:>6.2f}")
+    nb.set_num_threads(cores)
 
 
 def kernels(src, repeat: int) -> None:
