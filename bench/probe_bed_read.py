@@ -84,7 +84,7 @@ def grid(src, repeat: int, readers: list[int]) -> None:
     print(f"{'readers':>7} {'threads':>7} {'count s':>7} {'GB/s':>6} {'encode s':>8} {'GB/s':>6}")
     for r in readers:
         plink_bed.BED_READERS = r
-        for t in sorted({max(1, cores // 2), cores - r, cores - r // 2, cores - 1, cores}):
+        for t in sorted({max(1, min(cores, x)) for x in (cores // 2, cores - r, cores - r // 2, cores - 1, cores)}):
             nb.set_num_threads(t)
             best = [float("inf")] * 2
             for _ in range(repeat):
