@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -41,6 +42,7 @@ from gboost.encode import (ClassLayout, bed_class_counts, bed_encode, bed_missin
                            encode_block, file_masks, monomorphic, move_rows, plane_counts, sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
+from gboost.io.plink_bed import fed_threads
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
 from gboost.study import GenotypeSource, PlanesReady, QCOptions, QCReport, Study, VariantTable, plink_snp_width
 
@@ -348,13 +350,14 @@ def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.n
     direct = hasattr(source, "iter_bed_rows")  # a .bed: count its missing codes, no decoding
     blocks = (source.iter_bed_rows(block_snps, snp_keep) if direct
               else source.iter_blocks(np.arange(n), block_snps or 4096))
-    for start, data in blocks:
-        rows = snp_keep[start : start + len(data)]
-        is_y = kinds[start : start + len(data)] == CHR_Y
-        for sel, weight in ((rows & ~is_y, 1), (rows & is_y, male)):  # Y calls count for males only
-            if sel.any():
-                part = data[sel]
-                missing += (bed_missing_counts(part, n) if direct else (part < 0).sum(axis=0)) * weight
+    with _numba_threads(fed_threads() if direct else None):
+        for start, data in blocks:
+            rows = snp_keep[start : start + len(data)]
+            is_y = kinds[start : start + len(data)] == CHR_Y
+            for sel, weight in ((rows & ~is_y, 1), (rows & is_y, male)):  # Y calls count for males only
+                if sel.any():
+                    part = data[sel]
+                    missing += (bed_missing_counts(part, n) if direct else (part < 0).sum(axis=0)) * weight
     n_snps = int(snp_keep.sum())
     n_nony = n_snps - int((snp_keep & (kinds == CHR_Y)).sum())
     limit = np.where(male, int(mind * n_snps * (1 + SMALL_EPSILON)), int(mind * n_nony * (1 + SMALL_EPSILON)))
@@ -516,22 +519,40 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
     release the GIL; the next block is read meanwhile (``iter_bed_rows``). The rows that prove
     monomorphic (known from those counts only after encoding) are closed up in place."""
     kept, flips, filled = [], [], 0
-    for data, rows, local, keep, set_counts in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc,
-                                                                  block_snps, report):
-        sel = local[keep]
-        end = filled + len(sel)
-        _, mono = bed_encode(data, plan, sel, planes[filled:end], counts[filled:end], sets.quantitative)
-        n_mono = int(mono.sum())
-        report.snps_monomorphic += n_mono
-        if sets.quantitative:
-            flips.append(a1_is_major(set_counts[keep][~mono]))
-        if n_mono:
-            stay = np.flatnonzero(~mono)
-            move_rows(planes, filled, stay)
-            move_rows(counts, filled, stay)
-        kept.append(rows[keep][~mono] if n_mono else rows[keep])
-        filled = end - n_mono
+    with _numba_threads(fed_threads()):
+        for data, rows, local, keep, set_counts in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc,
+                                                                      block_snps, report):
+            sel = local[keep]
+            end = filled + len(sel)
+            _, mono = bed_encode(data, plan, sel, planes[filled:end], counts[filled:end], sets.quantitative)
+            n_mono = int(mono.sum())
+            report.snps_monomorphic += n_mono
+            if sets.quantitative:
+                flips.append(a1_is_major(set_counts[keep][~mono]))
+            if n_mono:
+                stay = np.flatnonzero(~mono)
+                move_rows(planes, filled, stay)
+                move_rows(counts, filled, stay)
+            kept.append(rows[keep][~mono] if n_mono else rows[keep])
+            filled = end - n_mono
     return filled, kept, flips
+
+
+@contextmanager
+def _numba_threads(n: int | None):
+    """Numba's thread count for this thread set to ``n`` (None: unchanged) while the block runs: a
+    compiled pass fed by ``iter_bed_rows`` leaves its readers their cores (``fed_threads``)."""
+    if n is None:
+        yield
+        return
+    import numba as nb
+
+    old = nb.get_num_threads()
+    nb.set_num_threads(min(n, nb.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        nb.set_num_threads(old)
 
 
 def _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc, block_snps, report):
@@ -590,13 +611,14 @@ def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, blo
     counts, kept, encoder)``; the encoder (``_PlaneEncoder``) fills the planes when started, or
     has filled them already (``None``) where two threads may not run parallel kernels at once."""
     kept, counts = [], []
-    for data, rows, local, keep, _ in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc, block_snps,
-                                                         report):
-        cls, mono = bed_class_counts(data, local[keep], plan)  # the SNPs that pass QC only
-        n_mono = int(mono.sum())
-        report.snps_monomorphic += n_mono
-        kept.append(rows[keep][~mono] if n_mono else rows[keep])
-        counts.append(cls[~mono] if n_mono else cls)
+    with _numba_threads(fed_threads()):
+        for data, rows, local, keep, _ in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc, block_snps,
+                                                             report):
+            cls, mono = bed_class_counts(data, local[keep], plan)  # the SNPs that pass QC only
+            n_mono = int(mono.sum())
+            report.snps_monomorphic += n_mono
+            kept.append(rows[keep][~mono] if n_mono else rows[keep])
+            counts.append(cls[~mono] if n_mono else cls)
     kept = np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
     counts = np.ascontiguousarray(np.concatenate(counts) if counts else np.zeros((0, 3, 2)), dtype=np.int64)
     planes = np.empty((len(kept), 3, sets.layout.n_words), dtype=np.uint64)
@@ -642,8 +664,9 @@ class _PlaneEncoder:
         if background:
             import numba as nb
 
-            # Numba's thread count is per thread: leave a core to the threads that feed a GPU.
-            nb.set_num_threads(max(1, nb.config.NUMBA_NUM_THREADS - 1))
+            # Numba's thread count is per thread: leave the readers their cores, and one to the
+            # threads that feed a GPU.
+            nb.set_num_threads(fed_threads(spare=1))
         blocks = None
         try:
             kept, p = self.kept, len(self.source.variants)

@@ -76,6 +76,55 @@ def test_ld_rich_study_with_missing_calls(tmp_path):
         assert want.qc.snps_non_autosomal > 0
 
 
+def test_passes_fed_by_the_reader_leave_its_threads_their_cores(tmp_path, monkeypatch):
+    """The compiled passes over blocks the .bed's readers deliver (--mind's, the counting pass, the
+    encoder before returning and beside the screen) run on the cores the readers leave
+    (``fed_threads``); the caller's numba thread count is restored after, and the study is the
+    same."""
+    import numba as nb
+
+    from gboost import encode
+    from gboost.io import plink_bed
+
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=80, n_controls=70)
+    want = load_study(open_bfile(prefix), QCOptions(mind=0.2))
+    monkeypatch.setattr(plink_bed.os, "cpu_count", lambda: 8)  # 2 readers of their own on 8 cores
+    monkeypatch.setattr(plink_bed, "BED_READERS", 2)
+    monkeypatch.setattr(nb.config, "NUMBA_NUM_THREADS", 8)
+    assert plink_bed.fed_threads() == 6 and plink_bed.fed_threads(spare=1) == 5
+    monkeypatch.setattr(plink_bed.os, "cpu_count", lambda: 2)  # below four cores: none of their own
+    assert plink_bed.fed_threads() == 8
+    monkeypatch.setattr(plink_bed.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(nb.config, "NUMBA_NUM_THREADS", nb.get_num_threads())
+    if nb.get_num_threads() < 3:  # this machine: fed_threads must differ from the default to be seen
+        monkeypatch.setattr(plink_bed, "fed_threads", lambda spare=0: 1)
+        monkeypatch.setattr(load_mod, "fed_threads", lambda spare=0: 1)
+    fed = load_mod.fed_threads()
+    default = nb.get_num_threads()
+    assert fed < default
+    seen = {}
+
+    def spy(name, real):
+        def call(*a, **k):
+            seen.setdefault(name, set()).add(nb.get_num_threads())
+            return real(*a, **k)
+        return call
+
+    for name in ("bed_missing_counts", "bed_class_counts", "bed_encode"):
+        monkeypatch.setattr(load_mod, name, spy(name, getattr(encode, name)))
+    got = load_study(open_bfile(prefix), QCOptions(mind=0.2))
+    assert seen == {"bed_missing_counts": {fed}, "bed_encode": {fed}}
+    assert nb.get_num_threads() == default
+    assert_same_study(got, want)
+    seen.clear()
+    got = load_study(open_bfile(prefix), QCOptions(mind=0.2), background_encode=True)
+    got.wait_planes()
+    assert seen["bed_missing_counts"] == {fed} and seen["bed_class_counts"] == {fed}
+    assert seen["bed_encode"] == {load_mod.fed_threads(spare=1)}  # on the encoder's own thread
+    assert nb.get_num_threads() == default
+    assert_same_study(got, want)
+
+
 def test_counting_pass_is_the_only_pass_before_the_study_returns(tmp_path, monkeypatch):
     """The Study is returned while its planes are still being encoded: the watermark moves after."""
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)

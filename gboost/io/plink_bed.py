@@ -31,10 +31,22 @@ BED_HEADER_LEN = 3
 BED_READER_MISSING = -127  # what bed-reader returns for a missing call with dtype int8
 # Largest block of .bed rows read at once (two are in memory: the one in use and the next).
 READ_BLOCK_BYTES = 32 << 20
-# Threads reading one block's rows at once (positioned reads, each releasing the GIL): with one
-# reader the counting pass over a 58 GB .bed ran at 4 GB/s on 16 cores (issue 21), and a copy out
-# of the page cache is bound by the copying thread, not by the memory (docs/PERFORMANCE.md).
-BED_READERS = min(4, os.cpu_count() or 1)
+# Threads reading one block's rows at once (positioned reads, each releasing the GIL), and the
+# numba threads of a compiled pass they feed (``fed_threads``): on the device's 16 cores one reader
+# copied the page cache at 6 GB/s, four at 19; the counting kernel fed by four readers ran at 14 GB/s
+# on 12 threads and at 6.6 on 16, where OpenMP's spinning threads took the readers' cores
+# (docs/PERFORMANCE.md, issue 21).
+BED_READERS = max(1, min(4, (os.cpu_count() or 1) // 4))
+
+
+def fed_threads(spare: int = 0) -> int:
+    """Numba threads for a compiled pass over the blocks ``iter_bed_rows`` reads: the cores its
+    readers (and ``spare`` other busy threads) leave. Below four cores the readers get none of
+    their own (on two, the counting pass took 0.072 s with both cores computing, 0.095 s with one)."""
+    reserved = min(BED_READERS, (os.cpu_count() or 1) // 4)
+    return max(1, nb.config.NUMBA_NUM_THREADS - reserved - spare)
+
+
 # Smallest piece one reader is given (a thread's hand-off costs tens of microseconds).
 MIN_READ_BYTES = 1 << 20
 
