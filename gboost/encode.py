@@ -488,6 +488,50 @@ def bed_encode(raw: np.ndarray, plan: BedPlan, rows: np.ndarray, out: np.ndarray
     return counts, mono
 
 
+def bed_columns(plan: BedPlan) -> np.ndarray:
+    """Per plane bit (``n_words x 64``: the controls' words, then the cases'), the .bed column (file
+    sample) whose call it holds, -1 for a padding bit: the placement ``bed_encode`` makes by its
+    compress moves, as one gather (:func:`decode_bed_rows`)."""
+    cols = np.full(plan.layout.n_words * WORD_BITS, -1, dtype=np.int64)
+    for c in range(2):
+        member = np.unpackbits(plan.masks[c].astype("<u8").view(np.uint8), bitorder="little")
+        idx = np.flatnonzero(member)
+        w0 = int(plan.w_first[c]) * WORD_BITS
+        cols[w0 : w0 + len(idx)] = idx
+    return cols
+
+
+def bed_gather(xp, cols: np.ndarray) -> tuple:
+    """What :func:`decode_bed_rows` reads the codes by, as ``xp`` arrays (NumPy, or CuPy made once
+    per GPU): each plane bit's byte in a .bed row, the shift of its code in that byte, the padding
+    bits, and the split between the classes (in bits)."""
+    valid = cols >= 0
+    c = np.where(valid, cols, 0)
+    return (xp.asarray((c >> 2).astype(np.int64)), xp.asarray(((c & 3) * 2).astype(np.uint8)),
+            xp.asarray(np.flatnonzero(~valid)))
+
+
+def decode_bed_rows(xp, raw, byte_index, shift, padding, w_ctrl: int):
+    """Rows of raw .bed rows ``raw`` (``(n, ceil(n_file / 4))`` uint8) as planes ``(n, 3, W)``
+    uint64 and called-genotype counts ``(n, 3, 2)`` int64 (type, class): what :func:`bed_encode`
+    writes for the same rows with the plan :func:`bed_columns` was made from, by array operations
+    that run as they are on NumPy (the reference, tests/test_stream_encode.py) and on CuPy (the
+    GPU's decode of SNP blocks the host's encoder has not reached, issue 21). ``byte_index, shift,
+    padding``: :func:`bed_gather`. Type 0 is code 11 (two A2 alleles), 1 is 10 (het), 2 is 00 (two
+    A1 alleles); 01 (missing) and the padding set no bit."""
+    n = raw.shape[0]
+    codes = (raw[:, byte_index] >> shift) & xp.uint8(3)
+    codes[:, padding] = 1
+    bits = xp.empty((n, 3, codes.shape[1]), dtype=bool)
+    bits[:, 0] = codes == 3
+    bits[:, 1] = codes == 2
+    bits[:, 2] = codes == 0
+    planes = xp.packbits(bits.ravel(), bitorder="little").view(xp.uint64).reshape(n, 3, -1)
+    split = w_ctrl * WORD_BITS
+    counts = xp.stack([bits[:, :, :split].sum(axis=2), bits[:, :, split:].sum(axis=2)], axis=2).astype(xp.int64)
+    return planes, counts
+
+
 def monomorphic(counts: np.ndarray, quantitative: bool = False) -> np.ndarray:
     """SNPs the scan skips, from their called-genotype counts ``(b, 3, 2)``: fewer than two
     genotype classes among cases and controls (PLINK's --fast-epistasis); for a QT scan, calls

@@ -38,8 +38,9 @@ from typing import Callable
 
 import numpy as np
 
-from gboost.encode import (ClassLayout, bed_class_counts, bed_encode, bed_missing_counts, bed_plan, bed_set_counts,
-                           encode_block, file_masks, monomorphic, move_rows, plane_counts, sample_order)
+from gboost.encode import (ClassLayout, bed_class_counts, bed_columns, bed_encode, bed_missing_counts, bed_plan,
+                           bed_set_counts, encode_block, file_masks, monomorphic, move_rows, plane_counts,
+                           sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.io.plink_bed import fed_threads
@@ -641,6 +642,33 @@ def _threads_may_overlap() -> bool:
         return False
 
 
+class BedRows:
+    """The kept SNPs' rows of a .bed as the planes' rows (SNP k of the study is .bed row
+    ``kept[k]``), with what decoding them into planes needs: the columns each plane bit holds
+    (``encode.bed_columns``) and the counting pass's counts to check the decoded rows against (a
+    .bed changed since is refused, as the encoder refuses it). For the GPU's decode of streamed
+    blocks the encoder has not reached (gboost/engines/gpu/decode.py, issue 21)."""
+
+    def __init__(self, source, kept: np.ndarray, plan, counts: np.ndarray):
+        self.source, self.kept, self.plan, self.counts = source, kept, plan, counts
+        self.path = source.path
+        self.row_bytes = (len(source.samples) + 3) // 4
+        self.w_ctrl = plan.layout.w_ctrl
+
+    def columns(self) -> np.ndarray:
+        return bed_columns(self.plan)
+
+    def read(self, a: int, b: int, out: np.ndarray, pool=None) -> None:
+        """The .bed rows of SNPs [a, b) into ``out`` (uint8 ``(b - a, row_bytes)``)."""
+        self.source.read_rows(self.kept[a:b], out, pool)
+
+    def check(self, a: int, counts: np.ndarray) -> None:
+        """Refuse decoded rows from SNP ``a`` on whose counts differ from the counting pass's."""
+        if not np.array_equal(counts, self.counts[a : a + len(counts)]):
+            raise InputError(self.path, "changed while it was read (its genotype counts differ between two reads); "
+                                        "rerun once it is complete")
+
+
 class _PlaneEncoder:
     """The planes of the kept SNPs of a .bed, encoded in SNP order straight into their rows, the
     watermark (gboost.study.PlanesReady) advanced after every ``ENCODE_STEP_ROWS``. The counts
@@ -653,6 +681,7 @@ class _PlaneEncoder:
 
     def start(self) -> PlanesReady:
         ready = PlanesReady(len(self.kept))
+        ready.bed_rows = BedRows(self.source, self.kept, self.plan, self.counts)
         ready.thread = threading.Thread(target=self.run, args=(ready,), name="gboost-encode", daemon=True)
         ready.thread.start()
         return ready

@@ -37,6 +37,9 @@ class PlanesReady:
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
+        # The .bed rows the planes are encoded from (gboost.load.BedRows), for readers that can
+        # decode rows the encoder has not reached themselves (the GPU's streamed blocks); or None.
+        self.bed_rows = None
 
     @property
     def rows(self) -> int:

@@ -355,6 +355,65 @@ def test_gpu_engine_with_the_planes_encoded_beside_the_screen(tmp_path, monkeypa
     same_files(out, tmp_path / "cpu")
     run = json.loads((out / "run.json").read_text())
     assert run["command_s"]["background"]["encode"] > 0.01 * (4000 // 97) * 0.5  # the slowed encoder ran beside
+    if planes == "streamed":  # blocks the encoder had not reached were decoded on the GPU (decode.py)
+        assert run["engine_info"]["decoded_bytes"] > 0
+
+
+@pytest.mark.gpu
+def test_gpu_decode_equals_the_numpy_reference():
+    """decode_bed_rows on CuPy (the GPU's decode of streamed blocks) gives what it gives on NumPy
+    (itself equal to bed_encode, test_decoded_rows_equal_the_encoders), on a row length and class
+    mix with padding in both classes."""
+    from gboost.encode import bed_columns, bed_gather, bed_plan, decode_bed_rows
+    from tests.helpers import gpu_skip_reason
+    from tests.test_encode import _bed_rows
+
+    reason = gpu_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    import cupy as cp
+
+    rng = np.random.default_rng(3)
+    n = 1237
+    codes = rng.choice(4, (301, n), p=[0.4, 0.02, 0.38, 0.2]).astype(np.uint8)
+    raw = _bed_rows(codes)
+    cols = np.flatnonzero(rng.random(n) < 0.9)
+    is_case = rng.random(len(cols)) < 0.45
+    plan = bed_plan(np.r_[cols[~is_case], cols[is_case]], np.r_[np.zeros((~is_case).sum(), bool),
+                                                                np.ones(is_case.sum(), bool)], n)
+    want = decode_bed_rows(np, raw, *bed_gather(np, bed_columns(plan)), plan.layout.w_ctrl)
+    got = decode_bed_rows(cp, cp.asarray(raw), *bed_gather(cp, bed_columns(plan)), plan.layout.w_ctrl)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(cp.asnumpy(g), w)
+
+
+@pytest.mark.gpu
+def test_gpu_decode_refuses_a_bed_changed_since_the_counting_pass(tmp_path, monkeypatch, capsys):
+    """A streamed block decoded on the GPU from a .bed whose rows changed since the counting pass:
+    one line naming the .bed, exit 2, no output files (as the host encoder refuses it)."""
+    from gboost.cli import main
+    from gboost.simulate import simulate_study
+    from tests.helpers import gpu_skip_reason
+
+    reason = gpu_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    prefix = str(tmp_path / "s")
+    simulate_study(2000, 600, 600, seed=11, missing_rate=0.01).write(prefix)
+    monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * 2000 * 3 * 20 * 8)))
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.2))
+    real = load_mod.BedRows.read
+
+    def changed(self, a, b, out, pool=None):
+        real(self, a, b, out, pool)
+        out[:, 0] ^= 0b11  # the first sample's call in every row, as if rewritten meanwhile
+
+    monkeypatch.setattr(load_mod.BedRows, "read", changed)
+    out = tmp_path / "gpu"
+    assert main(["scan", "--bfile", prefix, "--quiet", "--out", str(out), "--device", "gpu", "--tile", "512"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"gboost: error: {prefix}.bed") and "changed while it was read" in err[0]
+    assert not out.exists() or not any(p.name.startswith("pairs") for p in out.iterdir())
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])
@@ -389,6 +448,63 @@ def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     by_calls = np.stack([[[(geno[r, order][cls] == t).sum() for cls in (~np.sort(is_case), np.sort(is_case))]
                           for t in range(3)] for r in rows])
     np.testing.assert_array_equal(got, by_calls)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])
+@pytest.mark.parametrize("pattern", ["interleaved", "one class first", "some left out"])
+def test_decoded_rows_equal_the_encoders(n, pattern):
+    """decode_bed_rows (the GPU's decode of SNP blocks, as array operations; here on NumPy) gives
+    bed_encode's planes, padding included, and its counts, on every row length and class mix."""
+    from gboost.encode import bed_columns, bed_encode, bed_gather, bed_plan, decode_bed_rows
+    from tests.test_encode import _bed_rows
+
+    rng = np.random.default_rng(1000 + n)
+    codes = rng.integers(0, 4, (23, n)).astype(np.uint8)
+    codes[3] = 1  # all missing
+    codes[6, :] = rng.choice([0, 1], n, p=[0.99, 0.01])  # a rare call beside many homozygotes
+    raw = _bed_rows(codes)
+    member = rng.random(n) < 0.8 if pattern == "some left out" and n > 1 else np.ones(n, bool)
+    cols = np.flatnonzero(member)
+    is_case = (rng.random(len(cols)) < 0.5) if pattern != "one class first" else (np.arange(len(cols)) >= len(cols) // 2)
+    order = np.r_[cols[~is_case], cols[is_case]]
+    plan = bed_plan(order, np.r_[np.zeros((~is_case).sum(), bool), np.ones(is_case.sum(), bool)], n)
+    rows = np.array([5, 0, 3, 4, 22, 7, 6])
+    want = np.full((len(rows), 3, plan.layout.n_words), 0xDEADBEEF, np.uint64)  # every word must be written
+    want_counts = np.empty((len(rows), 3, 2), np.int64)
+    bed_encode(raw, plan, rows, want, want_counts)
+    planes, counts = decode_bed_rows(np, raw[rows], *bed_gather(np, bed_columns(plan)), plan.layout.w_ctrl)
+    assert planes.dtype == np.uint64 and counts.dtype == np.int64
+    np.testing.assert_array_equal(planes, want)
+    np.testing.assert_array_equal(counts, want_counts)
+
+
+@pytest.mark.parametrize("readers", [1, 3])
+def test_bed_rows_read_the_kept_snps_rows(tmp_path, monkeypatch, readers):
+    """BedRows.read (what the GPU decodes a streamed block from): the .bed rows of the study's SNPs
+    [a, b), kept rows scattered through the file, by one or several readers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gboost.io import plink_bed
+
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=90, n_controls=80)
+    monkeypatch.setattr(plink_bed, "BED_READERS", readers)
+    monkeypatch.setattr(plink_bed, "MIN_READ_BYTES", 1)
+    src = open_bfile(prefix)
+    study = load_study(src, QCOptions(maf=0.05), background_encode=True)
+    study.wait_planes()
+    rows = study.planes_ready.bed_rows
+    assert len(rows.kept) == study.n_snps < len(src.variants)  # some SNPs left out: the rows are scattered
+    whole = np.fromfile(prefix + ".bed", np.uint8, offset=3).reshape(len(src.variants), rows.row_bytes)
+    with ThreadPoolExecutor(readers) as pool:
+        for a, b in [(0, study.n_snps), (5, 6), (17, 400), (study.n_snps - 3, study.n_snps)]:
+            out = np.zeros((b - a, rows.row_bytes), np.uint8)
+            rows.read(a, b, out, pool if a % 2 else None)
+            np.testing.assert_array_equal(out, whole[rows.kept[a:b]])
+    rows.check(3, study.counts[3:9])  # the counting pass's own counts pass
+    bad = study.counts[3:9].copy()
+    bad[2, 0, 1] += 1
+    with pytest.raises(InputError, match="changed while it was read"):
+        rows.check(3, bad)
 
 
 class _Edge:

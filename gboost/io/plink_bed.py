@@ -113,7 +113,7 @@ class BedSource:
         if not starts:
             return
         bufs = [np.empty((min(step, p), row), dtype=np.uint8) for _ in range(min(2, len(starts)))]
-        readers = BED_READERS if hasattr(os, "preadv") else 1
+        readers = _readers()
         from concurrent.futures import ThreadPoolExecutor
 
         fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
@@ -135,6 +135,29 @@ class BedSource:
                     if k + 1 < len(starts):
                         nxt = submit(k + 1)  # the other buffer: the one yielded before this
                     yield starts[k], data
+        finally:
+            os.close(fd)
+
+    def read_rows(self, rows: np.ndarray, out: np.ndarray, pool=None) -> None:
+        """The .bed's rows ``rows`` (SNP indices, increasing) into ``out`` (uint8 ``(len(rows),
+        ceil(n/4))``), a run of consecutive rows a read, by ``BED_READERS`` threads (``pool``: a
+        ThreadPoolExecutor of the caller's to reuse). What the GPU decodes a SNP block from
+        (gboost/engines/gpu/decode.py)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) == 0:
+            return
+        row = (len(self.samples) + 3) // 4
+        cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+        runs = [(int(a), int(b)) for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(rows)])]
+        parts = _pieces(runs, row, _readers())
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            if pool is None or len(parts) == 1:
+                for part in parts:
+                    _read_out_rows(fd, out, rows, row, part, self.path)
+            else:
+                for f in [pool.submit(_read_out_rows, fd, out, rows, row, part, self.path) for part in parts]:
+                    f.result()
         finally:
             os.close(fd)
 
@@ -223,16 +246,28 @@ def _pieces(runs: list[tuple[int, int]], row: int, readers: int,
 def _read_pieces(fd: int, buf: np.ndarray, first: int, row: int, part: list[tuple[int, int]], path: str) -> None:
     """Fill the rows of ``buf`` (whose row 0 is SNP ``first``) that ``part`` names, from the .bed's
     descriptor ``fd`` by positioned reads (no shared file offset: several run at once; each
-    releases the GIL). A read may return less than asked."""
+    releases the GIL)."""
     for a, b in part:
-        view = memoryview(buf[a - first : b - first]).cast("B")
-        offset = BED_HEADER_LEN + a * row
-        done = 0
-        while done < len(view):
-            got = _PREAD(fd, view[done:], offset + done)
-            if not got:  # check_bed saw the full size: the file shrank under us
-                raise InputError(path, f"the .bed ended at byte {offset + done} while reading it (truncated meanwhile?)")
-            done += got
+        _read_span(fd, buf[a - first : b - first], BED_HEADER_LEN + a * row, path)
+
+
+def _read_out_rows(fd: int, out: np.ndarray, rows: np.ndarray, row: int, part: list[tuple[int, int]],
+                   path: str) -> None:
+    """Rows ``out[k0:k1]`` of each ``(k0, k1)`` in ``part`` from the .bed's rows ``rows[k0] ...``
+    (consecutive within a range)."""
+    for k0, k1 in part:
+        _read_span(fd, out[k0:k1], BED_HEADER_LEN + int(rows[k0]) * row, path)
+
+
+def _read_span(fd: int, dst: np.ndarray, offset: int, path: str) -> None:
+    """``dst``'s bytes from byte ``offset`` of the .bed (a read may return less than asked)."""
+    view = memoryview(dst).cast("B")
+    done = 0
+    while done < len(view):
+        got = _PREAD(fd, view[done:], offset + done)
+        if not got:  # check_bed saw the full size: the file shrank under us
+            raise InputError(path, f"the .bed ended at byte {offset + done} while reading it (truncated meanwhile?)")
+        done += got
 
 
 def _seek_read(fd: int, view: memoryview, offset: int) -> int:
@@ -249,6 +284,11 @@ def _preadv(fd: int, view: memoryview, offset: int) -> int:
 
 
 _PREAD = _preadv if hasattr(os, "preadv") else _seek_read
+
+
+def _readers() -> int:
+    """Threads that may read one .bed at once here (one where reads share the file offset)."""
+    return BED_READERS if _PREAD is _preadv else 1
 
 
 def _strip_extension(prefix: str) -> str:

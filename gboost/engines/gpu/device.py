@@ -47,6 +47,10 @@ class DeviceStats:
     pin_failure: str | None = None  # why it stopped early (the rest stayed pageable), or None
     copied_pinned_bytes: int = 0
     copied_pageable_bytes: int = 0
+    # Streaming: .bed bytes of blocks decoded on the GPU (the host's encoder had not reached their
+    # rows, decode.py) and the host's seconds in those decodes.
+    decoded_bytes: int = 0
+    decode_seconds: float = 0.0
     table_in_shared_memory: bool | None = None  # the c ln c table read from shared memory
 
 
@@ -152,6 +156,7 @@ class DeviceRunner:
         self.host_planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
         assert self.host_planes.shape == (self.p, 3, self.n_words)
         self._pinner: HostPinner | None = None  # streaming: page-locks the host planes in pieces
+        self._decoder = None  # streaming beside a background encode: decodes blocks it has not reached
         self._cache: OrderedDict = OrderedDict()
         self._cache_bytes = 0
         self._old_limit: int | None = None
@@ -243,6 +248,17 @@ class DeviceRunner:
         :meth:`_start_pinning`); uploaded blocks are cached within a share of the budget."""
         self.stats.streaming = True
         self.cache_budget = int(0.25 * self.budget)
+        ready = self.study.planes_ready
+        if ready is not None and ready.bed_rows is not None and not ready.done():
+            from gboost.engines.gpu.decode import BedDecoder
+
+            self._decoder = BedDecoder(self, ready.bed_rows)
+
+    @property
+    def decodes(self) -> bool:
+        """Whether this runner decodes blocks the host's encoder has not reached (so the tiles need
+        not wait for it)."""
+        return self._decoder is not None
 
     def _start_pinning(self) -> None:
         """Page-lock the host planes in pieces on a thread, in SNP order (block uploads from
@@ -307,7 +323,15 @@ class DeviceRunner:
         # (Slot.refs), so memory reused from the pool here is read by no queued kernel.
         with self.upload_stream:
             arr = self.way.alloc_planes(cp, b - a)
-            self._upload(a, b, arr, 0)
+            if self._decoder is not None and self.study.planes_ready.rows < b:
+                pin = self._pinner  # no registration while the decode's copies are queued (pinning.py)
+                with pin.gate.copying() if pin is not None else contextlib.nullcontext():
+                    self._decoder.decode(a, b, arr, 0)
+                self.stats.decoded_bytes = self._decoder.decoded_bytes
+                self.stats.decode_seconds = self._decoder.seconds
+            else:
+                self.study.wait_planes(b)  # (at once: the tile waited for them, or the decoder is off)
+                self._upload(a, b, arr, 0)
             sent = cp.cuda.Event(disable_timing=True)
             sent.record(self.upload_stream)
         cp.cuda.get_current_stream().wait_event(sent)
@@ -547,6 +571,9 @@ class DeviceRunner:
         if self._uploading is not None:
             self._uploading.close()
             self._uploading = None
+        if self._decoder is not None:  # after the streams' sync above: no copy still reads its staging
+            dec, self._decoder = self._decoder, None
+            dec.close()
         self.planes = None
         self.bar = None
         self._cache.clear()

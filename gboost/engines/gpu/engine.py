@@ -230,6 +230,7 @@ class GpuEngine(Engine):
         out: queue.SimpleQueue = queue.SimpleQueue()
         stop = threading.Event()
         study = self.study
+        decoding = all(r.decodes for r in runners)
 
         def halted() -> bool:
             return stop.is_set() or (cancel is not None and cancel())
@@ -246,7 +247,8 @@ class GpuEngine(Engine):
                 # them. Its error is raised here (the consumer raises it); a cancel meanwhile ends the
                 # worker as between tiles.
                 try:
-                    study.wait_planes(tile.j1, stop=halted)
+                    if not decoding:  # (a streamed runner that decodes reads the .bed for rows not encoded)
+                        study.wait_planes(tile.j1, stop=halted)
                 except ScanCancelled:
                     stop.set()
                     return None
@@ -340,6 +342,8 @@ class GpuEngine(Engine):
             info["pinned_bytes"] = sum(st.pinned_bytes for st in streamed)
             info["upload_pinned_bytes"] = sum(st.copied_pinned_bytes for st in streamed)
             info["upload_pageable_bytes"] = sum(st.copied_pageable_bytes for st in streamed)
+            info["decoded_bytes"] = sum(st.decoded_bytes for st in streamed)
+            info["decode_s"] = round(sum(st.decode_seconds for st in streamed), 6)
             failures = [f"GPU {k}: {st.pin_failure}" for k, st in enumerate(self._stats) if st.pin_failure]
             if failures:
                 info["pin_failure"] = "; ".join(failures)

@@ -1,0 +1,79 @@
+"""Streamed SNP blocks decoded on the GPU from the .bed's own bytes, where the host's encoder has not
+reached them yet (issue 21).
+
+At biobank scale the host encodes a block of planes slower than the GPU screens it: the first tile
+of a 100k SNPs x 2.32M samples study waited 3.2 s for the encoder's first 13,888 SNPs (8 GB of .bed
+at ~2.5 GB/s beside the page-locking of the same rows), while four threads read those bytes from
+the page cache at ~19 GB/s (docs/PERFORMANCE.md). So a block whose rows the encoder has not written
+is read here instead — a chunk of .bed rows at a time into one of two page-locked staging buffers,
+copied up, decoded by ``encode.decode_bed_rows`` (the same array code the CPU tests check against
+``encode.bed_encode``) and laid out in the kernels' layout. The counts of the decoded rows are
+checked against the counting pass's (a .bed changed since is refused, as the encoder refuses it).
+The host's encoder goes on beside: the host planes still serve the checkpoint, the exact tests and
+every later block it has reached.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from gboost.encode import bed_gather, decode_bed_rows
+from gboost.io.plink_bed import BED_READERS
+
+# .bed bytes a chunk at most (the staging buffers' size): at 2.32M samples 28 SNPs.
+DECODE_CHUNK_BYTES = 16 << 20
+# The decode's temporaries on the GPU, per plane bit of a row (the gathered codes and their shifted
+# copies, three bit planes as bytes, the packed planes): about this many bytes. A chunk's take at
+# most a 32nd of the runner's budget (a forced test budget of a few MB: a few rows a chunk).
+DECODE_TEMP_BYTES_PER_BIT = 8
+
+
+class BedDecoder:
+    """One GPU's decoder of a study's .bed rows (``gboost.load.BedRows``) into plane blocks."""
+
+    def __init__(self, runner, bed_rows):
+        cp = runner.cp
+        self.cp, self.runner, self.bed = cp, runner, bed_rows
+        self.gather = bed_gather(cp, bed_rows.columns())
+        row = bed_rows.row_bytes
+        per_row = DECODE_TEMP_BYTES_PER_BIT * len(self.gather[0])
+        self.step = max(1, min(DECODE_CHUNK_BYTES // max(1, row), runner.budget // 32 // per_row))
+        size = self.step * row
+        self.stage = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(1, size)), np.uint8, size).reshape(self.step, row)
+                      for _ in range(2)]
+        self.sent = [cp.cuda.Event(disable_timing=True) for _ in range(2)]
+        self.pool = ThreadPoolExecutor(BED_READERS, thread_name_prefix=f"gboost-decode{runner.device_id}")
+        self.decoded_bytes = 0  # .bed bytes decoded here
+        self.seconds = 0.0  # host time in decode(): reading, queuing, the counts' check
+
+    def decode(self, a: int, b: int, out, off: int) -> None:
+        """Planes of SNPs [a, b) into ``out`` (kernel layout) from SNP ``off`` on, on the current
+        stream; returns once they are queued and their counts checked."""
+        cp, t0 = self.cp, time.perf_counter()
+        stream = cp.cuda.get_current_stream()
+        counts = cp.empty((b - a, 3, 2), dtype=np.int64)
+        for k, c0 in enumerate(range(a, b, self.step)):
+            c1 = min(b, c0 + self.step)
+            buf, sent = self.stage[k % 2], self.sent[k % 2]
+            sent.synchronize()  # the copy that last read this buffer is done
+            self.bed.read(c0, c1, buf[: c1 - c0], self.pool)
+            raw = cp.empty((c1 - c0, buf.shape[1]), dtype=np.uint8)
+            raw.set(buf[: c1 - c0], stream=stream)  # page-locked source: an asynchronous DMA
+            sent.record(stream)
+            planes, cnt = decode_bed_rows(cp, raw, *self.gather, self.bed.w_ctrl)
+            counts[c0 - a : c1 - a] = cnt
+            self.runner.lay_out(planes, out, off + c0 - a)
+            del raw, planes, cnt
+        self.bed.check(a, cp.asnumpy(counts, stream=stream))  # waits for this block's decode
+        self.decoded_bytes += (b - a) * self.stage[0].shape[1]
+        self.seconds += time.perf_counter() - t0
+
+    def close(self) -> None:
+        try:
+            for ev in self.sent:  # no copy may still read a staging buffer when it is freed
+                ev.synchronize()
+        except Exception:  # noqa: BLE001 - after a CUDA error the context may be unusable
+            pass
+        self.pool.shutdown(wait=True)
