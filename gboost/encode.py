@@ -527,8 +527,10 @@ def decode_bed_rows(xp, raw, byte_index, shift, padding, w_ctrl: int):
     bits[:, 1] = codes == 2
     bits[:, 2] = codes == 0
     planes = xp.packbits(bits.ravel(), bitorder="little").view(xp.uint64).reshape(n, 3, -1)
-    split = w_ctrl * WORD_BITS
-    counts = xp.stack([bits[:, :, :split].sum(axis=2), bits[:, :, split:].sum(axis=2)], axis=2).astype(xp.int64)
+    # Per word first, then per class: a GPU reduction of a few rows' 2.32M bits each into one sum
+    # would run on a handful of thread blocks.
+    words = bits.reshape(n, 3, -1, WORD_BITS).sum(axis=3, dtype=xp.int64)
+    counts = xp.stack([words[:, :, :w_ctrl].sum(axis=2), words[:, :, w_ctrl:].sum(axis=2)], axis=2)
     return planes, counts
 
 
