@@ -9,6 +9,7 @@ python3 -m gboost.cli warm 2>&1 | tail -1
 timeout 150 python3 -m pytest -q -rs -x -p no:cacheprovider -p no:logging -m gpu tests/test_stream_encode.py tests/test_biobank.py tests/test_pinned_pieces.py > $OUT/gpu_tests_decode.txt 2>&1; grep -E "passed|failed|FAILED|ERROR|Error" $OUT/gpu_tests_decode.txt | tail -15
 P=/tmp/gboost_over/over_100000x2320000
 timeout 300 python3 bench/bench_biobank.py --dir /tmp/gboost_over --skip big,stream,sub --quick --over --over-size 100000x2320000 --over-write-only 2>&1 | grep -E "over:"
+timeout 60 python3 bench/probe_decode.py $P --rows 28,112 2>&1 | tee $OUT/probe_decode.txt
 timeout 200 python3 bench/probe_stream_gaps.py --bfile $P --out /tmp/o_over --device gpu --quiet --calibration-pairs 0 > $OUT/probe_over.txt 2>&1
 echo "rc $?"
 grep -v "register\|encoded" $OUT/probe_over.txt | head -16
