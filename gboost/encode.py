@@ -503,8 +503,8 @@ def bed_columns(plan: BedPlan) -> np.ndarray:
 
 def bed_gather(xp, cols: np.ndarray) -> tuple:
     """What :func:`decode_bed_rows` reads the codes by, as ``xp`` arrays (NumPy, or CuPy made once
-    per GPU): each plane bit's byte in a .bed row, the shift of its code in that byte, the padding
-    bits, and the split between the classes (in bits)."""
+    per GPU): each plane bit's byte in a .bed row, the shift of its code in that byte, and the
+    padding bits."""
     valid = cols >= 0
     c = np.where(valid, cols, 0)
     return (xp.asarray((c >> 2).astype(np.int64)), xp.asarray(((c & 3) * 2).astype(np.uint8)),

@@ -1,9 +1,9 @@
 """PLINK 1 binary filesets (.bed/.bim/.fam), read lazily: metadata now, genotypes in SNP blocks.
 
 We parse .bim and .fam ourselves (so every problem names its file and line) and check the .bed's
-header and size before streaming genotypes. The loader reads the .bed's own rows (``iter_bed_rows``,
-into reused buffers) and encodes their 2-bit codes straight into bit planes (gboost.encode); decoded int8
-A1 counts (``iter_blocks``, through bed-reader) serve the GenotypeSource interface and the tests
+header and size before streaming genotypes. The loader reads the .bed's own rows
+(``iter_bed_rows``, into reused buffers) and encodes their 2-bit codes straight into bit planes
+(gboost.encode); decoded int8 A1 counts (``iter_blocks``, through bed-reader) serve the GenotypeSource interface and the tests
 that check the direct path against them. Only one block of SNPs is in hand at a time, so a study
 larger than RAM streams.
 
@@ -99,9 +99,10 @@ class BedSource:
 
         The rows are read into two reused buffers, the next block while the caller works on this
         one, each block by ``BED_READERS`` threads at once (positioned reads, so that the copy out
-        of the page cache is not one thread's): a block is valid until the next is asked for. Reading into buffers rather than mapping the file keeps the .bed out of the
-        process's resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and
-        bounds memory by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
+        of the page cache is not one thread's): a block is valid until the next is asked for.
+        Reading into buffers rather than mapping the file keeps the .bed out of the process's
+        resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and bounds memory
+        by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
         are read (the others hold garbage) and blocks without one are skipped. ``block_snps``: at
         most that many rows a block (None: as many as fit in ``READ_BLOCK_BYTES``).
         """
