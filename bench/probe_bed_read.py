@@ -75,7 +75,8 @@ def grid(src, repeat: int, readers: list[int]) -> None:
 
     n = len(src.samples)
     is_case = src.samples.status == 1
-    plan = bed_plan(np.r_[np.flatnonzero(~is_case), np.flatnonzero(is_case)], np.r_[is_case[~is_case], is_case[is_case]], n)
+    plan = bed_plan(np.r_[np.flatnonzero(~is_case), np.flatnonzero(is_case)],
+                    np.r_[is_case[~is_case], is_case[is_case]], n)
     planes = np.empty((len(src.variants), 3, plan.layout.n_words), np.uint64)
     counts = np.empty((len(src.variants), 3, 2), np.int64)
     size = os.path.getsize(src.path)
@@ -98,7 +99,8 @@ def grid(src, repeat: int, readers: list[int]) -> None:
                                counts[start:start + len(data)])
                 e = time.perf_counter() - s
                 best = [min(best[0], c), min(best[1], e)]
-            print(f"{r:>7} {t:>7} {best[0]:>7.3f} {size / best[0] / 1e9:>6.2f} {best[1]:>8.3f} {size / best[1] / 1e9:>6.2f}")
+            print(f"{r:>7} {t:>7} {best[0]:>7.3f} {size / best[0] / 1e9:>6.2f} "
+                  f"{best[1]:>8.3f} {size / best[1] / 1e9:>6.2f}")
     nb.set_num_threads(cores)
 
 
@@ -111,7 +113,8 @@ def kernels(src, repeat: int) -> None:
     n = len(src.samples)
     raw = np.fromfile(src.path, np.uint8, offset=3).reshape(len(src.variants), (n + 3) // 4)
     is_case = src.samples.status == 1
-    plan = bed_plan(np.r_[np.flatnonzero(~is_case), np.flatnonzero(is_case)], np.r_[is_case[~is_case], is_case[is_case]], n)
+    plan = bed_plan(np.r_[np.flatnonzero(~is_case), np.flatnonzero(is_case)],
+                    np.r_[is_case[~is_case], is_case[is_case]], n)
     rows = np.arange(raw.shape[0])
     planes = np.empty((len(rows), 3, plan.layout.n_words), np.uint64)
     counts = np.empty((len(rows), 3, 2), np.int64)
@@ -136,7 +139,8 @@ def kernels(src, repeat: int) -> None:
             k = time.perf_counter() - s
             best = [min(best[0], c), min(best[1], e), min(best[2], k)]
         print(f"{t:>7} " + " ".join(f"{x:>{w}.3f} {raw.nbytes / x / 1e9:>6.2f}" for x, w in zip(best, (10, 8, 8))))
-        t = t * 2 if t * 2 <= nb.config.NUMBA_NUM_THREADS or t == nb.config.NUMBA_NUM_THREADS else nb.config.NUMBA_NUM_THREADS
+        cores = nb.config.NUMBA_NUM_THREADS
+        t = t * 2 if t * 2 <= cores or t == cores else cores  # 1, 2, 4, ... and every core
     nb.set_num_threads(nb.config.NUMBA_NUM_THREADS)
 
 
