@@ -645,9 +645,10 @@ def _threads_may_overlap() -> bool:
 class BedRows:
     """The kept SNPs' rows of a .bed as the planes' rows (SNP k of the study is .bed row
     ``kept[k]``), with what decoding them into planes needs: the columns each plane bit holds
-    (``encode.bed_columns``) and the counting pass's counts to check the decoded rows against (a
-    .bed changed since is refused, as the encoder refuses it). For the GPU's decode of streamed
-    blocks the encoder has not reached (gboost/engines/gpu/decode.py, issue 21)."""
+    (``encode.bed_columns``) and the counting pass's counts, against which the encoder and the
+    GPU's decode check the rows they make (:meth:`check`: a .bed changed since is refused). For
+    the GPU's decode of streamed blocks the encoder has not reached (gboost/engines/gpu/decode.py,
+    issue 21)."""
 
     def __init__(self, source, kept: np.ndarray, plan, counts: np.ndarray):
         self.source, self.kept, self.plan, self.counts = source, kept, plan, counts
@@ -678,10 +679,11 @@ class _PlaneEncoder:
     def __init__(self, source, plan, kept, planes, counts, block_snps):
         self.source, self.plan, self.kept, self.planes, self.counts = source, plan, kept, planes, counts
         self.block_snps = block_snps
+        self.rows = BedRows(source, kept, plan, counts)  # (its check: the counting pass's counts)
 
     def start(self) -> PlanesReady:
         ready = PlanesReady(len(self.kept))
-        ready.bed_rows = BedRows(self.source, self.kept, self.plan, self.counts)
+        ready.bed_rows = self.rows
         ready.thread = threading.Thread(target=self.run, args=(ready,), name="gboost-encode", daemon=True)
         ready.thread.start()
         return ready
@@ -713,9 +715,7 @@ class _PlaneEncoder:
                     b = min(len(local), a + ENCODE_STEP_ROWS)
                     k0, k1 = filled + a, filled + b
                     cnt, _ = bed_encode(data, self.plan, local[a:b], self.planes[k0:k1], scratch[: b - a])
-                    if not np.array_equal(cnt, self.counts[k0:k1]):
-                        raise InputError(self.source.path, "changed while it was read (its genotype counts differ "
-                                                           "between two reads); rerun once it is complete")
+                    self.rows.check(k0, cnt)
                     if _ENCODE_HOOK is not None:
                         _ENCODE_HOOK(k1)
                     if k1 == len(kept):  # known before a waiter can see the planes complete
