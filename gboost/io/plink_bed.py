@@ -124,9 +124,10 @@ class BedSource:
                     a = starts[k]
                     b = min(p, a + step)
                     buf = bufs[k % 2][: b - a]
-                    runs = [(a, b)] if keep is None else _runs(keep[a:b], a)
+                    runs = [(0, b - a)] if keep is None else _runs(keep[a:b], 0)  # rows of buf
                     pieces = _pieces(runs, row, readers)
-                    return buf, [pool.submit(_read_pieces, fd, buf, a, row, part, self.path) for part in pieces]
+                    snps = np.arange(a, b)
+                    return buf, [pool.submit(_read_out_rows, fd, buf, snps, row, part, self.path) for part in pieces]
 
                 nxt = submit(0)
                 for k in range(len(starts)):
@@ -244,18 +245,11 @@ def _pieces(runs: list[tuple[int, int]], row: int, readers: int,
     return parts
 
 
-def _read_pieces(fd: int, buf: np.ndarray, first: int, row: int, part: list[tuple[int, int]], path: str) -> None:
-    """Fill the rows of ``buf`` (whose row 0 is SNP ``first``) that ``part`` names, from the .bed's
-    descriptor ``fd`` by positioned reads (no shared file offset: several run at once; each
-    releases the GIL)."""
-    for a, b in part:
-        _read_span(fd, buf[a - first : b - first], BED_HEADER_LEN + a * row, path)
-
-
 def _read_out_rows(fd: int, out: np.ndarray, rows: np.ndarray, row: int, part: list[tuple[int, int]],
                    path: str) -> None:
     """Rows ``out[k0:k1]`` of each ``(k0, k1)`` in ``part`` from the .bed's rows ``rows[k0] ...``
-    (consecutive within a range)."""
+    (consecutive within a range), by positioned reads of the descriptor ``fd`` (no shared file
+    offset: several run at once; each releases the GIL)."""
     for k0, k1 in part:
         _read_span(fd, out[k0:k1], BED_HEADER_LEN + int(rows[k0]) * row, path)
 
