@@ -64,6 +64,13 @@ class PlanesReady:
             self._error = exc
             self._cond.notify_all()
 
+    def check(self) -> None:
+        """Raise the encoder's error if it has failed (no wait): for readers that do not wait for
+        rows (the GPU runners that decode the .bed themselves), so that a failed encode stops the
+        scan at the next tile rather than when the planes are finally waited for."""
+        if self._error is not None:
+            raise self._error
+
     def wait(self, rows: int | None = None, stop: Callable[[], bool] | None = None) -> None:
         """Block until SNPs [0, rows) (default: all) are encoded. Raises the encoder's error (the
         same exception, e.g. an InputError naming the .bed), ScanCancelled when the encoder was

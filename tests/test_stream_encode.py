@@ -211,6 +211,11 @@ def test_watermark_wait_and_stop():
     threading.Timer(0.05, ready.advance, args=(10,)).start()
     ready.wait()
     assert ready.done()
+    failed = PlanesReady(10)
+    failed.check()  # no error yet: returns at once, without waiting for rows
+    failed.fail(InputError("x.bed", "injected"))
+    with pytest.raises(InputError, match="injected"):
+        failed.check()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,6 +421,51 @@ def test_gpu_decode_refuses_a_bed_changed_since_the_counting_pass(tmp_path, monk
     assert not out.exists() or not any(p.name.startswith("pairs") for p in out.iterdir())
 
 
+@pytest.mark.gpu
+def test_gpu_decoding_runners_stop_at_the_next_tile_when_the_encoder_fails(tmp_path, monkeypatch, capsys):
+    """Runners that decode the .bed themselves do not wait for the encoder, but a failed encode
+    still stops the scan at the next tile taken (not after every tile is screened): one line naming
+    the .bed, exit 2, no output files."""
+    from gboost.cli import main
+    from gboost.engines.gpu.device import DeviceRunner
+    from gboost.simulate import simulate_study
+    from tests.helpers import gpu_skip_reason
+
+    reason = gpu_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    prefix = str(tmp_path / "s")
+    simulate_study(4000, 600, 600, seed=13, missing_rate=0.01).write(prefix)
+    monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * 4000 * 3 * 20 * 8)))  # streamed: decodes
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1")
+    monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 97)
+    failed = threading.Event()
+
+    def hook(rows):
+        if rows > 200:
+            failed.set()
+            raise InputError(prefix + ".bed", "injected read error")
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    screened = []
+    real = DeviceRunner.finish
+
+    def finish(self, pending):
+        res = real(self, pending)
+        screened.append(failed.is_set())
+        failed.wait(5)  # every later tile is taken after the encoder failed
+        return res
+
+    monkeypatch.setattr(DeviceRunner, "finish", finish)
+    out = tmp_path / "gpu"
+    assert main(["scan", "--bfile", prefix, "--quiet", "--out", str(out), "--device", "gpu", "--tile", "256"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"gboost: error: {prefix}.bed: injected read error"]
+    n_tiles = (4000 // 256 + 1) * (4000 // 256 + 2) // 2
+    assert len(screened) <= 4 < n_tiles  # the tiles in flight when it failed, then none
+    assert not out.exists() or not any(p.name.startswith("pairs") for p in out.iterdir())
+
+
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])
 @pytest.mark.parametrize("pattern", ["interleaved", "one class first", "some left out"])
 def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
@@ -448,6 +498,51 @@ def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     by_calls = np.stack([[[(geno[r, order][cls] == t).sum() for cls in (~np.sort(is_case), np.sort(is_case))]
                           for t in range(3)] for r in rows])
     np.testing.assert_array_equal(got, by_calls)
+
+
+@pytest.mark.gpu
+def test_gpu_decoding_runners_stop_at_the_next_tile_when_the_encoder_fails(tmp_path, monkeypatch, capsys):
+    """Runners that decode the .bed themselves do not wait for the encoder, but a failed encode
+    still stops the scan at the next tile taken (not after every tile is screened): one line naming
+    the .bed, exit 2, no output files."""
+    from gboost.cli import main
+    from gboost.engines.gpu.device import DeviceRunner
+    from gboost.simulate import simulate_study
+    from tests.helpers import gpu_skip_reason
+
+    reason = gpu_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    prefix = str(tmp_path / "s")
+    simulate_study(4000, 600, 600, seed=13, missing_rate=0.01).write(prefix)
+    monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * 4000 * 3 * 20 * 8)))  # streamed: decodes
+    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1")
+    monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 97)
+    failed = threading.Event()
+
+    def hook(rows):
+        if rows > 200:
+            failed.set()
+            raise InputError(prefix + ".bed", "injected read error")
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
+    screened = []
+    real = DeviceRunner.finish
+
+    def finish(self, pending):
+        res = real(self, pending)
+        screened.append(failed.is_set())
+        failed.wait(5)  # every later tile is taken after the encoder failed
+        return res
+
+    monkeypatch.setattr(DeviceRunner, "finish", finish)
+    out = tmp_path / "gpu"
+    assert main(["scan", "--bfile", prefix, "--quiet", "--out", str(out), "--device", "gpu", "--tile", "256"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"gboost: error: {prefix}.bed: injected read error"]
+    n_tiles = (4000 // 256 + 1) * (4000 // 256 + 2) // 2
+    assert len(screened) <= 4 < n_tiles  # the tiles in flight when it failed, then none
+    assert not out.exists() or not any(p.name.startswith("pairs") for p in out.iterdir())
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])

@@ -247,8 +247,12 @@ class GpuEngine(Engine):
                 # them. Its error is raised here (the consumer raises it); a cancel meanwhile ends the
                 # worker as between tiles.
                 try:
-                    if not decoding:  # (a streamed runner that decodes reads the .bed for rows not encoded)
+                    if not decoding:
                         study.wait_planes(tile.j1, stop=halted)
+                    elif study.planes_ready is not None:
+                        # A runner that decodes reads the .bed for rows not encoded, so it does not
+                        # wait; a failed encoder still stops the scan here, at the next tile.
+                        study.planes_ready.check()
                 except ScanCancelled:
                     stop.set()
                     return None
