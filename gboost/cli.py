@@ -318,10 +318,11 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
         raise InputError(None, str(exc)) from None
     _log(args, f"engine: {engine.describe()}")
     clock.lap("engine_start")
-    if getattr(args, "ends_process", False) and hasattr(engine, "end_contexts"):
-        # The GPUs' contexts ended as the last stage before run.json, not by the driver after the
-        # process's last instruction (0.09-0.13 s on the H100 host that no stage held; issue 24).
-        clock.ending.append(("gpu_end", engine.end_contexts))
+    # The GPUs' contexts are ended by the command, not by the driver after the process's last
+    # instruction (0.09-0.13 s on the H100 host that no stage held; issue 24), and on a thread as
+    # soon as the screen is done (the engine is closed by then and nothing after it uses CUDA), so
+    # that their ~0.06 s pass beside the formatting; run.json's stage gpu_end is the wait for it.
+    end_gpu = getattr(args, "ends_process", False) and hasattr(engine, "end_contexts")
     ledger = Ledger(out, study, params, resume=resume)
     # The finished screen's last ledger records, sync and close run on the ledger's writer thread
     # while the outputs are formatted (they replace the ledger; a kill meanwhile leaves a ledger
@@ -339,6 +340,8 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
         if study.planes_ready is not None:
             study.wait_planes()  # (at once: the screen needed every SNP's planes)
             clock.background["encode"] = study.planes_ready.seconds
+        if end_gpu:
+            clock.end_beside("gpu_end", engine.end_contexts)
 
     try:
         result = run_pipeline(study, params, engine=engine, checkpoint=ledger, covariates=covariates,

@@ -10,6 +10,7 @@ writer, the host work beside a GPU screen, formatting the output files) is liste
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 
@@ -75,6 +76,27 @@ class StageClock:
             except Exception:  # noqa: BLE001 - the outputs are written; the process ends next anyway
                 pass
             self.lap(name)
+
+    def end_beside(self, name: str, fn) -> None:
+        """Start ``fn`` now on a thread: a piece of the command's end that nothing after it needs
+        (the CLI ends the GPUs' contexts as soon as the screen is done, while the outputs format).
+        Its seconds go to ``background[name]``; waiting for it is stage ``name`` among
+        :attr:`ending`. An error there is not raised, as in :meth:`end_stages`."""
+        spent = [0.0]
+
+        def run() -> None:
+            t = time.perf_counter()
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - the command's end going wrong; the outputs do not depend on it
+                pass
+            finally:
+                spent[0] = time.perf_counter() - t
+
+        thread = threading.Thread(target=run, name=f"gboost-{name}", daemon=True)
+        thread.start()
+        self.background[name] = lambda: (thread.join(), spent[0])[1]
+        self.ending.append((name, thread.join))
 
     def wall(self) -> float:
         """Seconds from the process start to now."""
