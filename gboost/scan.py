@@ -325,6 +325,7 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
             f.result()
         t3 = time.perf_counter()
         pairs = Pairs(*host.results(acc))
+        formatted = host.formatted_blocks() if overlapped else None
     finally:
         host.close()
     if overlapped:
@@ -352,6 +353,8 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     timings["exact"] = time.perf_counter() - t2
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
     prepared = {"outputs": host.outputs} if overlapped and host.outputs is not None else {}
+    if formatted is not None:
+        prepared["formatted"] = formatted
     return ScanResult(study, params, screened.engine, screened.device, pairs, summary, mstat, mp, mdf,
                       acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]), prepared,
                       engine_info=screened.engine_info)

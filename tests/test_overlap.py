@@ -117,7 +117,9 @@ def test_overlapped_outputs_are_identical_and_exact_tests_run_by_row_block_durin
     res = finalize(study, prm, sr)
     assert during == [True]
     assert sr.acc.host is None and not host_threads()
-    assert set(res.prepared) == {"outputs"} and not serial.prepared  # made beside the screen only
+    # made beside the screen only: the SNP texts and marginal.tsv, each row block's output rows
+    assert set(res.prepared) == {"outputs", "formatted"} and not serial.prepared
+    assert len(res.prepared["formatted"]) == -(-study.n_snps // TILE)
 
     assert outputs(res) == outputs(serial)
     for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables"):

@@ -151,6 +151,53 @@ def test_pairs_and_marginal_tables_equal_the_row_wise_writers():
     assert R.format_marginal_tsv(res) == R.format_marginal_tsv_rowwise(res)
 
 
+def test_rows_formatted_by_row_block_beside_the_screen_join_to_the_writers_files():
+    """gboost/hostwork.py formats each row block's .epi.cc rows and pairs.tsv rows (without Q)
+    while the screen runs; the writer joins them and splices each reported row's Q in. Blocks cut
+    anywhere, rows in STAT order, awkward q values: the same bytes as the row-wise writers."""
+    from gboost.engines.cpu import CpuEngine
+    from gboost.io.fastnum import pairs_rows_array, splice_q
+    from gboost.load import load_study
+    from gboost.scan import ScanParams, run_scan
+    from gboost.simulate import simulate_study
+    from gboost.stats.multiple import r2_at
+    from gboost.study import QCOptions
+
+    sim = simulate_study(300, 150, 150, seed=25, chromosomes=["1", "2"], missing_rate=0.02, ld_block=10)
+    sim.variants.snp = sim.variants.snp.astype(object)
+    sim.variants.snp[9] = "rs_ünï"
+    study = load_study(sim.source(), QCOptions())
+    res = run_scan(study, ScanParams(epi1=0.05, epi2=0.5), engine=CpuEngine())
+    sc = res.screened
+    kept = sc.p <= res.params.epi1
+    assert len(sc) > 300 and 100 < kept.sum() < len(sc)  # some screened pairs not reported
+    texts = R.SnpTexts(study).ready()
+    fields = [sc.i, sc.j, sc.ksa, sc.stat, sc.df, sc.p, sc.converged, sc.tables]
+    cuts = [0, 1, 1, 57, len(sc) // 2, len(sc)]  # an empty block, a one-pair block
+    blocks = [R.format_block(texts, tuple(f[a:b] for f in fields), res.params.epi1) for a, b in zip(cuts, cuts[1:])]
+    assert [b.pairs for b in blocks] == [1, 0, 56, len(sc) // 2 - 57, len(sc) - len(sc) // 2]
+    body = R.format_epi_cc_rowwise(res).encode().split(b"\n", 1)[1]
+    assert b"".join(bytes(b.epi_cc) for b in blocks) == body
+    holed, rank = R._join_holed(blocks, kept)
+    rows, q = res.reported_rows
+    want = R.format_pairs_rowwise(study.variants, res.reported).encode()
+    assert R.pairs_header(sc) + bytes(splice_q(rank[rows], holed, q)) == want
+    joined = SimpleNamespace(result=lambda: ((holed, rank), 0.0, 0.0))
+    pieces = R.spliced_pieces(joined, rows, q, 5, min_rows=3)
+    assert len(pieces) == 5 and R.pairs_header(sc) + b"".join(bytes(f()) for f in pieces) == want
+    # Q's hole takes any value as the full row's writer formats it (6 digits, NA, exponents).
+    k = np.flatnonzero(kept)
+    awkward = np.resize(np.array(AWKWARD), len(k))
+    floats = [(sc.ksa[k], 10, None), (sc.stat[k], 10, None), (sc.p[k], 10, None), (awkward, 6, "NA"),
+              (r2_at(sc.tables, k), 4, "NA")]
+    full = pairs_rows_array(sc.i[k], sc.j[k], texts.pairs, sc.df[k], floats)
+    assert bytes(splice_q(np.arange(len(k)), holed, awkward)) == bytes(full)
+    order = np.random.default_rng(2).permutation(len(k))
+    lines = bytes(full).splitlines(keepends=True)
+    assert bytes(splice_q(order, holed, awkward[order])) == b"".join(lines[x] for x in order)
+    assert bytes(splice_q(order[:0], holed, awkward[:0])) == b""
+
+
 def test_runs_of_rows_join_to_the_whole_file():
     """The PLINK files are formatted in runs of rows on several threads: any split joins to the
     single-piece body, which the row-wise oracle pins down above."""

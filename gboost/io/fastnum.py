@@ -395,19 +395,24 @@ def pair_texts(chrom: tuple, snp: tuple, bp) -> tuple:
 
 
 @nb.njit(cache=True, nogil=True)
-def _pairs_rows(i, j, pbuf, poff, cid, bp, df, fmat, flen, adj_df):
+def _pairs_rows(i, j, pbuf, poff, cid, bp, df, fmat, flen, adj_df, marks):
     """Rows CHR1 SNP1 BP1 CHR2 SNP2 BP2 KSA STAT DF P Q R2 DIST [STAT_ADJ DF_ADJ P_ADJ]: pbuf/poff
     each SNP's "CHR<tab>SNP<tab>BP", cid its chromosome's number; fmat[c] / flen[c] the formatted
-    floats in that order (5 columns, or 7 with the adjusted ones; adj_df then holds DF_ADJ)."""
+    floats in that order (5 columns, or 7 with the adjusted ones; adj_df then holds DF_ADJ).
+    ``marks`` of shape (m, 2): rows without Q, the hole :func:`_splice_q` fills (fmat then holds
+    KSA STAT P R2 [STAT_ADJ P_ADJ]); marks[r] gets where row r's hole is and where the row ends.
+    ``marks`` of no rows: every column."""
     m = len(i)
     nf = fmat.shape[0]
+    holed = marks.shape[0] > 0
+    nq = 4 if holed else 5  # the columns KSA .. R2
     size = 0
     for r in range(m):
         a, b = i[r], j[r]
         size += (poff[a + 1] - poff[a]) + (poff[b + 1] - poff[b]) + _int_len(df[r]) + 20 + 16
         for c in range(nf):
             size += flen[c, r]
-        if nf > 5:
+        if nf > nq:
             size += _int_len(adj_df[r])
     buf = np.empty(size, np.uint8)
     pos = 0
@@ -421,11 +426,13 @@ def _pairs_rows(i, j, pbuf, poff, cid, bp, df, fmat, flen, adj_df):
         for t in range(poff[b], poff[b + 1]):
             buf[pos] = pbuf[t]
             pos += 1
-        for c in range(5):  # KSA STAT [DF] P Q R2
+        for c in range(nq):  # KSA STAT [DF] P Q R2, Q left out of a holed row
             pos = _put_float(buf, pos, fmat, flen, c, r)
             if c == 1:
                 buf[pos] = 9
                 pos = _put_int(buf, pos + 1, df[r])
+            if holed and c == 2:
+                marks[r, 0] = pos
         buf[pos] = 9
         pos += 1
         if cid[a] == cid[b]:
@@ -434,15 +441,39 @@ def _pairs_rows(i, j, pbuf, poff, cid, bp, df, fmat, flen, adj_df):
             buf[pos] = 78  # NA
             buf[pos + 1] = 65
             pos += 2
-        if nf > 5:
-            for c in range(5, 7):  # STAT_ADJ [DF_ADJ] P_ADJ
+        if nf > nq:
+            for c in range(nq, nq + 2):  # STAT_ADJ [DF_ADJ] P_ADJ
                 pos = _put_float(buf, pos, fmat, flen, c, r)
-                if c == 5:
+                if c == nq:
                     buf[pos] = 9
                     pos = _put_int(buf, pos + 1, adj_df[r])
         buf[pos] = 10
         pos += 1
+        if holed:
+            marks[r, 1] = pos
     return buf[:pos]
+
+
+@nb.njit(cache=True, nogil=True)
+def _splice_q(rows, buf, marks, qmat, qlen):
+    """The rows ``rows`` of holed rows (``buf``, ``marks`` as :func:`_pairs_rows` leaves them), in
+    that order, each with a tab and its formatted Q (qmat[0, k], qlen[0, k]) in its hole."""
+    size = 0
+    for k in range(len(rows)):
+        g = rows[k]
+        start = marks[g - 1, 1] if g > 0 else 0
+        size += marks[g, 1] - start + 1 + qlen[0, k]
+    out = np.empty(size, np.uint8)
+    pos = 0
+    for k in range(len(rows)):
+        g = rows[k]
+        start = marks[g - 1, 1] if g > 0 else 0
+        hole, end = marks[g, 0], marks[g, 1]
+        out[pos:pos + hole - start] = buf[start:hole]  # (slices: copied a word at a time, not byte by byte)
+        pos = _put_float(out, pos + hole - start, qmat, qlen, 0, k)
+        out[pos:pos + end - hole] = buf[hole:end]
+        pos += end - hole
+    return out
 
 
 def _float_columns(floats: list, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -455,16 +486,27 @@ def _float_columns(floats: list, m: int) -> tuple[np.ndarray, np.ndarray]:
     return fmat, flen
 
 
-def pairs_rows_array(i, j, texts: tuple, df, floats: list, adj_df=None) -> np.ndarray:
+def pairs_rows_array(i, j, texts: tuple, df, floats: list, adj_df=None, *, holed: bool = False):
     """pairs.tsv rows (no header) for pairs (i, j) as a uint8 array: ``texts`` the SNPs'
     :func:`pair_texts`, ``floats`` the (values, digits, na) of KSA, STAT, P, Q, R2
-    [, STAT_ADJ, P_ADJ] of these rows."""
+    [, STAT_ADJ, P_ADJ] of these rows. ``holed``: the rows without Q (``floats`` without it too),
+    as (bytes, marks) for :func:`splice_q` once the q values are known."""
     m = len(i)
     fmat, flen = _float_columns(floats, m)
     adj = np.zeros(m, np.int64) if adj_df is None else np.ascontiguousarray(adj_df, np.int64)
+    marks = np.zeros((m if holed else 0, 2), np.int64)
     pbuf, poff, cid, bp = texts
-    return _pairs_rows(np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64), pbuf, poff, cid, bp,
-                       np.ascontiguousarray(df, np.int64), fmat, flen, adj)
+    rows = _pairs_rows(np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64), pbuf, poff, cid, bp,
+                       np.ascontiguousarray(df, np.int64), fmat, flen, adj, marks)
+    return (rows, marks) if holed else rows
+
+
+def splice_q(rows, holed: tuple, q) -> np.ndarray:
+    """pairs.tsv rows ``rows`` (indices into the holed rows ``holed`` = (bytes, marks), in the
+    order to write) with their q values ``q`` put in: the bytes :func:`pairs_rows_array` gives
+    with Q among its floats (6 digits, NA for NaN)."""
+    qmat, qlen = _float_columns([(q, 6, "NA")], len(rows))
+    return _splice_q(np.ascontiguousarray(rows, np.int64), holed[0], holed[1], qmat, qlen)
 
 
 # ---- marginal.tsv rows ----------------------------------------------------------------------------

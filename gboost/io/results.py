@@ -13,6 +13,7 @@ import os
 import platform
 import struct
 import time
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -274,6 +275,78 @@ def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: 
             if adj is not None:
                 floats += [(adj[0][r], 8, "NA"), (adj[2][r], 6, "NA")]
             return pairs_rows_array(pr.i[r], pr.j[r], texts, pr.df[r], floats, None if adj is None else adj[1][r])
+        return run
+
+    cuts = np.linspace(0, m, max(1, min(pieces, m // max(1, min_rows) + 1)) + 1).astype(int)
+    return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:])]
+
+
+@dataclass
+class FormattedBlock:
+    """One row block's output rows, formatted beside the screen (gboost/hostwork.py): its
+    ``pairs`` screened pairs' .epi.cc rows, and pairs.tsv's rows of the ``kept`` of them with
+    P <= epi1, without Q (``holed``: bytes and marks for gboost/io/fastnum.py splice_q), with the
+    seconds each took."""
+
+    pairs: int
+    kept: int
+    epi_cc: np.ndarray
+    holed: tuple
+    epi_cc_s: float
+    pairs_s: float
+
+
+def format_block(texts: "SnpTexts", block: tuple, epi1: float) -> FormattedBlock:
+    """:class:`FormattedBlock` of a row block's sorted, tested survivors ``block`` (the fields of
+    :class:`gboost.scan.Pairs`, in its order): the same bytes the writer's pieces give those rows."""
+    from gboost.io.fastnum import pairs_rows_array
+    from gboost.io.plink_text import epi_cc_pieces
+    from gboost.stats.multiple import r2_at
+
+    i, j, ksa, stat, df, p, _conv, tables = block
+    t0 = time.perf_counter()
+    epi = epi_cc_pieces(i, j, stat, df, texts.plink_chrom, texts.plink_snp)[0]()
+    t1 = time.perf_counter()
+    keep = np.flatnonzero(p <= epi1)
+    floats = [(ksa[keep], 10, None), (stat[keep], 10, None), (p[keep], 10, None), (r2_at(tables, keep), 4, "NA")]
+    holed = pairs_rows_array(i[keep], j[keep], texts.pairs, df[keep], floats, holed=True)
+    return FormattedBlock(len(i), len(keep), epi, holed, t1 - t0, time.perf_counter() - t1)
+
+
+def _formatted(result) -> list | None:
+    """The row blocks formatted beside the screen (``result.prepared["formatted"]``), where they
+    are every screened pair's, in order; else None (the writer formats every row)."""
+    blocks = (getattr(result, "prepared", None) or {}).get("formatted")
+    if not blocks:
+        return None
+    pr = result.screened
+    if sum(b.pairs for b in blocks) != len(pr) or sum(b.kept for b in blocks) != int((pr.p <= result.params.epi1).sum()):
+        return None
+    return blocks
+
+
+def _join_holed(blocks: list, kept: np.ndarray) -> tuple:
+    """The blocks' holed pairs.tsv rows as one (bytes, marks), and each screened row's index
+    among them (``kept``: the rows with P <= epi1)."""
+    bufs = [b.holed[0] for b in blocks]
+    base = np.cumsum([0] + [len(x) for x in bufs[:-1]], dtype=np.int64)
+    marks = np.concatenate([b.holed[1] + o for b, o in zip(blocks, base)]) if blocks else np.zeros((0, 2), np.int64)
+    rank = np.cumsum(kept, dtype=np.int64) - 1
+    return (np.concatenate(bufs) if bufs else np.zeros(0, np.uint8), marks), rank
+
+
+def spliced_pieces(joined, rows: np.ndarray, q: np.ndarray, pieces: int, min_rows: int = 20000) -> list:
+    """pairs.tsv's rows ``rows`` (of the screened pairs, in order) with their q values ``q``, from
+    the formatted blocks (``joined``: a future of :func:`_join_holed`'s value, made on the pool
+    first), in up to ``pieces`` runs as :func:`pairs_pieces` returns them."""
+    from gboost.io.fastnum import splice_q
+
+    m = len(rows)
+
+    def piece(a: int, b: int):
+        def run() -> np.ndarray:
+            holed, rank = joined.result()[0]
+            return splice_q(rank[rows[a:b]], holed, q[a:b])
         return run
 
     cuts = np.linspace(0, m, max(1, min(pieces, m // max(1, min_rows) + 1)) + 1).astype(int)
@@ -616,13 +689,20 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
     s, pr, sm = result.study, result.screened, result.summary
     ahead = prepared["outputs"].result() if "outputs" in prepared else {}
     texts = ahead.get("texts") or SnpTexts(s)
+    blocks = _formatted(result)
     pool = FilePool(threads)
     try:
         rep = pool.submit(lambda: result.reported_rows)
-        texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
-        prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
-        pool.add("pairs.epi.cc", _epi_cc_header(texts.w),
-                 epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp, pool.pieces(len(pr))))
+        if blocks is not None:  # formatted beside the screen: joined here
+            joined = pool.submit(lambda: _join_holed(blocks, pr.p <= result.params.epi1))
+            pool.add_done("pairs.epi.cc", [_epi_cc_header(texts.w)] + [b.epi_cc for b in blocks],
+                          sum(b.epi_cc_s for b in blocks))
+        else:
+            texts.chrom, texts.snp  # noqa: B018 - made here (they hold the GIL), then each SNP's pairs.tsv
+            prefix = pool.submit(lambda: texts.pairs)  # prefix on the pool, compiled, beside the rest
+            pool.add("pairs.epi.cc", _epi_cc_header(texts.w),
+                     epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp,
+                                   pool.pieces(len(pr))))
         pool.add("pairs.epi.cc.summary", _summary_header(texts.w),
                  summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig, sm.n_tot, sm.best,
                                 sm.best_partner, pool.pieces(s.n_snps)))
@@ -633,8 +713,15 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
             pool.add("marginal.tsv", MARGINAL_HEADER, marginal_pieces(s, result.marginal_stat, result.marginal_p,
                                                                       texts, pool.pieces(s.n_snps), 1))
         (rows, q), rep_s, _ = rep.result()
-        pool.add("pairs.tsv", pairs_header(pr),
-                 pairs_pieces(s.variants, pr, prefix.result()[0], pool.pieces(len(rows)), 1, rows=rows, q=q), rep_s)
+        if blocks is not None and pr.adj is None:
+            pool.add("pairs.tsv", pairs_header(pr), spliced_pieces(joined, rows, q, pool.pieces(len(rows)), 1),
+                     rep_s + sum(b.pairs_s for b in blocks))
+        else:
+            if blocks is not None:
+                prefix = pool.submit(lambda: texts.pairs)
+            pool.add("pairs.tsv", pairs_header(pr),
+                     pairs_pieces(s.variants, pr, prefix.result()[0], pool.pieces(len(rows)), 1, rows=rows, q=q),
+                     rep_s)
         names = list(OUTPUT_FILES[:-1])
         if stream:
             return streamed_for_writer(result, pool, names, lambda: format_run_json(result, extra), write_times)
