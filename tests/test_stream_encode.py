@@ -365,11 +365,17 @@ def test_gpu_engine_with_the_planes_encoded_beside_the_screen(tmp_path, monkeypa
 
 
 @pytest.mark.gpu
-def test_gpu_decode_equals_the_numpy_reference():
-    """decode_bed_rows on CuPy (the GPU's decode of streamed blocks) gives what it gives on NumPy
-    (itself equal to bed_encode, test_decoded_rows_equal_the_encoders), on a row length and class
-    mix with padding in both classes."""
+@pytest.mark.parametrize("build", ["mma", "cuda-core"])
+@pytest.mark.parametrize("n, rows", [(1237, 301), (5, 3), (64, 1), (4099, 40)])
+def test_gpu_decode_kernel_equals_the_numpy_reference(build, n, rows):
+    """gb_decode_bed (the GPU's decode of streamed blocks, in both kernel modules) gives what
+    encode.decode_bed_rows gives on NumPy (itself equal to bed_encode,
+    test_decoded_rows_equal_the_encoders): planes and counts, exactly, on row lengths and class
+    mixes with padding in both classes, samples left out, and a chunk cut anywhere."""
     from gboost.encode import bed_columns, bed_gather, bed_plan, decode_bed_rows
+    from gboost.engines.gpu.compile import kernels
+    from gboost.engines.gpu.config import KernelConfig, MmaConfig
+    from gboost.engines.gpu.decode import decode_columns, decode_rows
     from tests.helpers import gpu_skip_reason
     from tests.test_encode import _bed_rows
 
@@ -378,18 +384,31 @@ def test_gpu_decode_equals_the_numpy_reference():
         pytest.skip(reason)
     import cupy as cp
 
-    rng = np.random.default_rng(3)
-    n = 1237
-    codes = rng.choice(4, (301, n), p=[0.4, 0.02, 0.38, 0.2]).astype(np.uint8)
+    rng = np.random.default_rng(n)
+    codes = rng.choice(4, (rows, n), p=[0.4, 0.02, 0.38, 0.2]).astype(np.uint8)
     raw = _bed_rows(codes)
     cols = np.flatnonzero(rng.random(n) < 0.9)
     is_case = rng.random(len(cols)) < 0.45
     plan = bed_plan(np.r_[cols[~is_case], cols[is_case]], np.r_[np.zeros((~is_case).sum(), bool),
                                                                 np.ones(is_case.sum(), bool)], n)
-    want = decode_bed_rows(np, raw, *bed_gather(np, bed_columns(plan)), plan.layout.w_ctrl)
-    got = decode_bed_rows(cp, cp.asarray(raw), *bed_gather(cp, bed_columns(plan)), plan.layout.w_ctrl)
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(cp.asnumpy(g), w)
+    columns = bed_columns(plan)
+    want_planes, want_counts = decode_bed_rows(np, raw, *bed_gather(np, columns), plan.layout.w_ctrl)
+    kernel = kernels(0, MmaConfig() if build == "mma" else KernelConfig())["gb_decode_bed"]
+    cols_t, n_words = decode_columns(cp, columns), len(columns) // 64
+    planes = cp.full((rows, 3, n_words), 0xAAAA, dtype=np.uint64)  # every word written over
+    counts = cp.full((rows + 1, 3, 2), 7, dtype=np.int64)
+    decode_rows(kernel, cp.asarray(raw), cols_t, n_words, plan.layout.w_ctrl, planes, counts[:rows])
+    np.testing.assert_array_equal(cp.asnumpy(planes), want_planes)
+    np.testing.assert_array_equal(cp.asnumpy(counts[:rows]), want_counts)
+    assert (cp.asnumpy(counts[rows]) == 7).all()  # nothing past the rows given
+    if rows > 2:  # two chunks into one block's arrays, as BedDecoder cuts them
+        cut = rows // 3
+        got = cp.zeros((rows, 3, n_words), dtype=np.uint64)
+        cnt = cp.zeros((rows, 3, 2), dtype=np.int64)
+        for a, b in ((0, cut), (cut, rows)):
+            decode_rows(kernel, cp.asarray(raw[a:b]), cols_t, n_words, plan.layout.w_ctrl, got[a:b], cnt[a:b])
+        np.testing.assert_array_equal(cp.asnumpy(got), want_planes)
+        np.testing.assert_array_equal(cp.asnumpy(cnt), want_counts)
 
 
 @pytest.mark.gpu
@@ -498,51 +517,6 @@ def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     by_calls = np.stack([[[(geno[r, order][cls] == t).sum() for cls in (~np.sort(is_case), np.sort(is_case))]
                           for t in range(3)] for r in rows])
     np.testing.assert_array_equal(got, by_calls)
-
-
-@pytest.mark.gpu
-def test_gpu_decoding_runners_stop_at_the_next_tile_when_the_encoder_fails(tmp_path, monkeypatch, capsys):
-    """Runners that decode the .bed themselves do not wait for the encoder, but a failed encode
-    still stops the scan at the next tile taken (not after every tile is screened): one line naming
-    the .bed, exit 2, no output files."""
-    from gboost.cli import main
-    from gboost.engines.gpu.device import DeviceRunner
-    from gboost.simulate import simulate_study
-    from tests.helpers import gpu_skip_reason
-
-    reason = gpu_skip_reason()
-    if reason:
-        pytest.skip(reason)
-    prefix = str(tmp_path / "s")
-    simulate_study(4000, 600, 600, seed=13, missing_rate=0.01).write(prefix)
-    monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * 4000 * 3 * 20 * 8)))  # streamed: decodes
-    monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1")
-    monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 97)
-    failed = threading.Event()
-
-    def hook(rows):
-        if rows > 200:
-            failed.set()
-            raise InputError(prefix + ".bed", "injected read error")
-
-    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
-    screened = []
-    real = DeviceRunner.finish
-
-    def finish(self, pending):
-        res = real(self, pending)
-        screened.append(failed.is_set())
-        failed.wait(5)  # every later tile is taken after the encoder failed
-        return res
-
-    monkeypatch.setattr(DeviceRunner, "finish", finish)
-    out = tmp_path / "gpu"
-    assert main(["scan", "--bfile", prefix, "--quiet", "--out", str(out), "--device", "gpu", "--tile", "256"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"gboost: error: {prefix}.bed: injected read error"]
-    n_tiles = (4000 // 256 + 1) * (4000 // 256 + 2) // 2
-    assert len(screened) <= 4 < n_tiles  # the tiles in flight when it failed, then none
-    assert not out.exists() or not any(p.name.startswith("pairs") for p in out.iterdir())
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 700])

@@ -44,15 +44,17 @@ _KERNELS_LOCK = threading.Lock()
 
 def kernels(device_id: int, config: KernelConfig | MmaConfig) -> dict:
     """The compiled kernels for ``device_id`` and ``config``, compiled (NVRTC) on first use only:
-    the four mode kernels, ``gb_reduce_partials`` and, for the tensor cores, ``gm_layout``."""
+    the four mode kernels, ``gb_reduce_partials``, ``gb_decode_bed`` and, for the tensor cores,
+    ``gm_layout``."""
     key = (device_id, config)
     with _KERNELS_LOCK:
         got = _KERNELS.get(key)
         if got is None:
             if isinstance(config, MmaConfig):
-                code, names = mma_kernel_source(), (*MMA_MODE_KERNELS, "gb_reduce_partials", "gm_layout")
+                code = mma_kernel_source()
+                names = (*MMA_MODE_KERNELS, "gb_reduce_partials", "gm_layout", "gb_decode_bed")
             else:
-                code, names = kernel_source(), (*MODE_KERNELS, "gb_reduce_partials")
+                code, names = kernel_source(), (*MODE_KERNELS, "gb_reduce_partials", "gb_decode_bed")
             got = compile_module(device_id, code, config.options(), names)
             _KERNELS[key] = got
     return got

@@ -235,3 +235,47 @@ extern "C" __global__ void gb_reduce_partials(int n, int nb, const int* __restri
     obest[e] = bv;
     opartner[e] = bp;
 }
+
+// Planes (n, 3, n_words) and called-genotype counts (n, 3, 2) of n raw .bed rows, rows along
+// grid.y, a thread per plane word (gboost/engines/gpu/decode.py; the reference is
+// gboost.encode.decode_bed_rows, which the GPU tests hold it equal to). cols_t[t * n_words + w]: the
+// .bed column whose 2-bit code plane bit t of word w holds, -1 for a padding bit (transposed so that
+// a warp's loads of it are contiguous). Code 11 -> type 0, 10 -> type 1, 00 -> type 2; 01 (missing)
+// and padding set no bit. Counts (type, class; class 0 for words < w_ctrl) are summed per warp and
+// added atomically to `counts`, which the caller zeroes. One kernel in place of ~20 array operations
+// a chunk, which bounded the decode at 3.8 GB/s of .bed on the H100 (docs/PERFORMANCE.md).
+extern "C" __global__ void gb_decode_bed(const unsigned char* __restrict__ raw, long long row_bytes, int n_words,
+                                         int w_ctrl, const int* __restrict__ cols_t, gb_u64* __restrict__ planes,
+                                         gb_u64* __restrict__ counts) {
+    const int w = blockIdx.x * blockDim.x + threadIdx.x;
+    const int r = blockIdx.y;
+    const unsigned char* row = raw + (gb_size)r * (gb_size)row_bytes;
+    gb_u64 p0 = 0ull, p1 = 0ull, p2 = 0ull;
+    if (w < n_words) {
+#pragma unroll 8
+        for (int t = 0; t < 64; ++t) {
+            const int col = __ldg(cols_t + (gb_size)t * n_words + w);
+            if (col >= 0) {
+                const unsigned code = ((unsigned)__ldg(row + (col >> 2)) >> ((col & 3) * 2)) & 3u;
+                const gb_u64 bit = 1ull << t;
+                p0 |= code == 3u ? bit : 0ull;
+                p1 |= code == 2u ? bit : 0ull;
+                p2 |= code == 0u ? bit : 0ull;
+            }
+        }
+        gb_u64* out = planes + (gb_size)r * 3 * n_words + w;
+        out[0] = p0;
+        out[n_words] = p1;
+        out[2 * (gb_size)n_words] = p2;
+    }
+    // (no early return above: every lane takes part in the shuffles)
+    const int k = w < w_ctrl ? 0 : 1;
+    const unsigned c[3] = {(unsigned)__popcll(p0), (unsigned)__popcll(p1), (unsigned)__popcll(p2)};
+#pragma unroll
+    for (int x = 0; x < 6; ++x) {
+        unsigned v = (x & 1) == k ? c[x >> 1] : 0u;
+#pragma unroll
+        for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+        if ((threadIdx.x & 31) == 0 && v) atomicAdd(counts + (gb_size)r * 6 + x, (gb_u64)v);
+    }
+}
