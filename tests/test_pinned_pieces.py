@@ -243,6 +243,42 @@ def test_no_registration_starts_while_a_copier_copies():
     assert drv.ranges == {}
 
 
+def test_a_copier_lets_the_pinner_lock_rows_while_it_copies_from_pageable_memory():
+    """GateHold: a block's loop holds the gate while it queues copies from locked rows and lets it
+    go for a pageable copy (synchronous and slow; holding the gate through it kept the pinner from
+    the rows still to lock, s7b on the H100) and while it reads the .bed (the GPU's decode)."""
+    from gboost.engines.gpu.pinning import GateHold
+
+    drv = FakeDriver()
+
+    def register(ptr, n):
+        time.sleep(0.001)
+        drv.register(ptr, n)
+
+    pin = HostPinner(0, 400, 8, 1, register, drv.unregister, page=1)
+    try:
+        with GateHold(pin.gate) as held:
+            held.hold(True)
+            held.hold(True)  # (already held: one hold)
+            before = len(drv.calls)
+            time.sleep(0.05)
+            assert len(drv.calls) == before  # held: no registration
+            held.hold(False)  # a pageable copy: the pinner goes on meanwhile
+            time.sleep(0.05)
+            assert len(drv.calls) > before
+            held.hold(True)
+            before = len(drv.calls)
+            time.sleep(0.03)
+            assert len(drv.calls) == before
+        assert pin.gate.copiers == 0  # let go on leaving
+        assert pin.wait(5) and pin.pinned_upto == 400
+        with GateHold(None) as none:  # no pinner: nothing to hold
+            none.hold(True)
+    finally:
+        pin.close()
+    assert drv.ranges == {}
+
+
 def test_a_waiting_copier_goes_before_the_pinners_next_piece():
     """The pinner registers piece after piece; a copier that asks meanwhile gets in after the piece
     in hand, not after the last one (a plain lock let the pinner take it again and again: the
@@ -316,7 +352,9 @@ def _fake_runner(planes: np.ndarray, pinner: HostPinner | None, chunk_rows: int)
 
     def memcpy_async(dst, src, n, kind, stream):
         assert kind == 1 and stream == 0
-        assert pinner is None or pinner.gate.copiers > 0  # no registration while copies are queued
+        # No registration while copies from locked rows are queued; a pageable copy lets the
+        # pinner go on (pinning.GateHold).
+        assert pinner is None or (pinner.gate.copiers > 0) == pinner.pinned(src, src + n)
         log.append((src, n))
         ctypes.memmove(dst, src, n)
 

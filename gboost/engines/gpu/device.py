@@ -5,7 +5,6 @@ out-of-memory back-off (halve the tile edge and the survivor buffer, screen the 
 sub-tiles and merge their results, which gives the same result)."""
 from __future__ import annotations
 
-import contextlib
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from gboost.engines.base import SummaryPartial, Thresholds, Tile, TileResult
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu.counting import counting_for
 from gboost.engines.gpu.cuda import cupy, device_name, host_register, host_unregister, is_oom
-from gboost.engines.gpu.pinning import HostPinner, copy_ranges, piece_rows, split_bytes
+from gboost.engines.gpu.pinning import GateHold, HostPinner, copy_ranges, piece_rows, split_bytes
 from gboost.engines.gpu.upload import PlaneUpload
 from gboost.stats.fastksa import xlogx_table
 from gboost.study import Study
@@ -286,17 +285,21 @@ class DeviceRunner:
         current stream, through SNP-major chunks that are laid out on the device. Each chunk's
         bytes go in one copy per page-locked piece they touch (pinning.py: a copy's source must
         lie within one registration to go as DMA); rows not registered yet go from pageable memory
-        (synchronous, correct). No registration runs while the copies are queued (the pinner's
-        gate): each copy call would wait for it."""
+        (synchronous, correct). No registration runs while the copies from registered rows are
+        queued (the pinner's gate): each copy call would wait for it. A pageable chunk is copied
+        outside the gate, so that the pinner may lock rows meanwhile (pinning.GateHold)."""
         cp, pin = self.cp, self._pinner
         row, base = 3 * 8 * self.n_words, self.host_planes.ctypes.data
         stream = cp.cuda.get_current_stream()
-        with pin.gate.copying() if pin is not None else contextlib.nullcontext():
+        with GateHold(pin.gate if pin is not None else None) as gate:
             for c0, c1 in copy_ranges(a, b, self._chunk_snps(), pin.rows if pin is not None else self.p):
                 x = cp.empty((c1 - c0, 3, self.n_words), dtype=np.uint64)
                 s, e = base + c0 * row, base + c1 * row
-                for u, v in split_bytes(s, e, pin.starts) if pin is not None else [(s, e)]:
-                    if pin is not None and pin.pinned(u, v):
+                parts = split_bytes(s, e, pin.starts) if pin is not None else [(s, e)]
+                for u, v in parts:
+                    dma = pin is not None and pin.pinned(u, v)
+                    gate.hold(dma)
+                    if dma:
                         self.stats.copied_pinned_bytes += v - u
                     else:
                         self.stats.copied_pageable_bytes += v - u
@@ -325,8 +328,7 @@ class DeviceRunner:
             arr = self.way.alloc_planes(cp, b - a)
             if self._decoder is not None and self.study.planes_ready.rows < b:
                 pin = self._pinner  # no registration while the decode's copies are queued (pinning.py)
-                with pin.gate.copying() if pin is not None else contextlib.nullcontext():
-                    self._decoder.decode(a, b, arr, 0)
+                self._decoder.decode(a, b, arr, 0, pin.gate if pin is not None else None)
                 self.stats.decoded_bytes = self._decoder.decoded_bytes
                 self.stats.decode_seconds = self._decoder.seconds
             else:
@@ -423,11 +425,14 @@ class DeviceRunner:
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         # No registration while the tile's calls are queued: each would wait for the one in hand
         # (queueing the first streamed tiles took 0.94 and 0.76 s while pinning ran, its uploads 0.06 s).
-        gate = self._pinner.gate.copying() if self._pinner is not None else contextlib.nullcontext()
+        # The streamed blocks' uploads and decodes hold the gate themselves, only while they queue
+        # copies from page-locked memory: not through a pageable copy or a read of the .bed.
+        gate = GateHold(self._pinner.gate if self._pinner is not None else None)
         with gate, cp.cuda.Device(self.device_id), self.stream:
             slot.refs = None
             rows = self._planes_for(tile.i0, tile.i1)
             cols = self._planes_for(tile.j0, tile.j1, keep=(tile.i0, tile.i1))
+            gate.hold(True)
             slot.ensure(ni, nj, self.block_rows, self.block_cols, self.capacity)
             slot.refs = (rows[0], cols[0])  # the blocks stay alive while the tile is in flight
             nbx, nby = -(-nj // self.block_cols), -(-ni // self.block_rows)

@@ -49,6 +49,36 @@ _LIVE: dict[tuple[int, int], "HostPinner"] = {}
 _LIVE_LOCK = threading.Lock()
 
 
+class GateHold:
+    """A copier's hold of a :class:`CopyGate` (or of none) over some stretches of a loop: a block's
+    copies from page-locked rows are queued inside the gate, its pageable copies outside it. A
+    pageable copy is synchronous and slow, and holding the gate through it kept the pinner from
+    the very rows still to be locked, so that later blocks went pageable too (the over-sized study
+    on the H100: 127 GB copied from pageable memory once the GPU's decode ran ahead, s7b)."""
+
+    def __init__(self, gate: CopyGate | None):
+        self.gate = gate
+        self._held = None
+
+    def hold(self, on: bool) -> None:
+        """Hold the gate (``on``) or let it go; either may already be so."""
+        if self.gate is None or on == (self._held is not None):
+            return
+        if on:
+            cm = self.gate.copying()
+            cm.__enter__()
+            self._held = cm
+        else:
+            cm, self._held = self._held, None
+            cm.__exit__(None, None, None)
+
+    def __enter__(self) -> "GateHold":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.hold(False)
+
+
 def piece_rows(row_bytes: int, piece_bytes: int | None = None, page: int = PAGE_BYTES) -> int:
     """SNP rows of one piece: whole rows of ``row_bytes`` each, about ``piece_bytes`` in all
     (default :data:`PIN_PIECE_BYTES`, read at the call: tests shrink it), and at least a page (so
@@ -119,6 +149,10 @@ class CopyGate:
             with self._cond:
                 self.copiers -= 1
                 self._cond.notify_all()
+
+    def holder(self) -> "GateHold":
+        """A copier's hold of this gate that a loop takes and drops as it goes (:class:`GateHold`)."""
+        return GateHold(self)
 
     @contextlib.contextmanager
     def registering(self):
