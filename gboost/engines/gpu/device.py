@@ -425,8 +425,9 @@ class DeviceRunner:
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         # No registration while the tile's calls are queued: each would wait for the one in hand
         # (queueing the first streamed tiles took 0.94 and 0.76 s while pinning ran, its uploads 0.06 s).
-        # The streamed blocks' uploads and decodes hold the gate themselves, only while they queue
-        # copies from page-locked memory: not through a pageable copy or a read of the .bed.
+        # The streamed blocks' uploads and decodes hold the gate themselves: an upload only while
+        # it queues copies from page-locked memory (not through a pageable copy), a decode
+        # throughout (decode.py says why).
         gate = GateHold(self._pinner.gate if self._pinner is not None else None)
         with gate, cp.cuda.Device(self.device_id), self.stream:
             slot.refs = None
