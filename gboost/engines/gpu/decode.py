@@ -76,9 +76,9 @@ class BedDecoder:
     def decode(self, a: int, b: int, out, off: int, gate=None) -> None:
         """Planes of SNPs [a, b) into ``out`` (kernel layout) from SNP ``off`` on, on the current
         stream; returns once they are queued and their counts checked. ``gate``: the pinner's
-        (pinning.CopyGate), held throughout: held only while each chunk was queued, every chunk
-        waited for the registration the pinner began during its read (block 0 of the over-sized
-        study took 10.4 s instead of ~2, s8d)."""
+        (pinning.CopyGate), held for the whole block. Held only while each chunk was queued, it let
+        the pinner start a registration during each chunk's read, which the chunk's copy then
+        waited for: block 0 of the over-sized study took 10.4 s instead of ~2 (s8d)."""
         with GateHold(gate) as held:
             held.hold(True)
             self._decode(a, b, out, off)
