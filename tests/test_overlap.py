@@ -161,6 +161,20 @@ def test_run_scan_overlaps_with_a_gpu_like_engine_and_not_with_parts(study, chun
     assert acc.host is None and not host_threads()
 
 
+@pytest.mark.parametrize("kw", [{"max_r2": 0.001}, {"min_distance_kb": 60000.0}, {"epi1": 0.5}])
+def test_rows_formatted_beside_the_screen_with_rows_set_aside_give_the_same_files(study, kw):
+    """The row blocks' pairs.tsv rows are formatted beside the screen before --max-r2 and
+    --min-distance set pairs aside (and with most pairs reported): the writer splices the rows it
+    keeps, in STAT order, into the same files as the serial scan's."""
+    prm = params(**kw)
+    res = run_scan(study, prm, engine=FakeGpuEngine(study, prm))
+    serial = run_scan(study, prm)
+    assert "formatted" in res.prepared
+    assert outputs(res) == outputs(serial)
+    if "epi1" not in kw:  # the option set some reported pairs aside
+        assert 0 < res.n_reported < int((res.screened.p <= prm.epi1).sum())
+
+
 def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chunks, tmp_path):
     from gboost.checkpoint import Ledger
 
