@@ -182,6 +182,7 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
                 if log:
                     log(f"  gboost {shown}: done ({time.perf_counter() - t0:.1f} s)")
         _warm_readers()
+        _warm_writers()
     result = WarmResult(seconds=time.perf_counter() - t0, numba_compiled=sorted(set(watch.numba)),
                         nvrtc_compiled=watch.nvrtc, gpu=gpu, gpu_skipped=skipped, numba=numba.__version__,
                         python=sys.version.split()[0], when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -210,6 +211,20 @@ def _warm_readers() -> None:
     _alt_counts(np.zeros((2, 3), dtype=np.int16), np.empty(2, dtype=np.int8))
     _hard_calls(np.zeros((2, 3), dtype=np.float64), np.full(2, 2, dtype=np.uint8), np.zeros(2, dtype=bool),
                 False, False, 0, np.empty(2, dtype=np.int8))
+
+
+def _warm_writers() -> None:
+    """pairs.tsv's splice of q values into rows formatted beside the screen (gboost/io/fastnum.py
+    splice_q), which only a screen with background host work reaches (a GPU or Dask engine): the
+    CPU scans above never do, so a first --dask scan on a CPU-only install compiled it."""
+    import numpy as np
+
+    from gboost.io.fastnum import pair_texts, pairs_rows_array, ragged, splice_q
+
+    texts = pair_texts(ragged(["1", "2"]), ragged(["a", "b"]), np.array([5, 9], dtype=np.int64))
+    floats = [(np.ones(1), 10, None)] * 3 + [(np.ones(1), 4, "NA")]
+    holed = pairs_rows_array(np.array([0]), np.array([1]), texts, np.array([4]), floats, holed=True)
+    splice_q(np.array([0], dtype=np.int64), holed, np.array([0.5]))
 
 
 def _compile_bytecode(package: Path) -> None:

@@ -110,6 +110,29 @@ def test_after_warm_a_first_pgen_scan_compiles_nothing(warmed, other_study, tmp_
     assert got["numba"] == [], f"compiled on the first .pgen scan after warm: {sorted(set(got['numba']))}"
 
 
+PROBE_SPLICE = r"""
+import json
+import numpy as np
+from gboost.compile_watch import CompileWatch
+from gboost.io.fastnum import pair_texts, pairs_rows_array, ragged, splice_q
+with CompileWatch() as w:
+    texts = pair_texts(ragged(["1", "X"]), ragged(["rs1", "rs2"]), np.array([7, 70], dtype=np.int64))
+    floats = [(np.full(2, 3.5), 10, None)] * 3 + [(np.full(2, 0.25), 4, "NA")]
+    holed = pairs_rows_array(np.array([0, 0]), np.array([1, 1]), texts, np.array([4, 1]), floats, holed=True)
+    splice_q(np.array([1, 0], dtype=np.int64), holed, np.array([0.5, np.nan]))
+print(json.dumps(w.numba))
+"""
+
+
+def test_after_warm_the_splice_of_q_values_compiles_nothing(warmed):
+    """A GPU or Dask screen formats pairs.tsv's rows beside it and the writer splices the q values
+    in (gboost/io/fastnum.py splice_q), which no CPU scan reaches: warm compiles it directly."""
+    env, _ = warmed
+    r = subprocess.run([sys.executable, "-c", PROBE_SPLICE], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == []
+
+
 def test_a_second_warm_compiles_nothing(warmed):
     env, _ = warmed
     r = gboost(env, "warm", "--device", "cpu")
