@@ -515,9 +515,10 @@ def decode_bed_rows(xp, raw, byte_index, shift, padding, w_ctrl: int):
     """Rows of raw .bed rows ``raw`` (``(n, ceil(n_file / 4))`` uint8) as planes ``(n, 3, W)``
     uint64 and called-genotype counts ``(n, 3, 2)`` int64 (type, class): what :func:`bed_encode`
     writes for the same rows with the plan :func:`bed_columns` was made from, by array operations
-    that run as they are on NumPy (the reference, tests/test_stream_encode.py) and on CuPy (the
-    GPU's decode of SNP blocks the host's encoder has not reached, issue 21). ``byte_index, shift,
-    padding``: :func:`bed_gather`. Type 0 is code 11 (two A2 alleles), 1 is 10 (het), 2 is 00 (two
+    (NumPy or CuPy as ``xp``). The reference of the GPU's decode kernel (``gb_decode_bed``,
+    gboost/engines/gpu/decode.py; tests/test_stream_encode.py holds them equal, and this equal to
+    :func:`bed_encode`); bench/probe_decode.py times it on CuPy beside the kernel. ``byte_index,
+    shift, padding``: :func:`bed_gather`. Type 0 is code 11 (two A2 alleles), 1 is 10 (het), 2 is 00 (two
     A1 alleles); 01 (missing) and the padding set no bit."""
     n = raw.shape[0]
     codes = (raw[:, byte_index] >> shift) & xp.uint8(3)

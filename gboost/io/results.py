@@ -313,14 +313,14 @@ def format_block(texts: "SnpTexts", block: tuple, epi1: float) -> FormattedBlock
     return FormattedBlock(len(i), len(keep), epi, holed, t1 - t0, time.perf_counter() - t1)
 
 
-def _formatted(result) -> list | None:
+def _formatted(result, kept: np.ndarray) -> list | None:
     """The row blocks formatted beside the screen (``result.prepared["formatted"]``), where they
-    are every screened pair's, in order; else None (the writer formats every row)."""
+    are every screened pair's and hold the rows ``kept`` (P <= epi1); else None (the writer
+    formats every row)."""
     blocks = (getattr(result, "prepared", None) or {}).get("formatted")
     if not blocks:
         return None
-    pr = result.screened
-    if sum(b.pairs for b in blocks) != len(pr) or sum(b.kept for b in blocks) != int((pr.p <= result.params.epi1).sum()):
+    if sum(b.pairs for b in blocks) != len(kept) or sum(b.kept for b in blocks) != int(kept.sum()):
         return None
     return blocks
 
@@ -689,12 +689,13 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
     s, pr, sm = result.study, result.screened, result.summary
     ahead = prepared["outputs"].result() if "outputs" in prepared else {}
     texts = ahead.get("texts") or SnpTexts(s)
-    blocks = _formatted(result)
+    kept = pr.p <= result.params.epi1
+    blocks = _formatted(result, kept)
     pool = FilePool(threads)
     try:
         rep = pool.submit(lambda: result.reported_rows)
         if blocks is not None:  # formatted beside the screen: joined here
-            joined = pool.submit(lambda: _join_holed(blocks, pr.p <= result.params.epi1))
+            joined = pool.submit(lambda: _join_holed(blocks, kept))
             pool.add_done("pairs.epi.cc", [_epi_cc_header(texts.w)] + [b.epi_cc for b in blocks],
                           sum(b.epi_cc_s for b in blocks))
         else:

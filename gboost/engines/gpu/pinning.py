@@ -150,10 +150,6 @@ class CopyGate:
                 self.copiers -= 1
                 self._cond.notify_all()
 
-    def holder(self) -> "GateHold":
-        """A copier's hold of this gate that a loop takes and drops as it goes (:class:`GateHold`)."""
-        return GateHold(self)
-
     @contextlib.contextmanager
     def registering(self):
         with self._cond:
