@@ -175,6 +175,22 @@ def test_rows_formatted_beside_the_screen_with_rows_set_aside_give_the_same_file
         assert 0 < res.n_reported < int((res.screened.p <= prm.epi1).sum())
 
 
+@pytest.mark.parametrize("epi1", [1e-3, 0.05])
+def test_rows_formatted_beside_the_screen_on_an_ld_rich_study(epi1):
+    """The row blocks' .epi.cc and pairs.tsv rows formatted beside the screen, on a study shaped
+    like a chip (LD blocks, 1 % missing calls, X, unknown sex, rare alleles; the PLINK parity
+    tests' shape): the same files as the serial scan, whose .epi.cc and .summary equal plink1.9's
+    (tests/test_plink_parity_ld.py)."""
+    from tests.ld_study import ld_study
+
+    ld = load_study(ld_study(n_snps=1600, n_cases=300, n_controls=300, seed=4).source())
+    prm = params(epi1=epi1)
+    res = run_scan(ld, prm, engine=FakeGpuEngine(ld, prm))
+    serial = run_scan(ld, prm)
+    assert "formatted" in res.prepared and len(res.screened) > 20
+    assert outputs(res) == outputs(serial)
+
+
 def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chunks, tmp_path):
     from gboost.checkpoint import Ledger
 
