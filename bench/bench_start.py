@@ -47,8 +47,8 @@ if variant == "numpy-bim":  # the .bim/.fam through the NumPy passes (the compil
     import gboost.io.plink_bed as pb
     pb._read_columns_compiled = lambda *a: None
 else:
-    from numba.core.registry import cpu_target
-    cpu_target.target_context.refresh(); mark("numba target ready")
+    from gboost.numba_cache import start_target  # as the CLI: what numba's first load needs
+    start_target(); mark("numba ready to load (start_target)")
 if variant != "cupy-late":
     go.set()
 from gboost.inputs import open_input

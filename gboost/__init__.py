@@ -71,3 +71,4 @@ if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) in ("g
 # Before any gboost module compiles: a cache folder per source version (gboost/numba_cache.py says why).
 NUMBA_CACHE = _numba_cache.configure()
 _numba_cache.skip_blas_probe()  # numba's first call imports no scipy.linalg (gboost/numba_cache.py)
+_numba_cache.light_cache_loads()  # nor all of numba's lowering registries for a cached function (same file)

@@ -247,7 +247,8 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     if args.threads is not None and args.threads < 1:
         raise InputError(None, "--threads must be at least 1")
     clock.lap("setup")
-    # numba's target first, then CuPy's import on the GPU thread while this one parses and counts in
+    # What numba's first load needs first (its runtime; not its whole target: gboost/numba_cache.py),
+    # then CuPy's import on the GPU thread while this one parses and counts in
     # compiled code: the two imports hold the GIL and would otherwise interleave (gboost/engines/early.py,
     # issue 24: 500k x 5k 6.02 -> 5.80 s on the H100). Waiting further, until the parse is done, was
     # slower (6.24 s): CuPy's import then slowed the counting pass, whose reading loop holds the GIL too.

@@ -135,15 +135,106 @@ class _ProbeLoader:
 
 
 def start_target() -> None:
-    """numba's CPU target made ready now rather than at the first compiled function's load: its
-    registries' imports hold the GIL (~0.13 s on the H100 host). The CLI calls this before the
-    compiled .bim parse, then lets the thread that starts the GPU import CuPy (gboost/engines/early.py),
-    so that CuPy's import, which holds the GIL too, runs while this thread parses and counts in
-    compiled code that releases it (issue 24). numba's internal entry point: any failure leaves the
-    target to be made at the first load, as before."""
+    """What numba's first load of a compiled function needs, made ready now (its runtime, see
+    :func:`light_cache_loads`) rather than at the first .bim parse: the CLI calls this before the
+    compiled parse, then lets the thread that starts the GPU import CuPy (gboost/engines/early.py),
+    so that CuPy's import, which holds the GIL, runs while this thread parses and counts in
+    compiled code that releases it (issue 24). numba's internal entry points: any failure leaves
+    the first load to do the same, as before."""
     try:
         from numba.core.registry import cpu_target
 
-        cpu_target.target_context.refresh()
+        if not _light_ready(cpu_target.target_context):
+            cpu_target.target_context.refresh()
     except Exception:  # noqa: BLE001 - an internal API of numba; the first load does the same
         pass
+
+
+_CACHING = "numba.core.caching"
+
+
+def light_cache_loads() -> None:
+    """Load gboost's cached compiled functions without first loading all of numba's lowering
+    registries (0.15-0.24 s of imports holding the GIL on the H100 host, 0.3-0.6 s on the VM,
+    before a scan's first tile; issue 24).
+
+    numba's ``Cache.load_overload`` refreshes the whole CPU target before every load "to ensure it
+    is initialized": it imports and installs ~250 registries of typing and lowering rules. A load
+    uses none of them (it unpickles machine code, links it and wraps its entry point); what the
+    loaded code does need is what numba otherwise sets up only in that refresh: the runtime's
+    symbols (NRT, ``rtsys.initialize``) and the hash secrets that ``numba.cpython.hashing``
+    publishes at its import. Without the runtime the first compiled call crashed (measured). So
+    a load here sets up those two and loads; a cache miss compiles, and numba's compiler refreshes
+    the target itself as before, so only loads change. Any failure of this path falls back to
+    numba's own load. Installed by an import hook, so ``import gboost`` does not import numba;
+    where numba's layout differs, nothing is changed."""
+    import sys
+
+    caching = sys.modules.get(_CACHING)
+    if caching is not None:
+        _patch_loads(caching)
+    elif not any(isinstance(f, _CachingFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _CachingFinder())
+
+
+def _light_ready(target_context) -> bool:
+    """The runtime's symbols and the hash secrets in place (see :func:`light_cache_loads`);
+    False when numba's internals are not as expected (the caller then refreshes in full)."""
+    try:
+        import numba.cpython.hashing  # noqa: F401 - publishes _numba_hashsecret_* to LLVM
+        from numba.core.runtime import rtsys
+
+        rtsys.initialize(target_context)
+        return True
+    except Exception:  # noqa: BLE001 - numba's internals moved: its own path
+        return False
+
+
+def _patch_loads(caching) -> None:
+    cache = getattr(caching, "Cache", None)
+    needed = ("load_overload", "_load_overload", "_guard_against_spurious_io_errors")
+    if cache is None or not all(hasattr(cache, a) for a in needed) or getattr(cache.load_overload, "_gboost", False):
+        return
+    full = cache.load_overload
+
+    def load_overload(self, sig, target_context):
+        if not _light_ready(target_context):
+            return full(self, sig, target_context)
+        try:
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except Exception:  # noqa: BLE001 - whatever the light load lacked, numba's full one has
+            return full(self, sig, target_context)
+
+    load_overload._gboost = True
+    cache.load_overload = load_overload
+
+
+class _CachingFinder:
+    """Finds ``numba.core.caching`` as the other finders do and patches its loads once the module
+    has run (as _ArraymathFinder, it stays in ``sys.meta_path``)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _CACHING:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _PatchLoader(spec.loader)
+        return spec
+
+
+class _PatchLoader:
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self._loader.exec_module(module)
+        _patch_loads(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)

@@ -243,3 +243,51 @@ def test_warm_compiles_the_bytecode_of_the_packages_a_scan_imports(tmp_path, mon
     assert all(os.access(f, os.W_OK) for f in folders)
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     assert w._dependency_folders() == []
+
+
+# A scan in a fresh process after warm, with numba's target refresh counted; "full" takes gboost's
+# light loads away first (numba's own load, which refreshes the whole target before each load).
+PROBE_LOADS = r"""
+import json, sys
+import gboost
+if sys.argv[1] == "full":
+    from gboost import numba_cache
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, numba_cache._CachingFinder)]
+import numba.core.base as base
+refreshes = []
+real = base.BaseContext.refresh
+def counted(self):
+    refreshes.append(1)
+    return real(self)
+base.BaseContext.refresh = counted
+from gboost.compile_watch import CompileWatch
+from gboost.cli import main
+with CompileWatch() as w:
+    rc = main(sys.argv[2:])
+print(json.dumps({"rc": rc, "numba": w.numba, "refreshes": len(refreshes)}))
+"""
+
+
+def test_after_warm_a_scan_loads_its_compiled_functions_without_numbas_whole_target(warmed, other_study, tmp_path):
+    """numba refreshes its whole CPU target (~250 registries of typing and lowering rules, 0.15-0.24 s
+    holding the GIL on the H100 host) before it loads any cached function; gboost's loads set up only
+    what the loaded code needs (gboost/numba_cache.py, issue 24). After warm, a scan of an LD-free
+    study with missing calls, three chromosomes and a planted pair, in a fresh process, loads every
+    function with no refresh at all, and its outputs are those of the same scan with numba's own
+    loads, byte for byte."""
+    env, _ = warmed
+    outs = {}
+    for how in ("light", "full"):
+        out = tmp_path / how
+        r = subprocess.run([sys.executable, "-c", PROBE_LOADS, how, "scan", "--bfile", other_study, "--device", "cpu",
+                            "--epi1", "0.05", "--quiet", "--out", str(out)], cwd=ROOT, env=env, capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        assert got["rc"] == 0 and got["numba"] == [], got
+        outs[how] = (got["refreshes"], {p.name: p.read_bytes() for p in out.iterdir() if p.name != "run.json"})
+    assert outs["light"][0] == 0, "a cached function's load refreshed numba's whole target"
+    assert outs["full"][0] > 0  # the probe does see numba's own loads refresh it
+    assert outs["light"][1].keys() == outs["full"][1].keys() and len(outs["light"][1]) >= 4
+    for name, data in outs["full"][1].items():
+        assert outs["light"][1][name] == data, name
