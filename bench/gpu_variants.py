@@ -29,6 +29,7 @@ class BenchMmaConfig(MmaConfig):
 
     count_only: bool = False
     defines: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()  # further NVRTC options as given (``-lineinfo`` for Nsight Compute's source view)
 
     def __post_init__(self):
         super().__post_init__()
@@ -38,7 +39,8 @@ class BenchMmaConfig(MmaConfig):
             object.__setattr__(self, "f32_screen", False)
 
     def options(self) -> tuple[str, ...]:
-        return (*super().options(), f"-DGM_COUNT_ONLY={int(self.count_only)}", *(f"-D{d}" for d in self.defines))
+        return (*super().options(), f"-DGM_COUNT_ONLY={int(self.count_only)}", *(f"-D{d}" for d in self.defines),
+                *self.extra)
 
 
 def popc_ceiling_kernel(device_id: int = 0):
