@@ -302,6 +302,31 @@ def test_streamed_tiles_equal_cpu_engine(counting):
         _assert_tile_equal(g, want[g.tile.index])
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("tile", [None, 200])
+def test_a_study_past_the_counting_loops_32_bit_offsets_streams_in_blocks_it_can_address(monkeypatch, tile):
+    """The tensor-core counting loop addresses each type's planes by 32-bit word offsets, so no plane
+    array handed to it may hold more than MmaCounting.max_snps SNPs (2.7M at 100,000 samples, 560k at
+    488,000). A study past it streams its planes in blocks of at most that many, a user's --tile
+    included; here the limit is lowered to 64 SNPs for a study of 300 with missing calls, so every
+    mode kernel runs on blocks, and the scan equals the CPU engine's."""
+    from gboost.engines.gpu import counting as counting_mod
+
+    if _NO_GPU is None and mma_unavailable() is not None:
+        pytest.skip(mma_unavailable())
+    monkeypatch.setattr(counting_mod.MmaCounting, "max_snps", property(lambda self: 64))
+    study = gpu_study(**STREAMED)
+    want = _scan(study, CpuEngine(tile=64))
+    eng = gpu_engine(tile=tile, counting="mma")
+    edges = []
+    planned = eng.tile_snps
+    eng.tile_snps = lambda: edges.append(planned()) or edges[-1]  # the tile edge the scan plans with
+    got = _scan(study, eng)
+    assert eng.streaming is True
+    assert edges and max(edges) <= 64
+    assert_scan_equal(got, want)
+
+
 def _slow_chunks(monkeypatch, study, *, snps_per_chunk: int, delay_s: float, fail_at: int | None = None):
     """Resident planes uploaded in chunks of ``snps_per_chunk`` SNPs, each ``delay_s`` late (so tiles
     queue while the upload is under way); the chunk ``fail_at`` raises."""

@@ -49,6 +49,11 @@ class _Counting:
         self.ks0 = -(-w_ctrl // 4)
         self.n_ks = self.ks0 + -(-(n_words - w_ctrl) // 4)
 
+    @property
+    def max_snps(self) -> int:
+        """The most SNPs one plane array handed to the kernels may hold (no limit here)."""
+        return 1 << 62
+
     @staticmethod
     def _static_smem(k: dict, names) -> int:
         return max(k[name].shared_size_bytes for name in names)
@@ -160,7 +165,17 @@ class MmaCounting(_Counting):
         per_sm = max(1, min(by_regs, by_smem, by_threads, 32))
         return per_sm * int(props["multiProcessorCount"])
 
+    @property
+    def max_snps(self) -> int:
+        """The counting loop addresses each type's planes by 32-bit word offsets (boost_mma.cu,
+        gm_count_class): an array of n SNPs spans n_ks * n * 4 words a type, under 2^32. At 5,000
+        samples that is 53M SNPs; at 100,000, 2.7M; at 488,000 (a whole UK Biobank), 560k. A larger
+        study streams its planes in blocks of at most this many SNPs (GPU memory would not hold it
+        whole on an H100 long before; an H200 could)."""
+        return ((1 << 32) - 1) // (4 * self.n_ks)
+
     def alloc_planes(self, cp, n: int):
+        assert n <= self.max_snps, (n, self.max_snps)
         return cp.empty((3, self.n_ks, n, 4), dtype=np.uint64)
 
     def lay_out(self, k: dict, x, out, o: int) -> None:

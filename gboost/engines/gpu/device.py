@@ -210,7 +210,7 @@ class DeviceRunner:
         self.capacity = max(MIN_CAPACITY, min(self.capacity, int(0.05 * self.budget) // (2 * 88)))
         chunk = min(self.p, self._chunk_snps())
         resident_bytes = self.p * self.bytes_per_snp + chunk * 3 * 8 * self.n_words
-        if resident_bytes <= RESIDENT_FRACTION * self.budget:
+        if resident_bytes <= RESIDENT_FRACTION * self.budget and self.p <= self.way.max_snps:
             try:
                 with self.stream:
                     self.planes = self.way.alloc_planes(cp, self.p)
@@ -366,6 +366,9 @@ class DeviceRunner:
         avail = min(self._free_bytes(), self.budget - used)
         if not self.streaming:
             return max(MIN_EDGE, int(math.sqrt(max(0.0, 0.25 * avail) / per_e2)))
+        return min(self._streaming_edge(avail, per_e2), self.way.max_snps)  # a block is at most a tile edge
+
+    def _streaming_edge(self, avail: int, per_e2: float) -> int:
         # Streaming: up to four blocks held by the two slots, one upload chunk, the partials.
         per_e = 4 * self.bytes_per_snp + 3 * 8 * self.n_words + 2 * 40
         room = 0.8 * avail - 2 * 88 * self.capacity

@@ -179,8 +179,8 @@ class GpuEngine(Engine):
         self._devices_used = sorted(set(self._devices_used) | {r.device_id for r in runners})
 
     def tile_snps(self) -> int:
-        if self._tile:
-            return self._tile
+        if self._tile:  # (never past what a plane array of the kernels may hold: MmaCounting.max_snps)
+            return min([self._tile] + [r.way.max_snps for r in self._runners])
         s = self.study
         p = max(1, s.n_snps)
         cp = cupy()

@@ -87,19 +87,21 @@ __device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, g
 // unit v = cj * NB + tb, accumulator c (0, 1: top unit, columns 2q, 2q + 1; 2, 3: bottom unit).
 // prow: plane column of the warp's first row SNP, nrow of its 16 rows exist; pcol, ncol the same
 // for the 8 * CJ columns of this pass (nrow, ncol >= 1).
-// Instruction count is what bounds this loop (ncu: 18 instructions issued per mma with a predicated,
-// register-copied prefetch), so: a row or column that does not exist reads the first one instead
-// (its accumulators belong to pairs nobody reads: every caller skips r >= ni, c >= nj), the loads
-// go through fixed pointers plus one running offset, and the k-steps run in pairs with two sets of
-// operand registers (the next step loads while this one multiplies, no copies between them).
+// Instruction count is what bounds this loop, so: a row or column that does not exist reads the
+// first one instead (its accumulators belong to pairs nobody reads: every caller skips r >= ni,
+// c >= nj); the k-steps run in pairs with two sets of operand registers (the next step loads while
+// this one multiplies, no copies between them); and a load's address is its type's base plus a
+// 32-bit word offset that each k-step advances, one IMAD.WIDE.U32 a load. With 64-bit offsets formed
+// per load (k-step x stride) the loop issued ~7 other instructions per mma, most of them address
+// arithmetic and reloads of the kernel's pointer arguments (Nsight Compute's SASS view, issue 18).
+// The offsets need each type's planes of one side to span fewer than 2^32 words: the engine never
+// hands this kernel a larger plane array (MmaCounting.max_snps streams such a study in blocks).
 template <int NA, int NB, int CJ>
 __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], int k,
                                                const gb_u64* __restrict__ planes_r, int stride_r, int prow, int nrow,
                                                const gb_u64* __restrict__ planes_c, int stride_c, int pcol, int ncol,
                                                int KS, int ks0, int lane) {
     const int g = lane >> 2, q = lane & 3;
-    const gb_size tstep_r = (gb_size)KS * (gb_size)stride_r * 4, kstep_r = (gb_size)stride_r * 4;
-    const gb_size tstep_c = (gb_size)KS * (gb_size)stride_c * 4, kstep_c = (gb_size)stride_c * 4;
 #pragma unroll
     for (int f = 0; f < NA; ++f)
 #pragma unroll
@@ -108,38 +110,55 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
             for (int c = 0; c < 4; ++c) acc[f][v][c] = 0u;
     const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
     if (kb >= ke) return;
-    const gb_u64* pa[2 * NA];
-    const gb_u64* pb[CJ * NB];
+    const gb_u32 kstep_r = (gb_u32)stride_r * 4u, kstep_c = (gb_u32)stride_c * 4u;
+    const gb_u64* tr[NA];
+    const gb_u64* tc[NB];
 #pragma unroll
-    for (int u = 0; u < 2 * NA; ++u) {
-        const int row = (u / NA) * 8 + g < nrow ? (u / NA) * 8 + g : 0;
-        pa[u] = planes_r + (gb_size)(prow + row) * 4 + q + (u % NA) * tstep_r;
+    for (int t = 0; t < NA; ++t) tr[t] = planes_r + (gb_size)t * (gb_size)KS * kstep_r;
+#pragma unroll
+    for (int t = 0; t < NB; ++t) tc[t] = planes_c + (gb_size)t * (gb_size)KS * kstep_c;
+    gb_u32 ur[2], uc[CJ];  // word offsets of this lane's top and bottom row, and its column(s), at the next k-step
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = h * 8 + g < nrow ? h * 8 + g : 0;
+        ur[h] = (gb_u32)(prow + row) * 4u + (gb_u32)q + (gb_u32)kb * kstep_r;
     }
 #pragma unroll
-    for (int v = 0; v < CJ * NB; ++v) {
-        const int col = (v / NB) * 8 + g < ncol ? (v / NB) * 8 + g : 0;
-        pb[v] = planes_c + (gb_size)(pcol + col) * 4 + q + (v % NB) * tstep_c;
+    for (int c = 0; c < CJ; ++c) {
+        const int col = c * 8 + g < ncol ? c * 8 + g : 0;
+        uc[c] = (gb_u32)(pcol + col) * 4u + (gb_u32)q + (gb_u32)kb * kstep_c;
     }
-    gb_u64 a0[2 * NA], b0[CJ * NB], a1[2 * NA], b1[CJ * NB];
-    auto load = [&](gb_u64 (&a)[2 * NA], gb_u64 (&b)[CJ * NB], int ks) {
-        const gb_size orow = (gb_size)ks * kstep_r, ocol = (gb_size)ks * kstep_c;
+    // The A fragments as the mma takes them (rows g and g + 8 at k-word q, then at q + 4), each word
+    // loaded into its place: from 64-bit loads the compiler assembled each fragment by four moves
+    // before every mma that used it (~3.5 moves an mma).
+    gb_u32 a0[NA][4], a1[NA][4];
+    gb_u64 b0[CJ * NB], b1[CJ * NB];
+    auto load = [&](gb_u32 (&a)[NA][4], gb_u64 (&b)[CJ * NB]) {  // the next k-step's operands
 #pragma unroll
-        for (int u = 0; u < 2 * NA; ++u) a[u] = __ldg(pa[u] + orow);
+        for (int u = 0; u < 2 * NA; ++u) {
+            const gb_u32* w = (const gb_u32*)(tr[u % NA] + ur[u / NA]);
+            a[u >> 1][u & 1] = __ldg(w);
+            a[u >> 1][2 + (u & 1)] = __ldg(w + 1);
+        }
 #pragma unroll
-        for (int v = 0; v < CJ * NB; ++v) b[v] = __ldg(pb[v] + ocol);
+        for (int v = 0; v < CJ * NB; ++v) b[v] = __ldg(tc[v % NB] + uc[v / NB]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) ur[h] += kstep_r;
+#pragma unroll
+        for (int c = 0; c < CJ; ++c) uc[c] += kstep_c;
     };
-    auto mma = [&](const gb_u64 (&a)[2 * NA], const gb_u64 (&b)[CJ * NB]) {
+    auto mma = [&](const gb_u32 (&a)[NA][4], const gb_u64 (&b)[CJ * NB]) {
 #pragma unroll
         for (int f = 0; f < NA; ++f)
 #pragma unroll
-            for (int v = 0; v < CJ * NB; ++v) gm_mma(acc[f][v], a[2 * f], a[2 * f + 1], b[v]);
+            for (int v = 0; v < CJ * NB; ++v) gm_mma4(acc[f][v], a[f], (gb_u32)b[v], (gb_u32)(b[v] >> 32));
     };
-    load(a0, b0, kb);
+    load(a0, b0);
     int ks = kb;
     for (; ks + 1 < ke; ks += 2) {
-        load(a1, b1, ks + 1);
+        load(a1, b1);
         mma(a0, b0);
-        if (ks + 2 < ke) load(a0, b0, ks + 2);
+        if (ks + 2 < ke) load(a0, b0);
         mma(a1, b1);
     }
     if (ks < ke) mma(a0, b0);
