@@ -22,6 +22,7 @@ from gboost.engines.cpu import CpuEngine
 from gboost.scan import ScanParams, run_scan
 from gboost.tiles import plan_tiles
 from gboost.stats.pvalues import thresholds_by_df
+from gboost.engines.gpu.config import MmaConfig
 from tests.helpers import assert_scan_equal, gpu_engine, gpu_study, gpu_unavailable, mma_unavailable
 
 _NO_GPU = gpu_unavailable()
@@ -147,6 +148,31 @@ def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, countin
     assert eng.table_in_shared_memory is False
     for g, w in zip(got, _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)):
         _assert_tile_equal(g, w)
+
+
+@pytest.mark.gpu
+def test_a_study_too_large_for_the_pre_screen_table_counts_through_the_block_ring():
+    """At >= ~12.8k samples the float32 pre-screen's table does not fit: the float64 build runs, and
+    its fully called blocks count through the <2,2> kernel's block ring (the float64 table in global
+    memory, the ring at the start of dynamic shared memory) while blocks with missing calls count by
+    each warp's loads. 13,000 samples, SNPs fully called and with 1 % missing calls: every tile
+    equals the CPU engine's, and the build is the one described."""
+    if _NO_GPU is None and mma_unavailable() is not None:
+        pytest.skip(mma_unavailable())
+    study = gpu_study(p=160, n=13_000, n_case=6_100, missing=0.01, fully_called=96, seed=7)
+    tiles = plan_tiles(study.n_snps, 64)
+    eng = gpu_engine(tile=64, counting="mma")
+    eng.prepare(study, LOOSE)
+    try:
+        build = eng._runners[0].build
+        assert build.use_f32 is False and build.n_tab == 0
+        assert build.dyn_smem["gm_screen_22"] == MmaConfig().ring_bytes > 0
+        got = list(eng.run_tiles(tiles))
+    finally:
+        eng.close()
+    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    for g in got:
+        _assert_tile_equal(g, want[g.tile.index])
 
 
 @pytest.mark.gpu
@@ -547,11 +573,13 @@ def test_sub_tile_results_merge_into_the_tile_result():
         _assert_tile_equal(merge_tile_results(tile, parts), whole)
 
 
-def test_tensor_core_build_plans_shared_memory_as_before_and_skips_the_f32_build_it_cannot_use(monkeypatch):
-    """MmaCounting.build (no device: kernels faked with the static shared memory nvcc reports) makes
-    the choices of the rule it replaced (compile the pre-screen's build, read its static shared memory,
-    fall back to GM_F32=0 where the table or the parking areas do not fit), and never loads the
-    pre-screen's build where n alone rules it out (the table cannot fit: n + 1 > MMA_TABLE_SMEM_MAX / 8)."""
+def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot_use(monkeypatch):
+    """MmaCounting.build (no device: kernels faked with the static shared memory nvcc reports) compiles
+    the pre-screen's build, reads its static shared memory and falls back to GM_F32=0 where the table or
+    the parking areas do not fit; that float64 build's <2,2> kernel counts through the block ring where
+    the ring fits (at >= ~12.8k samples it is what runs), else each warp loads its own operands, and its
+    float64 table is staged where it fits beside the ring. It never loads the pre-screen's build where
+    n alone rules it out (the table cannot fit: n + 1 > MMA_TABLE_SMEM_MAX / 8)."""
     from dataclasses import replace
 
     from gboost.engines.gpu import MmaConfig
@@ -568,40 +596,50 @@ def test_tensor_core_build_plans_shared_memory_as_before_and_skips_the_f32_build
         static = 24624 if config.f32_screen else 17440  # gm_screen_22 of the two builds (sm_90, 4 x 4 warps)
         return {name: Fn(static if name.endswith("22") else 10240) for name in ways.MMA_MODE_KERNELS}
 
-    def old_rule(cfg, n, optin):
-        def fit(c):
+    def rule(cfg, n, optin):
+        """(pre-screen built, ring stages, table entries, pre-screen used): the pre-screen where its table,
+        parking areas and ring fit; else the float64 build, its <2,2> kernel counting through the ring
+        where the ring fits (else each warp's own loads), the float64 table staged where it fits beside."""
+        def fit(c, ring=0):
             static = max(fake_kernels(0, c)[name].shared_size_bytes for name in ways.MMA_MODE_KERNELS)
-            return static, (n + 1 if (n + 1) * 8 <= min(ways.MMA_TABLE_SMEM_MAX, optin - static) else 0)
+            return static, (n + 1 if (n + 1) * 8 <= min(ways.MMA_TABLE_SMEM_MAX, optin - static - ring) else 0)
 
         static, n_tab = fit(cfg)
         cap_f32 = min(ways.MMA_TABLE_SMEM_MAX * max(1, cfg.threads // 256), optin - static)
         use = bool(n_tab and cfg.f32_screen and cfg.f32_smem(n_tab) <= cap_f32 and n < 1 << 16)
-        if cfg.f32_screen and not use:
+        if not use:
             cfg = replace(cfg, f32_screen=False)
-            static, n_tab = fit(cfg)
-        return cfg.f32_screen, n_tab, use
+            static, _ = fit(cfg)
+            if cfg.stages > 1 and static + cfg.ring_bytes > optin:
+                cfg = replace(cfg, stages=0)
+            static, n_tab = fit(cfg, cfg.ring_bytes)
+        return cfg.f32_screen, cfg.stages, n_tab, use
 
     monkeypatch.setattr(ways, "kernels", fake_kernels)
     configs = (MmaConfig(), MmaConfig(stages=0), MmaConfig(warps_rows=1, warps_cols=2), MmaConfig(f32_screen=False),
                MmaConfig(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2))
-    seen_use = set()
+    seen_use, seen_ring = set(), set()
     for optin in (227 << 10, 163 << 10, 99 << 10, 48 << 10):
         props = dict(sharedMemPerBlockOptin=optin, multiProcessorCount=132)
         for cfg in configs:
             for n in (100, 1500, 5000, 9000, 12000, 12798, 12799, 12800, 20000, 70000):
-                want = old_rule(cfg, n, optin)
+                want = rule(cfg, n, optin)
                 asked.clear()
                 b = ways.MmaCounting(cfg, 80, 40).build(0, props, n)
-                assert (asked[-1].f32_screen, b.n_tab, b.use_f32) == want, (optin, cfg, n)
+                assert (asked[-1].f32_screen, asked[-1].stages, b.n_tab, b.use_f32) == want, (optin, cfg, n)
                 if (n + 1) * 8 > ways.MMA_TABLE_SMEM_MAX:
                     assert not any(c.f32_screen for c in asked), (optin, cfg, n)
                 ring = [b.dyn_smem[name] for name in ways.MMA_MODE_KERNELS]
                 if b.use_f32:
                     assert ring == [cfg.f32_smem(b.n_tab)] + [cfg.f32_smem(b.n_tab, ring=False)] * 3
                 else:
-                    assert ring == [b.n_tab * 8] * 4
+                    table = -(-b.n_tab * 8 // 16) * 16
+                    assert ring == [table + asked[-1].ring_bytes] + [table] * 3
+                    assert table + asked[-1].ring_bytes + 17440 <= optin  # the <2,2> kernel can launch
                 seen_use.add(b.use_f32)
+                seen_ring.add((b.use_f32, asked[-1].stages > 1))
     assert seen_use == {True, False}
+    assert (False, True) in seen_ring and (False, False) in seen_ring  # the float64 build with and without the ring
 
 
 def test_production_configs_cannot_build_a_wrong_result_kernel():

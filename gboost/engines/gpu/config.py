@@ -64,9 +64,9 @@ class MmaConfig:
     # float64 only for the pairs whose decision it can change (boost_mma.cu, "Float32 pre-screen" and
     # "The pre-screen of blocks with missing calls"); False: float64 for every pair.
     f32_screen: bool = True
-    # k-steps in flight in the <2,2> pre-screen kernel's counting loop, staged once per block in shared
-    # memory (cp.async; a power of two; one block barrier every bar_steps k-steps); 0 or 1: each
-    # warp's register prefetch of one k-step.
+    # k-steps in flight in the <2,2> kernel's counting loop, staged once per block in shared memory
+    # (cp.async; a power of two; one block barrier every bar_steps k-steps), with or without the
+    # pre-screen; 0 or 1: each warp's register prefetch of one k-step.
     stages: int = 8
     # k-steps a block barrier of that ring covers (stages a multiple of it, at least twice it). On an
     # H100 at 500k: 8 stages with a barrier every 4 k-steps, kernel 4.68 s; 4 and 2, 4.99 s; 4 and 1,

@@ -146,8 +146,17 @@ class MmaCounting(_Counting):
             cfg = replace(cfg, f32_screen=False)
             k = kernels(device_id, cfg)
             static = self._static_smem(k, self.mode_kernels)
-            n_tab = self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static))
-        dyn = {name: cfg.f32_smem(n_tab, ring=name == self.mode_kernels[0]) if use_f32 else n_tab * 8
+        if not use_f32:
+            if cfg.stages > 1 and static + cfg.ring_bytes > optin:  # no room for the <2,2> kernel's block ring
+                cfg = replace(cfg, stages=0)
+                k = kernels(device_id, cfg)
+                static = self._static_smem(k, self.mode_kernels)
+            # the float64 table where it fits beside the ring
+            n_tab = self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static - cfg.ring_bytes))
+        # Dynamic shared memory: with the pre-screen its float32 table, parking areas and (<2,2>) ring;
+        # without it the float64 table, if staged, then (<2,2>) the ring (boost_mma.cu, gm_screen).
+        dyn = {name: cfg.f32_smem(n_tab, ring=name == self.mode_kernels[0]) if use_f32
+               else -(-n_tab * 8 // 16) * 16 + (cfg.ring_bytes if name == self.mode_kernels[0] else 0)
                for name in self.mode_kernels}
         self._reserve(k, dyn)
         blocks = {name: self._resident_blocks(k[name], dyn[name], props) for name in self.mode_kernels}

@@ -1131,12 +1131,14 @@ __device__ __forceinline__ void gm_screen(
 #if GM_STAGES > 1
     gb_u64* s_ring = (gb_u64*)(s_park + GM_WARPS);  // GM_STAGES x GM_STAGE_WORDS, after the parking areas
 #endif
+#elif GM_STAGES > 1
+    // Without the pre-screen (a study of >= ~12.8k samples, whose table does not fit; the float64
+    // build; the counting-only one): the ring after the float64 table, when that is staged.
+    gb_u64* s_ring = (gb_u64*)((char*)gb_xlx_s + ((n_tab * 8 + 15) & ~15));
 #endif
 
-#if GM_F32 && !GM_COUNT_ONLY
-    constexpr bool kBlockRing = GM_STAGES > 1;
-#else
-    constexpr bool kBlockRing = false;
+    constexpr bool kBlockRing = GM_STAGES > 1;  // the <2,2> blocks count through the block ring
+#if !(GM_F32 && !GM_COUNT_ONLY)
     constexpr bool f32 = false;
 #endif
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1227,7 +1229,7 @@ __device__ __forceinline__ void gm_screen(
 #endif
             }
         };
-        if (NA == 2 && NB == 2 && !(kBlockRing && f32)) {  // (the block ring does it while its first loads fly)
+        if (NA == 2 && NB == 2 && !kBlockRing) {  // (the block ring does it while its first loads fly)
             terms();
             __syncthreads();
         }
@@ -1253,16 +1255,24 @@ __device__ __forceinline__ void gm_screen(
                            surv_tab, bar, barc, s_bar_r, s_bar_c);
         };
 #endif
-#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES > 1
-        if constexpr (NA == 2 && NB == 2) {
-            if (f32) {  // every warp takes part in the block ring's barriers; live ones count and pair
-                gb_u32 acc[2][2][4][4];
-                gm_count22_block(acc, planes_r, stride_r, off_r, planes_c, stride_c, off_c, bi0, ni, bj0, nj, KS,
-                                 ks0, tid, live, s_ring, terms);
-                if (live) park_and_pair(acc);
+#if GM_STAGES > 1
+        if constexpr (NA == 2 && NB == 2) {  // every warp takes part in the block ring's barriers; live ones count and pair
+            gb_u32 acc[2][2][4][4];
+            gm_count22_block(acc, planes_r, stride_r, off_r, planes_c, stride_c, off_c, bi0, ni, bj0, nj, KS, ks0,
+                             tid, live, s_ring, terms);
+            if (live) {
+#if GM_F32 && !GM_COUNT_ONLY
+                park_and_pair(acc);
+#else
+                // The float64 epilogue (or, counting only, the tables): at >= ~12.8k samples the counting
+                // is most of the kernel, and the per-warp loop below waited on its loads (ncu at 50k
+                // samples: the mmas' stalls for their operands, one k-step of prefetch).
+                gm_pairs<2, 2, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
+                                  bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+#endif
             }
         }
-        if (!(NA == 2 && NB == 2 && f32) && live) {
+        if (!(NA == 2 && NB == 2) && live) {
 #else
         if (live) {
 #endif
