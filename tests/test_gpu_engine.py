@@ -151,13 +151,12 @@ def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, countin
 
 
 @pytest.mark.gpu
-def test_a_study_too_large_for_the_pre_screen_table_screens_its_fully_called_blocks_without_it():
-    """At >= ~12.8k samples the float32 pre-screen's table does not fit: the <2,2> blocks count
-    through the block ring and take the pre-screen with every x ln x from the SFU (no table; the
-    float64 table in global memory for the candidates), the blocks with missing calls count by each
-    warp's loads and take the float64 epilogue. 13,000 samples, SNPs fully called and with 1 % missing
-    calls: every tile equals the CPU engine's (loose thresholds: many survivors and candidates), so
-    does a whole scan (its summary too), and the build is the one described."""
+def test_a_study_too_large_for_the_pre_screen_table_counts_through_the_block_ring():
+    """At >= ~12.8k samples the float32 pre-screen's table does not fit: the float64 build runs, and
+    its fully called blocks count through the <2,2> kernel's block ring (the float64 table in global
+    memory, the ring at the start of dynamic shared memory) while blocks with missing calls count by
+    each warp's loads. 13,000 samples, SNPs fully called and with 1 % missing calls: every tile
+    equals the CPU engine's, and the build is the one described."""
     if _NO_GPU is None and mma_unavailable() is not None:
         pytest.skip(mma_unavailable())
     study = gpu_study(p=160, n=13_000, n_case=6_100, missing=0.01, fully_called=96, seed=7)
@@ -166,15 +165,14 @@ def test_a_study_too_large_for_the_pre_screen_table_screens_its_fully_called_blo
     eng.prepare(study, LOOSE)
     try:
         build = eng._runners[0].build
-        assert build.use_f32 is True and build.n_tab == 0
-        assert build.dyn_smem["gm_screen_22"] == MmaConfig().f32_smem(0) > MmaConfig().ring_bytes
+        assert build.use_f32 is False and build.n_tab == 0
+        assert build.dyn_smem["gm_screen_22"] == MmaConfig().ring_bytes > 0
         got = list(eng.run_tiles(tiles))
     finally:
         eng.close()
     want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
     for g in got:
         _assert_tile_equal(g, want[g.tile.index])
-    assert_scan_equal(_scan(study, gpu_engine(tile=64, counting="mma")), _scan(study, CpuEngine(tile=64)))
 
 
 @pytest.mark.gpu
@@ -578,11 +576,10 @@ def test_sub_tile_results_merge_into_the_tile_result():
 def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot_use(monkeypatch):
     """MmaCounting.build (no device: kernels faked with the static shared memory nvcc reports) compiles
     the pre-screen's build, reads its static shared memory and falls back to GM_F32=0 where the table or
-    the parking areas do not fit. Where n alone rules the table out (n + 1 > MMA_TABLE_SMEM_MAX / 8)
-    but the 16-bit parked cells hold its counts (n < 65,536), the build has the pre-screen in its <2,2>
-    blocks only, every x ln x from the SFU and no table; it never loads the whole pre-screen's build
-    there. The float64 build's <2,2> kernel counts through the block ring where the ring fits, else each
-    warp loads its own operands, and its float64 table is staged where it fits beside the ring."""
+    the parking areas do not fit; that float64 build's <2,2> kernel counts through the block ring where
+    the ring fits (at >= ~12.8k samples it is what runs), else each warp loads its own operands, and its
+    float64 table is staged where it fits beside the ring. It never loads the pre-screen's build where
+    n alone rules it out (the table cannot fit: n + 1 > MMA_TABLE_SMEM_MAX / 8)."""
     from dataclasses import replace
 
     from gboost.engines.gpu import MmaConfig
@@ -600,27 +597,23 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
         return {name: Fn(static if name.endswith("22") else 10240) for name in ways.MMA_MODE_KERNELS}
 
     def rule(cfg, n, optin):
-        """(the build's pre-screen, its modes with missing calls, its SFU setting, ring stages, table
-        entries, pre-screen used), as the docstring says."""
+        """(pre-screen built, ring stages, table entries, pre-screen used): the pre-screen where its table,
+        parking areas and ring fit; else the float64 build, its <2,2> kernel counting through the ring
+        where the ring fits (else each warp's own loads), the float64 table staged where it fits beside."""
         def fit(c, ring=0):
             static = max(fake_kernels(0, c)[name].shared_size_bytes for name in ways.MMA_MODE_KERNELS)
             return static, (n + 1 if (n + 1) * 8 <= min(ways.MMA_TABLE_SMEM_MAX, optin - static - ring) else 0)
 
-        base = cfg
-        tableless = cfg.f32_screen and n < 1 << 16 and (n + 1) * 8 > ways.MMA_TABLE_SMEM_MAX
-        if tableless:
-            cfg = replace(cfg, f32_missing=False, sfu_xlogx=2)
         static, n_tab = fit(cfg)
-        n_tab = 0 if tableless else n_tab
         cap_f32 = min(ways.MMA_TABLE_SMEM_MAX * max(1, cfg.threads // 256), optin - static)
-        use = bool((n_tab or tableless) and cfg.f32_screen and cfg.f32_smem(n_tab) <= cap_f32 and n < 1 << 16)
+        use = bool(n_tab and cfg.f32_screen and cfg.f32_smem(n_tab) <= cap_f32 and n < 1 << 16)
         if not use:
-            cfg = replace(base, f32_screen=False)
+            cfg = replace(cfg, f32_screen=False)
             static, _ = fit(cfg)
             if cfg.stages > 1 and static + cfg.ring_bytes > optin:
                 cfg = replace(cfg, stages=0)
             static, n_tab = fit(cfg, cfg.ring_bytes)
-        return cfg.f32_screen, cfg.f32_missing, cfg.sfu_xlogx, cfg.stages, n_tab, use
+        return cfg.f32_screen, cfg.stages, n_tab, use
 
     monkeypatch.setattr(ways, "kernels", fake_kernels)
     configs = (MmaConfig(), MmaConfig(stages=0), MmaConfig(warps_rows=1, warps_cols=2), MmaConfig(f32_screen=False),
@@ -633,10 +626,9 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
                 want = rule(cfg, n, optin)
                 asked.clear()
                 b = ways.MmaCounting(cfg, 80, 40).build(0, props, n)
-                c = asked[-1]
-                assert (c.f32_screen, c.f32_missing, c.sfu_xlogx, c.stages, b.n_tab, b.use_f32) == want, (optin, cfg, n)
-                if (n + 1) * 8 > ways.MMA_TABLE_SMEM_MAX:  # the whole pre-screen's build is never loaded
-                    assert not any(c.f32_screen and c.f32_missing for c in asked), (optin, cfg, n)
+                assert (asked[-1].f32_screen, asked[-1].stages, b.n_tab, b.use_f32) == want, (optin, cfg, n)
+                if (n + 1) * 8 > ways.MMA_TABLE_SMEM_MAX:
+                    assert not any(c.f32_screen for c in asked), (optin, cfg, n)
                 ring = [b.dyn_smem[name] for name in ways.MMA_MODE_KERNELS]
                 if b.use_f32:
                     assert ring == [cfg.f32_smem(b.n_tab)] + [cfg.f32_smem(b.n_tab, ring=False)] * 3
@@ -648,15 +640,6 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
                 seen_ring.add((b.use_f32, asked[-1].stages > 1))
     assert seen_use == {True, False}
     assert (False, True) in seen_ring and (False, False) in seen_ring  # the float64 build with and without the ring
-    # On an H100 (227 KiB a block), the default config: 5,000 samples the whole pre-screen with its table;
-    # 20,000 the <2,2> blocks' pre-screen without a table; 70,000 the float64 build with the ring.
-    props = dict(sharedMemPerBlockOptin=227 << 10, multiProcessorCount=132)
-    for n, want in ((5000, (True, True, 1, 5001)), (20000, (True, False, 2, 0)), (70000, (False, True, 1, 0))):
-        asked.clear()
-        b = ways.MmaCounting(MmaConfig(), 80, 40).build(0, props, n)
-        c = asked[-1]
-        assert (c.f32_screen, c.f32_missing, c.sfu_xlogx, b.n_tab) == want and b.use_f32 == want[0], n
-        assert c.stages == 8
 
 
 def test_production_configs_cannot_build_a_wrong_result_kernel():
@@ -667,8 +650,7 @@ def test_production_configs_cannot_build_a_wrong_result_kernel():
     from gboost.engines.gpu import KernelConfig, MmaConfig, kernel_source, mma_kernel_source
 
     assert {f.name for f in dataclasses.fields(MmaConfig)} == {
-        "warps_rows", "warps_cols", "min_blocks", "f32_screen", "f32_missing", "stages", "bar_steps", "sfu_xlogx",
-        "fast_log"}
+        "warps_rows", "warps_cols", "min_blocks", "f32_screen", "stages", "bar_steps", "sfu_xlogx", "fast_log"}
     for bad in ("count_only", "defines"):
         with pytest.raises(TypeError):
             MmaConfig(**{bad: ()})

@@ -144,10 +144,9 @@ def test_float32_prescreen_equals_float64_kernel_and_cpu_engine(epi):
     assert eng.describe() and got.n_valid > 0
     f64 = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False)))
     _assert_identical(got, f64)
-    # The other counting loop (each warp's register prefetch), a shallower block ring, logf for __logf,
-    # and the build of a study too wide for the table (the pre-screen in <2,2> blocks alone, all from the SFU).
+    # The other counting loop (each warp's register prefetch), a shallower block ring, logf for __logf.
     for cfg in (MmaConfig(stages=0), MmaConfig(stages=4, bar_steps=1), MmaConfig(stages=4, bar_steps=2),
-                MmaConfig(fast_log=False), MmaConfig(f32_missing=False, sfu_xlogx=2)):
+                MmaConfig(fast_log=False)):
         _assert_identical(run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=cfg)), f64)
     for level in (0, 2):  # x ln x from the table, all 27 from the SFU (the default: the nine x(n_ab))
         sfu = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(sfu_xlogx=level)))

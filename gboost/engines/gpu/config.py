@@ -64,10 +64,6 @@ class MmaConfig:
     # float64 only for the pairs whose decision it can change (boost_mma.cu, "Float32 pre-screen" and
     # "The pre-screen of blocks with missing calls"); False: float64 for every pair.
     f32_screen: bool = True
-    # With f32_screen, the blocks with missing calls take it too; False only in the build for a study
-    # whose float32 table does not fit in shared memory (>= ~12.8k samples: MmaCounting.build), where
-    # the <2,2> blocks take every x ln x from the SFU and the others the float64 epilogue.
-    f32_missing: bool = True
     # k-steps in flight in the <2,2> kernel's counting loop, staged once per block in shared memory
     # (cp.async; a power of two; one block barrier every bar_steps k-steps), with or without the
     # pre-screen; 0 or 1: each warp's register prefetch of one k-step.
@@ -108,7 +104,7 @@ class MmaConfig:
     def options(self) -> tuple[str, ...]:
         return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
                 f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
-                f"-DGM_F32={int(self.f32_screen)}", f"-DGM_F32M={int(self.f32_missing)}", f"-DGM_STAGES={self.stages}", f"-DGM_BAR_STEPS={self.bar_steps}",
+                f"-DGM_F32={int(self.f32_screen)}", f"-DGM_STAGES={self.stages}", f"-DGM_BAR_STEPS={self.bar_steps}",
                 f"-DGM_SFU={int(self.sfu_xlogx)}", f"-DGM_FASTLOG={int(self.fast_log)}")
 
     @property

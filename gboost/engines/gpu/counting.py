@@ -136,23 +136,14 @@ class MmaCounting(_Counting):
         n_tab_max = n_samples + 1
         possible = (cfg.f32_screen and n_samples < 1 << 16 and n_tab_max * 8 <= MMA_TABLE_SMEM_MAX
                     and cfg.f32_smem(n_tab_max) <= self._f32_room(optin, 0))
-        # A study whose table cannot fit (n >= ~12.8k, and the 16-bit parked cells below 2^16): the
-        # pre-screen in its <2,2> blocks alone, every x ln x from the SFU, no table; the blocks with
-        # missing calls take the float64 epilogue (their pre-screen reads the table). At 50k samples the
-        # float64 epilogue of every pair was 31 % of the kernel (docs/PERFORMANCE.md, issue 18).
-        tableless = (cfg.f32_screen and cfg.f32_missing and not possible and n_samples < 1 << 16
-                     and n_tab_max * 8 > MMA_TABLE_SMEM_MAX)
-        if tableless:
-            cfg = replace(cfg, f32_missing=False, sfu_xlogx=2)
-            possible = cfg.f32_smem(0) <= self._f32_room(optin, 0)
         if cfg.f32_screen and not possible:
-            cfg = replace(self.config, f32_screen=False)
+            cfg = replace(cfg, f32_screen=False)
         k = kernels(device_id, cfg)
         static = self._static_smem(k, self.mode_kernels)
-        n_tab = 0 if tableless else self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static))
-        use_f32 = bool(possible and (n_tab or tableless) and cfg.f32_smem(n_tab) <= self._f32_room(optin, static))
-        if cfg.f32_screen and not use_f32:  # (the float64 build, whatever the pre-screen's would have been)
-            cfg = replace(self.config, f32_screen=False)
+        n_tab = self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static))
+        use_f32 = bool(possible and n_tab and cfg.f32_smem(n_tab) <= self._f32_room(optin, static))
+        if cfg.f32_screen and not use_f32:
+            cfg = replace(cfg, f32_screen=False)
             k = kernels(device_id, cfg)
             static = self._static_smem(k, self.mode_kernels)
         if not use_f32:

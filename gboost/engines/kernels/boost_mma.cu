@@ -58,9 +58,6 @@
 #ifndef GM_F32  // <2,2> blocks: float32 pre-screen with a proven error bound, float64 only where it can matter
 #define GM_F32 1
 #endif
-#ifndef GM_F32M  // with GM_F32, the blocks with missing calls too (their pre-screen reads the float32 table)
-#define GM_F32M GM_F32
-#endif
 
 #define GM_WARPS (GM_WI * GM_WJ)
 #define GM_THREADS (32 * GM_WARPS)
@@ -1144,9 +1141,6 @@ __device__ __forceinline__ void gm_screen(
 #if !(GM_F32 && !GM_COUNT_ONLY)
     constexpr bool f32 = false;
 #endif
-    // The modes with missing calls through their pre-screen: not in the build for a study whose float32
-    // table does not fit (>= ~12.8k samples), where only <2,2> blocks take it, every x ln x from the SFU.
-    constexpr bool f32m = f32 && GM_F32M;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wy = warp / GM_WJ, wx = warp % GM_WJ, g = lane >> 2, q = lane & 3;
     const double* tab = xlx;
@@ -1164,7 +1158,7 @@ __device__ __forceinline__ void gm_screen(
         }
         __syncthreads();
     }
-#if GM_F32 && !GM_COUNT_ONLY && GM_F32M
+#if GM_F32 && !GM_COUNT_ONLY
     float em[2];  // the bound of the modes with missing calls (gm_pairs_f32m)
     gm_bound_m(n_tab - 1, em);
 #endif
@@ -1294,14 +1288,14 @@ __device__ __forceinline__ void gm_screen(
                 gm_pairs<NA, NB, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
                                     bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
             } else {
-#if GM_F32 && !GM_COUNT_ONLY && GM_F32M
+#if GM_F32 && !GM_COUNT_ONLY
                 float rl_max[2] = {__int_as_float(0xff800000), __int_as_float(0xff800000)};  // row bars, both passes
 #endif
 #pragma unroll
                 for (int pass = 0; pass < 2; ++pass) {
                     if (ncol > pass * 8) {
-#if GM_F32 && !GM_COUNT_ONLY && GM_F32M
-                        if (f32m) {  // each class parked as soon as it is counted
+#if GM_F32 && !GM_COUNT_ONLY
+                        if (f32) {  // each class parked as soon as it is counted
 #pragma unroll
                             for (int k = 0; k < 2; ++k) {
                                 gb_u32 acc[NA][NB][4];
