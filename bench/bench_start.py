@@ -1,6 +1,6 @@
 """What the command does before its first tile, and when (issue 24): one fresh process per
 variant, timestamps from the process's start (gboost.stages.process_age) for each step of the
-CLI's way to the screen — numba's import and its target's start, CuPy's import, the CUDA context
+CLI's way to the screen — numba's import and what its first load needs (start_target), CuPy's import, the CUDA context
 and the kernels' module on the thread the CLI starts them on, the .fam/.bim parse, the .bed's
 counting pass — so the critical path can be read off rather than guessed.
 
