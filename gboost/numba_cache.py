@@ -81,54 +81,69 @@ def skip_blas_probe() -> None:
     numba; where numba's layout differs, nothing is changed."""
     import sys
 
-    if _ARRAYMATH in sys.modules or any(isinstance(f, _ArraymathFinder) for f in sys.meta_path):
-        return
-    sys.meta_path.insert(0, _ArraymathFinder())
+    if _ARRAYMATH not in sys.modules:
+        _hook(_ARRAYMATH, _run_with_cheap_probe)
 
 
-class _ArraymathFinder:
-    """Finds ``numba.np.arraymath`` as the other finders do and runs its module with the cheap
-    probe in place of ``ensure_blas``. It stays in ``sys.meta_path`` (one name compared per
-    import): removing it while another thread's import walks the list could skip a finder there."""
+def _run_with_cheap_probe(exec_module, module) -> None:
+    """``numba.np.arraymath``'s module run with the cheap probe in place of ``ensure_blas``."""
+    import importlib.util
+    import sys
+
+    linalg = sys.modules.get("numba.np.linalg")
+    if linalg is None:
+        import numba.np.linalg as linalg
+    real = getattr(linalg, "ensure_blas", None)
+
+    def probe() -> None:  # what the import-time probe learns: whether SciPy can be imported
+        if importlib.util.find_spec("scipy") is None:
+            raise ImportError("scipy 0.16+ is required for linear algebra")
+
+    if real is not None:
+        linalg.ensure_blas = probe
+    try:
+        exec_module(module)
+    finally:
+        if real is not None:
+            linalg.ensure_blas = real
+
+
+def _hook(name: str, run) -> None:
+    """An import hook (once) that runs module ``name`` as ``run(exec_module, module)``."""
+    import sys
+
+    if not any(isinstance(f, _ModuleHook) and f.name == name for f in sys.meta_path):
+        sys.meta_path.insert(0, _ModuleHook(name, run))
+
+
+class _ModuleHook:
+    """Finds one module as the other finders do and runs it through ``run(exec_module, module)``
+    (numba's modules that gboost adjusts, above). It stays in ``sys.meta_path`` (one name compared
+    per import): removing it while another thread's import walks the list could skip a finder there."""
+
+    def __init__(self, name: str, run):
+        self.name, self._run = name, run
 
     def find_spec(self, name, path=None, target=None):
-        if name != _ARRAYMATH:
+        if name != self.name:
             return None
         import importlib.machinery
 
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _ProbeLoader(spec.loader)
+            spec.loader = _HookedLoader(spec.loader, self._run)
         return spec
 
 
-class _ProbeLoader:
-    def __init__(self, loader):
-        self._loader = loader
+class _HookedLoader:
+    def __init__(self, loader, run):
+        self._loader, self._run = loader, run
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module) -> None:
-        import importlib.util
-        import sys
-
-        linalg = sys.modules.get("numba.np.linalg")
-        if linalg is None:
-            import numba.np.linalg as linalg
-        real = getattr(linalg, "ensure_blas", None)
-
-        def probe() -> None:  # what the import-time probe learns: whether SciPy can be imported
-            if importlib.util.find_spec("scipy") is None:
-                raise ImportError("scipy 0.16+ is required for linear algebra")
-
-        if real is not None:
-            linalg.ensure_blas = probe
-        try:
-            self._loader.exec_module(module)
-        finally:
-            if real is not None:
-                linalg.ensure_blas = real
+        self._run(self._loader.exec_module, module)
 
     def __getattr__(self, name):  # get_code, get_source, is_package...: the wrapped loader's
         return getattr(self._loader, name)
@@ -173,8 +188,13 @@ def light_cache_loads() -> None:
     caching = sys.modules.get(_CACHING)
     if caching is not None:
         _patch_loads(caching)
-    elif not any(isinstance(f, _CachingFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _CachingFinder())
+    else:
+        _hook(_CACHING, _run_then_patch)
+
+
+def _run_then_patch(exec_module, module) -> None:
+    exec_module(module)
+    _patch_loads(module)
 
 
 def _light_ready(target_context) -> bool:
@@ -208,33 +228,3 @@ def _patch_loads(caching) -> None:
 
     load_overload._gboost = True
     cache.load_overload = load_overload
-
-
-class _CachingFinder:
-    """Finds ``numba.core.caching`` as the other finders do and patches its loads once the module
-    has run (as _ArraymathFinder, it stays in ``sys.meta_path``)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != _CACHING:
-            return None
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _PatchLoader(spec.loader)
-        return spec
-
-
-class _PatchLoader:
-    def __init__(self, loader):
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        self._loader.exec_module(module)
-        _patch_loads(module)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)

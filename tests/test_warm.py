@@ -252,7 +252,7 @@ import json, sys
 import gboost
 if sys.argv[1] == "full":
     from gboost import numba_cache
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, numba_cache._CachingFinder)]
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "name", None) != numba_cache._CACHING]
 import numba.core.base as base
 refreshes = []
 real = base.BaseContext.refresh
