@@ -277,8 +277,14 @@ def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: 
             return pairs_rows_array(pr.i[r], pr.j[r], texts, pr.df[r], floats, None if adj is None else adj[1][r])
         return run
 
+    return [piece(a, b) for a, b in _runs(m, pieces, min_rows)]
+
+
+def _runs(m: int, pieces: int, min_rows: int) -> list[tuple[int, int]]:
+    """[a, b) runs of ``m`` rows for a file's pieces: up to ``pieces``, of ``min_rows`` at least
+    where there are enough rows (one run otherwise)."""
     cuts = np.linspace(0, m, max(1, min(pieces, m // max(1, min_rows) + 1)) + 1).astype(int)
-    return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:])]
+    return [(int(a), int(b)) for a, b in zip(cuts, cuts[1:])]
 
 
 @dataclass
@@ -349,8 +355,7 @@ def spliced_pieces(joined, rows: np.ndarray, q: np.ndarray, pieces: int, min_row
             return splice_q(rank[rows[a:b]], holed, q[a:b])
         return run
 
-    cuts = np.linspace(0, m, max(1, min(pieces, m // max(1, min_rows) + 1)) + 1).astype(int)
-    return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:])]
+    return [piece(a, b) for a, b in _runs(m, pieces, min_rows)]
 
 
 def format_pairs_rowwise(v, pr) -> str:
@@ -396,8 +401,7 @@ def marginal_pieces(study, stat, p, texts: SnpTexts, pieces: int, min_rows: int 
             return marginal_rows_array(a, b, fields, bp, [(maf, 6, "NA"), (stat[a:b], 8, "NA"), (p[a:b], 6, "NA")])
         return run
 
-    cuts = np.linspace(0, n, max(1, min(pieces, n // max(1, min_rows) + 1)) + 1).astype(int)
-    return [piece(int(a), int(b)) for a, b in zip(cuts, cuts[1:]) if b > a]
+    return [piece(a, b) for a, b in _runs(n, pieces, min_rows) if b > a]
 
 
 def prepare_outputs(study, marginal) -> dict:
