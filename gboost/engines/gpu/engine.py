@@ -15,7 +15,8 @@ from gboost.errors import ScanCancelled
 from gboost.engines.gpu.compile import kernels
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu.counting import MmaCounting, PopcCounting
-from gboost.engines.gpu.cuda import compute_capability, cupy, device_name, end_context, is_cuda_error, is_oom
+from gboost.engines.gpu.cuda import (compute_capability, cupy, device_name, end_context, is_cuda_error, is_oom,
+                                     release_driver_files)
 from gboost.engines.gpu.device import MIN_EDGE, DeviceRunner, DeviceStats
 from gboost.study import Study
 
@@ -397,10 +398,14 @@ class GpuEngine(Engine):
         """Close, then end the CUDA contexts of every GPU this engine used (gboost/engines/gpu/cuda.py,
         ``end_context``): the last step of a process that exits right after, as the CLI's scan
         does; nothing CUDA may be used after it in this process (CuPy's pools still hold the old
-        contexts' pointers)."""
+        contexts' pointers). Then the driver's files are released (``release_driver_files``), so
+        that the kernel's end of the process's GPU connection runs on this thread too, beside the
+        formatting, not after the process's last instruction."""
         self.close()
         for d in self._devices_used:
             end_context(d)
+        if self._devices_used:
+            release_driver_files()
         self._devices_used = []
 
     def _runner0(self) -> DeviceRunner:
