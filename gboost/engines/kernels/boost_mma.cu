@@ -249,7 +249,7 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
         // holds what gm_ring_off puts there: unit U, SNP g, half (c & 1) ^ ((g >> 2) & 1).
         const int c = tid + m * GM_THREADS;
         const int U = c >> 4, g = (c >> 1) & 7, qq = ((c & 1) ^ ((g >> 2) & 1)) * 2;
-        on[m] = c < GM_RING_CHUNKS;
+        on[m] = GM_RING_CHUNKS % GM_THREADS == 0 || c < GM_RING_CHUNKS;  // (every thread's, where they divide)
         dst[m] = ring_s + (unsigned)c * 16u;
         if (U < 4 * GM_WI) {
             const int r = (U >> 2) * 16 + ((U >> 1) & 1) * 8 + g, ty = U & 1;
@@ -264,13 +264,22 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
             src[m] = planes_c + (gb_size)ty * KS * kst[m] + (gb_size)(off_c + bj0 + (val[m] ? cl : 0)) * 4 + qq;
         }
     }
-    // Issues k-step ks; called for ks = 0, 1, 2, ... in order, so the sources just advance.
-    auto issue = [&](int ks) {
-        const unsigned so = (unsigned)(ks & (GM_STAGES - 1)) * STAGE_BYTES;
+    // Issues the group of GM_BAR_STEPS k-steps from k0 (a multiple of GM_BAR_STEPS; groups in order, so
+    // the sources just advance), each step's destination its stage's offset plus an immediate; only
+    // the study's last group tests whether its steps exist.
 #pragma unroll
-        for (int m = 0; m < GM_RING_COPIES; ++m) {
-            if (on[m]) gm_cp16(dst[m] + so, src[m], val[m]);
-            src[m] += kst[m];
+    for (int m = 0; m < GM_RING_COPIES; ++m) asm volatile("" : "+r"(dst[m]));  // (kept, not recomputed per step)
+    auto issue_group = [&](int k0) {
+        const unsigned og = (unsigned)(k0 & (GM_STAGES - 1)) * STAGE_BYTES;
+        const bool whole = k0 + GM_BAR_STEPS <= KS;
+#pragma unroll
+        for (int b = 0; b < GM_BAR_STEPS; ++b) {
+            if (!whole && k0 + b >= KS) break;
+#pragma unroll
+            for (int m = 0; m < GM_RING_COPIES; ++m) {
+                if (on[m]) gm_cp16(dst[m] + og + (unsigned)b * STAGE_BYTES, src[m], val[m]);
+                src[m] += kst[m];
+            }
         }
     };
 #pragma unroll
@@ -284,47 +293,57 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
     constexpr int G = GM_STAGES / GM_BAR_STEPS;  // groups of GM_BAR_STEPS k-steps the ring holds
 #pragma unroll
     for (int gr = 0; gr < G - 1; ++gr) {
-#pragma unroll
-        for (int b = 0; b < GM_BAR_STEPS; ++b)
-            if (gr * GM_BAR_STEPS + b < KS) issue(gr * GM_BAR_STEPS + b);
+        if (gr * GM_BAR_STEPS < KS) issue_group(gr * GM_BAR_STEPS);
         gm_cp_commit();  // empty groups too: the wait below counts groups
     }
     while_loading();  // (the first barrier orders its shared writes before any later read)
-    // This lane's ldmatrix row addresses: A fragment f (units wy * 4 + f * 2 + type, matrix i = type +
-    // 2 * half), B units 2p and 2p + 1 (matrix i = unit * 2 + half).
+    // This lane's ldmatrix row addresses in stage 0: A fragment 0 (units wy * 4 + type, matrix i = type +
+    // 2 * half; fragment 1 is 2 units = 512 bytes on) and B units 0 and 1 (matrix i = unit * 2 + half;
+    // units 2 and 3 are 512 bytes on). Made opaque to the compiler (the empty asm): ptxas otherwise
+    // recomputed them from the shared window's base at every k-step, ~20 integer instructions a step
+    // against 4 ldmatrix and 8 mma (SASS of the counting-only build, issue 18), so each step then costs
+    // only its stage's offset, an immediate.
     const int mi = lane >> 3, mr = lane & 7;
-    unsigned ra[2], rb[2];
+    unsigned ra = ring_s + gm_ring_off(wy * 4 + (mi & 1), mr, mi >> 1);
+    unsigned rb = ring_s + gm_ring_off(4 * GM_WI + wx * 4 + (mi >> 1), mr, mi & 1);
+    asm volatile("" : "+r"(ra), "+r"(rb));
+    // k-step b of the group whose stage offset is og: the stage's operands, 8 mmas into ac.
+    auto step = [&](gb_u32 (&ac)[2][4][4], unsigned a0, unsigned b0, int b) {
+        gb_u32 a[2][4], bb[2][4];
 #pragma unroll
-    for (int f = 0; f < 2; ++f) ra[f] = ring_s + gm_ring_off(wy * 4 + f * 2 + (mi & 1), mr, mi >> 1);
+        for (int f = 0; f < 2; ++f) gm_ldsm4(a[f], a0 + (unsigned)b * STAGE_BYTES + f * 512u);
 #pragma unroll
-    for (int p = 0; p < 2; ++p) rb[p] = ring_s + gm_ring_off(4 * GM_WI + wx * 4 + p * 2 + (mi >> 1), mr, mi & 1);
-    auto step = [&](gb_u32 (&ac)[2][4][4], int ks) {
-        const unsigned o = (unsigned)(ks & (GM_STAGES - 1)) * STAGE_BYTES;
-        gb_u32 a[2][4], b[2][4];
-#pragma unroll
-        for (int f = 0; f < 2; ++f) gm_ldsm4(a[f], ra[f] + o);
-#pragma unroll
-        for (int p = 0; p < 2; ++p) gm_ldsm4(b[p], rb[p] + o);
+        for (int p = 0; p < 2; ++p) gm_ldsm4(bb[p], b0 + (unsigned)b * STAGE_BYTES + p * 512u);
 #pragma unroll
         for (int f = 0; f < 2; ++f)
 #pragma unroll
-            for (int v = 0; v < 4; ++v) gm_mma4(ac[f][v], a[f], b[v >> 1][(v & 1) * 2], b[v >> 1][(v & 1) * 2 + 1]);
+            for (int v = 0; v < 4; ++v) gm_mma4(ac[f][v], a[f], bb[v >> 1][(v & 1) * 2], bb[v >> 1][(v & 1) * 2 + 1]);
     };
     // One barrier a GM_BAR_STEPS k-steps: it orders the copies of those steps before their reads and
-    // the reads of the GM_BAR_STEPS steps before them before their slots are refilled.
+    // the reads of the GM_BAR_STEPS steps before them before their slots are refilled. A group lies
+    // in one class but where it holds the first cases' step (or the last step): only there is the
+    // class tested step by step.
     for (int kk = 0; kk < KS; kk += GM_BAR_STEPS) {
         gm_cp_wait<G - 2>();  // this thread's copies of steps kk, kk + 1, ... are done ...
         __syncthreads();      // ... and everyone's; everyone has read the steps before kk
-#pragma unroll
-        for (int b = 0; b < GM_BAR_STEPS; ++b)
-            if (kk + (G - 1) * GM_BAR_STEPS + b < KS) issue(kk + (G - 1) * GM_BAR_STEPS + b);
+        if (kk + (G - 1) * GM_BAR_STEPS < KS) issue_group(kk + (G - 1) * GM_BAR_STEPS);
         gm_cp_commit();
         if (live) {
+            const unsigned og = (unsigned)(kk & (GM_STAGES - 1)) * STAGE_BYTES;  // (kk is a multiple of GM_BAR_STEPS)
+            const unsigned a0 = ra + og, b0 = rb + og;
+            if (kk + GM_BAR_STEPS <= ks0) {
 #pragma unroll
-            for (int b = 0; b < GM_BAR_STEPS; ++b) {
-                const int ks = kk + b;
-                if (ks < ks0) step(acc[0], ks);  // controls' k-steps, then the cases'
-                else if (ks < KS) step(acc[1], ks);
+                for (int b = 0; b < GM_BAR_STEPS; ++b) step(acc[0], a0, b0, b);
+            } else if (kk >= ks0 && kk + GM_BAR_STEPS <= KS) {
+#pragma unroll
+                for (int b = 0; b < GM_BAR_STEPS; ++b) step(acc[1], a0, b0, b);
+            } else {
+#pragma unroll
+                for (int b = 0; b < GM_BAR_STEPS; ++b) {
+                    const int ks = kk + b;
+                    if (ks < ks0) step(acc[0], a0, b0, b);  // controls' k-steps, then the cases'
+                    else if (ks < KS) step(acc[1], a0, b0, b);
+                }
             }
         }
     }
