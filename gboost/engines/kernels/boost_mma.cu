@@ -1029,23 +1029,37 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
     unsigned valid = 0u, cand = 0u, sure = 0u;
     int dfs = 0;
     float cl_max[2] = {ninf, ninf};
+    // Two slots at a time, their pre-screens in one straight run without branches (a slot that is no
+    // pair, or whose table is invalid, is computed on counts all the same and its result dropped):
+    // the two chains of dependent float32 work interleave. One slot at a time behind its tests, each
+    // ran alone, ~440 instructions of latency the warp's 4 warps a scheduler could not hide (ncu:
+    // waits on fixed-latency results and long scoreboards first, issue 18).
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
-        up[s] = ninf;
-        if (!((live >> s) & 1u)) continue;
-        int t[18];
-        unpark(t, s, lane);
-        gm_margins mg;
-        gm_margins_of(t, mg);
-        const int ea = (mg.na[0] == 0) + (mg.na[1] == 0) + (mg.na[2] == 0);
-        const int eb = (mg.nb[0] == 0) + (mg.nb[1] == 0) + (mg.nb[2] == 0);
-        if (ea > 1 || eb > 1) continue;  // invalid (DF 0): not counted, as gb_ksa_df
-        const int df = 4 >> (ea + eb);
-        float lt;
-        const float v = gm_ksa32m(t, mg, tabf, lt);
-        if (gm_interval(up, valid, dfs, sm.rtot[s >> 1], sm.ctot[pass * 2 + (s & 1)], rl_max[s >> 1], cl_max[s & 1], s,
-                        df, v, lt, em[0], em[1], thr))
-            sure |= 1u << s;
+    for (int s2 = 0; s2 < 4; s2 += 2) {
+        float v[2], lt[2];
+        int df[2];
+        bool ok[2];
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+            const int s = s2 + x;
+            int t[18];
+            unpark(t, s, lane);
+            gm_margins mg;
+            gm_margins_of(t, mg);
+            const int ea = (mg.na[0] == 0) + (mg.na[1] == 0) + (mg.na[2] == 0);
+            const int eb = (mg.nb[0] == 0) + (mg.nb[1] == 0) + (mg.nb[2] == 0);
+            ok[x] = ((live >> s) & 1u) && ea <= 1 && eb <= 1;  // invalid (DF 0): not counted, as gb_ksa_df
+            df[x] = 4 >> (ea + eb);
+            v[x] = gm_ksa32m(t, mg, tabf, lt[x]);
+        }
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+            const int s = s2 + x;
+            up[s] = ninf;
+            if (ok[x] && gm_interval(up, valid, dfs, sm.rtot[s >> 1], sm.ctot[pass * 2 + (s & 1)], rl_max[s >> 1],
+                                     cl_max[s & 1], s, df[x], v[x], lt[x], em[0], em[1], thr))
+                sure |= 1u << s;
+        }
     }
     // The bars: over the warp (rows: lanes q; columns: lanes g), then across the tile's blocks through
     // bar[SNP] in global memory, as gm_pairs22_f32 (each warp reads its own SNPs' bars: no block barrier).
@@ -1169,6 +1183,13 @@ __device__ __forceinline__ void gm_screen(
             float* tf = (float*)gb_xlx_s;
             if (GM_SFU < 2 || !(NA == 2 && NB == 2))  // (<2,2> with every x ln x from the SFU reads none)
                 for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
+            if (!(NA == 2 && NB == 2)) {
+                // gm_pairs_f32m computes every slot's pre-screen before it tests which are pairs, so
+                // the parked words of a slot that is none must still be counts (table indices): zero
+                // at first, counts of some pair after.
+                gb_u32* z = (gb_u32*)s_park;
+                for (int e = tid; e < GM_WARPS * (int)(sizeof(gm_park) / 4); e += GM_THREADS) z[e] = 0u;
+            }
         } else
 #endif
         {
