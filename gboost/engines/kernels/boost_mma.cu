@@ -96,18 +96,21 @@ __device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, g
 // arithmetic and reloads of the kernel's pointer arguments (Nsight Compute's SASS view, issue 18).
 // The offsets need each type's planes of one side to span fewer than 2^32 words: the engine never
 // hands this kernel a larger plane array (MmaCounting.max_snps streams such a study in blocks).
-template <int NA, int NB, int CJ>
+// ZERO false: add to acc as it is (the classes packed into one word, gm_count_packed).
+template <int NA, int NB, int CJ, bool ZERO = true>
 __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], int k,
                                                const gb_u64* __restrict__ planes_r, int stride_r, int prow, int nrow,
                                                const gb_u64* __restrict__ planes_c, int stride_c, int pcol, int ncol,
                                                int KS, int ks0, int lane) {
     const int g = lane >> 2, q = lane & 3;
+    if constexpr (ZERO) {
 #pragma unroll
-    for (int f = 0; f < NA; ++f)
+        for (int f = 0; f < NA; ++f)
 #pragma unroll
-        for (int v = 0; v < CJ * NB; ++v)
+            for (int v = 0; v < CJ * NB; ++v)
 #pragma unroll
-            for (int c = 0; c < 4; ++c) acc[f][v][c] = 0u;
+                for (int c = 0; c < 4; ++c) acc[f][v][c] = 0u;
+    }
     const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
     if (kb >= ke) return;
     const gb_u32 kstep_r = (gb_u32)stride_r * 4u, kstep_c = (gb_u32)stride_c * 4u;
@@ -173,6 +176,26 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
     for (int k = 0; k < 2; ++k)
         gm_count_class<NA, NB, CJ>(acc[k], k, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS,
                                    ks0, lane);
+}
+
+// Both classes of one pass into one set of accumulators, each word (cases << 16) | controls, the
+// parked layout of the pre-screen (gm_pairs_f32m): the cases counted, the words shifted by 16, the
+// controls counted on top (an mma adds integers; every class count is below 2^16 wherever the
+// pre-screen runs, so no carry crosses the halves). Against one class at a time, parked as counted,
+// this zeroes once and parks once, without reading back the first class's words.
+template <int NA, int NB>
+__device__ __forceinline__ void gm_count_packed(gb_u32 (&acc)[NA][NB][4], const gb_u64* __restrict__ planes_r,
+                                                int stride_r, int prow, int nrow, const gb_u64* __restrict__ planes_c,
+                                                int stride_c, int pcol, int ncol, int KS, int ks0, int lane) {
+    gm_count_class<NA, NB, 1>(acc, 1, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS, ks0, lane);
+#pragma unroll
+    for (int f = 0; f < NA; ++f)
+#pragma unroll
+        for (int v = 0; v < NB; ++v)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[f][v][c] <<= 16;
+    gm_count_class<NA, NB, 1, false>(acc, 0, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS, ks0,
+                                     lane);
 }
 
 #ifndef GM_STAGES  // k-steps in flight in the <2,2> pre-screen kernel's block ring (0, 1: registers, one ahead)
@@ -952,12 +975,11 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
 // tables parked, each pair's interval, the bars (row bars rl_max carried over the passes), and the
 // candidates' float64 KSA. tab: the float64 table (global memory), tabf: the float32 one (shared);
 // em: the bound's E = em[0] + em[1] |ln tau|.
-// The counted cells of class k of one pass into the parking area, as the counting of each class ends:
-// so only one class's 36 accumulators are live at a time (with both, the <3,3> kernel spilled ~800
-// bytes a thread around its counting loop). Word ta * 3 + tb of slot s = ri * 2 + e, class k in the
-// half k (16 bits: counts < 2^16 wherever the pre-screen runs).
+// The counted cells of one pass (both classes packed, gm_count_packed) into the parking area: word
+// ta * 3 + tb of slot s = ri * 2 + e, class k in the half k (16 bits: counts < 2^16 wherever the
+// pre-screen runs).
 template <int NA, int NB>
-__device__ __forceinline__ void gm_park_class(gm_park& pk, const gb_u32 (&acc)[NA][NB][4], int k, int lane) {
+__device__ __forceinline__ void gm_park_packed(gm_park& pk, const gb_u32 (&acc)[NA][NB][4], int lane) {
 #pragma unroll
     for (int ri = 0; ri < 2; ++ri)
 #pragma unroll
@@ -967,9 +989,7 @@ __device__ __forceinline__ void gm_park_class(gm_park& pk, const gb_u32 (&acc)[N
 #pragma unroll
                 for (int tb = 0; tb < NB; ++tb) {
                     const int u = ri * NA + ta, s = ri * 2 + e;
-                    gb_u32& w = pk.mcells[((ta * 3 + tb) * 4 + s) * 32 + lane];
-                    const gb_u32 c = acc[u >> 1][tb][(u & 1) * 2 + e];
-                    w = k ? (w | (c << 16)) : c;
+                    pk.mcells[((ta * 3 + tb) * 4 + s) * 32 + lane] = acc[u >> 1][tb][(u & 1) * 2 + e];
                 }
 }
 
@@ -1335,15 +1355,12 @@ __device__ __forceinline__ void gm_screen(
                 for (int pass = 0; pass < 2; ++pass) {
                     if (ncol > pass * 8) {
 #if GM_F32 && !GM_COUNT_ONLY
-                        if (f32) {  // each class parked as soon as it is counted
-#pragma unroll
-                            for (int k = 0; k < 2; ++k) {
-                                gb_u32 acc[NA][NB][4];
-                                gm_count_class<NA, NB, 1>(acc, k, planes_r, stride_r, off_r + bi0 + r_blk0, nrow,
-                                                          planes_c, stride_c, off_c + bj0 + c_blk0 + pass * 8,
-                                                          ncol - pass * 8, KS, ks0, lane);
-                                gm_park_class<NA, NB>(s_park[warp], acc, k, lane);
-                            }
+                        if (f32) {  // both classes in one set of 36 accumulators, then parked
+                            gb_u32 acc[NA][NB][4];
+                            gm_count_packed<NA, NB>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c,
+                                                    stride_c, off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS,
+                                                    ks0, lane);
+                            gm_park_packed<NA, NB>(s_park[warp], acc, lane);
                             __syncwarp();
                             gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, (const float*)gb_xlx_s, thr, em,
                                                   i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n,
