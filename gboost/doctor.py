@@ -127,7 +127,7 @@ def caches_section(gpu: dict) -> dict:
     indexes = list(Path(folder).rglob("*.nbi"))  # numba keeps one index a source file, in subfolders
     mark = read_marker(folder)
     if mark is None:
-        state = f"cold: run `gboost warm` (the first scan would compile for ~15 s)" if not indexes else \
+        state = "cold: run `gboost warm` (the first scan would compile for ~15 s)" if not indexes else \
             f"{len(indexes)} cached function files; `gboost warm` has not run for this version"
     elif mark.get("numba") != numba.__version__ or mark.get("python") != sys.version.split()[0]:
         state = (f"warmed with numba {mark.get('numba')} / Python {mark.get('python')}, now numba {numba.__version__}"

@@ -13,6 +13,7 @@ import os
 import platform
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 import gboost
-from gboost.errors import InputError
 from gboost.io.plink_format import plink_g
 from gboost.stats.marginal import minor_allele_frequency
 from gboost.stats.pvalues import chi2_sf
@@ -573,7 +573,7 @@ class FilePool:
             done[name] = ([head] + [p[0] for p in parts], seconds + sum(p[1] for p in parts))
         return done
 
-    def streamed(self) -> tuple[dict, "Callable[[], tuple[dict, float]]"]:
+    def streamed(self) -> tuple[dict, Callable[[], tuple[dict, float]]]:
         """Each file as an iterator of its buffers that waits for each run as it is formatted (so
         write_files writes, and the kernel puts on disk, a file's first runs while the pool formats
         the rest), and a function to call once they are consumed: it ends the pool and returns
