@@ -270,14 +270,23 @@ def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: 
         def run() -> np.ndarray:
             r = rows[a:b]
             r2 = r2_at(pr.tables, r)  # (Pairs.r2 of these rows)
-            floats = [(pr.ksa[r], 10, None), (pr.stat[r], 10, None), (pr.p[r], 10, None), (q[a:b], 6, "NA"),
-                      (r2, 4, "NA")]
+            floats = _pairs_floats(pr.ksa[r], pr.stat[r], pr.p[r], r2, q[a:b])
             if adj is not None:
                 floats += [(adj[0][r], 8, "NA"), (adj[2][r], 6, "NA")]
             return pairs_rows_array(pr.i[r], pr.j[r], texts, pr.df[r], floats, None if adj is None else adj[1][r])
         return run
 
     return [piece(a, b) for a, b in _runs(m, pieces, min_rows)]
+
+
+def _pairs_floats(ksa, stat, p, r2, q=None) -> list:
+    """pairs.tsv's float columns as fastnum.pairs_rows_array takes them (values, %g digits, text of
+    a NaN): KSA, STAT and P to 10 digits, Q to 6, R2 to 4. Without ``q`` the Q column is left out, for
+    rows formatted with a hole where splice_q puts it (format_block)."""
+    cols = [(ksa, 10, None), (stat, 10, None), (p, 10, None)]
+    if q is not None:
+        cols.append((q, 6, "NA"))
+    return cols + [(r2, 4, "NA")]
 
 
 def _runs(m: int, pieces: int, min_rows: int) -> list[tuple[int, int]]:
@@ -314,7 +323,7 @@ def format_block(texts: "SnpTexts", block: tuple, epi1: float) -> FormattedBlock
     epi = epi_cc_pieces(i, j, stat, df, texts.plink_chrom, texts.plink_snp)[0]()
     t1 = time.perf_counter()
     keep = np.flatnonzero(p <= epi1)
-    floats = [(ksa[keep], 10, None), (stat[keep], 10, None), (p[keep], 10, None), (r2_at(tables, keep), 4, "NA")]
+    floats = _pairs_floats(ksa[keep], stat[keep], p[keep], r2_at(tables, keep))
     holed = pairs_rows_array(i[keep], j[keep], texts.pairs, df[keep], floats, holed=True)
     return FormattedBlock(len(i), len(keep), epi, holed, t1 - t0, time.perf_counter() - t1)
 
