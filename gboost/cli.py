@@ -463,7 +463,17 @@ def main(argv: list[str] | None = None) -> int:
             _interrupts_in_finalizers_end_the_command()
         if args.command == "scan":
             args.ends_process = argv is None and not args.dask  # then _exit_now follows the scan
-            rc = cmd_scan(args)
+            try:
+                rc = cmd_scan(args)
+            except (InputError, OSError) as exc:
+                if not (args.ends_process and _driver_released()):
+                    raise
+                # The GPU's driver files were released beside the formatting (an output failed to
+                # write after that): the process ends as a finished scan does, after its threads,
+                # without the driver library's teardown, which would run on /dev/null.
+                print(_error_line(exc), file=sys.stderr)
+                _join_threads()
+                _exit_now(2)
             if args.ends_process:
                 _exit_now(rc)
             return rc
@@ -473,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == name:
                 return importlib.import_module(module).run(args)
     except InputError as exc:
-        print(f"gboost: error: {exc}", file=sys.stderr)
+        print(_error_line(exc), file=sys.stderr)
         return 2
     except (ScanCancelled, KeyboardInterrupt):
         if argv is None:  # a second Ctrl-C must not turn the clean stop into a traceback
@@ -486,10 +496,34 @@ def main(argv: list[str] | None = None) -> int:
             _exit_now(130)
         return 130
     except OSError as exc:  # disk full, permission denied: name the file, no traceback
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        print(f"gboost: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(_error_line(exc), file=sys.stderr)
         return 2
     return 1
+
+
+def _error_line(exc: BaseException) -> str:
+    """The one line a failed command prints: an InputError as it reads, an OSError (disk full,
+    permission denied) with the file it names."""
+    if isinstance(exc, OSError) and not isinstance(exc, InputError):
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return f"gboost: error: {where}{exc.strerror or exc}"
+    return f"gboost: error: {exc}"
+
+
+def _driver_released() -> bool:
+    from gboost.engines.gpu.cuda import driver_released
+
+    return driver_released()
+
+
+def _join_threads() -> None:
+    """Wait for this process's other non-daemon threads (the checkpoint's writer), as the
+    interpreter's exit would."""
+    import threading
+
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and not t.daemon:
+            t.join()
 
 
 if __name__ == "__main__":

@@ -16,14 +16,19 @@ linux = pytest.mark.skipif(not os.path.isdir("/proc/self/fd") or sys.platform !=
 
 
 @linux
-def test_the_drivers_descriptors_point_at_dev_null_and_every_other_is_left_alone(tmp_path):
+def test_the_drivers_descriptors_point_at_dev_null_and_every_other_is_left_alone(tmp_path, monkeypatch):
+    import gboost.engines.gpu.cuda as cuda_mod
+
+    monkeypatch.setattr(cuda_mod, "_RELEASED", [False])  # (this process's flag, restored after)
     driver, user = tmp_path / "nvfake0", tmp_path / "user.txt"
     driver.write_bytes(b"driver")
     user.write_bytes(b"user's data")
     fd_driver = os.open(driver, os.O_RDWR)
     fd_user = os.open(user, os.O_RDWR)
     try:
+        assert not cuda_mod.driver_released()
         assert release_driver_files(prefix=str(tmp_path / "nvfake")) == 1
+        assert cuda_mod.driver_released()  # the CLI then ends by os._exit, on error too
         assert os.readlink(f"/proc/self/fd/{fd_driver}") == os.devnull
         assert os.readlink(f"/proc/self/fd/{fd_user}") == str(user)
         os.write(fd_driver, b"lost")  # the number is still open (never reused by a later open), on /dev/null
@@ -49,3 +54,67 @@ def test_the_engine_releases_the_driver_only_after_every_context_it_used_is_rese
     calls.clear()
     GpuEngine().end_contexts()  # an engine that never started a GPU touches nothing
     assert calls == []
+
+
+def test_a_scan_that_fails_after_the_release_prints_one_line_and_exits_2_after_its_threads(tmp_path):
+    """Once the driver's files are released, a normal exit would run the driver library's teardown on
+    /dev/null: a scan whose outputs then fail to write (a full disk) ends as a finished one does,
+    by os._exit after its other threads (the checkpoint's writer), with the one line and exit code 2.
+    Before the release, the same failure still ends by the interpreter's exit (the next test)."""
+    import subprocess
+    import textwrap
+
+    from gboost.simulate import simulate_study
+
+    prefix = str(tmp_path / "s")
+    simulate_study(60, 80, 80, seed=3).write(prefix)
+    marker, torn = tmp_path / "thread-finished", tmp_path / "teardown-ran"
+    code = textwrap.dedent(f"""
+        import atexit, sys, threading, time
+        import gboost.cli as cli
+        atexit.register(lambda: open({str(torn)!r}, "w").write("the interpreter's teardown ran"))
+        import gboost.io.results as results
+        cli._driver_released = lambda: True  # as after GpuEngine.end_contexts on a GPU
+        def full_disk(*a, **k):
+            def late():
+                time.sleep(0.3)
+                open({str(marker)!r}, "w").write("joined")
+            threading.Thread(target=late).start()
+            raise OSError(28, "No space left on device", {str(tmp_path / "out" / "pairs.tsv")!r})
+        results.write_outputs = full_disk
+        sys.argv = ["gboost", "scan", "--bfile", {prefix!r}, "--out", {str(tmp_path / "out")!r}, "--device", "cpu",
+                    "--quiet", "--calibration-pairs", "0"]
+        sys.exit(cli.main())
+        """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [f"gboost: error: {tmp_path / 'out' / 'pairs.tsv'}: No space left on device"]
+    assert marker.read_text() == "joined"
+    assert not torn.exists()  # ended by os._exit, as a finished scan is
+
+
+def test_a_scan_that_fails_before_any_release_ends_as_before(tmp_path):
+    import subprocess
+    import textwrap
+
+    from gboost.simulate import simulate_study
+
+    prefix = str(tmp_path / "s")
+    simulate_study(60, 80, 80, seed=3).write(prefix)
+    torn = tmp_path / "teardown-ran"
+    code = textwrap.dedent(f"""
+        import atexit, sys
+        import gboost.cli as cli
+        import gboost.io.results as results
+        atexit.register(lambda: open({str(torn)!r}, "w").write("ran"))
+        def full_disk(*a, **k):
+            raise OSError(28, "No space left on device", {str(tmp_path / "out" / "pairs.tsv")!r})
+        results.write_outputs = full_disk
+        sys.argv = ["gboost", "scan", "--bfile", {prefix!r}, "--out", {str(tmp_path / "out")!r}, "--device", "cpu",
+                    "--quiet", "--calibration-pairs", "0"]
+        sys.exit(cli.main())
+        """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [f"gboost: error: {tmp_path / 'out' / 'pairs.tsv'}: No space left on device"]
+    assert torn.read_text() == "ran"

@@ -128,6 +128,15 @@ def end_context(device_id: int) -> None:
     _call(lib, "cuDevicePrimaryCtxReset", lib.cuDevicePrimaryCtxReset_v2(dev))
 
 
+_RELEASED = [False]
+
+
+def driver_released() -> bool:
+    """Whether :func:`release_driver_files` has run in this process: it must then end by os._exit,
+    without the interpreter's and the driver library's teardown (gboost/cli.py does, on error too)."""
+    return _RELEASED[0]
+
+
 def release_driver_files(prefix: str = "/dev/nvidia", fds: str = "/proc/self/fd") -> int:
     """Point every descriptor this process holds on the driver's device files (``prefix``*) at
     /dev/null, and return how many: the kernel then ends the process's connection to the driver
@@ -145,6 +154,7 @@ def release_driver_files(prefix: str = "/dev/nvidia", fds: str = "/proc/self/fd"
         return 0
     null = os.open(os.devnull, os.O_RDWR)
     released = 0
+    _RELEASED[0] = True  # (from here a normal exit would run the driver's library teardown on /dev/null)
     try:
         for name in names:
             try:
