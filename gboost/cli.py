@@ -463,17 +463,7 @@ def main(argv: list[str] | None = None) -> int:
             _interrupts_in_finalizers_end_the_command()
         if args.command == "scan":
             args.ends_process = argv is None and not args.dask  # then _exit_now follows the scan
-            try:
-                rc = cmd_scan(args)
-            except (InputError, OSError) as exc:
-                if not (args.ends_process and _driver_released()):
-                    raise
-                # The GPU's driver files were released beside the formatting (an output failed to
-                # write after that): the process ends as a finished scan does, after its threads,
-                # without the driver library's teardown, which would run on /dev/null.
-                print(_error_line(exc), file=sys.stderr)
-                _join_threads()
-                _exit_now(2)
+            rc = cmd_scan(args)
             if args.ends_process:
                 _exit_now(rc)
             return rc
@@ -484,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                 return importlib.import_module(module).run(args)
     except InputError as exc:
         print(_error_line(exc), file=sys.stderr)
-        return 2
+        return _failed(args)
     except (ScanCancelled, KeyboardInterrupt):
         if argv is None:  # a second Ctrl-C must not turn the clean stop into a traceback
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -497,33 +487,38 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except OSError as exc:  # disk full, permission denied: name the file, no traceback
         print(_error_line(exc), file=sys.stderr)
-        return 2
+        return _failed(args)
     return 1
 
 
 def _error_line(exc: BaseException) -> str:
     """The one line a failed command prints: an InputError as it reads, an OSError (disk full,
     permission denied) with the file it names."""
-    if isinstance(exc, OSError) and not isinstance(exc, InputError):
+    if isinstance(exc, OSError):
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         return f"gboost: error: {where}{exc.strerror or exc}"
     return f"gboost: error: {exc}"
+
+
+def _failed(args) -> int:
+    """Exit code 2 of a failed command, returned. A scan that failed after the GPU's driver files
+    were released beside the formatting (an output's write: a full disk) ends here instead, as a
+    finished scan does: after its other threads (the checkpoint's writer), by os._exit, without the
+    driver library's teardown, which would run on /dev/null."""
+    if getattr(args, "ends_process", False) and _driver_released():
+        import threading
+
+        for t in threading.enumerate():
+            if t is not threading.current_thread() and not t.daemon:
+                t.join()
+        _exit_now(2)
+    return 2
 
 
 def _driver_released() -> bool:
     from gboost.engines.gpu.cuda import driver_released
 
     return driver_released()
-
-
-def _join_threads() -> None:
-    """Wait for this process's other non-daemon threads (the checkpoint's writer), as the
-    interpreter's exit would."""
-    import threading
-
-    for t in threading.enumerate():
-        if t is not threading.current_thread() and not t.daemon:
-            t.join()
 
 
 if __name__ == "__main__":

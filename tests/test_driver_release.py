@@ -56,11 +56,12 @@ def test_the_engine_releases_the_driver_only_after_every_context_it_used_is_rese
     assert calls == []
 
 
-def test_a_scan_that_fails_after_the_release_prints_one_line_and_exits_2_after_its_threads(tmp_path):
-    """Once the driver's files are released, a normal exit would run the driver library's teardown on
-    /dev/null: a scan whose outputs then fail to write (a full disk) ends as a finished one does,
-    by os._exit after its other threads (the checkpoint's writer), with the one line and exit code 2.
-    Before the release, the same failure still ends by the interpreter's exit (the next test)."""
+def _full_disk_scan(tmp_path, released: bool):
+    """A `gboost scan` as the command line runs it (a process of its own), whose outputs fail to
+    write (a full disk) after starting a thread that finishes 0.3 s later, with the driver's files
+    released before (``released``: as after GpuEngine.end_contexts on a GPU) or not; an atexit
+    handler marks an exit through the interpreter's teardown. Returns (the process, the thread's
+    marker, the teardown's marker, the expected error line)."""
     import subprocess
     import textwrap
 
@@ -69,52 +70,43 @@ def test_a_scan_that_fails_after_the_release_prints_one_line_and_exits_2_after_i
     prefix = str(tmp_path / "s")
     simulate_study(60, 80, 80, seed=3).write(prefix)
     marker, torn = tmp_path / "thread-finished", tmp_path / "teardown-ran"
+    failed = tmp_path / "out" / "pairs.tsv"
     code = textwrap.dedent(f"""
         import atexit, sys, threading, time
         import gboost.cli as cli
-        atexit.register(lambda: open({str(torn)!r}, "w").write("the interpreter's teardown ran"))
         import gboost.io.results as results
-        cli._driver_released = lambda: True  # as after GpuEngine.end_contexts on a GPU
+        atexit.register(lambda: open({str(torn)!r}, "w").write("ran"))
+        cli._driver_released = lambda: {released!r}
         def full_disk(*a, **k):
             def late():
                 time.sleep(0.3)
                 open({str(marker)!r}, "w").write("joined")
             threading.Thread(target=late).start()
-            raise OSError(28, "No space left on device", {str(tmp_path / "out" / "pairs.tsv")!r})
+            raise OSError(28, "No space left on device", {str(failed)!r})
         results.write_outputs = full_disk
         sys.argv = ["gboost", "scan", "--bfile", {prefix!r}, "--out", {str(tmp_path / "out")!r}, "--device", "cpu",
                     "--quiet", "--calibration-pairs", "0"]
         sys.exit(cli.main())
         """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return r, marker, torn, f"gboost: error: {failed}: No space left on device"
+
+
+def test_a_scan_that_fails_after_the_release_prints_one_line_and_exits_2_after_its_threads(tmp_path):
+    """Once the driver's files are released, a normal exit would run the driver library's teardown on
+    /dev/null: a scan whose outputs then fail to write (a full disk) ends as a finished one does,
+    by os._exit after its other threads (the checkpoint's writer), with the one line and exit code 2.
+    Before the release, the same failure still ends by the interpreter's exit (the next test)."""
+    r, marker, torn, line = _full_disk_scan(tmp_path, released=True)
     assert r.returncode == 2, r.stderr
-    assert r.stderr.strip().splitlines() == [f"gboost: error: {tmp_path / 'out' / 'pairs.tsv'}: No space left on device"]
+    assert r.stderr.strip().splitlines() == [line]
     assert marker.read_text() == "joined"
     assert not torn.exists()  # ended by os._exit, as a finished scan is
 
 
 def test_a_scan_that_fails_before_any_release_ends_as_before(tmp_path):
-    import subprocess
-    import textwrap
-
-    from gboost.simulate import simulate_study
-
-    prefix = str(tmp_path / "s")
-    simulate_study(60, 80, 80, seed=3).write(prefix)
-    torn = tmp_path / "teardown-ran"
-    code = textwrap.dedent(f"""
-        import atexit, sys
-        import gboost.cli as cli
-        import gboost.io.results as results
-        atexit.register(lambda: open({str(torn)!r}, "w").write("ran"))
-        def full_disk(*a, **k):
-            raise OSError(28, "No space left on device", {str(tmp_path / "out" / "pairs.tsv")!r})
-        results.write_outputs = full_disk
-        sys.argv = ["gboost", "scan", "--bfile", {prefix!r}, "--out", {str(tmp_path / "out")!r}, "--device", "cpu",
-                    "--quiet", "--calibration-pairs", "0"]
-        sys.exit(cli.main())
-        """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    r, marker, torn, line = _full_disk_scan(tmp_path, released=False)
     assert r.returncode == 2, r.stderr
-    assert r.stderr.strip().splitlines() == [f"gboost: error: {tmp_path / 'out' / 'pairs.tsv'}: No space left on device"]
+    assert r.stderr.strip().splitlines() == [line]
+    assert marker.read_text() == "joined"  # (the interpreter's exit joins it too)
     assert torn.read_text() == "ran"
