@@ -12,9 +12,9 @@ import sys
 from gboost.stages import process_age
 
 
-def main() -> int:
+def mark_exit() -> None:
+    """gboost.cli._exit_now prints the process age first (bench/probe_release.py uses it too)."""
     import gboost.cli as cli
-    import gboost.io.results as results
 
     exit_now = cli._exit_now
 
@@ -23,6 +23,13 @@ def main() -> int:
         exit_now(rc)
 
     cli._exit_now = marked_exit
+
+
+def main() -> int:
+    import gboost.cli as cli
+    import gboost.io.results as results
+
+    mark_exit()
     write = results.write_outputs
 
     def marked_write(*a, **k):

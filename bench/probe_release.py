@@ -19,15 +19,11 @@ def main() -> int:
     import gboost.cli as cli
     import gboost.engines.gpu.engine as engine
 
+    from probe_exit import mark_exit
+
     keep = "--no-release" in sys.argv
     argv = [a for a in sys.argv[1:] if a != "--no-release"]
-    exit_now = cli._exit_now
-
-    def marked_exit(rc):
-        print(f"probe: _exit_now at {process_age():.3f} s", file=sys.stderr)
-        exit_now(rc)
-
-    cli._exit_now = marked_exit
+    mark_exit()
     release = engine.release_driver_files
 
     def timed_release() -> int:
