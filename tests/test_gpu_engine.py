@@ -175,6 +175,48 @@ def test_a_study_too_large_for_the_pre_screen_table_counts_through_the_block_rin
         _assert_tile_equal(g, want[g.tile.index])
 
 
+def _class_edge_study(n_class: int, seed: int = 3):
+    """Fully called SNPs, n_class controls and n_class cases: SNPs 0-3 have every control at genotype 0
+    (SNPs 0, 1) or 1 (SNPs 2, 3) and random cases, so pairs among them count n_class controls in one
+    cell, the largest count a packed accumulator's half must hold (and strongly associated: they
+    survive, so their tables are compared)."""
+    from gboost.study import study_from_genotypes
+
+    rng = np.random.default_rng(seed)
+    p, n = 40, 2 * n_class
+    g = rng.binomial(2, rng.uniform(0.1, 0.5, p)[:, None], (p, n)).astype(np.int8)
+    is_case = np.zeros(n, bool)
+    is_case[rng.choice(n, n_class, replace=False)] = True
+    g[0:2, ~is_case] = 0
+    g[2:4, ~is_case] = 1
+    return study_from_genotypes(g, is_case)
+
+
+@pytest.mark.gpu(mma=True)
+@pytest.mark.parametrize("n_class, warp_rows", [(65_535, 32), (65_536, 16)])
+def test_the_largest_class_a_packed_accumulator_holds(n_class, warp_rows):
+    """With 32 rows a warp the <2,2> ring packs both classes into one accumulator, (controls << 16) |
+    cases (boost_mma.cu, GM_KC): exact up to 65,535 samples a class, where a cell can count 65,535;
+    one sample more and the runner takes 16 rows a warp, classes apart. Both equal the CPU engine."""
+    study = _class_edge_study(n_class)
+    tiles = plan_tiles(study.n_snps, 64)
+    eng = gpu_engine(tile=64, counting="mma")
+    eng.prepare(study, LOOSE)
+    try:
+        assert eng._runners[0].config.warp_rows == warp_rows
+        assert eng._runners[0].block_rows == 4 * warp_rows
+        got = list(eng.run_tiles(tiles))
+    finally:
+        eng.close()
+    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    edge = 0
+    for gt in got:
+        w = want[gt.tile.index]
+        _assert_tile_equal(gt, w)
+        edge += int(np.sum(w.surv_tables == n_class))
+    assert edge > 0  # some survivor's table holds a cell of a whole class
+
+
 @pytest.mark.gpu
 def test_tiles_of_a_part_equal_cpu_engine(counting):
     from gboost.scan import part_rows
@@ -219,7 +261,8 @@ def test_other_kernel_configurations_give_the_same_tiles(config):
 
 
 @pytest.mark.gpu(mma=True)
-@pytest.mark.parametrize("config", [dict(warps_rows=1, warps_cols=2), dict(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2)])
+@pytest.mark.parametrize("config", [dict(warps_rows=1, warps_cols=2), dict(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2),
+                                    dict(warp_rows=16), dict(warp_rows=16, stages=0), dict(stages=0)])
 @pytest.mark.parametrize("name", ["many-words", "missing-2pct-mixed-modes"])
 def test_other_tensor_core_configurations_give_the_same_tiles(config, name):
     from gboost.engines.gpu import MmaConfig
@@ -593,7 +636,7 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
 
     def fake_kernels(device_id, config):
         asked.append(config)
-        static = 24624 if config.f32_screen else 17440  # gm_screen_22 of the two builds (sm_90, 4 x 4 warps)
+        static = 36400 if config.f32_screen else 25632  # gm_screen_22 of the two builds (sm_90, 4 x 4 warps of 32 x 16)
         return {name: Fn(static if name.endswith("22") else 10240) for name in ways.MMA_MODE_KERNELS}
 
     def rule(cfg, n, optin):
@@ -617,6 +660,7 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
 
     monkeypatch.setattr(ways, "kernels", fake_kernels)
     configs = (MmaConfig(), MmaConfig(stages=0), MmaConfig(warps_rows=1, warps_cols=2), MmaConfig(f32_screen=False),
+               MmaConfig(warp_rows=16),
                MmaConfig(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2))
     seen_use, seen_ring = set(), set()
     for optin in (227 << 10, 163 << 10, 99 << 10, 48 << 10):
@@ -635,7 +679,7 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
                 else:
                     table = -(-b.n_tab * 8 // 16) * 16
                     assert ring == [table + asked[-1].ring_bytes] + [table] * 3
-                    assert table + asked[-1].ring_bytes + 17440 <= optin  # the <2,2> kernel can launch
+                    assert table + asked[-1].ring_bytes + 25632 <= optin  # the <2,2> kernel can launch
                 seen_use.add(b.use_f32)
                 seen_ring.add((b.use_f32, asked[-1].stages > 1))
     assert seen_use == {True, False}
@@ -650,7 +694,8 @@ def test_production_configs_cannot_build_a_wrong_result_kernel():
     from gboost.engines.gpu import KernelConfig, MmaConfig, kernel_source, mma_kernel_source
 
     assert {f.name for f in dataclasses.fields(MmaConfig)} == {
-        "warps_rows", "warps_cols", "min_blocks", "f32_screen", "stages", "bar_steps", "sfu_xlogx", "fast_log"}
+        "warps_rows", "warps_cols", "warp_rows", "min_blocks", "f32_screen", "stages", "bar_steps", "sfu_xlogx",
+        "fast_log"}
     for bad in ("count_only", "defines"):
         with pytest.raises(TypeError):
             MmaConfig(**{bad: ()})
@@ -676,3 +721,25 @@ def test_run_json_engine_info_says_where_the_planes_were_and_how_long_the_gpu_wa
         # (idle counts from the end of the engine's set-up, inside "prepare", to the last tile)
         assert 0.0 <= info["gpu_idle_longest_s"] <= info["gpu_idle_s"] <= res.timings["screen"] + res.timings["prepare"]
         assert info["kernel_s"] > 0 and info["mean_tile_kernel_s"] > 0
+
+
+def test_mma_config_takes_16_rows_a_warp_where_a_class_would_carry_out_of_its_half():
+    """32 rows a warp packs both classes' counts into one accumulator's 16-bit halves: the default,
+    except where a class has 2^16 samples or more (MmaConfig.for_classes); the shared memory it plans
+    (the parking areas of two row tiles, which the <2,2> ring shares)."""
+    c = MmaConfig()
+    assert (c.warp_rows, c.block_rows, c.block_cols) == (32, 128, 64)
+    assert "-DGM_TR=2" in c.options() and "-DGM_TR=1" in c.for_classes(65_536, 3).options()
+    assert c.for_classes(65_535, 65_535) is c
+    for n_ctrl, n_case in ((65_536, 10), (10, 65_536), (300_000, 200_000)):
+        narrow = c.for_classes(n_ctrl, n_case)
+        assert (narrow.warp_rows, narrow.block_rows) == (16, 64)
+        assert narrow == MmaConfig(warp_rows=16)
+    assert MmaConfig(warp_rows=16).for_classes(10, 10).warp_rows == 16  # never widened
+    assert (c.cells22_bytes, MmaConfig(warp_rows=16).cells22_bytes, c.park_bytes) == (8576, 4480, 4992)
+    assert c.ring_bytes == 8 * 4 * (4 * 2 + 4) * 256 and MmaConfig(warp_rows=16).ring_bytes == 8 * 4 * 8 * 256
+    assert c.f32_smem(5001) == 20016 + max(16 * 8576, c.ring_bytes)
+    assert c.f32_smem(5001, ring=False) == 20016 + 16 * 4992  # (the kernels with missing calls keep their L1)
+    for bad in (dict(warp_rows=24), dict(warp_rows=8), dict(warps_rows=1, warps_cols=1)):
+        with pytest.raises(ValueError):
+            MmaConfig(**bad)

@@ -3,7 +3,7 @@ these classes can express gives the same outputs (the GPU tests compare them); b
 measurement only, which give wrong results, are made in bench/ (bench/gpu_variants.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,8 @@ class KernelConfig:
 class MmaConfig:
     """Compile-time parameters of the tensor-core screen kernels.
 
-    A block is ``warps_rows`` x ``warps_cols`` warps, each warp 16 x 16 SNPs; ``min_blocks`` the
-    blocks per SM the register allocation aims at for the <2,2> kernel and for the others.
+    A block is ``warps_rows`` x ``warps_cols`` warps, each warp ``warp_rows`` x 16 SNPs; ``min_blocks``
+    the blocks per SM the register allocation aims at for the <2,2> kernel and for the others.
     """
 
     # 4 x 4 warps (64 x 64 SNPs, one block of 512 threads an SM at 128 registers) was 4 % faster at
@@ -59,6 +59,10 @@ class MmaConfig:
     # spread over twice the pairs (docs/PERFORMANCE.md).
     warps_rows: int = 4
     warps_cols: int = 4
+    # Row SNPs a warp owns: 32 (two tiles of 16) lets each ldmatrix of the <2,2> ring's column operands
+    # feed twice the mmas, with both classes packed into one accumulator (boost_mma.cu, GM_KC), which
+    # needs every class below 2^16 samples: for_classes() gives 16 beyond that.
+    warp_rows: int = 32
     min_blocks: tuple[int, int] = (1, 1)
     # Every block (fully called and with missing calls): KSA first in float32 with a proven error bound,
     # float64 only for the pairs whose decision it can change (boost_mma.cu, "Float32 pre-screen" and
@@ -82,6 +86,11 @@ class MmaConfig:
     def __post_init__(self):
         if self.warps_rows < 1 or self.warps_cols < 1 or self.threads > 1024:
             raise ValueError(f"MmaConfig: {self.warps_rows} x {self.warps_cols} warps is not a valid block")
+        if self.warp_rows not in (16, 32):
+            raise ValueError(f"MmaConfig.warp_rows must be 16 or 32, got {self.warp_rows}")
+        if self.threads < self.block_rows + self.block_cols:
+            raise ValueError(f"MmaConfig: {self.threads} threads cannot fold a block of {self.block_rows} x "
+                             f"{self.block_cols} SNPs (a thread per row and per column)")
         if len(self.min_blocks) != 2 or min(self.min_blocks) < 1:
             raise ValueError(f"MmaConfig.min_blocks must be two positive counts, got {self.min_blocks}")
         if self.stages > 1 and (self.stages & (self.stages - 1) or self.bar_steps < 1
@@ -89,9 +98,19 @@ class MmaConfig:
             raise ValueError(f"MmaConfig: stages must be 0, 1 or a power of two holding at least two groups of "
                              f"bar_steps k-steps, got stages={self.stages}, bar_steps={self.bar_steps}")
 
+    # Largest class (cases or controls) whose counts fit the 16-bit halves of packed accumulators.
+    PACKED_CLASS_MAX = (1 << 16) - 1
+
+    def for_classes(self, n_ctrl: int, n_case: int) -> "MmaConfig":
+        """This configuration for a study of these classes: 16 rows a warp where a class has 2^16
+        samples or more (its counts would carry out of a packed accumulator's half)."""
+        if self.warp_rows == 32 and max(n_ctrl, n_case) > self.PACKED_CLASS_MAX:
+            return replace(self, warp_rows=16)
+        return self
+
     @property
     def block_rows(self) -> int:
-        return 16 * self.warps_rows
+        return self.warp_rows * self.warps_rows
 
     @property
     def block_cols(self) -> int:
@@ -103,23 +122,35 @@ class MmaConfig:
 
     def options(self) -> tuple[str, ...]:
         return ("-std=c++17", "--fmad=false", f"-DGM_WI={self.warps_rows}", f"-DGM_WJ={self.warps_cols}",
+                f"-DGM_TR={self.warp_rows // 16}",
                 f"-DGM_MINB22={self.min_blocks[0]}", f"-DGM_MINB33={self.min_blocks[1]}",
                 f"-DGM_F32={int(self.f32_screen)}", f"-DGM_STAGES={self.stages}", f"-DGM_BAR_STEPS={self.bar_steps}",
                 f"-DGM_SFU={int(self.sfu_xlogx)}", f"-DGM_FASTLOG={int(self.fast_log)}")
 
     @property
     def park_bytes(self) -> int:
-        """sizeof(gm_park) in boost_mma.cu: a warp's parked cells (the larger layout of the union: one
-        pass of the modes with missing calls), queue and values (4,992 bytes)."""
-        return max(8 * 32 * 16, 9 * 4 * 32 * 4) + 32 * 4 + 32 * 8
+        """sizeof(gm_park) in boost_mma.cu, the parking area of a warp in the kernels with missing calls:
+        one pass's cells, the queue and its values (4,992 bytes)."""
+        return 9 * 4 * 32 * 4 + 32 * 4 + 32 * 8
+
+    @property
+    def cells22_bytes(self) -> int:
+        """sizeof(gm_cells22), a warp's in the <2,2> kernel: the cells of its row tiles, the queue and
+        its values (8,576 bytes with 32 rows a warp, 4,480 with 16)."""
+        return 8 * 32 * 16 * (self.warp_rows // 16) + 32 * 4 + 32 * 8
 
     @property
     def ring_bytes(self) -> int:
-        """The block ring (``stages`` > 1): ``stages`` stages of 4 (warps_rows + warps_cols) units of
-        32 lanes x 8 bytes, after the parking areas."""
-        return self.stages * 4 * (self.warps_rows + self.warps_cols) * 32 * 8 if self.stages > 1 else 0
+        """The block ring (``stages`` > 1): ``stages`` stages of 4 (warps_rows * warp_rows / 16 +
+        warps_cols) units of 32 lanes x 8 bytes."""
+        units = 4 * (self.warps_rows * (self.warp_rows // 16) + self.warps_cols)
+        return self.stages * units * 32 * 8 if self.stages > 1 else 0
 
     def f32_smem(self, n_tab: int, ring: bool = True) -> int:
         """Dynamic shared memory of the float32 pre-screen with a table of ``n_tab`` entries: the
-        float32 table (16-byte aligned), a parking area per warp and (the <2,2> kernel) the ring."""
-        return -(-n_tab * 4 // 16) * 16 + (self.threads // 32) * self.park_bytes + (self.ring_bytes if ring else 0)
+        float32 table (16-byte aligned), then per warp the <2,2> kernel's cells (``ring``: that kernel),
+        which its ring shares (a block parks only after its ring's last reads: boost_mma.cu, gm_screen),
+        or the other kernels' parking area."""
+        warps = self.threads // 32
+        area = max(warps * self.cells22_bytes, self.ring_bytes) if ring else warps * self.park_bytes
+        return -(-n_tab * 4 // 16) * 16 + area

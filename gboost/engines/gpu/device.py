@@ -135,10 +135,12 @@ class DeviceRunner:
         self.cp = cp
         self.device_id = device_id
         self.counting = counting  # "mma" or "popc"
-        self.config = config
         self.study = study
         self.p = study.n_snps
         lay = study.layout
+        if isinstance(config, MmaConfig):  # (packed accumulators need classes below 2^16 samples)
+            config = config.for_classes(lay.n_ctrl, lay.n_case)
+        self.config = config
         self.n_words = lay.n_words
         self.way = counting_for(counting, config, lay.n_words, lay.w_ctrl)
         self.block_rows, self.block_cols = config.block_rows, config.block_cols

@@ -46,6 +46,9 @@
 #ifndef GM_WJ
 #define GM_WJ 4  // warps along the columns (16 column SNPs each)
 #endif
+#ifndef GM_TR  // row tiles of 16 SNPs a warp owns (1 or 2): 2 where every class has fewer than 2^16 samples
+#define GM_TR 1
+#endif
 #ifndef GM_MINB22  // blocks per SM the register allocation aims at
 #define GM_MINB22 1
 #endif
@@ -61,10 +64,11 @@
 
 #define GM_WARPS (GM_WI * GM_WJ)
 #define GM_THREADS (32 * GM_WARPS)
-#define GM_BI (16 * GM_WI)
+#define GM_BI (16 * GM_TR * GM_WI)
 #define GM_BJ (16 * GM_WJ)
 
 static_assert(GM_THREADS >= GM_BI + GM_BJ && GM_THREADS <= 1024, "a block needs a thread per row and per column SNP");
+static_assert(GM_TR == 1 || GM_TR == 2, "a warp owns one or two row tiles of 16 SNPs");
 
 // d += popc(A & B) over 256 bits: a[0..3] the A fragment (rows g and g + 8 at k-word q, then at
 // k-word q + 4), b0, b1 the B fragment (column g at k-words q and q + 4).
@@ -207,10 +211,12 @@ __device__ __forceinline__ void gm_cp_commit() { asm volatile("cp.async.commit_g
 template <int N>
 __device__ __forceinline__ void gm_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-// One stage of the block's ring: the A units of its GM_WI warp rows (unit wy * 4 + ri * 2 + type) and
-// the B units of its GM_WJ warp columns (4 * GM_WI + wx * 4 + cj * 2 + type), each 32 lanes x 8 bytes
-// in the order gm_count reads them (as 16-byte halves, gm_ring_off).
-#define GM_RING_UNITS (4 * (GM_WI + GM_WJ))
+// One stage of the block's ring: the A units of its GM_WI * GM_TR row tiles of 16 SNPs (unit (wy * GM_TR
+// + h) * 4 + ri * 2 + type for row tile h of warp row wy) and the B units of its GM_WJ warp columns
+// (GM_AUNITS + wx * 4 + cj * 2 + type), each 32 lanes x 8 bytes in the order gm_count reads them (as
+// 16-byte halves, gm_ring_off).
+#define GM_AUNITS (4 * GM_WI * GM_TR)
+#define GM_RING_UNITS (GM_AUNITS + 4 * GM_WJ)
 #define GM_STAGE_WORDS (GM_RING_UNITS * 32)
 #define GM_RING_CHUNKS (GM_RING_UNITS * 16)  // 16-byte copies a stage
 #define GM_RING_COPIES ((GM_RING_CHUNKS + GM_THREADS - 1) / GM_THREADS)
@@ -243,6 +249,24 @@ __device__ __forceinline__ unsigned gm_ring_off(int unit, int r, int half) {
     return (unsigned)((unit * 8 + r) * 32 + ((half ^ ((r >> 2) & 1)) * 16));
 }
 
+// The <2,2> ring's accumulators, acc[GM_KC][2 * GM_TR][4][4] (A fragment f: row SNPs 8 f to 8 f + 7 of
+// the warp, both types; column unit v = cj * 2 + type). GM_TR == 1: both classes apart (GM_KC == 2),
+// exact for any class size. GM_TR == 2: a warp owns 32 rows, so each ldmatrix of B feeds twice the
+// mmas (at large n the counting is bound by feeding fragments through shared memory: docs/PERFORMANCE.md,
+// issue 18), and the 64 accumulators that allows hold both classes, (controls << 16) | cases: the
+// controls counted, shifted at the first cases' k-step, the cases added (an mma adds integers; exact
+// while every class has fewer than 2^16 samples, which the host ensures: gboost/engines/gpu/config.py,
+// MmaConfig.for_classes).
+#define GM_KC (GM_TR == 1 ? 2 : 1)
+// Class k's count of an accumulator word (the low half is the cases' where both are packed).
+__device__ __forceinline__ gb_u32 gm_class_of(gb_u32 w, int k) {
+    return GM_KC == 2 ? w : (k ? (w & 0xffffu) : (w >> 16));
+}
+// acc[k][f][v][c] of the <2,2> accumulators, either layout.
+__device__ __forceinline__ gb_u32 gm_cell22(const gb_u32 (&acc)[GM_KC][2 * GM_TR][4][4], int k, int f, int v, int c) {
+    return gm_class_of(acc[GM_KC == 2 ? k : 0][f][v][c], k);
+}
+
 // gm_count<2, 2, 2> of every warp of the block, with the k-steps staged once per block: the per-warp
 // ring copied each warp's 2 KB of operands a k-step through L1 into its own ring, 8 warps x 2 KB where
 // the block needs only (GM_WI + GM_WJ) KB of distinct words, and those copies, their address arithmetic
@@ -252,8 +276,9 @@ __device__ __forceinline__ unsigned gm_ring_off(int unit, int r, int half) {
 // block barrier every GM_BAR_STEPS k-steps orders the copies of those steps before their reads and
 // the reads of the slots it refills (each barrier waits for the block's slowest warp, so fewer of
 // them). Every warp of the block must call this (barriers); `live` warps multiply.
+// Ends with a block barrier: the parking areas may share the ring's memory (MmaConfig.f32_smem).
 template <class F>
-__device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], const gb_u64* __restrict__ planes_r,
+__device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[GM_KC][2 * GM_TR][4][4], const gb_u64* __restrict__ planes_r,
                                                  int stride_r, int off_r, const gb_u64* __restrict__ planes_c,
                                                  int stride_c, int off_c, int bi0, int ni, int bj0, int nj, int KS,
                                                  int ks0, int tid, bool live, gb_u64* ring, F&& while_loading) {
@@ -274,13 +299,13 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
         const int U = c >> 4, g = (c >> 1) & 7, qq = ((c & 1) ^ ((g >> 2) & 1)) * 2;
         on[m] = GM_RING_CHUNKS % GM_THREADS == 0 || c < GM_RING_CHUNKS;  // (every thread's, where they divide)
         dst[m] = ring_s + (unsigned)c * 16u;
-        if (U < 4 * GM_WI) {
+        if (U < GM_AUNITS) {
             const int r = (U >> 2) * 16 + ((U >> 1) & 1) * 8 + g, ty = U & 1;
             kst[m] = (gb_size)stride_r * 4;
             val[m] = bi0 + r < ni;
             src[m] = planes_r + (gb_size)ty * KS * kst[m] + (gb_size)(off_r + bi0 + (val[m] ? r : 0)) * 4 + qq;
         } else {
-            const int V = U - 4 * GM_WI;
+            const int V = U - GM_AUNITS;
             const int cl = (V >> 2) * 16 + ((V >> 1) & 1) * 8 + g, ty = V & 1;
             kst[m] = (gb_size)stride_c * 4;
             val[m] = bj0 + cl < nj;
@@ -306,13 +331,21 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
         }
     };
 #pragma unroll
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < GM_KC; ++k)
 #pragma unroll
-        for (int f = 0; f < 2; ++f)
+        for (int f = 0; f < 2 * GM_TR; ++f)
 #pragma unroll
             for (int v = 0; v < 4; ++v)
 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[k][f][v][c] = 0u;
+    auto shift = [&]() {  // packed classes: the controls to the high half before the first cases' k-step
+#pragma unroll
+        for (int f = 0; f < 2 * GM_TR; ++f)
+#pragma unroll
+            for (int v = 0; v < 4; ++v)
+#pragma unroll
+                for (int c = 0; c < 4; ++c) acc[0][f][v][c] <<= 16;
+    };
     constexpr int G = GM_STAGES / GM_BAR_STEPS;  // groups of GM_BAR_STEPS k-steps the ring holds
 #pragma unroll
     for (int gr = 0; gr < G - 1; ++gr) {
@@ -320,25 +353,25 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
         gm_cp_commit();  // empty groups too: the wait below counts groups
     }
     while_loading();  // (the first barrier orders its shared writes before any later read)
-    // This lane's ldmatrix row addresses in stage 0: A fragment 0 (units wy * 4 + type, matrix i = type +
-    // 2 * half; fragment 1 is 2 units = 512 bytes on) and B units 0 and 1 (matrix i = unit * 2 + half;
-    // units 2 and 3 are 512 bytes on). Made opaque to the compiler (the empty asm): ptxas otherwise
+    // This lane's ldmatrix row addresses in stage 0: A fragment 0 (units wy * GM_TR * 4 + type, matrix
+    // i = type + 2 * half; fragment f is 2 f units = 512 f bytes on) and B units 0 and 1 (matrix i =
+    // unit * 2 + half; units 2 and 3 are 512 bytes on). Made opaque to the compiler (the empty asm): ptxas otherwise
     // recomputed them from the shared window's base at every k-step, ~20 integer instructions a step
     // against 4 ldmatrix and 8 mma (SASS of the counting-only build, issue 18), so each step then costs
     // only its stage's offset, an immediate.
     const int mi = lane >> 3, mr = lane & 7;
-    unsigned ra = ring_s + gm_ring_off(wy * 4 + (mi & 1), mr, mi >> 1);
-    unsigned rb = ring_s + gm_ring_off(4 * GM_WI + wx * 4 + (mi >> 1), mr, mi & 1);
+    unsigned ra = ring_s + gm_ring_off(wy * GM_TR * 4 + (mi & 1), mr, mi >> 1);
+    unsigned rb = ring_s + gm_ring_off(GM_AUNITS + wx * 4 + (mi >> 1), mr, mi & 1);
     asm volatile("" : "+r"(ra), "+r"(rb));
-    // k-step b of the group whose stage offset is og: the stage's operands, 8 mmas into ac.
-    auto step = [&](gb_u32 (&ac)[2][4][4], unsigned a0, unsigned b0, int b) {
-        gb_u32 a[2][4], bb[2][4];
+    // k-step b of the group whose stage offset is og: the stage's operands, 8 GM_TR mmas into ac.
+    auto step = [&](gb_u32 (&ac)[2 * GM_TR][4][4], unsigned a0, unsigned b0, int b) {
+        gb_u32 a[2 * GM_TR][4], bb[2][4];
 #pragma unroll
-        for (int f = 0; f < 2; ++f) gm_ldsm4(a[f], a0 + (unsigned)b * STAGE_BYTES + f * 512u);
+        for (int f = 0; f < 2 * GM_TR; ++f) gm_ldsm4(a[f], a0 + (unsigned)b * STAGE_BYTES + f * 512u);
 #pragma unroll
         for (int p = 0; p < 2; ++p) gm_ldsm4(bb[p], b0 + (unsigned)b * STAGE_BYTES + p * 512u);
 #pragma unroll
-        for (int f = 0; f < 2; ++f)
+        for (int f = 0; f < 2 * GM_TR; ++f)
 #pragma unroll
             for (int v = 0; v < 4; ++v) gm_mma4(ac[f][v], a[f], bb[v >> 1][(v & 1) * 2], bb[v >> 1][(v & 1) * 2 + 1]);
     };
@@ -357,20 +390,25 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[2][2][4][4], cons
             if (kk + GM_BAR_STEPS <= ks0) {
 #pragma unroll
                 for (int b = 0; b < GM_BAR_STEPS; ++b) step(acc[0], a0, b0, b);
-            } else if (kk >= ks0 && kk + GM_BAR_STEPS <= KS) {
+            } else if ((GM_KC == 2 ? kk >= ks0 : kk > ks0) && kk + GM_BAR_STEPS <= KS) {
 #pragma unroll
-                for (int b = 0; b < GM_BAR_STEPS; ++b) step(acc[1], a0, b0, b);
+                for (int b = 0; b < GM_BAR_STEPS; ++b) step(acc[GM_KC - 1], a0, b0, b);
             } else {
 #pragma unroll
                 for (int b = 0; b < GM_BAR_STEPS; ++b) {
                     const int ks = kk + b;
                     if (ks < ks0) step(acc[0], a0, b0, b);  // controls' k-steps, then the cases'
-                    else if (ks < KS) step(acc[1], a0, b0, b);
+                    else if (ks < KS) {
+                        if (GM_KC == 1 && ks == ks0) shift();
+                        step(acc[GM_KC - 1], a0, b0, b);
+                    }
                 }
             }
         }
     }
+    if (GM_KC == 1 && live && ks0 >= KS) shift();  // (no cases' k-step: the layout all the same)
     gm_cp_wait<0>();
+    __syncthreads();  // every warp's last reads of the ring are done
 }
 #endif
 
@@ -391,9 +429,10 @@ __device__ __forceinline__ void gm_subtract(int (&t)[18], const int* cr, int rs,
 
 // The 18 cells of the pair (row ri * 8 + g, column cj * 8 + 2 q + e of the pass) from a warp's
 // accumulators, the uncounted third types by subtraction from the SNPs' counts (global SNPs gi, gj).
-template <int NA, int NB, int CJ>
-__device__ __forceinline__ void gm_table_acc(int (&t)[18], const gb_u32 (&acc)[2][NA][CJ * NB][4], int ri, int cj,
-                                             int e, const int* __restrict__ counts, int gi, int gj) {
+// cell(k, f, v, c): class k's count in accumulator c of A fragment f and column unit v (gm_acc_cells).
+template <int NA, int NB, int CJ, class Cell>
+__device__ __forceinline__ void gm_table_acc(int (&t)[18], Cell cell, int ri, int cj, int e,
+                                             const int* __restrict__ counts, int gi, int gj) {
     int ci[6], cn[6];
 #pragma unroll
     for (int x = 0; x < 6; ++x) {
@@ -407,10 +446,16 @@ __device__ __forceinline__ void gm_table_acc(int (&t)[18], const gb_u32 (&acc)[2
 #pragma unroll
             for (int tb = 0; tb < NB; ++tb) {
                 const int u = ri * NA + ta;
-                t[ta * 6 + tb * 2 + k] = (int)acc[k][u >> 1][cj * NB + tb][(u & 1) * 2 + e];
+                t[ta * 6 + tb * 2 + k] = (int)cell(k, u >> 1, cj * NB + tb, (u & 1) * 2 + e);
             }
         gm_subtract<NA, NB>(t, ci, 1, cn, 1, k);
     }
+}
+
+// The cells of accumulators acc[class][fragment][column unit][4], as gm_table_acc reads them.
+template <int NA, int V>
+__device__ __forceinline__ auto gm_acc_cells(const gb_u32 (&acc)[2][NA][V][4]) {
+    return [&acc](int k, int f, int v, int c) { return acc[k][f][v][c]; };
 }
 
 // Running summary of one thread: its 2 rows (ri) and its 4 columns (cc * 2 + e).
@@ -438,8 +483,8 @@ __device__ __forceinline__ void gm_fold(int& sig, int& tot, double& best, int& b
 // The tables, KSA, survivors and summaries of this thread's pairs counted in one pass.
 // r_blk0 / c_blk0: block-local row / column of the warp's first row / column; pass: the column
 // group (0, 1) when CJ == 1.
-template <int NA, int NB, int CJ>
-__device__ __forceinline__ void gm_pairs(gm_summ& sm, const gb_u32 (&acc)[2][NA][CJ * NB][4], int pass,
+template <int NA, int NB, int CJ, class Cell>
+__device__ __forceinline__ void gm_pairs(gm_summ& sm, Cell cell, int pass,
                                          const int* __restrict__ counts, const double* tab,
                                          const double* __restrict__ thr, const double* rterm, const double* cterm,
                                          const double* consts, int i0, int ni, int j0, int nj, int diag, int bi0,
@@ -460,7 +505,7 @@ __device__ __forceinline__ void gm_pairs(gm_summ& sm, const gb_u32 (&acc)[2][NA]
                 const int gi = i0 + r, gj = j0 + c;
                 if (diag && gi >= gj) continue;
                 int t[18];
-                gm_table_acc<NA, NB, CJ>(t, acc, ri, cj, e, counts, gi, gj);
+                gm_table_acc<NA, NB, CJ>(t, cell, ri, cj, e, counts, gi, gj);
 #if GM_COUNT_ONLY
                 {
                     int s = 0;
@@ -552,23 +597,25 @@ __device__ __forceinline__ void gm_snp_terms32(const int* __restrict__ counts, i
     }
 }
 
-// The counted cells of a <2,2> warp tile, parked in shared memory as soon as the mmas are done so that
-// the 64 accumulator registers are free for the epilogue (with them live it spilled heavily): slot
-// s = ri * 4 + cj * 2 + e of each lane, 8 counts as 16-bit halves (class k, types ta, tb at
+// The counted cells of a <2,2> tile of 16 x 16 pairs, parked in shared memory as soon as the mmas are
+// done so that the accumulator registers are free for the epilogue (with them live it spilled heavily):
+// slot s = ri * 4 + cj * 2 + e of each lane, 8 counts as 16-bit halves (class k, types ta, tb at
 // k * 4 + ta * 2 + tb; counts < 2^16 wherever the pre-screen runs: its table must fit in shared memory).
-__device__ __forceinline__ void gm_park22(uint4* cells, const gb_u32 (&acc)[2][2][4][4], int lane) {
+// cell(k, f, v, c) as gm_table_acc's, f = ri.
+template <class Cell>
+__device__ __forceinline__ void gm_park22(uint4* cells, Cell cell, int lane) {
 #pragma unroll
     for (int ri = 0; ri < 2; ++ri)
 #pragma unroll
         for (int cj = 0; cj < 2; ++cj)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-                // acc[k][fragment ri][column unit cj * 2 + tb][row unit ta: 2 * ta + e]
+                // class k, fragment ri, column unit cj * 2 + tb, row unit ta: accumulator 2 * ta + e
                 uint4 w;
-                w.x = acc[0][ri][cj * 2 + 0][0 + e] | (acc[0][ri][cj * 2 + 1][0 + e] << 16);
-                w.y = acc[0][ri][cj * 2 + 0][2 + e] | (acc[0][ri][cj * 2 + 1][2 + e] << 16);
-                w.z = acc[1][ri][cj * 2 + 0][0 + e] | (acc[1][ri][cj * 2 + 1][0 + e] << 16);
-                w.w = acc[1][ri][cj * 2 + 0][2 + e] | (acc[1][ri][cj * 2 + 1][2 + e] << 16);
+                w.x = cell(0, ri, cj * 2 + 0, 0 + e) | (cell(0, ri, cj * 2 + 1, 0 + e) << 16);
+                w.y = cell(0, ri, cj * 2 + 0, 2 + e) | (cell(0, ri, cj * 2 + 1, 2 + e) << 16);
+                w.z = cell(1, ri, cj * 2 + 0, 0 + e) | (cell(1, ri, cj * 2 + 1, 0 + e) << 16);
+                w.w = cell(1, ri, cj * 2 + 0, 2 + e) | (cell(1, ri, cj * 2 + 1, 2 + e) << 16);
                 cells[(ri * 4 + cj * 2 + e) * 32 + lane] = w;
             }
 }
@@ -685,14 +732,17 @@ __device__ __forceinline__ void gm_study_f32(const double* tab, int k0, int k1, 
     f32c[3] = (float)(tab[k0] + tab[k1] - xn);
 }
 
-// Per warp: the parked cells of its 256 pairs and a queue of 32 candidates (their slot * 32 + lane,
-// then their float64 KSA).
-// (The mixed modes park one pass's 4 slots of 9 words instead, gm_pairs_f32m.)
-struct gm_park {  // gboost/engines/gpu/config.py (MmaConfig.park_bytes) sizes the dynamic shared memory by it
-    union {
-        uint4 cells[8 * 32];      // <2,2>: slot s of lane l at [s * 32 + l]
-        gb_u32 mcells[9 * 4 * 32];  // the others: word w (cells 2w, 2w + 1) of slot s at [(w * 4 + s) * 32 + l]
-    };
+// Per warp, gboost/engines/gpu/config.py (MmaConfig.park_bytes, cells22_bytes) sizes the dynamic shared
+// memory by them: the parked cells and a queue of 32 candidates (their slot * 32 + lane, then their
+// float64 KSA). Each kernel has its own, so that the modes with missing calls, whose per-warp loads
+// hit L1, do not give up L1 to the larger <2,2> area (the two share an SM's 256 KB).
+struct gm_park {  // the modes with missing calls: one pass's 4 slots, gm_pairs_f32m
+    gb_u32 mcells[9 * 4 * 32];  // word w (cells 2w, 2w + 1) of slot s at [(w * 4 + s) * 32 + l]
+    int idx[32];
+    double v[32];
+};
+struct gm_cells22 {  // <2,2>: the cells of every row tile of the warp, 256 pairs a tile
+    uint4 cells[8 * 32 * GM_TR];  // slot s of row tile h and lane l at [(h * 8 + s) * 32 + l]
     int idx[32];
     double v[32];
 };
@@ -754,8 +804,8 @@ __device__ __forceinline__ unsigned gm_candidates(gm_summ& sm, const float (&up)
 // float64 test 32 at a time: each lane's candidates take positions pre, pre + 1, ... of the warp's
 // list; `exact(id)` (id = slot * 32 + owner lane) returns the float64 KSA of a queued pair and
 // appends it if it survives; then each owner gets `credit(s, v)` for its queued pairs.
-template <int S, class Exact, class Credit>
-__device__ __forceinline__ void gm_queue(gm_park& pk, unsigned cand, int lane, Exact exact, Credit credit) {
+template <int S, class Park, class Exact, class Credit>
+__device__ __forceinline__ void gm_queue(Park& pk, unsigned cand, int lane, Exact exact, Credit credit) {
     const int cnt = __popc(cand);
     int pre = cnt;
 #pragma unroll
@@ -787,10 +837,11 @@ __device__ __forceinline__ void gm_queue(gm_park& pk, unsigned cand, int lane, E
     }
 }
 
-// gm_pairs for mode <2,2> with the float32 pre-screen, over the cells parked in pk. tab: the float64
+// gm_pairs for mode <2,2> with the float32 pre-screen, over the cells of one 16 x 16 tile parked in pk
+// (at `cells`: the row tile's 8 slots). tab: the float64
 // c ln c table (global memory: only candidates read it), tabf its float32 copy in shared memory; f32c:
 // N, 4u(3 N ln N + 52 N), 12 u N, the study constant x(n_0) + x(n_1) - x(N).
-__device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const double* __restrict__ tab,
+__device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_cells22& pk, const uint4* cells, const double* __restrict__ tab,
                                                const float* tabf, const double* __restrict__ thr,
                                                const double* rterm, const double* cterm, const double* consts,
                                                const float* r32, const float* c32, const int* rcnt, const int* ccnt,
@@ -822,7 +873,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
                 if (e_a > 1 || e_b > 1) continue;
                 const int df = 4 >> (e_a + e_b);
                 int t[18];
-                gm_table_parked(t, pk.cells[s * 32 + lane], rcnt + rl, ccnt + cl);
+                gm_table_parked(t, cells[s * 32 + lane], rcnt + rl, ccnt + cl);
                 float lt;
                 const float v = gm_ksa32(t, tabf, r32 + rl, c32 + cl, cst, fn, lt);
                 if (gm_interval(up, valid, dfs, sm.rtot[ri], sm.ctot[x], rl_max[ri], cl_max[x], s, df, v, lt, ea, eb, thr))
@@ -879,7 +930,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_park& pk, const d
             const int s = id >> 5, o = id & 31;
             const int rl = r_blk0 + (s >> 2) * 8 + (o >> 2), cl = c_blk0 + ((s >> 1) & 1) * 8 + 2 * (o & 3) + (s & 1);
             int t[18], df;
-            gm_table_parked(t, pk.cells[id], rcnt + rl, ccnt + cl);
+            gm_table_parked(t, cells[id], rcnt + rl, ccnt + cl);
             const double v = gb_ksa_fixed(t, tab, rterm + rl, GM_BI, cterm + cl, GM_BJ, consts, df);
             if (v > __ldg(thr + df)) gb_append(v, i0 + bi0 + rl, j0 + bj0 + cl, t, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
             return v;
@@ -1173,16 +1224,20 @@ __device__ __forceinline__ void gm_screen(
     __shared__ float s_r32[GM_R32_FIELDS * GM_BI], s_c32[GM_C32_FIELDS * GM_BJ], s_f32c[4];
     __shared__ int s_rcnt[6 * GM_BI], s_ccnt[6 * GM_BJ];
     __shared__ float s_bar_r[GM_BI], s_bar_c[GM_BJ];  // bar[] of the block's SNPs, read at its start
-    // Dynamic shared memory (sized by the host): the float32 table, then a gm_park per warp; the float64
+    // Dynamic shared memory (sized by the host): the float32 table, then a gm_park (gm_cells22) per warp; the float64
     // table stays in global memory, read only for candidates. A build with the pre-screen runs it in every
     // block (the host compiles one without it, GM_F32=0, where its table or cells do not fit): with the
     // float64 paths compiled beside it, the <3,3> kernel spilled ~900 bytes a thread into the pre-screen's
     // loops (ncu: local memory traffic), against ~200 alone.
     constexpr bool f32 = true;
     const float* tabf = (const float*)gb_xlx_s;
-    gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));
+    gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));  // (the modes with missing calls)
+    gm_cells22* s_cells = (gm_cells22*)s_park;                                   // (<2,2>)
 #if GM_STAGES > 1
-    gb_u64* s_ring = (gb_u64*)(s_park + GM_WARPS);  // GM_STAGES x GM_STAGE_WORDS, after the parking areas
+    // GM_STAGES x GM_STAGE_WORDS over the parking areas: a block parks only after its ring's last reads
+    // (gm_count22_block ends with a barrier) and refills it only after every warp's pre-screen (the
+    // barrier before the block's fold and the one at the next block's start).
+    gb_u64* s_ring = (gb_u64*)s_cells;
 #endif
 #elif GM_STAGES > 1
     // Without the pre-screen (a study of >= ~12.8k samples, whose table does not fit; the float64
@@ -1295,58 +1350,100 @@ __device__ __forceinline__ void gm_screen(
         }
 
         gm_summ sm;
+        auto reset_rows = [&]() {
 #pragma unroll
-        for (int x = 0; x < 2; ++x) { sm.rsig[x] = 0; sm.rtot[x] = 0; sm.rbp[x] = -1; sm.rbest[x] = gb_neg_inf(); }
+            for (int x = 0; x < 2; ++x) { sm.rsig[x] = 0; sm.rtot[x] = 0; sm.rbp[x] = -1; sm.rbest[x] = gb_neg_inf(); }
+        };
+        reset_rows();
 #pragma unroll
         for (int x = 0; x < 4; ++x) { sm.csig[x] = 0; sm.ctot[x] = 0; sm.cbp[x] = -1; sm.cbest[x] = gb_neg_inf(); }
-
-        const int r_blk0 = wy * 16, c_blk0 = wx * 16;
-        const int nrow = min(16, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
-        // Warp-uniform: a warp with no row, no column or only pairs on or below the diagonal skips.
-        const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
-#if GM_F32 && !GM_COUNT_ONLY
-        // A <2,2> warp tile's cells parked, then its pairs through the float32 pre-screen.
-        auto park_and_pair = [&](const gb_u32 (&acc)[2][2][4][4]) {
-            gm_park& pk = s_park[warp];
-            gm_park22(pk.cells, acc, lane);
-            __syncwarp();
-            gm_pairs22_f32(sm, pk, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt, s_ccnt, s_f32c, i0,
-                           ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa,
-                           surv_tab, bar, barc, s_bar_r, s_bar_c);
+        // Rows ri * 8 + g of a row tile are shared by the 4 lanes of a group (q): folded across those
+        // lanes into the block's shared partials after each row tile, then the row summaries reset.
+        auto fold_rows = [&](int rt0) {
+#pragma unroll
+            for (int ri = 0; ri < 2; ++ri) {
+                gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 1);
+                gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 2);
+                if (q == 0) {
+                    const int r = rt0 + ri * 8 + g;
+                    s_rsig[r][wx] = sm.rsig[ri]; s_rtot[r][wx] = sm.rtot[ri];
+                    s_rbest[r][wx] = sm.rbest[ri]; s_rbp[r][wx] = sm.rbp[ri];
+                }
+            }
+            reset_rows();
         };
-#endif
+
+        // The warp owns GM_TR row tiles of 16 SNPs (rows r_blk0 + 16 h) and 16 columns.
+        const int r_blk0 = wy * 16 * GM_TR, c_blk0 = wx * 16;
+        const int nrow = min(16 * GM_TR, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
+        // Warp-uniform: a warp (row tile) with no row, no column or only pairs on or below the diagonal skips.
+        const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
+        auto tile_live = [&](int h) {
+            return live && nrow > 16 * h && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0 + 16 * h);
+        };
 #if GM_STAGES > 1
         if constexpr (NA == 2 && NB == 2) {  // every warp takes part in the block ring's barriers; live ones count and pair
-            gb_u32 acc[2][2][4][4];
+            gb_u32 acc[GM_KC][2 * GM_TR][4][4];
             gm_count22_block(acc, planes_r, stride_r, off_r, planes_c, stride_c, off_c, bi0, ni, bj0, nj, KS, ks0,
                              tid, live, s_ring, terms);
-            if (live) {
 #if GM_F32 && !GM_COUNT_ONLY
-                park_and_pair(acc);
-#else
-                // The float64 epilogue (or, counting only, the tables): at >= ~12.8k samples the counting
-                // is most of the kernel, and the per-warp loop below waited on its loads (ncu at 50k
-                // samples: the mmas' stalls for their operands, one k-step of prefetch).
-                gm_pairs<2, 2, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
-                                  bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
-#endif
+            // Every row tile's cells parked at once (the accumulators then free for the pre-screen),
+            // then its pairs through the float32 pre-screen.
+            gm_cells22& pk = s_cells[warp];
+            if (live) {
+#pragma unroll
+                for (int h = 0; h < GM_TR; ++h)
+                    gm_park22(pk.cells + h * 8 * 32,
+                              [&](int k, int f, int v, int c) { return gm_cell22(acc, k, h * 2 + f, v, c); }, lane);
+                __syncwarp();
             }
-        }
-        if (!(NA == 2 && NB == 2) && live) {
+#pragma unroll
+            for (int h = 0; h < GM_TR; ++h) {
+                if (tile_live(h))
+                    gm_pairs22_f32(sm, pk, pk.cells + h * 8 * 32, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32,
+                                   s_c32, s_rcnt, s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0 + 16 * h,
+                                   c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r,
+                                   s_bar_c);
+                fold_rows(r_blk0 + 16 * h);
+            }
 #else
-        if (live) {
+            // The float64 epilogue (or, counting only, the tables): at >= ~12.8k samples the counting
+            // is most of the kernel, and the per-warp loop below waited on its loads (ncu at 50k
+            // samples: the mmas' stalls for their operands, one k-step of prefetch).
+#pragma unroll
+            for (int h = 0; h < GM_TR; ++h) {
+                if (tile_live(h))
+                    gm_pairs<2, 2, 2>(sm, [&](int k, int f, int v, int c) { return gm_cell22(acc, k, h * 2 + f, v, c); },
+                                      0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0, bj0,
+                                      r_blk0 + 16 * h, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+                fold_rows(r_blk0 + 16 * h);
+            }
 #endif
-            if constexpr (NA == 2 && NB == 2) {
+        }
+        if constexpr (!(NA == 2 && NB == 2))
+#endif
+        {
+#pragma unroll 1
+        for (int h = 0; h < GM_TR; ++h) {
+            const int rt0 = r_blk0 + 16 * h, nrt = nrow - 16 * h;  // this row tile
+            if (tile_live(h)) {
+            if constexpr (NA == 2 && NB == 2) {  // (without the block ring: each warp loads its own operands)
                 gb_u32 acc[2][NA][2 * NB][4];
-                gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
+                gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
                                     off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
-#if GM_F32 && !GM_COUNT_ONLY && GM_STAGES < 2  // (with the block ring its branch above did it)
-                if (f32)
-                    park_and_pair(acc);
-                else
+#if GM_F32 && !GM_COUNT_ONLY
+                if (f32) {
+                    gm_cells22& pk = s_cells[warp];
+                    gm_park22(pk.cells, gm_acc_cells(acc), lane);
+                    __syncwarp();
+                    gm_pairs22_f32(sm, pk, pk.cells, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt,
+                                   s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap,
+                                   surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r, s_bar_c);
+                    __syncwarp();  // (the next row tile parks over these cells)
+                } else
 #endif
-                gm_pairs<NA, NB, 2>(sm, acc, 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0,
-                                    bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+                gm_pairs<NA, NB, 2>(sm, gm_acc_cells(acc), 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0,
+                                    nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
             } else {
 #if GM_F32 && !GM_COUNT_ONLY
                 float rl_max[2] = {__int_as_float(0xff800000), __int_as_float(0xff800000)};  // row bars, both passes
@@ -1357,40 +1454,33 @@ __device__ __forceinline__ void gm_screen(
 #if GM_F32 && !GM_COUNT_ONLY
                         if (f32) {  // both classes in one set of 36 accumulators, then parked
                             gb_u32 acc[NA][NB][4];
-                            gm_count_packed<NA, NB>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c,
+                            gm_count_packed<NA, NB>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c,
                                                     stride_c, off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS,
                                                     ks0, lane);
                             gm_park_packed<NA, NB>(s_park[warp], acc, lane);
                             __syncwarp();
                             gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, (const float*)gb_xlx_s, thr, em,
-                                                  i0, ni, j0, nj, diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n,
+                                                  i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n,
                                                   surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
                             continue;
                         }
 #endif
                         gb_u32 acc[2][NA][NB][4];
-                        gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + r_blk0, nrow, planes_c, stride_c,
+                        gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
                                             off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS, ks0, lane);
-                        gm_pairs<NA, NB, 1>(sm, acc, pass, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj,
-                                            diag, bi0, bj0, r_blk0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa,
-                                            surv_tab);
+                        gm_pairs<NA, NB, 1>(sm, gm_acc_cells(acc), pass, counts, tab, thr, s_rterm, s_cterm, consts, i0,
+                                            ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij,
+                                            surv_ksa, surv_tab);
                     }
                 }
             }
+            }
+            fold_rows(rt0);
+        }
         }
 
-        // Rows ri * 8 + g are shared by the 4 lanes of a group (q); columns cc * 8 + 2q + e by the
-        // 8 groups (g): fold across those lanes, then across the block's warps in shared memory.
-#pragma unroll
-        for (int ri = 0; ri < 2; ++ri) {
-            gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 1);
-            gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 2);
-            if (q == 0) {
-                const int r = r_blk0 + ri * 8 + g;
-                s_rsig[r][wx] = sm.rsig[ri]; s_rtot[r][wx] = sm.rtot[ri];
-                s_rbest[r][wx] = sm.rbest[ri]; s_rbp[r][wx] = sm.rbp[ri];
-            }
-        }
+        // Columns cc * 8 + 2q + e are shared by the 8 groups (g): fold across those lanes, then across
+        // the block's warps in shared memory.
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
             gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 4);
