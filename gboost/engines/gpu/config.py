@@ -54,14 +54,16 @@ class MmaConfig:
     the blocks per SM the register allocation aims at for the <2,2> kernel and for the others.
     """
 
-    # 4 x 4 warps (64 x 64 SNPs, one block of 512 threads an SM at 128 registers) was 4 % faster at
-    # 500k than 2 x 4 (two blocks an SM): the per-block costs (per-SNP terms, barriers, the fold)
-    # spread over twice the pairs (docs/PERFORMANCE.md).
+    # 4 x 4 warps (one block of 512 threads an SM at 128 registers) was 4 % faster at 500k than 2 x 4
+    # (two blocks an SM): the per-block costs (per-SNP terms, barriers, the fold) spread over twice
+    # the pairs (docs/PERFORMANCE.md). With 32 rows a warp a block is 128 x 64 SNPs.
     warps_rows: int = 4
     warps_cols: int = 4
     # Row SNPs a warp owns: 32 (two tiles of 16) lets each ldmatrix of the <2,2> ring's column operands
     # feed twice the mmas, with both classes packed into one accumulator (boost_mma.cu, GM_KC), which
-    # needs every class below 2^16 samples: for_classes() gives 16 beyond that.
+    # needs every class below 2^16 samples: for_classes() gives 16 beyond that. On an H100 against 16:
+    # kernel -16.5 % at 200k x 5k without missing calls, -1.9 % with 1 %, -9.6 % and -9.7 % at
+    # n = 20k and 50k; counting alone -25 % at 50k (docs/PERFORMANCE.md, issue 18, tenth round).
     warp_rows: int = 32
     min_blocks: tuple[int, int] = (1, 1)
     # Every block (fully called and with missing calls): KSA first in float32 with a proven error bound,

@@ -7,15 +7,17 @@
 // a 256 x 8-bit B into 16 x 8 int32 sums of popc(a_row & b_col). A "unit" is 8 rows of the Gram
 // matrix: one genotype type t of 8 SNPs. An A fragment stacks two row units (top: rows 0-7,
 // bottom: rows 8-15), a B fragment is one column unit, so one mma gives the cell (ta, tb) of 64
-// pairs, or two cells of 32 pairs. A warp owns 16 row SNPs x 16 column SNPs; with NA (NB) types
+// pairs, or two cells of 32 pairs. A warp owns GM_TR row tiles of 16 SNPs x 16 column SNPs (GM_TR = 2
+// by default: the block is 128 x 64 SNPs); in each tile of 16 x 16, with NA (NB) types
 // counted for its rows (columns) its fragments are the 2 NA row units (SNP group ri of 8, type ta:
 // unit ri * NA + ta, fragment f = unit / 2) times the NB column units of each group of 8 columns,
 // so every cell of every pair of the warp comes out of the accumulators, and each thread holds
 // all the cells of its own pairs: rows ri * 8 + g and columns cj * 8 + 2 q + e (g = lane / 4,
 // q = lane % 4, e = 0, 1). Modes <NA, NB> are those of boost_screen.cu: 2 types and subtraction
 // from the per-SNP counts where a side of the block has no missing call, 3 types counted directly
-// otherwise. <2,2> counts both 8-column groups in one pass (64 accumulators); the others count one
-// group per pass so that their 72 to 96 accumulators fit in registers.
+// otherwise. <2,2> counts both 8-column groups of both row tiles in one pass (64 accumulators, both
+// classes packed, GM_KC); the others count one tile and one group per pass so that their 36 to 48
+// packed accumulators (72 to 96 with the classes apart) fit in registers.
 //
 // Plane layout (gm_layout): [type][k-step][SNP][4 words], the samples of each class padded with
 // zero bits to whole k-steps of 256 (controls in k-steps [0, ks0), cases in [ks0, KS)). A warp's
@@ -1373,13 +1375,18 @@ __device__ __forceinline__ void gm_screen(
             reset_rows();
         };
 
-        // The warp owns GM_TR row tiles of 16 SNPs (rows r_blk0 + 16 h) and 16 columns.
+        // The warp owns GM_TR row tiles of 16 SNPs and 16 columns. In the <2,2> ring its tiles are
+        // adjacent (rows r_blk0 + 16 h, staged together); the per-warp counting takes the block in
+        // GM_TR slices of 16 GM_WI rows, tile h of the warp at row h * 16 GM_WI + 16 wy, all warps in
+        // one slice at a time (a barrier between slices): the warps sharing a tile's operands then load
+        // them together, from L1 (with the tiles adjacent and no barrier, kernels with 1 % missing
+        // calls were 10 % slower, docs/PERFORMANCE.md).
         const int r_blk0 = wy * 16 * GM_TR, c_blk0 = wx * 16;
         const int nrow = min(16 * GM_TR, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
         // Warp-uniform: a warp (row tile) with no row, no column or only pairs on or below the diagonal skips.
         const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
-        auto tile_live = [&](int h) {
-            return live && nrow > 16 * h && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0 + 16 * h);
+        auto tile_live = [&](int rt0) {
+            return ncol > 0 && bi0 + rt0 < ni && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + rt0);
         };
 #if GM_STAGES > 1
         if constexpr (NA == 2 && NB == 2) {  // every warp takes part in the block ring's barriers; live ones count and pair
@@ -1397,9 +1404,9 @@ __device__ __forceinline__ void gm_screen(
                               [&](int k, int f, int v, int c) { return gm_cell22(acc, k, h * 2 + f, v, c); }, lane);
                 __syncwarp();
             }
-#pragma unroll
-            for (int h = 0; h < GM_TR; ++h) {
-                if (tile_live(h))
+#pragma unroll 1
+            for (int h = 0; h < GM_TR; ++h) {  // (one copy of the pre-screen's code: the row tile by its offsets)
+                if (tile_live(r_blk0 + 16 * h))
                     gm_pairs22_f32(sm, pk, pk.cells + h * 8 * 32, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32,
                                    s_c32, s_rcnt, s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0 + 16 * h,
                                    c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r,
@@ -1410,13 +1417,21 @@ __device__ __forceinline__ void gm_screen(
             // The float64 epilogue (or, counting only, the tables): at >= ~12.8k samples the counting
             // is most of the kernel, and the per-warp loop below waited on its loads (ncu at 50k
             // samples: the mmas' stalls for their operands, one k-step of prefetch).
-#pragma unroll
-            for (int h = 0; h < GM_TR; ++h) {
-                if (tile_live(h))
-                    gm_pairs<2, 2, 2>(sm, [&](int k, int f, int v, int c) { return gm_cell22(acc, k, h * 2 + f, v, c); },
+#pragma unroll 1
+            for (int h = 0; h < GM_TR; ++h) {  // (one copy of the float64 epilogue: each row tile moved to fragments 0, 1)
+                if (tile_live(r_blk0 + 16 * h))
+                    gm_pairs<2, 2, 2>(sm, [&](int k, int f, int v, int c) { return gm_cell22(acc, k, f, v, c); },
                                       0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0, bj0,
                                       r_blk0 + 16 * h, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
                 fold_rows(r_blk0 + 16 * h);
+                if (GM_TR == 2) {
+#pragma unroll
+                    for (int f = 0; f < 2; ++f)
+#pragma unroll
+                        for (int v = 0; v < 4; ++v)
+#pragma unroll
+                            for (int c = 0; c < 4; ++c) acc[0][f][v][c] = acc[0][(2 + f) & (2 * GM_TR - 1)][v][c];
+                }
             }
 #endif
         }
@@ -1425,8 +1440,9 @@ __device__ __forceinline__ void gm_screen(
         {
 #pragma unroll 1
         for (int h = 0; h < GM_TR; ++h) {
-            const int rt0 = r_blk0 + 16 * h, nrt = nrow - 16 * h;  // this row tile
-            if (tile_live(h)) {
+            const int rt0 = h * 16 * GM_WI + wy * 16, nrt = min(16, ni - bi0 - rt0);  // this row tile
+            if (h > 0) __syncthreads();  // (the slices in step)
+            if (tile_live(rt0)) {
             if constexpr (NA == 2 && NB == 2) {  // (without the block ring: each warp loads its own operands)
                 gb_u32 acc[2][NA][2 * NB][4];
                 gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
