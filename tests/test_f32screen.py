@@ -146,3 +146,38 @@ def test_missing_call_bound_on_extreme_tables():
     for shift in (0.0, 1.0, -1.0):
         valid = [q for q in range(5) if ksa_df_lookup(t[q], xlogx_table(n))[1] > 0]
         _check_missing(np.concatenate([t[valid]] * 2), n, shift, shift)
+
+
+# ---- Studies whose float32 table does not fit (n >= ~12.8k): every x ln x from the SFU ------------
+
+
+@pytest.mark.parametrize("shift", [-1.0, 0.0, 1.0])
+@pytest.mark.parametrize("n,n_case", [(20000, 9000), (50000, 25000), (60000, 20000)])
+def test_all_sfu_bound_of_fully_called_pairs_at_large_n(n, n_case, shift):
+    """MmaConfig.sfu_xlogx 2 (the build where the table does not fit): the 27 cell terms from lg2, each
+    off by its worst case in the direction that adds up, and __logf too, within half of E."""
+    from gboost.stats.f32screen import bound
+
+    rng = np.random.default_rng(n + 5)
+    for tables in (_tables(n, n_case, 120, rng), _tables(n, n_case, 60, rng, maf=(0.001, 0.02)),
+                   _tables(n, n_case, 60, rng, effect=0.9)):
+        v32, lt = ksa32(tables, log_shift=shift, sfu=2, sfu_shift=shift)
+        err, e = _within_half_the_bound(tables, n, v32, bound(n, lt, sfu=2, fast_log=True))
+        if not shift:  # unshifted, the bound is useful, not vacuous; every worst case at once takes up to half
+            assert err < e / 4
+
+
+@pytest.mark.parametrize("shift", [(1.0, 1.0), (-1.0, -1.0), (0.0, 0.0)])
+@pytest.mark.parametrize("missing", [0.01, 0.05])
+@pytest.mark.parametrize("n,n_case", [(20000, 9000), (50000, 25000)])
+def test_all_sfu_bound_of_missing_call_pairs_at_large_n(n, n_case, missing, shift):
+    """gm_ksa32m with GM_SFU 2: all 48 x ln x from lg2 and E's coefficient 60."""
+    from gboost.stats.f32screen import bound_missing, ksa32_missing
+
+    rng = np.random.default_rng(int(n + 100 * missing))
+    for tables in (_tables_missing(n, n_case, 100, rng, missing),
+                   _tables_missing(n, n_case, 50, rng, missing, maf=(0.001, 0.02))):
+        v32, lt = ksa32_missing(tables, n, *shift, sfu=2)
+        err, e = _within_half_the_bound(tables, n, v32, bound_missing(n, lt, sfu=2))
+        if not any(shift):
+            assert err < e / 4

@@ -618,11 +618,12 @@ def test_sub_tile_results_merge_into_the_tile_result():
 
 def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot_use(monkeypatch):
     """MmaCounting.build (no device: kernels faked with the static shared memory nvcc reports) compiles
-    the pre-screen's build, reads its static shared memory and falls back to GM_F32=0 where the table or
-    the parking areas do not fit; that float64 build's <2,2> kernel counts through the block ring where
-    the ring fits (at >= ~12.8k samples it is what runs), else each warp loads its own operands, and its
-    float64 table is staged where it fits beside the ring. It never loads the pre-screen's build where
-    n alone rules it out (the table cannot fit: n + 1 > MMA_TABLE_SMEM_MAX / 8)."""
+    the pre-screen's build, reads its static shared memory and falls back to GM_F32=0 where the parking
+    areas do not fit; where its float32 table cannot fit (n + 1 > MMA_TABLE_SMEM_MAX / 8, ~12.8k samples)
+    the pre-screen takes every x ln x from the SFU (sfu_xlogx 2) and stages no table. The float64 build's
+    <2,2> kernel counts through the block ring where the ring fits (from 2^16 samples it is what runs),
+    else each warp loads its own operands, and its float64 table is staged where it fits beside the
+    ring. It never loads the pre-screen's build where n alone rules it out (n >= 2^16: 16-bit cells)."""
     from dataclasses import replace
 
     from gboost.engines.gpu import MmaConfig
@@ -647,22 +648,29 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
             static = max(fake_kernels(0, c)[name].shared_size_bytes for name in ways.MMA_MODE_KERNELS)
             return static, (n + 1 if (n + 1) * 8 <= min(ways.MMA_TABLE_SMEM_MAX, optin - static - ring) else 0)
 
+        cap = lambda static: min(ways.MMA_TABLE_SMEM_MAX * max(1, cfg.threads // 256), optin - static)  # noqa: E731
+        sfu = cfg.sfu_xlogx
+        if cfg.f32_screen and n < 1 << 16 and not ((n + 1) * 8 <= ways.MMA_TABLE_SMEM_MAX
+                                                   and cfg.f32_smem(n + 1) <= cap(0)):
+            cfg = replace(cfg, sfu_xlogx=2)
+        staged = cfg.sfu_xlogx < 2
         static, n_tab = fit(cfg)
-        cap_f32 = min(ways.MMA_TABLE_SMEM_MAX * max(1, cfg.threads // 256), optin - static)
-        use = bool(n_tab and cfg.f32_screen and cfg.f32_smem(n_tab) <= cap_f32 and n < 1 << 16)
+        n_tab = n_tab if staged else n + 1
+        use = bool(n_tab and cfg.f32_screen and cfg.f32_smem(n_tab) <= cap(static) and n < 1 << 16)
         if not use:
-            cfg = replace(cfg, f32_screen=False)
+            cfg = replace(cfg, f32_screen=False, sfu_xlogx=sfu)
             static, _ = fit(cfg)
             if cfg.stages > 1 and static + cfg.ring_bytes > optin:
                 cfg = replace(cfg, stages=0)
             static, n_tab = fit(cfg, cfg.ring_bytes)
-        return cfg.f32_screen, cfg.stages, n_tab, use
+            staged = True
+        return cfg.f32_screen, cfg.stages, n_tab, use, cfg.sfu_xlogx, staged
 
     monkeypatch.setattr(ways, "kernels", fake_kernels)
     configs = (MmaConfig(), MmaConfig(stages=0), MmaConfig(warps_rows=1, warps_cols=2), MmaConfig(f32_screen=False),
                MmaConfig(warp_rows=16),
                MmaConfig(warps_rows=2, warps_cols=4, min_blocks=(2, 1), stages=4, bar_steps=2))
-    seen_use, seen_ring = set(), set()
+    seen_use, seen_ring, seen_sfu = set(), set(), set()
     for optin in (227 << 10, 163 << 10, 99 << 10, 48 << 10):
         props = dict(sharedMemPerBlockOptin=optin, multiProcessorCount=132)
         for cfg in configs:
@@ -670,12 +678,15 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
                 want = rule(cfg, n, optin)
                 asked.clear()
                 b = ways.MmaCounting(cfg, 80, 40).build(0, props, n)
-                assert (asked[-1].f32_screen, asked[-1].stages, b.n_tab, b.use_f32) == want, (optin, cfg, n)
-                if (n + 1) * 8 > ways.MMA_TABLE_SMEM_MAX:
+                got = (asked[-1].f32_screen, asked[-1].stages, b.n_tab, b.use_f32, asked[-1].sfu_xlogx, b.table_staged)
+                assert got == want, (optin, cfg, n)
+                if n >= 1 << 16:
                     assert not any(c.f32_screen for c in asked), (optin, cfg, n)
                 ring = [b.dyn_smem[name] for name in ways.MMA_MODE_KERNELS]
                 if b.use_f32:
-                    assert ring == [cfg.f32_smem(b.n_tab)] + [cfg.f32_smem(b.n_tab, ring=False)] * 3
+                    built = asked[-1]
+                    assert ring == [built.f32_smem(b.n_tab)] + [built.f32_smem(b.n_tab, ring=False)] * 3
+                    seen_sfu.add((b.table_staged, built.sfu_xlogx))
                 else:
                     table = -(-b.n_tab * 8 // 16) * 16
                     assert ring == [table + asked[-1].ring_bytes] + [table] * 3
@@ -683,6 +694,7 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
                 seen_use.add(b.use_f32)
                 seen_ring.add((b.use_f32, asked[-1].stages > 1))
     assert seen_use == {True, False}
+    assert seen_sfu == {(True, 1), (False, 2)}  # the pre-screen with its table, and without it
     assert (False, True) in seen_ring and (False, False) in seen_ring  # the float64 build with and without the ring
 
 

@@ -172,6 +172,31 @@ def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engi
     assert got.n_valid > 0
     f64 = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False)))
     _assert_identical(got, f64)
+    # every x ln x from the SFU, no table (the build of studies whose table does not fit)
+    _assert_identical(run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(sfu_xlogx=2))),
+                      f64)
+    want = run_scan(study, params, engine=CpuEngine(tile=64))
+    if len(want.screened):
+        assert_scan_equal(got, want)
+    for f in ("n_sig", "n_tot", "best_partner"):
+        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+
+
+@pytest.mark.gpu(mma=True)
+@pytest.mark.parametrize("missing", [False, True])
+@pytest.mark.parametrize("epi", [(0.01, 0.2), (0.5, 0.9)])
+def test_float32_prescreen_without_its_table_equals_float64_kernel_and_cpu_engine(missing, epi):
+    """From ~12.8k samples the float32 table does not fit in shared memory: the pre-screen then takes
+    every x ln x from the SFU (a wider bound). Bit for bit the float64 build's outputs and the CPU
+    engine's, fully called and in every mode with missing calls."""
+    from gboost.engines.gpu import GpuEngine, MmaConfig
+
+    study = _tied_study(missing, n=20000, n_case=9000)
+    params = ScanParams(epi1=epi[0], epi2=epi[1], calibration_pairs=0)
+    got = run_scan(study, params, engine=GpuEngine(counting="mma"))
+    assert got.n_valid > 0
+    f64 = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False)))
+    _assert_identical(got, f64)
     want = run_scan(study, params, engine=CpuEngine(tile=64))
     if len(want.screened):
         assert_scan_equal(got, want)
@@ -186,11 +211,16 @@ def test_float32_prescreen_is_used_where_its_table_fits():
     from gboost.stats.pvalues import thresholds_by_df
 
     thr = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2))
-    for n, want in ((1500, True), (20000, False)):
+    # with its table up to ~12.8k samples, without (every x ln x from the SFU) up to 2^16, where the
+    # parked 16-bit cells end
+    for n, want, staged in ((1500, True, True), (20000, True, False), (70000, False, True)):
         eng = GpuEngine(counting="mma")
         eng.prepare(gpu_study(p=40, n=n, n_case=n // 2, missing=0.0), thr)
         try:
-            assert eng._runners[0].use_f32 is want
+            r = eng._runners[0]
+            assert r.use_f32 is want
+            assert r.build.table_staged is staged
+            assert r.stats.table_in_shared_memory is (want and staged)
         finally:
             eng.close()
     eng = GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False))

@@ -36,20 +36,29 @@ def bound(n: int, ln_tau, sfu: int = 0, fast_log: bool = False) -> np.ndarray:
 # __logf's documented worst case (CUDA C++ Programming Guide, intrinsic functions): absolute error
 # 2^-21.41 for x in [0.5, 2], else 3 ulp (<= 6u relative). Their sum bounds it everywhere.
 FAST_LOG_ABS = 2.0 ** -21.41
+# lg2.approx-based x ln x (boost_mma.cu, gm_xlx): relative error <= 7u.
+SFU_REL = 7 * U32
 FAST_LOG_REL = 6 * U32
 
 
-def ksa32(tables: np.ndarray, log_shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
+          sfu_shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(v32, ln tau) in float32 for tables (m, 3, 3, 2) of fully called pairs, as the kernel computes them.
 
     ``log_shift`` (-1 to 1) moves ln tau by that fraction of ``__logf``'s worst-case error, to model
-    the kernel's ``MmaConfig.fast_log`` at its worst in either direction."""
+    the kernel's ``MmaConfig.fast_log`` at its worst in either direction. ``sfu`` (``MmaConfig.sfu_xlogx``)
+    takes the nine x(n_ab) (1) or all 27 cell terms (2) from the SFU, each moved by ``sfu_shift`` (-1
+    to 1) of its worst-case error (7u relative) in the direction that adds up."""
     t = np.asarray(tables, dtype=np.int64)
     n = int(t[0].sum())
     x64 = np.zeros(n + 1)
     x64[1:] = np.arange(1, n + 1) * np.log(np.arange(1, n + 1))
     x32 = x64.astype(np.float32)
     f = np.float32
+
+    def x_of(c, sign, from_sfu):  # a table entry, or the SFU's x ln x moved by sign * sfu_shift * 7u
+        return (x64[c] * (1.0 + sign * sfu_shift * SFU_REL)).astype(f) if from_sfu else x32[c]
+
     nak, nbk = t.sum(axis=2), t.sum(axis=1)            # (m, 3, 2)
     na, nb, nk = nak.sum(axis=2), nbk.sum(axis=2), nak.sum(axis=1)  # (m, 3), (m, 3), (m, 2)
     # Per SNP and study, formed in float64 then rounded (the kernel does this once per SNP).
@@ -66,7 +75,7 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0) -> tuple[np.ndarray, np.nd
         s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
         for b in range(3):
             c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
-            s_a = s_a + ((x32[c0] + x32[c1]) - x32[c0 + c1])
+            s_a = s_a + ((x_of(c0, 1, sfu >= 2) + x_of(c1, 1, sfu >= 2)) - x_of(c0 + c1, -1, sfu >= 1))
             inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)
@@ -83,30 +92,33 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0) -> tuple[np.ndarray, np.nd
 
 # ---- Blocks with missing calls (boost_mma.cu, gm_ksa32m) ----------------------------------------------
 # A pair's margins and total N' are its own there; every bracket is formed per pair in float32, 27 of
-# the 48 x ln x from the SFU (lg2: relative error <= 7u). The kernel's comment derives the bound.
-SFU_REL = 7 * U32
+# the 48 x ln x from the SFU (lg2: relative error <= 7u), all 48 with sfu 2 (a study whose float32
+# table does not fit in shared memory). The kernel's comment derives the bound.
 
 
-def bound_missing(n: int, ln_tau) -> np.ndarray:
-    """E of gm_pairs_f32m for a study of n samples: 4u (42 N ln N + 126 N) + 28 u N |ln tau|."""
+def bound_missing(n: int, ln_tau, sfu: int = 1) -> np.ndarray:
+    """E of gm_pairs_f32m for a study of n samples: 4u (42 N ln N + 126 N) + 28 u N |ln tau|; with every
+    x ln x from the SFU (``sfu`` 2) 42 becomes 60."""
     xn = n * np.log(n) if n > 1 else 0.0
-    return (4 * U32 * (42.0 * xn + 126.0 * n) * 1.0001
+    return (4 * U32 * ((60.0 if sfu >= 2 else 42.0) * xn + 126.0 * n) * 1.0001
             + 28.0 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
 
 
 def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
-                  log_shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                  log_shift: float = 0.0, sfu: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(v32, ln tau) in float32 of tables (m, 3, 3, 2) whose sums may be below the study's n samples,
     operation for operation as gm_ksa32m. ``sfu_shift`` (-1 to 1) moves every SFU x ln x and
     reciprocal by that fraction of its worst-case error, in the direction that adds up (x ln x added
-    up, those subtracted down, reciprocals up, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`."""
+    up, those subtracted down, reciprocals up, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`.
+    ``sfu`` 2: the 21 table terms (cells, class bracket) from the SFU too (GM_SFU 2)."""
+    sfu_all = sfu >= 2
     t = np.asarray(tables, dtype=np.int64)
     f = np.float32
     x64 = np.zeros(n + 1)
     x64[1:] = np.arange(1, n + 1) * np.log(np.arange(1, n + 1))
     x32 = x64.astype(f)
 
-    def sfu(c, sign):  # lg2-based x ln x: float32 value moved by sign * sfu_shift * 7u relative
+    def x_sfu(c, sign):  # lg2-based x ln x: float32 value moved by sign * sfu_shift * 7u relative
         return (x64[c] * (1.0 + sign * sfu_shift * SFU_REL)).astype(f)
 
     ak, bk = t.sum(axis=2), t.sum(axis=1)                 # (m, 3, 2): n_ak, n_bk
@@ -127,15 +139,19 @@ def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
         pa[:, a, 1] = ak[:, a, 1].astype(f) * ra
         qb[:, a, 0] = (bk[:, a, 0].astype(f) * rb) * i0
         qb[:, a, 1] = (bk[:, a, 1].astype(f) * rb) * i1
-        mr = mr + (sfu(na[:, a], 1) - (sfu(ak[:, a, 0], -1) + sfu(ak[:, a, 1], -1)))
-        mc = mc + (sfu(nb[:, a], 1) - (sfu(bk[:, a, 0], -1) + sfu(bk[:, a, 1], -1)))
-    kc = (x32[n0] + x32[n1]) - x32[n0 + n1]
+        mr = mr + (x_sfu(na[:, a], 1) - (x_sfu(ak[:, a, 0], -1) + x_sfu(ak[:, a, 1], -1)))
+        mc = mc + (x_sfu(nb[:, a], 1) - (x_sfu(bk[:, a, 0], -1) + x_sfu(bk[:, a, 1], -1)))
+
+    def tab(c, sign):  # the float32 table's entry, or (sfu 2) the SFU's
+        return x_sfu(c, sign) if sfu_all else x32[c]
+
+    kc = (tab(n0, 1) + tab(n1, 1)) - tab(n0 + n1, -1)
     sa, ta = [], []
     for a in range(3):
         s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
         for b in range(3):
             c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
-            s_a = s_a + ((x32[c0] + x32[c1]) - sfu(c0 + c1, -1))
+            s_a = s_a + ((tab(c0, 1) + tab(c1, 1)) - x_sfu(c0 + c1, -1))
             inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)

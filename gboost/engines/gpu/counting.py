@@ -32,10 +32,13 @@ class Build:
     """The kernels a device runs a study with, and their shared-memory plan."""
 
     k: dict  # kernel name -> CuPy function
-    n_tab: int  # c ln c entries staged in shared memory (0: read from global memory)
+    n_tab: int  # c ln c entries staged in shared memory (0: read from global memory); see table_staged
     use_f32: bool  # the tensor cores' float32 pre-screen
     dyn_smem: dict  # mode kernel name -> dynamic shared memory of its launch (bytes)
     grid_blocks: dict  # mode kernel name -> blocks of a persistent launch (tensor cores only)
+    # False where the float32 pre-screen takes every x ln x from the SFU (no table; n_tab is then the
+    # study's n + 1, which its bound reads)
+    table_staged: bool = True
 
 
 class _Counting:
@@ -129,24 +132,29 @@ class MmaCounting(_Counting):
         # shared memory (the float64 table then stays in global memory). (The parked cells are 16-bit:
         # counts below 2^16, which the table's fit implies today.) A build with it runs it in every
         # block, so where it does not fit the kernels are compiled without it (boost_mma.cu, gm_screen).
-        # Whether it can fit is known from n alone where the table cannot fit (n >= ~12.8k): the
-        # pre-screen's build is then not loaded just to read its static shared memory.
+        # Where the table cannot fit (n >= ~12.8k) the pre-screen takes every x ln x from the SFU
+        # (sfu_xlogx 2: no table, a wider bound; boost_mma.cu, GM_TABF): at 50k samples the float64
+        # epilogue it replaces was 45 % of the kernel (docs/PERFORMANCE.md, issue 18).
         cfg = self.config
         optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
         n_tab_max = n_samples + 1
-        possible = (cfg.f32_screen and n_samples < 1 << 16 and n_tab_max * 8 <= MMA_TABLE_SMEM_MAX
-                    and cfg.f32_smem(n_tab_max) <= self._f32_room(optin, 0))
+        f32_ok = cfg.f32_screen and n_samples < 1 << 16
+        if f32_ok and not (n_tab_max * 8 <= MMA_TABLE_SMEM_MAX and cfg.f32_smem(n_tab_max) <= self._f32_room(optin, 0)):
+            cfg = replace(cfg, sfu_xlogx=2)
+        possible = f32_ok and cfg.f32_smem(n_tab_max) <= self._f32_room(optin, 0)
         if cfg.f32_screen and not possible:
-            cfg = replace(cfg, f32_screen=False)
+            cfg = replace(cfg, f32_screen=False, sfu_xlogx=self.config.sfu_xlogx)  # (one float64 build)
         k = kernels(device_id, cfg)
         static = self._static_smem(k, self.mode_kernels)
-        n_tab = self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static))
+        staged = not (possible and cfg.sfu_xlogx >= 2)
+        n_tab = self._table(n_samples, min(MMA_TABLE_SMEM_MAX, optin - static)) if staged else n_tab_max
         use_f32 = bool(possible and n_tab and cfg.f32_smem(n_tab) <= self._f32_room(optin, static))
         if cfg.f32_screen and not use_f32:
-            cfg = replace(cfg, f32_screen=False)
+            cfg = replace(cfg, f32_screen=False, sfu_xlogx=self.config.sfu_xlogx)
             k = kernels(device_id, cfg)
             static = self._static_smem(k, self.mode_kernels)
         if not use_f32:
+            staged = True
             if cfg.stages > 1 and static + cfg.ring_bytes > optin:  # no room for the <2,2> kernel's block ring
                 cfg = replace(cfg, stages=0)
                 k = kernels(device_id, cfg)
@@ -160,7 +168,7 @@ class MmaCounting(_Counting):
                for name in self.mode_kernels}
         self._reserve(k, dyn)
         blocks = {name: self._resident_blocks(k[name], dyn[name], props) for name in self.mode_kernels}
-        return Build(k, n_tab, use_f32, dyn, blocks)
+        return Build(k, n_tab, use_f32, dyn, blocks, table_staged=staged)
 
     def _resident_blocks(self, f, dyn: int, props: dict) -> int:
         """Blocks of a persistent kernel that fit on the device at once."""

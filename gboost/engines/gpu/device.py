@@ -191,7 +191,7 @@ class DeviceRunner:
         self.build = self.way.build(d, props, study.n_samples)
         self.k = self.build.k
         self.n_tab = self.build.n_tab
-        self.stats.table_in_shared_memory = bool(self.n_tab)
+        self.stats.table_in_shared_memory = bool(self.n_tab) and self.build.table_staged
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.copy_stream = cp.cuda.Stream(non_blocking=True)
         # Streamed blocks go up on a stream of their own while the tile before runs (the compute

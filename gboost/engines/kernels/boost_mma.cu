@@ -647,6 +647,9 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
 #ifndef GM_SFU  // which x(c) of the pre-screen come from the SFU (lg2): 0 none, 1 the nine x(n_ab), 2 all 27
 #define GM_SFU 1
 #endif
+// Whether the float32 pre-screen stages its float32 c ln c table in shared memory: not where every
+// x ln x comes from the SFU (GM_SFU 2, which the host takes where the table does not fit).
+#define GM_TABF (GM_SFU < 2)
 // x(c) = c ln c of a count for the float32 pre-screen. The 27 table lookups a pair are random
 // addresses in shared memory (~3.5 wavefronts each from bank conflicts; ncu: the shared-memory pipe
 // bounds the kernel), so with GM_SFU some or all of them come from the SFU's lg2 instead, a pipe of
@@ -962,6 +965,10 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_cells22& pk, cons
 // 16u, with room), 20 u N; __logf 2^-21.41 absolute, 6 u N, and 6 u relative; the last fma u (4 N ln 2 +
 // N |ln tau|). So |v32 - KSA| <= E = 4u (42 N ln N + 126 N) + 28 u N |ln tau| (KSA = 2 x KSA/2,
 // then a safety factor of 2; 0.58 at N = 5,000), checked in NumPy by gboost.stats.f32screen.
+// With GM_SFU 2 (a study whose float32 table does not fit in shared memory, N >= ~12.8k: GM_TABF 0)
+// the 21 table terms come from the SFU too: cells 7u + 7u + u, class 7u + 7u + u, so 42 becomes 60
+// (E = 11 at N = 50,000; the null pairs' KSA is ~4 and the screen's threshold ~30, so few more
+// pairs become candidates).
 // ksa32_missing on tables with missing calls. The decisions then follow gm_pairs22_f32: candidates
 // (open survivor, N_SIG or best-partner decision) get gb_ksa_df in float64, the same as gm_pairs.
 
@@ -1005,7 +1012,8 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
         mr += gm_xlx<true>(tabf, na[a]) - (gm_xlx<true>(tabf, ak[a][0]) + gm_xlx<true>(tabf, ak[a][1]));
         mc += gm_xlx<true>(tabf, nb[a]) - (gm_xlx<true>(tabf, bk[a][0]) + gm_xlx<true>(tabf, bk[a][1]));
     }
-    const float kc = (tabf[n0] + tabf[n1]) - tabf[n0 + n1];
+    constexpr bool kAllSfu = GM_SFU >= 2;  // no float32 table (GM_TABF 0): every x ln x from the SFU
+    const float kc = (gm_xlx<kAllSfu>(tabf, n0) + gm_xlx<kAllSfu>(tabf, n1)) - gm_xlx<kAllSfu>(tabf, n0 + n1);
     float sa[3], ta[3];
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
@@ -1014,7 +1022,7 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
-            sa[a] += (tabf[c0] + tabf[c1]) - gm_xlx<true>(tabf, c0 + c1);
+            sa[a] += (gm_xlx<kAllSfu>(tabf, c0) + gm_xlx<kAllSfu>(tabf, c1)) - gm_xlx<true>(tabf, c0 + c1);
             ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
         }
     }
@@ -1187,7 +1195,7 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
 // E's constants of gm_pairs_f32m for a study of n samples (float64 formed, then rounded up a little).
 __device__ __forceinline__ void gm_bound_m(int n, float (&em)[2]) {
     const double u = 1.0 / 16777216.0, xn = n > 1 ? (double)n * log((double)n) : 0.0;
-    em[0] = (float)(4.0 * u * (42.0 * xn + 126.0 * n) * 1.0001);
+    em[0] = (float)(4.0 * u * ((GM_SFU >= 2 ? 60.0 : 42.0) * xn + 126.0 * n) * 1.0001);
     em[1] = (float)(28.0 * u * n * 1.0001);
 }
 #endif
@@ -1233,7 +1241,7 @@ __device__ __forceinline__ void gm_screen(
     // loops (ncu: local memory traffic), against ~200 alone.
     constexpr bool f32 = true;
     const float* tabf = (const float*)gb_xlx_s;
-    gm_park* s_park = (gm_park*)((char*)gb_xlx_s + ((n_tab * 4 + 15) & ~15));  // (the modes with missing calls)
+    gm_park* s_park = (gm_park*)((char*)gb_xlx_s + (((GM_TABF ? n_tab : 0) * 4 + 15) & ~15));  // (missing calls)
     gm_cells22* s_cells = (gm_cells22*)s_park;                                   // (<2,2>)
 #if GM_STAGES > 1
     // GM_STAGES x GM_STAGE_WORDS over the parking areas: a block parks only after its ring's last reads
@@ -1258,7 +1266,7 @@ __device__ __forceinline__ void gm_screen(
 #if GM_F32 && !GM_COUNT_ONLY
         if (f32) {
             float* tf = (float*)gb_xlx_s;
-            if (GM_SFU < 2 || !(NA == 2 && NB == 2))  // (<2,2> with every x ln x from the SFU reads none)
+            if (GM_TABF)  // (GM_SFU 2: every x ln x from the SFU, no table)
                 for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
             if (!(NA == 2 && NB == 2)) {
                 // gm_pairs_f32m computes every slot's pre-screen before it tests which are pairs, so
