@@ -154,7 +154,7 @@ def test_missing_call_bound_on_extreme_tables():
 @pytest.mark.parametrize("shift", [-1.0, 0.0, 1.0])
 @pytest.mark.parametrize("n,n_case", [(20000, 9000), (50000, 25000), (60000, 20000)])
 def test_all_sfu_bound_of_fully_called_pairs_at_large_n(n, n_case, shift):
-    """MmaConfig.sfu_xlogx 2 (the build where the table does not fit): the 27 cell terms from lg2, each
+    """MmaConfig.sfu_xlogx 2 (the build where the table does not fit): the cell brackets by shares, each
     off by its worst case in the direction that adds up, and __logf too, within half of E."""
     from gboost.stats.f32screen import bound
 
@@ -171,7 +171,7 @@ def test_all_sfu_bound_of_fully_called_pairs_at_large_n(n, n_case, shift):
 @pytest.mark.parametrize("missing", [0.01, 0.05])
 @pytest.mark.parametrize("n,n_case", [(20000, 9000), (50000, 25000)])
 def test_all_sfu_bound_of_missing_call_pairs_at_large_n(n, n_case, missing, shift):
-    """gm_ksa32m with GM_SFU 2: all 48 x ln x from lg2 and E's coefficient 60."""
+    """gm_ksa32m with GM_SFU 2: every bracket by shares, E = 4u (172 N) + 28 u N |ln tau|."""
     from gboost.stats.f32screen import bound_missing, ksa32_missing
 
     rng = np.random.default_rng(int(n + 100 * missing))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -152,27 +153,33 @@ def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, countin
 
 @pytest.mark.gpu
 def test_a_study_too_large_for_the_pre_screen_table_counts_through_the_block_ring():
-    """At >= ~12.8k samples the float32 pre-screen's table does not fit: the float64 build runs, and
-    its fully called blocks count through the <2,2> kernel's block ring (the float64 table in global
+    """At >= ~12.8k samples the float32 pre-screen's table does not fit: the pre-screen takes every
+    x ln x from the SFU and stages no table; the float64 build (which runs from 2^16 samples) counts
+    its fully called blocks through the <2,2> kernel's block ring (the float64 table in global
     memory, the ring at the start of dynamic shared memory) while blocks with missing calls count by
-    each warp's loads. 13,000 samples, SNPs fully called and with 1 % missing calls: every tile
-    equals the CPU engine's, and the build is the one described."""
+    each warp's loads. 13,000 samples, SNPs fully called and with 1 % missing calls: every tile of
+    both builds equals the CPU engine's, and each build is the one described."""
     if _NO_GPU is None and mma_unavailable() is not None:
         pytest.skip(mma_unavailable())
     study = gpu_study(p=160, n=13_000, n_case=6_100, missing=0.01, fully_called=96, seed=7)
     tiles = plan_tiles(study.n_snps, 64)
-    eng = gpu_engine(tile=64, counting="mma")
-    eng.prepare(study, LOOSE)
-    try:
-        build = eng._runners[0].build
-        assert build.use_f32 is False and build.n_tab == 0
-        assert build.dyn_smem["gm_screen_22"] == MmaConfig().ring_bytes > 0
-        got = list(eng.run_tiles(tiles))
-    finally:
-        eng.close()
     want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
-    for g in got:
-        _assert_tile_equal(g, want[g.tile.index])
+    for cfg in (MmaConfig(), MmaConfig(f32_screen=False)):
+        eng = gpu_engine(tile=64, counting="mma", mma_config=cfg)
+        eng.prepare(study, LOOSE)
+        try:
+            build = eng._runners[0].build
+            if cfg.f32_screen:
+                assert build.use_f32 is True and build.table_staged is False and build.n_tab == 13_001
+                assert build.dyn_smem["gm_screen_22"] == replace(cfg, sfu_xlogx=2).f32_smem(0)
+            else:
+                assert build.use_f32 is False and build.n_tab == 0
+                assert build.dyn_smem["gm_screen_22"] == cfg.ring_bytes > 0
+            got = list(eng.run_tiles(tiles))
+        finally:
+            eng.close()
+        for g in got:
+            _assert_tile_equal(g, want[g.tile.index])
 
 
 def _class_edge_study(n_class: int, seed: int = 3):

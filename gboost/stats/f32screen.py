@@ -22,15 +22,33 @@ U32 = 2.0 ** -24  # unit roundoff of float32
 
 def bound(n: int, ln_tau, sfu: int = 0, fast_log: bool = False) -> np.ndarray:
     """E of the kernel: 4u (c N ln N + 52 N) + 12 u N |ln tau| (twice the first-order bound), c = 3
-    with every x ln x from the table, 9 or 15 with nine or all 27 of them from the SFU's lg2
-    (``MmaConfig.sfu_xlogx``; relative error <= 7u each instead of u). With ``fast_log``
+    with every x ln x from the table, 9 with the nine x(n_ab) from the SFU's lg2 (``MmaConfig.sfu_xlogx``
+    1; relative error <= 7u each instead of u); with no table (``sfu_xlogx`` 2) each cell bracket is
+    formed by shares (:func:`xlr_shares`), c = 0 and 52 becomes 64. With ``fast_log``
     (``MmaConfig.fast_log``: ln tau by ``__logf``, absolute error <= 2^-21.41 for tau in [0.5, 2], else
     3 ulp <= 6u |ln tau|, as the CUDA guide gives it) 52 becomes 59 and 12 becomes 36: the log's error
     times N, doubled for KSA and by the safety factor."""
     xn = n * np.log(n) if n > 1 else 0.0
-    c = (3.0, 9.0, 15.0)[sfu]
+    c = (3.0, 9.0, 0.0)[sfu]  # sfu 2: the cells by shares (xlr_shares), 12 u N in place of c N ln N
     a, b = (59.0, 36.0) if fast_log else (52.0, 12.0)
+    a += 12.0 if sfu >= 2 else 0.0
     return (4 * U32 * (c * xn + a * n) * 1.0001 + b * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
+
+
+def xlr_shares(c0, c1, sign: float = 0.0) -> np.ndarray:
+    """c0 ln(c0 / s) + c1 ln(c1 / s), s = c0 + c1 (boost_mma.cu, gm_xlr: x(c0) + x(c1) - x(s) without
+    cancellation), in float32, moved by ``sign`` (-1 to 1) of its worst-case error (per share: rcp and
+    product 3u relative, lg2 4u (|lg2 r| + 1); 5u f |lg2 r| + 8.33u f, the sum and ln 2), in nats."""
+    c0, c1 = np.asarray(c0, np.float64), np.asarray(c1, np.float64)
+    s = c0 + c1
+    v, err = np.zeros_like(s), np.zeros_like(s)
+    for c in (c0, c1):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            l2 = np.where(c > 0, np.log2(np.where(c > 0, c, 1) / np.where(s > 0, s, 1)), 0.0)
+        v += c * l2
+        err += 5 * U32 * c * np.abs(l2) + 8.34 * U32 * c
+    err += U32 * np.abs(v)
+    return ((v + sign * err) * np.log(2.0) * (1 + sign * 2 * U32)).astype(np.float32)
 
 
 # __logf's documented worst case (CUDA C++ Programming Guide, intrinsic functions): absolute error
@@ -47,8 +65,9 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
 
     ``log_shift`` (-1 to 1) moves ln tau by that fraction of ``__logf``'s worst-case error, to model
     the kernel's ``MmaConfig.fast_log`` at its worst in either direction. ``sfu`` (``MmaConfig.sfu_xlogx``)
-    takes the nine x(n_ab) (1) or all 27 cell terms (2) from the SFU, each moved by ``sfu_shift`` (-1
-    to 1) of its worst-case error (7u relative) in the direction that adds up."""
+    takes the nine x(n_ab) from the SFU (1), each moved by ``sfu_shift`` (-1 to 1) of its worst-case
+    error (7u relative) in the direction that adds up, or (2) forms each cell bracket by shares
+    (:func:`xlr_shares`), moved likewise."""
     t = np.asarray(tables, dtype=np.int64)
     n = int(t[0].sum())
     x64 = np.zeros(n + 1)
@@ -75,7 +94,10 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
         s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
         for b in range(3):
             c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
-            s_a = s_a + ((x_of(c0, 1, sfu >= 2) + x_of(c1, 1, sfu >= 2)) - x_of(c0 + c1, -1, sfu >= 1))
+            if sfu >= 2:
+                s_a = s_a + xlr_shares(c0, c1, sfu_shift)
+            else:
+                s_a = s_a + ((x_of(c0, 1, False) + x_of(c1, 1, False)) - x_of(c0 + c1, -1, sfu >= 1))
             inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)
@@ -97,10 +119,11 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
 
 
 def bound_missing(n: int, ln_tau, sfu: int = 1) -> np.ndarray:
-    """E of gm_pairs_f32m for a study of n samples: 4u (42 N ln N + 126 N) + 28 u N |ln tau|; with every
-    x ln x from the SFU (``sfu`` 2) 42 becomes 60."""
+    """E of gm_pairs_f32m for a study of n samples: 4u (42 N ln N + 126 N) + 28 u N |ln tau|; with no
+    table (``sfu`` 2) every bracket by shares: 4u (172 N) + 28 u N |ln tau|."""
     xn = n * np.log(n) if n > 1 else 0.0
-    return (4 * U32 * ((60.0 if sfu >= 2 else 42.0) * xn + 126.0 * n) * 1.0001
+    c, a = (0.0, 126.0 + 46.0) if sfu >= 2 else (42.0, 126.0)
+    return (4 * U32 * (c * xn + a * n) * 1.0001
             + 28.0 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
 
 
@@ -110,7 +133,7 @@ def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
     operation for operation as gm_ksa32m. ``sfu_shift`` (-1 to 1) moves every SFU x ln x and
     reciprocal by that fraction of its worst-case error, in the direction that adds up (x ln x added
     up, those subtracted down, reciprocals up, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`.
-    ``sfu`` 2: the 21 table terms (cells, class bracket) from the SFU too (GM_SFU 2)."""
+    ``sfu`` 2 (GM_SFU 2, no table): every bracket by shares (:func:`xlr_shares`)."""
     sfu_all = sfu >= 2
     t = np.asarray(tables, dtype=np.int64)
     f = np.float32
@@ -139,19 +162,23 @@ def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
         pa[:, a, 1] = ak[:, a, 1].astype(f) * ra
         qb[:, a, 0] = (bk[:, a, 0].astype(f) * rb) * i0
         qb[:, a, 1] = (bk[:, a, 1].astype(f) * rb) * i1
-        mr = mr + (x_sfu(na[:, a], 1) - (x_sfu(ak[:, a, 0], -1) + x_sfu(ak[:, a, 1], -1)))
-        mc = mc + (x_sfu(nb[:, a], 1) - (x_sfu(bk[:, a, 0], -1) + x_sfu(bk[:, a, 1], -1)))
+        if sfu_all:  # each margin bracket by shares, subtracted
+            mr = mr - xlr_shares(ak[:, a, 0], ak[:, a, 1], -sfu_shift)
+            mc = mc - xlr_shares(bk[:, a, 0], bk[:, a, 1], -sfu_shift)
+        else:
+            mr = mr + (x_sfu(na[:, a], 1) - (x_sfu(ak[:, a, 0], -1) + x_sfu(ak[:, a, 1], -1)))
+            mc = mc + (x_sfu(nb[:, a], 1) - (x_sfu(bk[:, a, 0], -1) + x_sfu(bk[:, a, 1], -1)))
 
-    def tab(c, sign):  # the float32 table's entry, or (sfu 2) the SFU's
-        return x_sfu(c, sign) if sfu_all else x32[c]
-
-    kc = (tab(n0, 1) + tab(n1, 1)) - tab(n0 + n1, -1)
+    kc = xlr_shares(n0, n1, sfu_shift) if sfu_all else (x32[n0] + x32[n1]) - x32[n0 + n1]
     sa, ta = [], []
     for a in range(3):
         s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
         for b in range(3):
             c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
-            s_a = s_a + ((tab(c0, 1) + tab(c1, 1)) - x_sfu(c0 + c1, -1))
+            if sfu_all:
+                s_a = s_a + xlr_shares(c0, c1, sfu_shift)
+            else:
+                s_a = s_a + ((x32[c0] + x32[c1]) - x_sfu(c0 + c1, -1))
             inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)

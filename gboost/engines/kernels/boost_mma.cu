@@ -690,6 +690,23 @@ __device__ __forceinline__ float gm_xlx(const float* tabf, int c) {
     }
 }
 
+// f0 ln r0 + f1 ln r1 of counts f0, f1 and their shares r0, r1 of the sum (n_ab, or a margin): with
+// GM_SFU 2 (no table) a bracket's x(c0) + x(c1) - x(c0 + c1) is taken in this form, without the
+// cancellation of three terms up to c ln c each, so its error is bounded by the bracket's size (at most
+// (c0 + c1) ln 2), not by c ln c: per bracket, r = f (1 / s) is off by 3u relative (rcp 2u, the product
+// u), lg2 by 4u (|lg2 r| + 1) (CUDA guide, __log2f: 2^-22 absolute in [0.5, 2], else 2 ulp), so
+// f |lg2 r| (5u) + f (8.33u) over both shares, plus the sum and ln 2: <= 11.3 u s nats with
+// sum_k f_k |lg2 r_k| <= s. Over the nine cells (or the margins of a pair) that is 11.3 u N, against
+// 15 u N ln N for x ln x from lg2 (gm_study_f32 and gm_bound_m take 12 u N). An empty share: 0 x
+// lg2(1e-30) = 0; an empty sum: 1 / (0 + 1e-30) = 1e30 and shares 0.
+__device__ __forceinline__ float gm_xlr_shares(float f0, float r0, float f1, float r1) {
+    return (f0 * gm_lg2(r0 + 1e-30f) + f1 * gm_lg2(r1 + 1e-30f)) * 0.69314718f;
+}
+__device__ __forceinline__ float gm_xlr(int c0, int c1) {
+    const float f0 = gm_i2f(c0), f1 = gm_i2f(c1), r = gm_rcp(gm_i2f(c0 + c1) + 1e-30f);
+    return gm_xlr_shares(f0, f0 * r, f1, f1 * r);
+}
+
 // v32 (see above) and ln tau of a table; r32 / c32 point at the SNPs' fields (strides GM_BI / GM_BJ).
 __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf, const float* r32, const float* c32,
                                           float cst, float fn, float& lt) {
@@ -705,8 +722,11 @@ __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf,
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
-            sa[a] += (gm_xlx<(GM_SFU >= 2)>(tabf, c0) + gm_xlx<(GM_SFU >= 2)>(tabf, c1)) -
-                     gm_xlx<(GM_SFU >= 1)>(tabf, c0 + c1);
+#if GM_SFU >= 2
+            sa[a] += gm_xlr(c0, c1);
+#else
+            sa[a] += (gm_xlx<false>(tabf, c0) + gm_xlx<false>(tabf, c1)) - gm_xlx<(GM_SFU >= 1)>(tabf, c0 + c1);
+#endif
             const float q0 = c32[(1 + b * 2) * GM_BJ], q1 = c32[(2 + b * 2) * GM_BJ];
             ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(p0, q0, p1 * q1), ta[a]);
         }
@@ -731,8 +751,9 @@ __device__ __forceinline__ void gm_study_f32(const double* tab, int k0, int k1, 
     const int n = k0 + k1;
     const double u = 1.0 / 16777216.0, xn = tab[n];
     f32c[0] = (float)n;
-    f32c[1] = (float)(4.0 * u * ((GM_SFU >= 2 ? 15.0 : GM_SFU == 1 ? 9.0 : 3.0) * xn + (GM_FASTLOG ? 59.0 : 52.0) * n) *
-                      1.0001);
+    // (GM_SFU 2: the cells by gm_xlr, 12 u N in place of the N ln N term)
+    f32c[1] = (float)(4.0 * u * ((GM_SFU >= 2 ? 0.0 : GM_SFU == 1 ? 9.0 : 3.0) * xn +
+                                 ((GM_FASTLOG ? 59.0 : 52.0) + (GM_SFU >= 2 ? 12.0 : 0.0)) * n) * 1.0001);
     f32c[2] = (float)((GM_FASTLOG ? 36.0 : 12.0) * u * n * 1.0001);
     f32c[3] = (float)(tab[k0] + tab[k1] - xn);
 }
@@ -966,9 +987,9 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_cells22& pk, cons
 // N |ln tau|). So |v32 - KSA| <= E = 4u (42 N ln N + 126 N) + 28 u N |ln tau| (KSA = 2 x KSA/2,
 // then a safety factor of 2; 0.58 at N = 5,000), checked in NumPy by gboost.stats.f32screen.
 // With GM_SFU 2 (a study whose float32 table does not fit in shared memory, N >= ~12.8k: GM_TABF 0)
-// the 21 table terms come from the SFU too: cells 7u + 7u + u, class 7u + 7u + u, so 42 becomes 60
-// (E = 11 at N = 50,000; the null pairs' KSA is ~4 and the screen's threshold ~30, so few more
-// pairs become candidates).
+// every bracket is formed by shares (gm_xlr: n_a0 ln(n_a0 / n_a) + n_a1 ln(n_a1 / n_a) for x(n_a0) +
+// x(n_a1) - x(n_a), and so on), whose error is bounded by the bracket's size: 11.3 u N for each of the
+// four, so E = 4u (172 N) + 28 u N |ln tau| (2.0 at N = 50,000, against 11 with x ln x from lg2).
 // ksa32_missing on tables with missing calls. The decisions then follow gm_pairs22_f32: candidates
 // (open survivor, N_SIG or best-partner decision) get gb_ksa_df in float64, the same as gm_pairs.
 
@@ -1005,15 +1026,25 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
         const float ra = na[a] > 0 ? gm_rcp(gm_i2f(na[a])) : 0.f, rb = nb[a] > 0 ? gm_rcp(gm_i2f(nb[a])) : 0.f;
-        pa[a][0] = gm_i2f(ak[a][0]) * ra;
-        pa[a][1] = gm_i2f(ak[a][1]) * ra;
-        qb[a][0] = (gm_i2f(bk[a][0]) * rb) * i0;
-        qb[a][1] = (gm_i2f(bk[a][1]) * rb) * i1;
+        const float fa0 = gm_i2f(ak[a][0]), fa1 = gm_i2f(ak[a][1]), fb0 = gm_i2f(bk[a][0]), fb1 = gm_i2f(bk[a][1]);
+        pa[a][0] = fa0 * ra;
+        pa[a][1] = fa1 * ra;
+        const float sb0 = fb0 * rb, sb1 = fb1 * rb;
+        qb[a][0] = sb0 * i0;
+        qb[a][1] = sb1 * i1;
+#if GM_SFU >= 2  // no table (GM_TABF 0): each bracket by shares (gm_xlr), the margins' from P and n_bk / n_b
+        mr -= gm_xlr_shares(fa0, pa[a][0], fa1, pa[a][1]);
+        mc -= gm_xlr_shares(fb0, sb0, fb1, sb1);
+#else
         mr += gm_xlx<true>(tabf, na[a]) - (gm_xlx<true>(tabf, ak[a][0]) + gm_xlx<true>(tabf, ak[a][1]));
         mc += gm_xlx<true>(tabf, nb[a]) - (gm_xlx<true>(tabf, bk[a][0]) + gm_xlx<true>(tabf, bk[a][1]));
+#endif
     }
-    constexpr bool kAllSfu = GM_SFU >= 2;  // no float32 table (GM_TABF 0): every x ln x from the SFU
-    const float kc = (gm_xlx<kAllSfu>(tabf, n0) + gm_xlx<kAllSfu>(tabf, n1)) - gm_xlx<kAllSfu>(tabf, n0 + n1);
+#if GM_SFU >= 2
+    const float kc = gm_xlr(n0, n1);
+#else
+    const float kc = (tabf[n0] + tabf[n1]) - tabf[n0 + n1];
+#endif
     float sa[3], ta[3];
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
@@ -1022,7 +1053,11 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
-            sa[a] += (gm_xlx<kAllSfu>(tabf, c0) + gm_xlx<kAllSfu>(tabf, c1)) - gm_xlx<true>(tabf, c0 + c1);
+#if GM_SFU >= 2
+            sa[a] += gm_xlr(c0, c1);
+#else
+            sa[a] += (tabf[c0] + tabf[c1]) - gm_xlx<true>(tabf, c0 + c1);
+#endif
             ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
         }
     }
@@ -1195,7 +1230,8 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
 // E's constants of gm_pairs_f32m for a study of n samples (float64 formed, then rounded up a little).
 __device__ __forceinline__ void gm_bound_m(int n, float (&em)[2]) {
     const double u = 1.0 / 16777216.0, xn = n > 1 ? (double)n * log((double)n) : 0.0;
-    em[0] = (float)(4.0 * u * ((GM_SFU >= 2 ? 60.0 : 42.0) * xn + 126.0 * n) * 1.0001);
+    // (GM_SFU 2: every bracket by gm_xlr, 4 x 11.3 u N -> 46 u N in place of the N ln N term)
+    em[0] = (float)(4.0 * u * ((GM_SFU >= 2 ? 0.0 : 42.0) * xn + (GM_SFU >= 2 ? 126.0 + 46.0 : 126.0) * n) * 1.0001);
     em[1] = (float)(28.0 * u * n * 1.0001);
 }
 #endif
