@@ -170,14 +170,14 @@ def test_all_sfu_bound_of_fully_called_pairs_at_large_n(n, n_case, shift):
 @pytest.mark.parametrize("shift", [(1.0, 1.0), (-1.0, -1.0), (0.0, 0.0)])
 @pytest.mark.parametrize("missing", [0.01, 0.05])
 @pytest.mark.parametrize("n,n_case", [(20000, 9000), (50000, 25000)])
-def test_all_sfu_bound_of_missing_call_pairs_at_large_n(n, n_case, missing, shift):
-    """gm_ksa32m with GM_SFU 2: every bracket by shares, E = 4u (172 N) + 28 u N |ln tau|."""
+def test_missing_call_bound_at_large_n(n, n_case, missing, shift):
+    """gm_ksa32m at 20k and 50k samples: every bracket by shares, E = 4u (172 N) + 28 u N |ln tau|."""
     from gboost.stats.f32screen import bound_missing, ksa32_missing
 
     rng = np.random.default_rng(int(n + 100 * missing))
     for tables in (_tables_missing(n, n_case, 100, rng, missing),
                    _tables_missing(n, n_case, 50, rng, missing, maf=(0.001, 0.02))):
-        v32, lt = ksa32_missing(tables, n, *shift, sfu=2)
-        err, e = _within_half_the_bound(tables, n, v32, bound_missing(n, lt, sfu=2))
+        v32, lt = ksa32_missing(tables, n, *shift)
+        err, e = _within_half_the_bound(tables, n, v32, bound_missing(n, lt))
         if not any(shift):
             assert err < e / 4

@@ -113,37 +113,25 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
 
 
 # ---- Blocks with missing calls (boost_mma.cu, gm_ksa32m) ----------------------------------------------
-# A pair's margins and total N' are its own there; every bracket is formed per pair in float32, 27 of
-# the 48 x ln x from the SFU (lg2: relative error <= 7u), all 48 with sfu 2 (a study whose float32
-# table does not fit in shared memory). The kernel's comment derives the bound.
+# A pair's margins and total N' are its own there; every bracket is formed per pair in float32, by
+# shares (xlr_shares). The kernel's comment derives the bound.
 
 
-def bound_missing(n: int, ln_tau, sfu: int = 1) -> np.ndarray:
-    """E of gm_pairs_f32m for a study of n samples: 4u (42 N ln N + 126 N) + 28 u N |ln tau|; with no
-    table (``sfu`` 2) every bracket by shares: 4u (172 N) + 28 u N |ln tau|."""
-    xn = n * np.log(n) if n > 1 else 0.0
-    c, a = (0.0, 126.0 + 46.0) if sfu >= 2 else (42.0, 126.0)
-    return (4 * U32 * (c * xn + a * n) * 1.0001
+def bound_missing(n: int, ln_tau) -> np.ndarray:
+    """E of gm_pairs_f32m for a study of n samples: 4u (172 N) + 28 u N |ln tau|."""
+    return (4 * U32 * 172.0 * n * 1.0001
             + 28.0 * U32 * n * 1.0001 * np.abs(ln_tau)).astype(np.float32)
 
 
 def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
-                  log_shift: float = 0.0, sfu: int = 1) -> tuple[np.ndarray, np.ndarray]:
+                  log_shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(v32, ln tau) in float32 of tables (m, 3, 3, 2) whose sums may be below the study's n samples,
-    operation for operation as gm_ksa32m. ``sfu_shift`` (-1 to 1) moves every SFU x ln x and
-    reciprocal by that fraction of its worst-case error, in the direction that adds up (x ln x added
-    up, those subtracted down, reciprocals up, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`.
-    ``sfu`` 2 (GM_SFU 2, no table): every bracket by shares (:func:`xlr_shares`)."""
-    sfu_all = sfu >= 2
+    operation for operation as gm_ksa32m. ``sfu_shift`` (-1 to 1) moves every bracket and reciprocal
+    by that fraction of its worst-case error, in the direction that adds up (brackets added up, those
+    subtracted down, reciprocals up, for +1); ``log_shift`` does the same for ``__logf`` as in :func:`ksa32`.
+    Every bracket by shares (:func:`xlr_shares`)."""
     t = np.asarray(tables, dtype=np.int64)
     f = np.float32
-    x64 = np.zeros(n + 1)
-    x64[1:] = np.arange(1, n + 1) * np.log(np.arange(1, n + 1))
-    x32 = x64.astype(f)
-
-    def x_sfu(c, sign):  # lg2-based x ln x: float32 value moved by sign * sfu_shift * 7u relative
-        return (x64[c] * (1.0 + sign * sfu_shift * SFU_REL)).astype(f)
-
     ak, bk = t.sum(axis=2), t.sum(axis=1)                 # (m, 3, 2): n_ak, n_bk
     na, nb = ak.sum(axis=2), bk.sum(axis=2)              # (m, 3)
     n0, n1 = ak[:, :, 0].sum(axis=1), ak[:, :, 1].sum(axis=1)
@@ -162,23 +150,15 @@ def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
         pa[:, a, 1] = ak[:, a, 1].astype(f) * ra
         qb[:, a, 0] = (bk[:, a, 0].astype(f) * rb) * i0
         qb[:, a, 1] = (bk[:, a, 1].astype(f) * rb) * i1
-        if sfu_all:  # each margin bracket by shares, subtracted
-            mr = mr - xlr_shares(ak[:, a, 0], ak[:, a, 1], -sfu_shift)
-            mc = mc - xlr_shares(bk[:, a, 0], bk[:, a, 1], -sfu_shift)
-        else:
-            mr = mr + (x_sfu(na[:, a], 1) - (x_sfu(ak[:, a, 0], -1) + x_sfu(ak[:, a, 1], -1)))
-            mc = mc + (x_sfu(nb[:, a], 1) - (x_sfu(bk[:, a, 0], -1) + x_sfu(bk[:, a, 1], -1)))
-
-    kc = xlr_shares(n0, n1, sfu_shift) if sfu_all else (x32[n0] + x32[n1]) - x32[n0 + n1]
+        mr = mr - xlr_shares(ak[:, a, 0], ak[:, a, 1], -sfu_shift)  # each margin bracket by shares, subtracted
+        mc = mc - xlr_shares(bk[:, a, 0], bk[:, a, 1], -sfu_shift)
+    kc = xlr_shares(n0, n1, sfu_shift)
     sa, ta = [], []
     for a in range(3):
         s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
         for b in range(3):
             c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
-            if sfu_all:
-                s_a = s_a + xlr_shares(c0, c1, sfu_shift)
-            else:
-                s_a = s_a + ((x32[c0] + x32[c1]) - x_sfu(c0 + c1, -1))
+            s_a = s_a + xlr_shares(c0, c1, sfu_shift)
             inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)

@@ -80,8 +80,10 @@ class MmaConfig:
     bar_steps: int = 4
     # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
     # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx). 1 was the fastest in every
-    # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md). 2 stages no table
-    # at all (the modes with missing calls too): the build takes it where the table does not fit.
+    # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md). 2: no table, each
+    # bracket x(c0) + x(c1) - x(c0 + c1) by shares (boost_mma.cu, gm_xlr; 11 % slower at 150k x 5k):
+    # the build takes it where the table does not fit. (The kernels with missing calls always take
+    # their brackets by shares.)
     sfu_xlogx: int = 1
     # ln tau of the pre-screen from the SFU (__logf) instead of logf; its error is in the bound.
     fast_log: bool = True
@@ -153,9 +155,9 @@ class MmaConfig:
         """Dynamic shared memory of the float32 pre-screen with a table of ``n_tab`` entries: the
         float32 table (16-byte aligned), then per warp the <2,2> kernel's cells (``ring``: that kernel),
         which its ring shares (a block parks only after its ring's last reads: boost_mma.cu, gm_screen),
-        or the other kernels' parking area. With every x ln x from the SFU (``sfu_xlogx`` 2) there is no
-        table (boost_mma.cu, GM_TABF)."""
+        or the other kernels' parking area. Only the <2,2> kernel reads the table, and not with every
+        bracket by shares (``sfu_xlogx`` 2; boost_mma.cu, GM_TABF)."""
         warps = self.threads // 32
         area = max(warps * self.cells22_bytes, self.ring_bytes) if ring else warps * self.park_bytes
-        table = 0 if self.sfu_xlogx >= 2 else -(-n_tab * 4 // 16) * 16
+        table = 0 if self.sfu_xlogx >= 2 or not ring else -(-n_tab * 4 // 16) * 16
         return table + area

@@ -647,8 +647,9 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
 #ifndef GM_SFU  // which x(c) of the pre-screen come from the SFU (lg2): 0 none, 1 the nine x(n_ab), 2 all 27
 #define GM_SFU 1
 #endif
-// Whether the float32 pre-screen stages its float32 c ln c table in shared memory: not where every
-// x ln x comes from the SFU (GM_SFU 2, which the host takes where the table does not fit).
+// Whether the <2,2> kernel's float32 pre-screen stages its float32 c ln c table in shared memory: not
+// with GM_SFU 2 (brackets by shares, gm_xlr), which the host takes where the table does not fit. The
+// kernels with missing calls read none (gm_ksa32m).
 #define GM_TABF (GM_SFU < 2)
 // x(c) = c ln c of a count for the float32 pre-screen. The 27 table lookups a pair are random
 // addresses in shared memory (~3.5 wavefronts each from bank conflicts; ncu: the shared-memory pipe
@@ -976,20 +977,18 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_cells22& pk, cons
 //   KSA/2 = sum_q [x(t_q0) + x(t_q1) - x(t_q0 + t_q1)]      + sum_a [x(n_a) - x(n_a0) - x(n_a1)]
 //         + sum_b [x(n_b) - x(n_b0) - x(n_b1)]                + [x(n_0) + x(n_1) - x(N')] + N' ln tau
 // (each bracket in [-N ln 2, N ln 2]), P_ak = n_ak (1/n_a), Q_bk = n_bk (1/n_b) (1/n_k), reciprocals
-// from the SFU (gm_rcp, relative error <= 2u). The 18 x(t) and the class bracket's three come from the float32
-// table, the 27 others (x(n_ab), x(n_ak), x(n_bk), x(n_a), x(n_b)) from the SFU (gm_xlx: relative
-// error <= 7u), which runs beside the shared-memory pipe. First-order error of KSA/2 (u = 2^-24,
-// N the study's samples, N' <= N): the x(c) and the additions that form each bracket's terms,
-// u (9 + 15 + 15 + 3) N ln N (cells: table u, SFU 7u, the sum u; margins: 7u for each of three
-// x(c) <= n ln N and the sum u; class: table 2u, sum u); 35 further additions of partial sums below
-// 4 N ln 2, 97 u N; tau 20 u relative (P 3u, Q 6u, product and fma 2u, 3 accumulations, 2 sums:
-// 16u, with room), 20 u N; __logf 2^-21.41 absolute, 6 u N, and 6 u relative; the last fma u (4 N ln 2 +
-// N |ln tau|). So |v32 - KSA| <= E = 4u (42 N ln N + 126 N) + 28 u N |ln tau| (KSA = 2 x KSA/2,
-// then a safety factor of 2; 0.58 at N = 5,000), checked in NumPy by gboost.stats.f32screen.
-// With GM_SFU 2 (a study whose float32 table does not fit in shared memory, N >= ~12.8k: GM_TABF 0)
-// every bracket is formed by shares (gm_xlr: n_a0 ln(n_a0 / n_a) + n_a1 ln(n_a1 / n_a) for x(n_a0) +
-// x(n_a1) - x(n_a), and so on), whose error is bounded by the bracket's size: 11.3 u N for each of the
-// four, so E = 4u (172 N) + 28 u N |ln tau| (2.0 at N = 50,000, against 11 with x ln x from lg2).
+// from the SFU (gm_rcp, relative error <= 2u). Every bracket is formed by shares (gm_xlr: n_a0 ln(n_a0 /
+// n_a) + n_a1 ln(n_a1 / n_a) for x(n_a0) + x(n_a1) - x(n_a), the margins' shares being P_ak and
+// n_bk / n_b), so no table is read and each bracket's error is bounded by its size: 11.3 u N for each
+// of the four kinds (cells, rows, columns, class). Until the eleventh session the 21 x(t) came from the
+// float32 table and the 27 others from lg2, E = 4u (42 N ln N + 126 N) + ...: against that, E is 2.8x
+// smaller at N = 5,000 and 5.4x at 50,000, and 1 % missing calls at 150k x 5k took 1.6 % less kernel
+// time on an H100 (docs/PERFORMANCE.md, issue 18). Further first-order error of KSA/2 (u = 2^-24,
+// N the study's samples, N' <= N): 35 further additions of partial sums below 4 N ln 2, 97 u N; tau
+// 20 u relative (P 3u, Q 6u, product and fma 2u, 3 accumulations, 2 sums: 16u, with room), 20 u N;
+// __logf 2^-21.41 absolute, 6 u N, and 6 u relative; the last fma u (4 N ln 2 + N |ln tau|). So
+// |v32 - KSA| <= E = 4u (172 N) + 28 u N |ln tau| (KSA = 2 x KSA/2, then a safety factor of 2; 0.2
+// at N = 5,000, 2.05 at 50,000), checked in NumPy by gboost.stats.f32screen.
 // ksa32_missing on tables with missing calls. The decisions then follow gm_pairs22_f32: candidates
 // (open survivor, N_SIG or best-partner decision) get gb_ksa_df in float64, the same as gm_pairs.
 
@@ -1014,7 +1013,7 @@ __device__ __forceinline__ void gm_margins_of(const int (&t)[18], gm_margins& m)
     }
 }
 
-__device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins& m, const float* tabf, float& lt) {
+__device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins& m, float& lt) {
     const int(&ak)[3][2] = m.ak;
     const int(&bk)[3][2] = m.bk;
     const int(&na)[3] = m.na;
@@ -1032,19 +1031,10 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
         const float sb0 = fb0 * rb, sb1 = fb1 * rb;
         qb[a][0] = sb0 * i0;
         qb[a][1] = sb1 * i1;
-#if GM_SFU >= 2  // no table (GM_TABF 0): each bracket by shares (gm_xlr), the margins' from P and n_bk / n_b
-        mr -= gm_xlr_shares(fa0, pa[a][0], fa1, pa[a][1]);
+        mr -= gm_xlr_shares(fa0, pa[a][0], fa1, pa[a][1]);  // (the shares of the margins: P, n_bk / n_b)
         mc -= gm_xlr_shares(fb0, sb0, fb1, sb1);
-#else
-        mr += gm_xlx<true>(tabf, na[a]) - (gm_xlx<true>(tabf, ak[a][0]) + gm_xlx<true>(tabf, ak[a][1]));
-        mc += gm_xlx<true>(tabf, nb[a]) - (gm_xlx<true>(tabf, bk[a][0]) + gm_xlx<true>(tabf, bk[a][1]));
-#endif
     }
-#if GM_SFU >= 2
     const float kc = gm_xlr(n0, n1);
-#else
-    const float kc = (tabf[n0] + tabf[n1]) - tabf[n0 + n1];
-#endif
     float sa[3], ta[3];
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
@@ -1053,11 +1043,7 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
-#if GM_SFU >= 2
             sa[a] += gm_xlr(c0, c1);
-#else
-            sa[a] += (tabf[c0] + tabf[c1]) - gm_xlx<true>(tabf, c0 + c1);
-#endif
             ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
         }
     }
@@ -1069,7 +1055,7 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
 
 // gm_pairs for the modes with missing calls, one pass (8 columns) with the pre-screen: the pass's
 // tables parked, each pair's interval, the bars (row bars rl_max carried over the passes), and the
-// candidates' float64 KSA. tab: the float64 table (global memory), tabf: the float32 one (shared);
+// candidates' float64 KSA. tab: the float64 table (global memory);
 // em: the bound's E = em[0] + em[1] |ln tau|.
 // The counted cells of one pass (both classes packed, gm_count_packed) into the parking area: word
 // ta * 3 + tb of slot s = ri * 2 + e, class k in the half k (16 bits: counts < 2^16 wherever the
@@ -1092,7 +1078,7 @@ __device__ __forceinline__ void gm_park_packed(gm_park& pk, const gb_u32 (&acc)[
 template <int NA, int NB>
 __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass,
                                               const int* __restrict__ counts, const double* __restrict__ tab,
-                                              const float* tabf, const double* __restrict__ thr, const float (&em)[2],
+                                              const double* __restrict__ thr, const float (&em)[2],
                                               int i0, int ni, int j0, int nj, int diag, int bi0, int bj0, int r_blk0,
                                               int c_blk0, int lane, gb_u32* __restrict__ surv_n, int surv_cap,
                                               int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
@@ -1166,7 +1152,7 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
             const int eb = (mg.nb[0] == 0) + (mg.nb[1] == 0) + (mg.nb[2] == 0);
             ok[x] = ((live >> s) & 1u) && ea <= 1 && eb <= 1;  // invalid (DF 0): not counted, as gb_ksa_df
             df[x] = 4 >> (ea + eb);
-            v[x] = gm_ksa32m(t, mg, tabf, lt[x]);
+            v[x] = gm_ksa32m(t, mg, lt[x]);
         }
 #pragma unroll
         for (int x = 0; x < 2; ++x) {
@@ -1229,9 +1215,8 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
 
 // E's constants of gm_pairs_f32m for a study of n samples (float64 formed, then rounded up a little).
 __device__ __forceinline__ void gm_bound_m(int n, float (&em)[2]) {
-    const double u = 1.0 / 16777216.0, xn = n > 1 ? (double)n * log((double)n) : 0.0;
-    // (GM_SFU 2: every bracket by gm_xlr, 4 x 11.3 u N -> 46 u N in place of the N ln N term)
-    em[0] = (float)(4.0 * u * ((GM_SFU >= 2 ? 0.0 : 42.0) * xn + (GM_SFU >= 2 ? 126.0 + 46.0 : 126.0) * n) * 1.0001);
+    const double u = 1.0 / 16777216.0;
+    em[0] = (float)(4.0 * u * 172.0 * n * 1.0001);  // (every bracket by gm_xlr: 4 x 11.3 u N in the 172)
     em[1] = (float)(28.0 * u * n * 1.0001);
 }
 #endif
@@ -1277,8 +1262,8 @@ __device__ __forceinline__ void gm_screen(
     // loops (ncu: local memory traffic), against ~200 alone.
     constexpr bool f32 = true;
     const float* tabf = (const float*)gb_xlx_s;
-    gm_park* s_park = (gm_park*)((char*)gb_xlx_s + (((GM_TABF ? n_tab : 0) * 4 + 15) & ~15));  // (missing calls)
-    gm_cells22* s_cells = (gm_cells22*)s_park;                                   // (<2,2>)
+    gm_park* s_park = (gm_park*)gb_xlx_s;  // (the modes with missing calls: no table, gm_ksa32m)
+    gm_cells22* s_cells = (gm_cells22*)((char*)gb_xlx_s + (((GM_TABF ? n_tab : 0) * 4 + 15) & ~15));  // (<2,2>)
 #if GM_STAGES > 1
     // GM_STAGES x GM_STAGE_WORDS over the parking areas: a block parks only after its ring's last reads
     // (gm_count22_block ends with a barrier) and refills it only after every warp's pre-screen (the
@@ -1302,12 +1287,12 @@ __device__ __forceinline__ void gm_screen(
 #if GM_F32 && !GM_COUNT_ONLY
         if (f32) {
             float* tf = (float*)gb_xlx_s;
-            if (GM_TABF)  // (GM_SFU 2: every x ln x from the SFU, no table)
+            if (GM_TABF && NA == 2 && NB == 2)  // (only <2,2> reads it; not with GM_SFU 2)
                 for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
             if (!(NA == 2 && NB == 2)) {
                 // gm_pairs_f32m computes every slot's pre-screen before it tests which are pairs, so
-                // the parked words of a slot that is none must still be counts (table indices): zero
-                // at first, counts of some pair after.
+                // the parked words of a slot that is none must still be counts (gm_i2f takes counts
+                // below 2^23): zero at first, counts of some pair after.
                 gb_u32* z = (gb_u32*)s_park;
                 for (int e = tid; e < GM_WARPS * (int)(sizeof(gm_park) / 4); e += GM_THREADS) z[e] = 0u;
             }
@@ -1519,7 +1504,7 @@ __device__ __forceinline__ void gm_screen(
                                                     ks0, lane);
                             gm_park_packed<NA, NB>(s_park[warp], acc, lane);
                             __syncwarp();
-                            gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, (const float*)gb_xlx_s, thr, em,
+                            gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, thr, em,
                                                   i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n,
                                                   surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
                             continue;
