@@ -36,9 +36,11 @@ def bound(n: int, ln_tau, sfu: int = 0, fast_log: bool = False) -> np.ndarray:
 
 
 def xlr_shares(c0, c1, sign: float = 0.0) -> np.ndarray:
-    """c0 ln(c0 / s) + c1 ln(c1 / s), s = c0 + c1 (boost_mma.cu, gm_xlr: x(c0) + x(c1) - x(s) without
-    cancellation), in float32, moved by ``sign`` (-1 to 1) of its worst-case error (per share: rcp and
-    product 3u relative, lg2 4u (|lg2 r| + 1); 5u f |lg2 r| + 8.33u f, the sum and ln 2), in nats."""
+    """c0 lg2(c0 / s) + c1 lg2(c1 / s), s = c0 + c1, in bits (boost_mma.cu, gm_xlr: x(c0) + x(c1) - x(s)
+    without cancellation, divided by ln 2; the kernel multiplies the sum of a pair's brackets by ln 2
+    once), in float32, moved by ``sign`` (-1 to 1) of its worst-case error (per share: rcp and product
+    3u relative, lg2 4u (|lg2 r| + 1); 5u f |lg2 r| + 8.33u f, the sum, and the share of the final ln 2
+    product's rounding)."""
     c0, c1 = np.asarray(c0, np.float64), np.asarray(c1, np.float64)
     s = c0 + c1
     v, err = np.zeros_like(s), np.zeros_like(s)
@@ -48,12 +50,14 @@ def xlr_shares(c0, c1, sign: float = 0.0) -> np.ndarray:
         v += c * l2
         err += 5 * U32 * c * np.abs(l2) + 8.34 * U32 * c
     err += U32 * np.abs(v)
-    return ((v + sign * err) * np.log(2.0) * (1 + sign * 2 * U32)).astype(np.float32)
+    return ((v + sign * err) * (1 + sign * 2 * U32)).astype(np.float32)
 
 
 # __logf's documented worst case (CUDA C++ Programming Guide, intrinsic functions): absolute error
 # 2^-21.41 for x in [0.5, 2], else 3 ulp (<= 6u relative). Their sum bounds it everywhere.
 FAST_LOG_ABS = 2.0 ** -21.41
+# ln 2 as the kernel's float32 constant 0.69314718f.
+LN2_32 = float(np.float32(0.69314718))
 # lg2.approx-based x ln x (boost_mma.cu, gm_xlx): relative error <= 7u.
 SFU_REL = 7 * U32
 FAST_LOG_REL = 6 * U32
@@ -94,7 +98,7 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
         s_a, t_a = np.zeros(len(t), f), np.zeros(len(t), f)
         for b in range(3):
             c0, c1 = t[:, a, b, 0], t[:, a, b, 1]
-            if sfu >= 2:
+            if sfu >= 2:  # in bits (xlr_shares); the sum becomes nats below
                 s_a = s_a + xlr_shares(c0, c1, sfu_shift)
             else:
                 s_a = s_a + ((x_of(c0, 1, False) + x_of(c1, 1, False)) - x_of(c0 + c1, -1, sfu >= 1))
@@ -102,7 +106,10 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)
         ta.append(t_a)
-    s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (ka + kb)
+    if sfu >= 2:
+        s = (((sa[0] + sa[1]) + sa[2]) * f(LN2_32) + cst) + (ka + kb)
+    else:
+        s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (ka + kb)
     tau = (ta[0] + ta[1]) + ta[2]
     with np.errstate(divide="ignore"):
         lt = np.log(tau)
@@ -163,7 +170,7 @@ def ksa32_missing(tables: np.ndarray, n: int, sfu_shift: float = 0.0,
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)
         ta.append(t_a)
-    s = ((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc)
+    s = (((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc)) * f(LN2_32)  # bits to nats once, as the kernel
     tau = (ta[0] + ta[1]) + ta[2]
     with np.errstate(divide="ignore"):
         lt = np.log(tau)

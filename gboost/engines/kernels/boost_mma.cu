@@ -700,12 +700,15 @@ __device__ __forceinline__ float gm_xlx(const float* tabf, int c) {
 // sum_k f_k |lg2 r_k| <= s. Over the nine cells (or the margins of a pair) that is 11.3 u N, against
 // 15 u N ln N for x ln x from lg2 (gm_study_f32 and gm_bound_m take 12 u N). An empty share: 0 x
 // lg2(1e-30) = 0; an empty sum: 1 / (0 + 1e-30) = 1e30 and shares 0.
+// Both return bits (log2 units): their callers sum them and multiply the sum by ln 2 once (one FMUL
+// a pair instead of one a bracket; the bound counts that product's rounding once a bracket, with room).
+// The share of a count from its product with 1 / s fused with the + 1e-30 (one rounding, not two).
 __device__ __forceinline__ float gm_xlr_shares(float f0, float r0, float f1, float r1) {
-    return (f0 * gm_lg2(r0 + 1e-30f) + f1 * gm_lg2(r1 + 1e-30f)) * 0.69314718f;
+    return fmaf(f1, gm_lg2(r1 + 1e-30f), f0 * gm_lg2(r0 + 1e-30f));
 }
 __device__ __forceinline__ float gm_xlr(int c0, int c1) {
     const float f0 = gm_i2f(c0), f1 = gm_i2f(c1), r = gm_rcp(gm_i2f(c0 + c1) + 1e-30f);
-    return gm_xlr_shares(f0, f0 * r, f1, f1 * r);
+    return fmaf(f1, gm_lg2(fmaf(f1, r, 1e-30f)), f0 * gm_lg2(fmaf(f0, r, 1e-30f)));
 }
 
 // v32 (see above) and ln tau of a table; r32 / c32 point at the SNPs' fields (strides GM_BI / GM_BJ).
@@ -732,7 +735,11 @@ __device__ __forceinline__ float gm_ksa32(const int (&t)[18], const float* tabf,
             ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(p0, q0, p1 * q1), ta[a]);
         }
     }
+#if GM_SFU >= 2
+    const float s = (((sa[0] + sa[1]) + sa[2]) * 0.69314718f + cst) + (r32[0] + c32[0]);  // (gm_xlr: bits)
+#else
     const float s = ((sa[0] + sa[1]) + (sa[2] + cst)) + (r32[0] + c32[0]);
+#endif
     const float tau = (ta[0] + ta[1]) + ta[2];
 #if GM_FASTLOG
     lt = gm_lg2(tau) * 0.69314718f;  // __logf's own computation: ~20 instructions fewer than logf a pair;
@@ -1047,7 +1054,7 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
             ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
         }
     }
-    const float sm = ((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc);
+    const float sm = (((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc)) * 0.69314718f;  // (bits to nats once)
     const float tau = (ta[0] + ta[1]) + ta[2];
     lt = gm_lg2(tau) * 0.69314718f;
     return 2.f * fmaf(gm_i2f(n0 + n1), lt, sm);
