@@ -1475,60 +1475,60 @@ __device__ __forceinline__ void gm_screen(
 #endif
         {
 #pragma unroll 1
-        for (int h = 0; h < GM_TR; ++h) {
-            const int rt0 = h * 16 * GM_WI + wy * 16, nrt = min(16, ni - bi0 - rt0);  // this row tile
-            if (h > 0) __syncthreads();  // (the slices in step)
-            if (tile_live(rt0)) {
-            if constexpr (NA == 2 && NB == 2) {  // (without the block ring: each warp loads its own operands)
-                gb_u32 acc[2][NA][2 * NB][4];
-                gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
-                                    off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
+            for (int h = 0; h < GM_TR; ++h) {
+                const int rt0 = h * 16 * GM_WI + wy * 16, nrt = min(16, ni - bi0 - rt0);  // this row tile
+                if (h > 0) __syncthreads();  // (the slices in step)
+                if (tile_live(rt0)) {
+                    if constexpr (NA == 2 && NB == 2) {  // (without the block ring: each warp loads its own operands)
+                        gb_u32 acc[2][NA][2 * NB][4];
+                        gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
+                                            off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
 #if GM_F32 && !GM_COUNT_ONLY
-                if (f32) {
-                    gm_cells22& pk = s_cells[warp];
-                    gm_park22(pk.cells, gm_acc_cells(acc), lane);
-                    __syncwarp();
-                    gm_pairs22_f32(sm, pk, pk.cells, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt,
-                                   s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap,
-                                   surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r, s_bar_c);
-                    __syncwarp();  // (the next row tile parks over these cells)
-                } else
+                        if (f32) {
+                            gm_cells22& pk = s_cells[warp];
+                            gm_park22(pk.cells, gm_acc_cells(acc), lane);
+                            __syncwarp();
+                            gm_pairs22_f32(sm, pk, pk.cells, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt,
+                                           s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap,
+                                           surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r, s_bar_c);
+                            __syncwarp();  // (the next row tile parks over these cells)
+                        } else
 #endif
-                gm_pairs<NA, NB, 2>(sm, gm_acc_cells(acc), 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0,
-                                    nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
-            } else {
+                        gm_pairs<NA, NB, 2>(sm, gm_acc_cells(acc), 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0,
+                                            nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+                    } else {
 #if GM_F32 && !GM_COUNT_ONLY
-                float rl_max[2] = {__int_as_float(0xff800000), __int_as_float(0xff800000)};  // row bars, both passes
+                        float rl_max[2] = {__int_as_float(0xff800000), __int_as_float(0xff800000)};  // row bars, both passes
 #endif
 #pragma unroll
-                for (int pass = 0; pass < 2; ++pass) {
-                    if (ncol > pass * 8) {
+                        for (int pass = 0; pass < 2; ++pass) {
+                            if (ncol > pass * 8) {
 #if GM_F32 && !GM_COUNT_ONLY
-                        if (f32) {  // both classes in one set of 36 accumulators, then parked
-                            gb_u32 acc[NA][NB][4];
-                            gm_count_packed<NA, NB>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c,
-                                                    stride_c, off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS,
-                                                    ks0, lane);
-                            gm_park_packed<NA, NB>(s_park[warp], acc, lane);
-                            __syncwarp();
-                            gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, thr, em,
-                                                  i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n,
-                                                  surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
-                            continue;
-                        }
+                                if (f32) {  // both classes in one set of 36 accumulators, then parked
+                                    gb_u32 acc[NA][NB][4];
+                                    gm_count_packed<NA, NB>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c,
+                                                            stride_c, off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS,
+                                                            ks0, lane);
+                                    gm_park_packed<NA, NB>(s_park[warp], acc, lane);
+                                    __syncwarp();
+                                    gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, thr, em,
+                                                          i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n,
+                                                          surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
+                                    continue;
+                                }
 #endif
-                        gb_u32 acc[2][NA][NB][4];
-                        gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
-                                            off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS, ks0, lane);
-                        gm_pairs<NA, NB, 1>(sm, gm_acc_cells(acc), pass, counts, tab, thr, s_rterm, s_cterm, consts, i0,
-                                            ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij,
-                                            surv_ksa, surv_tab);
+                                gb_u32 acc[2][NA][NB][4];
+                                gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
+                                                    off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS, ks0, lane);
+                                gm_pairs<NA, NB, 1>(sm, gm_acc_cells(acc), pass, counts, tab, thr, s_rterm, s_cterm, consts, i0,
+                                                    ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij,
+                                                    surv_ksa, surv_tab);
+                            }
+                        }
                     }
                 }
+                fold_rows(rt0);
             }
-            }
-            fold_rows(rt0);
-        }
         }
 
         // Columns cc * 8 + 2q + e are shared by the 8 groups (g): fold across those lanes, then across
