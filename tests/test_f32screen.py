@@ -148,7 +148,7 @@ def test_missing_call_bound_on_extreme_tables():
         _check_missing(np.concatenate([t[valid]] * 2), n, shift, shift)
 
 
-# ---- Studies whose float32 table does not fit (n >= ~12.8k): every x ln x from the SFU ------------
+# ---- Studies whose float32 table does not fit (n >= ~12.8k): brackets by shares, no table ------------
 
 
 @pytest.mark.parametrize("shift", [-1.0, 0.0, 1.0])

@@ -153,8 +153,8 @@ def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, countin
 
 @pytest.mark.gpu
 def test_a_study_too_large_for_the_pre_screen_table_counts_through_the_block_ring():
-    """At >= ~12.8k samples the float32 pre-screen's table does not fit: the pre-screen takes every
-    x ln x from the SFU and stages no table; the float64 build (which runs from 2^16 samples) counts
+    """At >= ~12.8k samples the float32 pre-screen's table does not fit: the pre-screen forms its
+    brackets by shares and stages no table; the float64 build (which runs from 2^16 samples) counts
     its fully called blocks through the <2,2> kernel's block ring (the float64 table in global
     memory, the ring at the start of dynamic shared memory) while blocks with missing calls count by
     each warp's loads. 13,000 samples, SNPs fully called and with 1 % missing calls: every tile of
@@ -627,7 +627,7 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
     """MmaCounting.build (no device: kernels faked with the static shared memory nvcc reports) compiles
     the pre-screen's build, reads its static shared memory and falls back to GM_F32=0 where the parking
     areas do not fit; where its float32 table cannot fit (n + 1 > MMA_TABLE_SMEM_MAX / 8, ~12.8k samples)
-    the pre-screen takes every x ln x from the SFU (sfu_xlogx 2) and stages no table. The float64 build's
+    the pre-screen forms its brackets by shares (sfu_xlogx 2) and stages no table. The float64 build's
     <2,2> kernel counts through the block ring where the ring fits (from 2^16 samples it is what runs),
     else each warp loads its own operands, and its float64 table is staged where it fits beside the
     ring. It never loads the pre-screen's build where n alone rules it out (n >= 2^16: 16-bit cells)."""

@@ -172,7 +172,7 @@ def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engi
     assert got.n_valid > 0
     f64 = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False)))
     _assert_identical(got, f64)
-    # every x ln x from the SFU, no table (the build of studies whose table does not fit)
+    # brackets by shares, no table (the build of studies whose table does not fit)
     _assert_identical(run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(sfu_xlogx=2))),
                       f64)
     want = run_scan(study, params, engine=CpuEngine(tile=64))
@@ -186,8 +186,8 @@ def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engi
 @pytest.mark.parametrize("missing", [False, True])
 @pytest.mark.parametrize("epi", [(0.01, 0.2), (0.5, 0.9)])
 def test_float32_prescreen_without_its_table_equals_float64_kernel_and_cpu_engine(missing, epi):
-    """From ~12.8k samples the float32 table does not fit in shared memory: the pre-screen then takes
-    every x ln x from the SFU (a wider bound). Bit for bit the float64 build's outputs and the CPU
+    """From ~12.8k samples the float32 table does not fit in shared memory: the pre-screen then forms
+    its brackets by shares (gm_xlr, no table). Bit for bit the float64 build's outputs and the CPU
     engine's, fully called and in every mode with missing calls."""
     from gboost.engines.gpu import GpuEngine, MmaConfig
 
@@ -211,7 +211,7 @@ def test_float32_prescreen_is_used_where_its_table_fits():
     from gboost.stats.pvalues import thresholds_by_df
 
     thr = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2))
-    # with its table up to ~12.8k samples, without (every x ln x from the SFU) up to 2^16, where the
+    # with its table up to ~12.8k samples, without (brackets by shares) up to 2^16, where the
     # parked 16-bit cells end
     for n, want, staged in ((1500, True, True), (20000, True, False), (70000, False, True)):
         eng = GpuEngine(counting="mma")

@@ -36,7 +36,7 @@ class Build:
     use_f32: bool  # the tensor cores' float32 pre-screen
     dyn_smem: dict  # mode kernel name -> dynamic shared memory of its launch (bytes)
     grid_blocks: dict  # mode kernel name -> blocks of a persistent launch (tensor cores only)
-    # False where the float32 pre-screen takes every x ln x from the SFU (no table; n_tab is then the
+    # False where the float32 pre-screen forms its brackets by shares (no table; n_tab is then the
     # study's n + 1, which its bound reads)
     table_staged: bool = True
 
@@ -132,8 +132,8 @@ class MmaCounting(_Counting):
         # shared memory (the float64 table then stays in global memory). (The parked cells are 16-bit:
         # counts below 2^16, which the table's fit implies today.) A build with it runs it in every
         # block, so where it does not fit the kernels are compiled without it (boost_mma.cu, gm_screen).
-        # Where the table cannot fit (n >= ~12.8k) the pre-screen takes every x ln x from the SFU
-        # (sfu_xlogx 2: no table, a wider bound; boost_mma.cu, GM_TABF): at 50k samples the float64
+        # Where the table cannot fit (n >= ~12.8k) the pre-screen forms its brackets by shares
+        # (sfu_xlogx 2: no table, boost_mma.cu, gm_xlr and GM_TABF): at 50k samples the float64
         # epilogue it replaces was 45 % of the kernel (docs/PERFORMANCE.md, issue 18).
         cfg = self.config
         optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
