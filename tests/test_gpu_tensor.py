@@ -100,6 +100,15 @@ def _assert_identical(got, want) -> None:
         np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
 
 
+def _assert_cpu_engine_agrees(got, study, params) -> None:
+    """The CPU engine's survivors (where there are any) and per-SNP summaries are the GPU scan's."""
+    want = run_scan(study, params, engine=CpuEngine(tile=64))
+    if len(want.screened):
+        assert_scan_equal(got, want)
+    for f in ("n_sig", "n_tot", "best_partner"):
+        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+
+
 def _tied_study(missing: bool = False, n=1500, n_case=600):
     """Fully called SNPs, one of them copied 20 times (210 pairs with exactly equal KSA, so best
     partners come down to PLINK's order), and a planted interaction among the rest.
@@ -148,14 +157,10 @@ def test_float32_prescreen_equals_float64_kernel_and_cpu_engine(epi):
     for cfg in (MmaConfig(stages=0), MmaConfig(stages=4, bar_steps=1), MmaConfig(stages=4, bar_steps=2),
                 MmaConfig(fast_log=False)):
         _assert_identical(run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=cfg)), f64)
-    for level in (0, 2):  # x ln x from the table, all 27 from the SFU (the default: the nine x(n_ab))
+    for level in (0, 2):  # x ln x from the table; brackets by shares, no table (the default: the nine x(n_ab) by lg2)
         sfu = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(sfu_xlogx=level)))
         _assert_identical(sfu, f64)
-    want = run_scan(study, params, engine=CpuEngine(tile=64))
-    if len(want.screened):
-        assert_scan_equal(got, want)
-    for f in ("n_sig", "n_tot", "best_partner"):
-        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+    _assert_cpu_engine_agrees(got, study, params)
 
 
 @pytest.mark.gpu(mma=True)
@@ -175,11 +180,7 @@ def test_float32_prescreen_with_missing_calls_equals_float64_kernel_and_cpu_engi
     # brackets by shares, no table (the build of studies whose table does not fit)
     _assert_identical(run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(sfu_xlogx=2))),
                       f64)
-    want = run_scan(study, params, engine=CpuEngine(tile=64))
-    if len(want.screened):
-        assert_scan_equal(got, want)
-    for f in ("n_sig", "n_tot", "best_partner"):
-        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+    _assert_cpu_engine_agrees(got, study, params)
 
 
 @pytest.mark.gpu(mma=True)
@@ -197,11 +198,7 @@ def test_float32_prescreen_without_its_table_equals_float64_kernel_and_cpu_engin
     assert got.n_valid > 0
     f64 = run_scan(study, params, engine=GpuEngine(counting="mma", mma_config=MmaConfig(f32_screen=False)))
     _assert_identical(got, f64)
-    want = run_scan(study, params, engine=CpuEngine(tile=64))
-    if len(want.screened):
-        assert_scan_equal(got, want)
-    for f in ("n_sig", "n_tot", "best_partner"):
-        np.testing.assert_array_equal(getattr(got.summary, f), getattr(want.summary, f))
+    _assert_cpu_engine_agrees(got, study, params)
 
 
 @pytest.mark.gpu(mma=True)
