@@ -79,7 +79,7 @@ class MmaConfig:
     # 5.32 s (docs/PERFORMANCE.md): every barrier waits for the block's slowest warp.
     bar_steps: int = 4
     # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
-    # 0 none, 1 the nine x(n_ab) a pair, 2 all 27 (boost_mma.cu, gm_xlx). 1 was the fastest in every
+    # 0 none, 1 the nine x(n_ab) a pair (boost_mma.cu, gm_xlx). 1 was the fastest in every
     # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md). 2: no table, each
     # bracket x(c0) + x(c1) - x(c0 + c1) by shares (boost_mma.cu, gm_xlr; 11 % slower at 150k x 5k):
     # the build takes it where the table does not fit. (The kernels with missing calls always take

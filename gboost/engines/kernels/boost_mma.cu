@@ -644,7 +644,7 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
 #ifndef GM_FASTLOG  // ln tau of the pre-screen from the SFU (__logf) instead of logf
 #define GM_FASTLOG 1
 #endif
-#ifndef GM_SFU  // which x(c) of the pre-screen come from the SFU (lg2): 0 none, 1 the nine x(n_ab), 2 all 27
+#ifndef GM_SFU  // which x(c) of the pre-screen come from the SFU (lg2): 0 none, 1 the nine x(n_ab), 2 brackets by shares
 #define GM_SFU 1
 #endif
 // Whether the <2,2> kernel's float32 pre-screen stages its float32 c ln c table in shared memory: not
@@ -656,7 +656,8 @@ __device__ __forceinline__ void gm_table_parked(int (&t)[18], uint4 w, const int
 // bounds the kernel), so with GM_SFU some or all of them come from the SFU's lg2 instead, a pipe of
 // its own: relative error <= 7u (lg2 2 ulp = 4u, the constant ln 2 and two roundings), which the
 // bound E accounts for: the N ln N coefficient 3 (2u for table roundings, u for the cell terms'
-// additions) becomes 9 with GM_SFU 1 (u + 7u + u) and 15 with GM_SFU 2 (14u + u).
+// additions) becomes 9 with GM_SFU 1 (u + 7u + u). GM_SFU 2 reads no table: each cell bracket by
+// shares (gm_xlr below), whose error has no N ln N term.
 // lg2.approx with denormals flushed: what __log2f computes for a normal x (the pre-screen's counts
 // and tau), without the 3 extra instructions (test, scale, correct) __log2f spends on denormal
 // inputs in a build without -ftz (~30 a pair, 10 % of the epilogue's instructions); a denormal tau
