@@ -58,14 +58,16 @@ class WarmResult:
         return f"gboost warm: {what} ({self.seconds:.1f} s)"
 
 
-def _write_studies(folder: Path) -> tuple[str, str, str, str]:
-    """Four small studies: a .bed with missing calls on two chromosomes and a planted pair (so
-    pairs survive the screen and get exact tests and output rows), a .bed without missing calls
-    and an odd sample count, a BOOST text matrix (text inputs reach the encoder as int8
-    genotypes, a .bed as its own bytes: two signatures), and a wide .bed of 20,000 samples and few
-    SNPs: from ~12.8k samples the GPU's table of c ln c no longer fits in shared memory and the
-    tensor-core kernels are another build (gboost/engines/gpu/counting.py, MmaCounting.build),
-    whose NVRTC compile cost the first 200k-sample scan 9.7 s on the H100 (issue 21)."""
+def _write_studies(folder: Path) -> tuple[str, str, str, tuple[str, ...]]:
+    """Small studies: a .bed with missing calls on two chromosomes and a planted pair (so pairs
+    survive the screen and get exact tests and output rows), a .bed without missing calls and an
+    odd sample count, a BOOST text matrix (text inputs reach the encoder as int8 genotypes, a .bed
+    as its own bytes: two signatures), and three wide .beds of few SNPs, one for each other build
+    of the tensor-core kernels (gboost/engines/gpu/counting.py, MmaCounting.build; an NVRTC compile
+    cost the first 200k-sample scan 9.7 s on the H100, issue 21): 20,000 samples (from ~12.8k the
+    float32 pre-screen has no room for its table and takes its brackets by shares), 80,000 (from
+    2^16 the float64 build) and 140,000 with 70,000 a class (a class of 2^16 or more: 16 row SNPs
+    a warp, MmaConfig.for_classes), the widths of biobanks."""
     import numpy as np
 
     from gboost.simulate import PlantedPair, simulate_study
@@ -79,12 +81,14 @@ def _write_studies(folder: Path) -> tuple[str, str, str, str]:
     m = folder / "m.txt"
     label = (sim.samples.status == 2).astype(np.int8)
     m.write_text("\n".join(" ".join(map(str, row)) for row in np.column_stack([label, sim.genotypes.T])) + "\n")
-    w = str(folder / "w")
-    simulate_study(12, 10_000, 10_000, seed=21, chromosomes=1, missing_rate=0.01).write(w)
-    return a, b, str(m), w
+    wide = []
+    for name, (n_case, n_ctrl) in (("w", (10_000, 10_000)), ("w80k", (40_000, 40_000)), ("w140k", (70_000, 70_000))):
+        wide.append(str(folder / name))
+        simulate_study(12, n_case, n_ctrl, seed=21, chromosomes=1, missing_rate=0.01).write(wide[-1])
+    return a, b, str(m), tuple(wide)
 
 
-def _scan_commands(a: str, b: str, m: str, w: str, out: Path, device: str) -> list[list[str]]:
+def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], out: Path, device: str) -> list[list[str]]:
     common = ["--device", device, "--quiet", "--epi1", "1e-2", "--overwrite"]
     o = lambda name: ["--out", str(out / f"{device}-{name}")]  # noqa: E731
     qc = ["--maf", "0.01", "--geno", "0.5", "--mind", "0.5", "--hwe", "1e-8"]
@@ -97,8 +101,8 @@ def _scan_commands(a: str, b: str, m: str, w: str, out: Path, device: str) -> li
         ["scan", "--bfile", a, *common, *o("allelic"), "--allelic", "--calibration-pairs", "100"],
         ["scan", "--boost-matrix", m, *common, *o("matrix"), *qc],
     ]
-    if device == "gpu":  # the wide study's kernels are another build (on the CPU, no other code)
-        cmds.append(["scan", "--bfile", w, *common, *o("wide")])
+    if device == "gpu":  # the wide studies' kernels are other builds (on the CPU, no other code)
+        cmds += [["scan", "--bfile", w, *common, *o(f"wide{k}")] for k, w in enumerate(wide)]
     if device == "cpu":  # --part and merge run the same engine code on either device
         cmds += [["scan", "--bfile", a, *common, *o("part1"), "--part", "1/2"],
                  ["scan", "--bfile", a, *common, *o("part2"), "--part", "2/2"],

@@ -199,12 +199,14 @@ def test_after_warm_a_first_gpu_scan_builds_no_kernel(tmp_path, other_study):
     got = probe(env, "scan", "--bfile", other_study, "--device", "gpu", "--quiet", "--out", str(tmp_path / "o"))
     assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan after warm"
     assert got["numba"] == [], f"compiled on the first GPU scan after warm: {sorted(set(got['numba']))}"
-    # Biobank-sized samples take the kernels built without the float32 pre-screen (issue 21: 9.7 s
-    # of NVRTC on the first 200k-sample scan before warm built them too).
-    wide = str(tmp_path / "wide")
-    simulate_study(30, 7_000, 7_500, seed=8, chromosomes=1, missing_rate=0.01).write(wide)
-    got = probe(env, "scan", "--bfile", wide, "--device", "gpu", "--quiet", "--out", str(tmp_path / "w"))
-    assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan of 14,500 samples after warm"
+    # Wide studies take other builds of the tensor-core kernels (issue 21: 9.7 s of NVRTC on the first
+    # 200k-sample scan before warm built them too): the pre-screen without its table (14,500 samples),
+    # the float64 build (90,000), and with 16 row SNPs a warp (a class of 2^16 or more: 150,000).
+    for n_case, n_ctrl in ((7_000, 7_500), (45_000, 45_000), (80_000, 70_000)):
+        wide = str(tmp_path / f"wide{n_case}")
+        simulate_study(30, n_case, n_ctrl, seed=8, chromosomes=1, missing_rate=0.01).write(wide)
+        got = probe(env, "scan", "--bfile", wide, "--device", "gpu", "--quiet", "--out", str(tmp_path / f"w{n_case}"))
+        assert got["nvrtc"] == 0, f"NVRTC compiled on the first GPU scan of {n_case + n_ctrl:,} samples after warm"
     doctor = json.loads(gboost(env, "doctor", "--json").stdout)
     assert doctor["caches"]["cupy_kernel_cache_state"].startswith("warm for "), doctor["caches"]
 
@@ -291,3 +293,25 @@ def test_after_warm_a_scan_loads_its_compiled_functions_without_numbas_whole_tar
     assert outs["light"][1].keys() == outs["full"][1].keys() and len(outs["light"][1]) >= 4
     for name, data in outs["full"][1].items():
         assert outs["light"][1][name] == data, name
+
+
+def test_warm_scans_a_wide_study_for_each_build_of_the_tensor_core_kernels(tmp_path):
+    """The GPU warm-up scans one study for each build the study's width selects (MmaCounting.build,
+    MmaConfig.for_classes): the pre-screen without its table (~12.8k to 2^16 samples), the float64
+    build (2^16 samples and more) and its 16 row SNPs a warp (a class of 2^16 or more)."""
+    from gboost.engines.gpu.config import MmaConfig
+    from gboost.engines.gpu.counting import MMA_TABLE_SMEM_MAX
+    from gboost.warm import _scan_commands, _write_studies
+
+    a, b, m, wide = _write_studies(tmp_path)
+    scanned = {c[c.index("--bfile") + 1] for c in _scan_commands(a, b, m, wide, tmp_path, "gpu") if "--bfile" in c}
+    assert set(wide) <= scanned
+    assert not set(wide) & {c[c.index("--bfile") + 1] for c in _scan_commands(a, b, m, wide, tmp_path, "cpu")
+                            if "--bfile" in c}
+    builds = set()
+    for w in wide:
+        status = [line.split()[5] for line in open(w + ".fam")]
+        n_case, n_ctrl = status.count("2"), status.count("1")
+        n = n_case + n_ctrl
+        builds.add(((n + 1) * 8 <= MMA_TABLE_SMEM_MAX, n < 1 << 16, MmaConfig().for_classes(n_ctrl, n_case).warp_rows))
+    assert builds == {(False, True, 32), (False, False, 32), (False, False, 16)}
