@@ -5,11 +5,7 @@
 # warps wait on (Nsight Compute stall reasons per issued instruction) in the new build: gm_screen_22 float64
 # at 8k x 50k and gm_screen_33 at 20k x 5k with 1 % missing calls (issue 18).
 # Prediction: epilogue at 60k x 50k 0.104-0.11 s -> ~0.084 s, kernel 0.245 -> ~0.23 s.
-set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=$PWD:$PWD/tests:/tmp/site || exit
-export PYTHONUNBUFFERED=1 QT_QPA_PLATFORM=offscreen
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
-mkdir -p $OUT
+. scripts/device/env.sh
 timeout 200 python3 bench/ab_kernels.py --trees . ab_old_base --rows 60000:50000:0 60000:20000:0 200000:5000:0 --rounds 2 2>&1 | tee $OUT/ab.txt | tail -6
 timeout 230 python3 -m pytest -q -x -m gpu tests/test_gpu_engine.py tests/test_gpu_tensor.py -p no:cacheprovider 2>&1 | tee $OUT/gpu_tests.txt | tail -4
 M='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'

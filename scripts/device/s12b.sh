@@ -4,11 +4,7 @@
 # 105a133 (ab_old_base: the float64 epilogue there), the two GPU test files, then bench_gpu's rows with
 # the mma ceiling measured in the same run (as s11f).
 # Prediction: 60k x 50k kernel 0.245 -> ~0.17 s (epilogue 45 % of it, float32 ~3-4x cheaper a pair).
-set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=$PWD:$PWD/tests:/tmp/site || exit
-export PYTHONUNBUFFERED=1 QT_QPA_PLATFORM=offscreen
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
-mkdir -p $OUT
+. scripts/device/env.sh
 timeout 200 python3 bench/ab_kernels.py --trees . ab_old_base --rows 60000:50000:0 60000:20000:0 60000:20000:0.01 --rounds 2 2>&1 | tee $OUT/ab.txt | tail -5
 timeout 260 python3 -m pytest -q -x -m gpu tests/test_gpu_tensor.py tests/test_gpu_engine.py -p no:cacheprovider 2>&1 | tee $OUT/gpu_tests.txt | tail -4
 for n in 50000 20000; do

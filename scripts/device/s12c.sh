@@ -5,10 +5,6 @@
 # also at 5k), then the two GPU test files on this tree.
 # Prediction: 60k x 50k 0.2465 -> ~0.19 s (E 2.64 -> 0.85: far fewer float64 candidates); 5k rows:
 # ab_sfu2 within +-3 % of . (27 MUFU a pair instead of 9 plus 18 table reads).
-set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=$PWD:$PWD/tests:/tmp/site || exit
-export PYTHONUNBUFFERED=1 QT_QPA_PLATFORM=offscreen
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
-mkdir -p $OUT
+. scripts/device/env.sh
 timeout 280 python3 bench/ab_kernels.py --trees . ab_old_base ab_sfu2 --rows 60000:50000:0 60000:20000:0 60000:20000:0.01 150000:5000:0 150000:5000:0.01 --rounds 2 2>&1 | tee $OUT/ab.txt | tail -7
 timeout 270 python3 -m pytest -q -x -m gpu tests/test_gpu_tensor.py tests/test_gpu_engine.py -p no:cacheprovider 2>&1 | tee $OUT/gpu_tests.txt | tail -4

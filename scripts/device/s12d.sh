@@ -4,10 +4,6 @@
 # table does not fit) and 105a133 (ab_old_base), then the two GPU test files on this tree.
 # Prediction: 150k x 5k 1 % missing ~1.6 % below ab_old_s12c (s12c's ab_sfu2 tree), no change without
 # missing calls; 60k x 50k ~0.221 s as in s12c.
-set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=$PWD:$PWD/tests:/tmp/site || exit
-export PYTHONUNBUFFERED=1 QT_QPA_PLATFORM=offscreen
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
-mkdir -p $OUT
+. scripts/device/env.sh
 timeout 250 python3 bench/ab_kernels.py --trees . ab_old_s12c ab_old_base --rows 150000:5000:0.01 150000:5000:0 60000:50000:0 60000:20000:0.01 --rounds 2 2>&1 | tee $OUT/ab.txt | tail -7
 timeout 280 python3 -m pytest -q -x -m gpu tests/test_gpu_tensor.py tests/test_gpu_engine.py -p no:cacheprovider 2>&1 | tee $OUT/gpu_tests.txt | tail -4

@@ -3,11 +3,7 @@
 # 60k SNPs x n = 50k and 20k without missing calls with the mma ceiling and the counting-only kernel in
 # the same run (goal 2), the 5k rows with 0 / 0.1 / 1 / 5 % missing calls (goal 1), and what the warps of
 # the no-table pre-screen's gm_screen_22 at 8k x 50k wait on (Nsight Compute stall reasons).
-set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=$PWD:$PWD/tests:/tmp/site || exit
-export PYTHONUNBUFFERED=1 QT_QPA_PLATFORM=offscreen
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
-mkdir -p $OUT
+. scripts/device/env.sh
 for n in 50000 20000; do
   timeout 100 python3 bench/bench_gpu.py --sizes 60000 --n $n --missing 0 --countings mma --no-cpu --roofline-size 60000 2>&1 | tee $OUT/rows_n$n.txt | grep -E "^gpu mma|^roofline|ceiling:"
 done

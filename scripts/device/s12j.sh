@@ -1,8 +1,5 @@
 #!/usr/bin/env bash
 # Device run (lead, 2026-11-27, eleventh session): test_gpu_tensor.py after its CPU-engine comparison was
 # factored into one helper (no GPU code changed since s12h/s12i).
-set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=$PWD:$PWD/tests:/tmp/site || exit
-export PYTHONUNBUFFERED=1 QT_QPA_PLATFORM=offscreen
-mkdir -p $OUT
+. scripts/device/env.sh
 timeout 280 python3 -m pytest -q -m gpu tests/test_gpu_tensor.py -p no:cacheprovider 2>&1 | tee $OUT/gpu_tests.txt | tail -3
