@@ -25,14 +25,17 @@ KERNEL = Path(__file__).resolve().parent / "kernels" / "missing_correction.cu"
 SMEM = (2 * 2 * 64 * 33 + 2 * 3 * 128 * 17) * 4  # the kernel's dynamic shared memory
 
 
-def simulate(p: int, n: int, n_ctrl: int, missing, seed: int = 1):
-    """Genotype planes G1, G2 and the missing plane M (bool, p x n) of random SNPs; ``missing``: one rate
-    or a rate per SNP."""
-    rng = np.random.default_rng(seed)
-    f = rng.uniform(0.05, 0.5, p)[:, None]
-    g = (rng.random((p, n)) < f).astype(np.int8) + (rng.random((p, n)) < f).astype(np.int8)
-    m = rng.random((p, n)) < np.broadcast_to(np.asarray(missing, float).reshape(-1, 1), (p, 1))
-    return (g == 1) & ~m, (g == 2) & ~m, m
+def simulate(p: int, n: int, missing, seed: int = 1, rng=None):
+    """Genotype planes G1, G2 and the missing plane M (bool, p x n) of random SNPs (allele frequencies
+    0.05-0.5, probabilities in steps of 2^-16: 16-bit draws, no p x n float arrays); ``missing``: one
+    rate or a rate per SNP."""
+    rng = np.random.default_rng(seed) if rng is None else rng
+    f = (rng.uniform(0.05, 0.5, p) * 65536).astype(np.uint16)[:, None]
+    h1 = rng.integers(0, 65536, (p, n), dtype=np.uint16) < f  # the two alleles
+    h2 = rng.integers(0, 65536, (p, n), dtype=np.uint16) < f
+    rate = (np.broadcast_to(np.asarray(missing, float), (p,)) * 65536).astype(np.uint32)[:, None]
+    m = rng.integers(0, 65536, (p, n), dtype=np.uint16) < rate
+    return (h1 ^ h2) & ~m, h1 & h2 & ~m, m
 
 
 def transposed_planes(planes) -> np.ndarray:
@@ -109,18 +112,14 @@ def bits_for(cnt: np.ndarray) -> int:
 
 
 def simulate_large(p: int, n: int, n_ctrl: int, missing: float, seed: int = 1, chunk: int = 8192):
-    """(gt, lst, cnt) of a large study, built a chunk of SNPs at a time (no p x n float arrays)."""
+    """(gt, lst, cnt) of a large study (:func:`simulate`), built a chunk of SNPs at a time."""
     rng = np.random.default_rng(seed)
     pw = -(-p // 32)
     gt = np.zeros((3, n, pw), np.uint32)
     lists, cnts = [], []
     for a in range(0, p, chunk):
-        c = min(chunk, p - a)
-        f = (rng.uniform(0.05, 0.5, c) * 65536).astype(np.uint16)[:, None]
-        h1 = rng.integers(0, 65536, (c, n), dtype=np.uint16) < f
-        h2 = rng.integers(0, 65536, (c, n), dtype=np.uint16) < f
-        m = rng.integers(0, 65536, (c, n), dtype=np.uint16) < int(missing * 65536)
-        planes = ((h1 ^ h2) & ~m, h1 & h2 & ~m, m)
+        planes = simulate(min(chunk, p - a), n, missing, rng=rng)
+        m = planes[2]
         part = transposed_planes(planes)  # (chunk a multiple of 32: whole words)
         gt[:, :, a // 32: a // 32 + part.shape[2]] = part
         lst, cnt = missing_lists(m, n_ctrl)

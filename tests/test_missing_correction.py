@@ -18,7 +18,7 @@ def _study(p=150, n=600, n_ctrl=250, seed=3):
     """Missing-call rates from none to 30 %, a SNP missing in every control, SNPs without any."""
     rng = np.random.default_rng(seed)
     rates = rng.choice([0.0, 0.001, 0.01, 0.05, 0.3], p)
-    g1, g2, m = mc.simulate(p, n, n_ctrl, rates, seed)
+    g1, g2, m = mc.simulate(p, n, rates, seed)
     m[7, :n_ctrl] = True  # every control of SNP 7 missing (a class's count at its largest)
     m[7, n_ctrl:] = False
     g1[7] &= ~m[7]
