@@ -631,8 +631,6 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
     <2,2> kernel counts through the block ring where the ring fits (from 2^16 samples it is what runs),
     else each warp loads its own operands, and its float64 table is staged where it fits beside the
     ring. It never loads the pre-screen's build where n alone rules it out (n >= 2^16: 16-bit cells)."""
-    from dataclasses import replace
-
     from gboost.engines.gpu import MmaConfig
     from gboost.engines.gpu import counting as ways
 

@@ -79,8 +79,8 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
     x32 = x64.astype(np.float32)
     f = np.float32
 
-    def x_of(c, sign, from_sfu):  # a table entry, or the SFU's x ln x moved by sign * sfu_shift * 7u
-        return (x64[c] * (1.0 + sign * sfu_shift * SFU_REL)).astype(f) if from_sfu else x32[c]
+    def x_sfu(c):  # the SFU's x ln x of a subtracted term, moved down by sfu_shift * 7u (sfu 1)
+        return (x64[c] * (1.0 - sfu_shift * SFU_REL)).astype(f)
 
     nak, nbk = t.sum(axis=2), t.sum(axis=1)            # (m, 3, 2)
     na, nb, nk = nak.sum(axis=2), nbk.sum(axis=2), nak.sum(axis=1)  # (m, 3), (m, 3), (m, 2)
@@ -101,7 +101,7 @@ def ksa32(tables: np.ndarray, log_shift: float = 0.0, sfu: int = 0,
             if sfu >= 2:  # in bits (xlr_shares); the sum becomes nats below
                 s_a = s_a + xlr_shares(c0, c1, sfu_shift)
             else:
-                s_a = s_a + ((x_of(c0, 1, False) + x_of(c1, 1, False)) - x_of(c0 + c1, -1, sfu >= 1))
+                s_a = s_a + ((x32[c0] + x32[c1]) - (x_sfu(c0 + c1) if sfu >= 1 else x32[c0 + c1]))
             inner = (pa[:, a, 0].astype(np.float64) * qb[:, b, 0] + (pa[:, a, 1] * qb[:, b, 1])).astype(f)
             t_a = ((c0 + c1).astype(np.float64) * inner + t_a).astype(f)  # fmaf: one rounding
         sa.append(s_a)
