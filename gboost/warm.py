@@ -58,7 +58,7 @@ class WarmResult:
         return f"gboost warm: {what} ({self.seconds:.1f} s)"
 
 
-def _write_studies(folder: Path) -> tuple[str, str, str, tuple[str, ...]]:
+def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tuple[str, ...]]:
     """Small studies: a .bed with missing calls on two chromosomes and a planted pair (so pairs
     survive the screen and get exact tests and output rows), a .bed without missing calls and an
     odd sample count, a BOOST text matrix (text inputs reach the encoder as int8 genotypes, a .bed
@@ -67,7 +67,8 @@ def _write_studies(folder: Path) -> tuple[str, str, str, tuple[str, ...]]:
     cost the first 200k-sample scan 9.7 s on the H100, issue 21): 20,000 samples (from ~12.8k the
     float32 pre-screen has no room for its table and takes its brackets by shares), 80,000 (from
     2^16 the float64 build) and 140,000 with 70,000 a class (a class of 2^16 or more: 16 row SNPs
-    a warp, MmaConfig.for_classes), the widths of biobanks."""
+    a warp, MmaConfig.for_classes), the widths of biobanks. ``wide``: False where no GPU is warmed (the
+    CPU engine has no other code for them; writing them took 0.7 s)."""
     import numpy as np
 
     from gboost.simulate import PlantedPair, simulate_study
@@ -81,11 +82,10 @@ def _write_studies(folder: Path) -> tuple[str, str, str, tuple[str, ...]]:
     m = folder / "m.txt"
     label = (sim.samples.status == 2).astype(np.int8)
     m.write_text("\n".join(" ".join(map(str, row)) for row in np.column_stack([label, sim.genotypes.T])) + "\n")
-    wide = []
-    for name, (n_case, n_ctrl) in (("w", (10_000, 10_000)), ("w80k", (40_000, 40_000)), ("w140k", (70_000, 70_000))):
-        wide.append(str(folder / name))
-        simulate_study(12, n_case, n_ctrl, seed=21, chromosomes=1, missing_rate=0.01).write(wide[-1])
-    return a, b, str(m), tuple(wide)
+    widths = (("w", (10_000, 10_000)), ("w80k", (40_000, 40_000)), ("w140k", (70_000, 70_000))) if wide else ()
+    for name, (n_case, n_ctrl) in widths:
+        simulate_study(12, n_case, n_ctrl, seed=21, chromosomes=1, missing_rate=0.01).write(str(folder / name))
+    return a, b, str(m), tuple(str(folder / name) for name, _ in widths)
 
 
 def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], out: Path, device: str) -> list[list[str]]:
@@ -165,7 +165,7 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
     devices = ["cpu"] + (["gpu"] if gpu is not None else [])
     runs = []
     with tempfile.TemporaryDirectory(prefix="gboost-warm-") as tmp, CompileWatch(watch_cupy=gpu is not None) as watch:
-        studies = _write_studies(Path(tmp))
+        studies = _write_studies(Path(tmp), wide=gpu is not None)
         for dev in devices:
             for cmd in _scan_commands(*studies, Path(tmp), dev):
                 shown = " ".join(c.replace(tmp, "$TMP") for c in cmd)
