@@ -707,6 +707,13 @@ __device__ __forceinline__ float gm_xlx(const float* tabf, int c) {
 __device__ __forceinline__ float gm_xlr_shares(float f0, float r0, float f1, float r1) {
     return fmaf(f1, gm_lg2(r1 + 1e-30f), f0 * gm_lg2(r0 + 1e-30f));
 }
+// gm_xlrf: the same of two counts already floats (f0 + f1 exact: the counts are integers below 2^24).
+__device__ __forceinline__ float gm_xlrf(float f0, float f1) {
+    const float r = gm_rcp((f0 + f1) + 1e-30f);
+    return fmaf(f1, gm_lg2(fmaf(f1, r, 1e-30f)), f0 * gm_lg2(fmaf(f0, r, 1e-30f)));
+}
+// gm_xlr: of two int counts, the sum's reciprocal from their int sum (taken from the float sum instead, the
+// <2,2> pre-screen without its table was 1.3 % slower at 60k x 20k, H100, docs/PERFORMANCE.md).
 __device__ __forceinline__ float gm_xlr(int c0, int c1) {
     const float f0 = gm_i2f(c0), f1 = gm_i2f(c1), r = gm_rcp(gm_i2f(c0 + c1) + 1e-30f);
     return fmaf(f1, gm_lg2(fmaf(f1, r, 1e-30f)), f0 * gm_lg2(fmaf(f0, r, 1e-30f)));
@@ -1000,40 +1007,41 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_cells22& pk, cons
 // ksa32_missing on tables with missing calls. The decisions then follow gm_pairs22_f32: candidates
 // (open survivor, N_SIG or best-partner decision) get gb_ksa_df in float64, the same as gm_pairs.
 
-// v32 and ln tau of a table with its own margins.
-// A pair's own margins (integers): n_ak, n_bk, n_a, n_b.
-struct gm_margins {
-    int ak[3][2], bk[3][2], na[3], nb[3];
-};
-
-__device__ __forceinline__ void gm_margins_of(const int (&t)[18], gm_margins& m) {
-#pragma unroll
-    for (int a = 0; a < 3; ++a)
-#pragma unroll
-        for (int k = 0; k < 2; ++k) {
-            m.ak[a][k] = t[a * 6 + k] + t[a * 6 + 2 + k] + t[a * 6 + 4 + k];
-            m.bk[a][k] = t[k + a * 2] + t[6 + k + a * 2] + t[12 + k + a * 2];  // (a as the column type b)
-        }
-#pragma unroll
-    for (int a = 0; a < 3; ++a) {
-        m.na[a] = m.ak[a][0] + m.ak[a][1];
-        m.nb[a] = m.bk[a][0] + m.bk[a][1];
-    }
+// v32 and ln tau of a table with its own margins, from the pair's nine parked words w[a * 3 + b] =
+// (n_ab1 << 16) | n_ab0 (gm_park_packed). Every count becomes a float straight from its half of a word
+// (gm_lo2f, gm_hi2f: one integer instruction and one add each), and each margin is summed once on the
+// packed words (both classes in one add: every class count is below 2^16, so no carry crosses the
+// halves) and then converted. The floats are the same exact integers the earlier form took by unpacking
+// every count to an int, summing the margins per class and converting each sum (~60 instructions a pair
+// more), so every float operation below has the same operands: gboost.stats.f32screen.ksa32_missing
+// models it unchanged. valid: the table has at most one empty row and one empty column type (DF > 0,
+// as gb_ksa_df); df its degrees of freedom.
+__device__ __forceinline__ float gm_lo2f(gb_u32 v) { return __int_as_float(0x4B000000u | (v & 0xffffu)) - 8388608.f; }
+__device__ __forceinline__ float gm_hi2f(gb_u32 v) {  // (bytes: v's upper two, then 0x00, 0x4B)
+    return __int_as_float(__byte_perm(v, 0x4B000000u, 0x7632)) - 8388608.f;
 }
 
-__device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins& m, float& lt) {
-    const int(&ak)[3][2] = m.ak;
-    const int(&bk)[3][2] = m.bk;
-    const int(&na)[3] = m.na;
-    const int(&nb)[3] = m.nb;
-    const int n0 = ak[0][0] + ak[1][0] + ak[2][0], n1 = ak[0][1] + ak[1][1] + ak[2][1];
-    const float i0 = n0 > 0 ? gm_rcp(gm_i2f(n0)) : 0.f, i1 = n1 > 0 ? gm_rcp(gm_i2f(n1)) : 0.f;
+__device__ __forceinline__ float gm_ksa32m(const gb_u32 (&w)[9], float& lt, bool& valid, int& df) {
+    gb_u32 pa_w[3], pb_w[3];  // the row type a's and column type b's margins, both classes packed
+#pragma unroll
+    for (int a = 0; a < 3; ++a) {
+        pa_w[a] = w[a * 3] + w[a * 3 + 1] + w[a * 3 + 2];
+        pb_w[a] = w[a] + w[3 + a] + w[6 + a];
+    }
+    const int ea = (pa_w[0] == 0u) + (pa_w[1] == 0u) + (pa_w[2] == 0u);
+    const int eb = (pb_w[0] == 0u) + (pb_w[1] == 0u) + (pb_w[2] == 0u);
+    valid = ea <= 1 && eb <= 1;
+    df = 4 >> (ea + eb);
+    const gb_u32 nw = pa_w[0] + pa_w[1] + pa_w[2];
+    const float n0 = gm_lo2f(nw), n1 = gm_hi2f(nw);
+    const float i0 = n0 > 0.f ? gm_rcp(n0) : 0.f, i1 = n1 > 0.f ? gm_rcp(n1) : 0.f;
     float pa[3][2], qb[3][2];
     float mr = 0.f, mc = 0.f;  // the row and column margin brackets
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
-        const float ra = na[a] > 0 ? gm_rcp(gm_i2f(na[a])) : 0.f, rb = nb[a] > 0 ? gm_rcp(gm_i2f(nb[a])) : 0.f;
-        const float fa0 = gm_i2f(ak[a][0]), fa1 = gm_i2f(ak[a][1]), fb0 = gm_i2f(bk[a][0]), fb1 = gm_i2f(bk[a][1]);
+        const float fa0 = gm_lo2f(pa_w[a]), fa1 = gm_hi2f(pa_w[a]), fb0 = gm_lo2f(pb_w[a]), fb1 = gm_hi2f(pb_w[a]);
+        const float na = fa0 + fa1, nb = fb0 + fb1;  // (exact)
+        const float ra = na > 0.f ? gm_rcp(na) : 0.f, rb = nb > 0.f ? gm_rcp(nb) : 0.f;
         pa[a][0] = fa0 * ra;
         pa[a][1] = fa1 * ra;
         const float sb0 = fb0 * rb, sb1 = fb1 * rb;
@@ -1042,7 +1050,7 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
         mr -= gm_xlr_shares(fa0, pa[a][0], fa1, pa[a][1]);  // (the shares of the margins: P, n_bk / n_b)
         mc -= gm_xlr_shares(fb0, sb0, fb1, sb1);
     }
-    const float kc = gm_xlr(n0, n1);
+    const float kc = gm_xlrf(n0, n1);
     float sa[3], ta[3];
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
@@ -1050,15 +1058,15 @@ __device__ __forceinline__ float gm_ksa32m(const int (&t)[18], const gm_margins&
         ta[a] = 0.f;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
-            const int c0 = t[a * 6 + b * 2], c1 = t[a * 6 + b * 2 + 1];
-            sa[a] += gm_xlr(c0, c1);
-            ta[a] = fmaf(gm_i2f(c0 + c1), fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
+            const float c0 = gm_lo2f(w[a * 3 + b]), c1 = gm_hi2f(w[a * 3 + b]);
+            sa[a] += gm_xlrf(c0, c1);
+            ta[a] = fmaf(c0 + c1, fmaf(pa[a][0], qb[b][0], pa[a][1] * qb[b][1]), ta[a]);
         }
     }
     const float sm = (((sa[0] + sa[1]) + (sa[2] + kc)) + (mr + mc)) * 0.69314718f;  // (bits to nats once)
     const float tau = (ta[0] + ta[1]) + ta[2];
     lt = gm_lg2(tau) * 0.69314718f;
-    return 2.f * fmaf(gm_i2f(n0 + n1), lt, sm);
+    return 2.f * fmaf(n0 + n1, lt, sm);
 }
 
 // gm_pairs for the modes with missing calls, one pass (8 columns) with the pre-screen: the pass's
@@ -1152,15 +1160,12 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
 #pragma unroll
         for (int x = 0; x < 2; ++x) {
             const int s = s2 + x;
-            int t[18];
-            unpark(t, s, lane);
-            gm_margins mg;
-            gm_margins_of(t, mg);
-            const int ea = (mg.na[0] == 0) + (mg.na[1] == 0) + (mg.na[2] == 0);
-            const int eb = (mg.nb[0] == 0) + (mg.nb[1] == 0) + (mg.nb[2] == 0);
-            ok[x] = ((live >> s) & 1u) && ea <= 1 && eb <= 1;  // invalid (DF 0): not counted, as gb_ksa_df
-            df[x] = 4 >> (ea + eb);
-            v[x] = gm_ksa32m(t, mg, lt[x]);
+            gb_u32 w[9];
+#pragma unroll
+            for (int u = 0; u < 9; ++u) w[u] = pk.mcells[(u * 4 + s) * 32 + lane];
+            bool table_ok;
+            v[x] = gm_ksa32m(w, lt[x], table_ok, df[x]);
+            ok[x] = ((live >> s) & 1u) && table_ok;  // invalid (DF 0): not counted, as gb_ksa_df
         }
 #pragma unroll
         for (int x = 0; x < 2; ++x) {
