@@ -239,6 +239,47 @@ def test_tiles_of_a_part_equal_cpu_engine(counting):
         _assert_tile_equal(g, w)
 
 
+@pytest.mark.gpu(mma=True)
+def test_the_fragment_native_kernels_screen_the_aligned_tiles_and_equal_the_cpu_engine(monkeypatch):
+    """A study with missing calls keeps the planes' fragment-native copy (MmaCounting.frag): the <3,2> and
+    <3,3> blocks of a tile whose rows and columns start at multiples of 16 run gm_screen_32f/33f, the
+    others the standard kernels, and every tile equals the CPU engine's. A study without missing calls
+    makes no copy."""
+    from gboost.engines.gpu import counting as ways
+
+    launched = []
+    real = ways.MmaCounting.launch
+
+    def launch(self, b, name, args, *a, **kw):
+        launched.append((name, int(args[2]), int(args[5])))  # (kernel, row and column plane offsets)
+        return real(self, b, name, args, *a, **kw)
+
+    monkeypatch.setattr(ways.MmaCounting, "launch", launch)
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
+    tiles = plan_tiles(study.n_snps, 40)  # tiles at 0, 40, 80, 120: some start at multiples of 16, some not
+    tiles += [Tile(len(tiles), 32, 64, 48, 157), Tile(len(tiles) + 1, 29, 67, 40, 90)]
+    want = _tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
+    eng = gpu_engine(tile=40, counting="mma")
+    eng.prepare(study, LOOSE)
+    try:
+        assert [r.way.frag for r in eng._runners] == [True] * len(eng._runners)
+        got = [eng.run_tile(t) for t in tiles]
+    finally:
+        eng.close()
+    for g, w in zip(got, want):
+        _assert_tile_equal(g, w)
+    fast = {(o_r, o_c) for name, o_r, o_c in launched if name.endswith("f")}
+    plain = {(o_r, o_c) for name, o_r, o_c in launched if name in ("gm_screen_32", "gm_screen_33")}
+    assert fast and all(o_r % 16 == 0 and o_c % 16 == 0 for o_r, o_c in fast)
+    assert plain and all(o_r % 16 or o_c % 16 for o_r, o_c in plain)
+    eng = gpu_engine(tile=40, counting="mma")
+    eng.prepare(gpu_study(**STUDIES["no-missing"]), LOOSE)
+    try:
+        assert not any(r.way.frag for r in eng._runners)
+    finally:
+        eng.close()
+
+
 @pytest.mark.gpu
 def test_run_tiles_stops_taking_tiles_once_cancelled():
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
@@ -643,7 +684,8 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
     def fake_kernels(device_id, config):
         asked.append(config)
         static = 36400 if config.f32_screen else 25632  # gm_screen_22 of the two builds (sm_90, 4 x 4 warps of 32 x 16)
-        return {name: Fn(static if name.endswith("22") else 10240) for name in ways.MMA_MODE_KERNELS}
+        names = (*ways.MMA_MODE_KERNELS, *ways.MMA_FAST_KERNELS.values())
+        return {name: Fn(static if name.endswith("22") else 10240) for name in names}
 
     def rule(cfg, n, optin):
         """(pre-screen built, ring stages, table entries, pre-screen used): the pre-screen where its table,
@@ -688,6 +730,8 @@ def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot
                 if n >= 1 << 16:
                     assert not any(c.f32_screen for c in asked), (optin, cfg, n)
                 ring = [b.dyn_smem[name] for name in ways.MMA_MODE_KERNELS]
+                # the fragment-native kernels launch as the modes they stand for
+                assert all(b.dyn_smem[f] == b.dyn_smem[ways.MMA_MODE_KERNELS[m]] for m, f in ways.MMA_FAST_KERNELS.items())
                 if b.use_f32:
                     built = asked[-1]
                     assert ring == [built.f32_smem(b.n_tab)] + [built.f32_smem(b.n_tab, ring=False)] * 3

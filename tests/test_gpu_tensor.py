@@ -27,6 +27,34 @@ def mma_layout_reference(planes: np.ndarray, w_ctrl: int) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate(out, axis=1))
 
 
+def fragment_reference(layout: np.ndarray, off: int, stride: int) -> np.ndarray:
+    """The fragment-native copy (boost_mma.cu, gm_count_class) of kernel-layout planes (3, KS, p, 4)
+    placed at SNP ``off`` of arrays ``stride`` SNPs wide, as 32-bit words (3, KS, stride // 16, 128):
+    group G's lane g * 4 + q holds [SNP g at k-word 2q, SNP g + 8 at 2q, SNP g at 2q + 1, SNP g + 8 at
+    2q + 1]. Words of SNPs outside [off, off + p) are left 0."""
+    t_, ks_, p, _ = layout.shape
+    out = np.zeros((t_, ks_, stride // 16, 32, 4), np.uint32)
+    for s in range(p):
+        a = off + s
+        g, h = a & 7, (a >> 3) & 1
+        for q in range(4):
+            v = layout[:, :, s, q]
+            out[:, :, a >> 4, g * 4 + q, h] = (v & 0xFFFFFFFF).astype(np.uint32)
+            out[:, :, a >> 4, g * 4 + q, h + 2] = (v >> np.uint64(32)).astype(np.uint32)
+    return out.reshape(t_, ks_, stride // 16, 128)
+
+
+def test_fragment_reference_gives_each_lane_its_a_fragment():
+    # 16 SNPs, one type and k-step: SNP s's k-word w holds 100 s + w.
+    words = np.array([[100 * s + w for w in range(8)] for s in range(16)], np.uint64)
+    layout = (words[:, 0::2] | (words[:, 1::2] << np.uint64(32))).reshape(1, 1, 16, 4)
+    got = fragment_reference(layout, 0, 16)[0, 0, 0].reshape(32, 4)
+    for g in range(8):
+        for q in range(4):  # rows g, g + 8 at k-word 2q, then at 2q + 1 (the mma's a0..a3)
+            assert list(got[g * 4 + q]) == [100 * g + 2 * q, 100 * (g + 8) + 2 * q,
+                                             100 * g + 2 * q + 1, 100 * (g + 8) + 2 * q + 1]
+
+
 def test_layout_reference_pads_each_class_to_whole_k_steps():
     planes = np.arange(2 * 3 * 7, dtype=np.uint64).reshape(2, 3, 7) + 1  # 5 control words, 2 case words
     got = mma_layout_reference(planes, 5)
@@ -55,10 +83,22 @@ def test_layout_kernel_equals_the_numpy_reference(n_ctrl, n_case):
     total = p * 3 * n_ks * 4
     kernels(0, MmaConfig())["gm_layout"](((total + 255) // 256, 1, 1), (256, 1, 1),
                                          (cp.asarray(planes), np.int32(p), np.int32(n_words), np.int32(w_ctrl),
-                                          np.int32(ks0), np.int32(n_ks), out, np.int64(stride), np.int64(off)))
+                                          np.int32(ks0), np.int32(n_ks), out, np.int64(stride), np.int64(off),
+                                          np.int32(0)))
     got = out.get()
     np.testing.assert_array_equal(got[:, :, off:off + p], want)
     assert (got[:, :, :off] == 0xDEAD).all() and (got[:, :, off + p:] == 0xDEAD).all()
+    # With the fragment-native copy (MmaCounting.frag): the same first half, and the copy after it.
+    stride = 48  # a multiple of 16, SNPs 5 to 41 of it
+    out = cp.zeros((6, n_ks, stride, 4), dtype=cp.uint64)
+    kernels(0, MmaConfig())["gm_layout"](((total + 255) // 256, 1, 1), (256, 1, 1),
+                                         (cp.asarray(planes), np.int32(p), np.int32(n_words), np.int32(w_ctrl),
+                                          np.int32(ks0), np.int32(n_ks), out, np.int64(stride), np.int64(off),
+                                          np.int32(1)))
+    got = out.get()
+    np.testing.assert_array_equal(got[:3, :, off:off + p], want)
+    frag = np.ascontiguousarray(got[3:]).view(np.uint32).reshape(3, n_ks, stride // 16, 128)
+    np.testing.assert_array_equal(frag, fragment_reference(want, off, stride))
 
 
 @pytest.mark.gpu(mma=True)

@@ -14,6 +14,9 @@ MMA_KERNEL_FILE = "boost_mma.cu"
 # The four counting modes' screen kernels (2 * rows-have-missing + columns-have-missing), per path.
 MODE_KERNELS = ("gb_screen_22", "gb_screen_23", "gb_screen_32", "gb_screen_33")
 MMA_MODE_KERNELS = ("gm_screen_22", "gm_screen_23", "gm_screen_32", "gm_screen_33")
+# The modes with missing calls at the rows (<3,2>, <3,3>) counting from the planes' fragment-native copy
+# (boost_mma.cu, gm_count_class; MmaCounting.frag), by mode index.
+MMA_FAST_KERNELS = {2: "gm_screen_32f", 3: "gm_screen_33f"}
 
 
 def read_kernel(name: str) -> str:
@@ -52,7 +55,8 @@ def kernels(device_id: int, config: KernelConfig | MmaConfig) -> dict:
         if got is None:
             if isinstance(config, MmaConfig):
                 code = mma_kernel_source()
-                names = (*MMA_MODE_KERNELS, "gb_reduce_partials", "gm_layout", "gb_decode_bed")
+                names = (*MMA_MODE_KERNELS, *MMA_FAST_KERNELS.values(), "gb_reduce_partials", "gm_layout",
+                         "gb_decode_bed")
             else:
                 code, names = kernel_source(), (*MODE_KERNELS, "gb_reduce_partials", "gb_decode_bed")
             got = compile_module(device_id, code, config.options(), names)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gboost.engines.gpu.compile import MMA_MODE_KERNELS, MODE_KERNELS, kernels
+from gboost.engines.gpu.compile import MMA_FAST_KERNELS, MMA_MODE_KERNELS, MODE_KERNELS, kernels
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 
 # Largest c ln c table staged in shared memory (8 bytes per entry, n_samples + 1 entries). The
@@ -57,6 +57,10 @@ class _Counting:
         """The most SNPs one plane array handed to the kernels may hold (no limit here)."""
         return 1 << 62
 
+    def kernel_name(self, mode: int, row_off: int, col_off: int) -> str:
+        """The kernel that screens ``mode``'s blocks of a tile (MmaCounting may take another)."""
+        return self.mode_kernels[mode]
+
     @staticmethod
     def _static_smem(k: dict, names) -> int:
         return max(k[name].shared_size_bytes for name in names)
@@ -79,6 +83,7 @@ class PopcCounting(_Counting):
     name = "popc"
     label = "CUDA-core popcount"
     mode_kernels = MODE_KERNELS
+    frag = False  # (no fragment-native copy: MmaCounting.frag)
 
     @property
     def bytes_per_snp(self) -> int:
@@ -117,10 +122,23 @@ class MmaCounting(_Counting):
     name = "mma"
     label = "tensor-core b1 mma"
     mode_kernels = MMA_MODE_KERNELS
+    # Whether plane arrays also hold the fragment-native copy (boost_mma.cu, gm_count_class): the <3,2> and
+    # <3,3> modes of the float32 pre-screen then load each type's operand of a k-step in one 16-byte load
+    # (the kernels gm_screen_32f, gm_screen_33f). Twice the planes' device memory, so the runner sets it
+    # only for a study with missing calls whose planes, copy included, stay resident (DeviceRunner._setup).
+    frag = False
 
     @property
     def bytes_per_snp(self) -> int:
-        return 3 * 8 * 4 * self.n_ks
+        return 3 * 8 * 4 * self.n_ks * (2 if self.frag else 1)
+
+    def kernel_name(self, mode: int, row_off: int, col_off: int) -> str:
+        """The kernel of ``mode`` for a tile whose rows and columns start at plane columns
+        ``row_off`` and ``col_off``: a fragment-native one where the copy exists and both start at a
+        multiple of 16 (its 16-byte loads read whole groups of 16 SNPs)."""
+        if self.frag and mode in MMA_FAST_KERNELS and row_off % 16 == 0 and col_off % 16 == 0:
+            return MMA_FAST_KERNELS[mode]
+        return self.mode_kernels[mode]
 
     def _f32_room(self, optin: int, static: int) -> int:
         """Shared memory the float32 pre-screen may take: MMA_TABLE_SMEM_MAX per 256 threads of a block
@@ -166,8 +184,9 @@ class MmaCounting(_Counting):
         dyn = {name: cfg.f32_smem(n_tab, ring=name == self.mode_kernels[0]) if use_f32
                else -(-n_tab * 8 // 16) * 16 + (cfg.ring_bytes if name == self.mode_kernels[0] else 0)
                for name in self.mode_kernels}
+        dyn.update({fast: dyn[self.mode_kernels[mode]] for mode, fast in MMA_FAST_KERNELS.items()})
         self._reserve(k, dyn)
-        blocks = {name: self._resident_blocks(k[name], dyn[name], props) for name in self.mode_kernels}
+        blocks = {name: self._resident_blocks(k[name], dyn[name], props) for name in dyn}
         return Build(k, n_tab, use_f32, dyn, blocks, table_staged=staged)
 
     def _resident_blocks(self, f, dyn: int, props: dict) -> int:
@@ -192,6 +211,13 @@ class MmaCounting(_Counting):
         return ((1 << 32) - 1) // (4 * self.n_ks)
 
     def alloc_planes(self, cp, n: int):
+        """Plane array of ``n`` SNPs: [type][k-step][SNP][4 words] (stride ``out.shape[2]``), with
+        ``frag`` the fragment-native copy after it (types 3-5 of the first axis) and the stride rounded
+        up to 16 SNPs (whole groups; the rows past ``n`` are never counted)."""
+        if self.frag:
+            n16 = -(-n // 16) * 16
+            assert n16 <= self.max_snps, (n16, self.max_snps)
+            return cp.empty((6, self.n_ks, n16, 4), dtype=np.uint64)
         assert n <= self.max_snps, (n, self.max_snps)
         return cp.empty((3, self.n_ks, n, 4), dtype=np.uint64)
 
@@ -201,7 +227,7 @@ class MmaCounting(_Counting):
         grid = (-(-total // _LAYOUT_THREADS), 1, 1)
         k["gm_layout"](grid, (_LAYOUT_THREADS, 1, 1),
                        (x, np.int32(n), np.int32(self.n_words), np.int32(self.w_ctrl), np.int32(self.ks0),
-                        np.int32(self.n_ks), out, np.int64(out.shape[2]), np.int64(o)))
+                        np.int32(self.n_ks), out, np.int64(out.shape[2]), np.int64(o), np.int32(out.shape[0] == 6)))
 
     def shape_args(self) -> tuple:
         return np.int32(self.n_ks), np.int32(self.ks0)

@@ -13,7 +13,7 @@ import numpy as np
 
 from gboost.engines.base import SummaryPartial, Thresholds, Tile, TileResult
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
-from gboost.engines.gpu.counting import counting_for
+from gboost.engines.gpu.counting import MmaCounting, counting_for
 from gboost.engines.gpu.cuda import cupy, device_name, host_register, host_unregister, is_oom
 from gboost.engines.gpu.pinning import GateHold, HostPinner, copy_ranges, piece_rows, split_bytes
 from gboost.engines.gpu.upload import PlaneUpload
@@ -211,8 +211,19 @@ class DeviceRunner:
         # Two survivor buffers (88 bytes a survivor) take at most a twentieth of the budget.
         self.capacity = max(MIN_CAPACITY, min(self.capacity, int(0.05 * self.budget) // (2 * 88)))
         chunk = min(self.p, self._chunk_snps())
-        resident_bytes = self.p * self.bytes_per_snp + chunk * 3 * 8 * self.n_words
-        if resident_bytes <= RESIDENT_FRACTION * self.budget and self.p <= self.way.max_snps:
+
+        def resident_bytes() -> int:
+            return self.p * self.way.bytes_per_snp + chunk * 3 * 8 * self.n_words
+
+        # The fragment-native copy (MmaCounting.frag) for the float32 pre-screen's modes with missing
+        # calls at the rows, where the planes stay resident with it; a study streamed in blocks keeps
+        # one copy (its blocks would be half as wide).
+        if isinstance(self.way, MmaCounting) and self.use_f32 and bool(self.has_missing.any()):
+            self.way.frag = True
+            if not (resident_bytes() <= RESIDENT_FRACTION * self.budget and -(-self.p // 16) * 16 <= self.way.max_snps):
+                self.way.frag = False
+        self.bytes_per_snp = self.way.bytes_per_snp
+        if resident_bytes() <= RESIDENT_FRACTION * self.budget and self.p <= self.way.max_snps:
             try:
                 with self.stream:
                     self.planes = self.way.alloc_planes(cp, self.p)
@@ -223,6 +234,8 @@ class DeviceRunner:
                 self.stats.backoffs += 1
                 self.pool.free_all_blocks()
         if self.planes is None:
+            self.way.frag = False
+            self.bytes_per_snp = self.way.bytes_per_snp
             self._start_streaming()
         self.slots = (Slot(cp), Slot(cp))
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
@@ -356,7 +369,7 @@ class DeviceRunner:
             if self._uploading is not None and self._uploading.wait(a, b):
                 self._uploading.close(sync=False)  # done: the current stream already waits for every chunk
                 self._uploading = None
-            return self.planes, self.p, a
+            return self.planes, self.planes.shape[2] if self.way.frag else self.p, a
         return self._block(a, b, keep), b - a, 0
 
     # -- memory budget ------------------------------------------------------------------------
@@ -471,7 +484,7 @@ class DeviceRunner:
                 self.thr, *self.way.shape_args(), np.int32(tile.i0), np.int32(ni), np.int32(tile.j0), np.int32(nj),
                 np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab), slot.surv_n, np.int32(slot.cap),
                 slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
-        self.way.launch(self.build, self.way.mode_kernels[mode], args, nbx, nby, bar=self.bar, props=self.props,
+        self.way.launch(self.build, self.way.kernel_name(mode, orr, oc), args, nbx, nby, bar=self.bar, props=self.props,
                         uploading=self._uploading is not None)
 
     def collect(self, pend: Pending) -> TileResult:

@@ -103,11 +103,28 @@ __device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, g
 // The offsets need each type's planes of one side to span fewer than 2^32 words: the engine never
 // hands this kernel a larger plane array (MmaCounting.max_snps streams such a study in blocks).
 // ZERO false: add to acc as it is (the classes packed into one word, gm_count_packed).
-template <int NA, int NB, int CJ, bool ZERO = true>
+//
+// Which A fragment and register pair hold the row unit (ri, ta) (rows ri * 8 + g, type ta): with
+// NA == 2 fragment ri, the two types in its rows g and g + 8 (as the <2,2> ring's); with NA == 3
+// fragment ta, the two row halves in its rows g and g + 8, as the fragment-native copy holds them
+// (FAST below). Accumulator c of fragment f and column unit v: rows g (c < 2) and g + 8, column 2q + (c & 1).
+template <int NA> __device__ __forceinline__ constexpr int gm_frag(int ri, int ta) { return NA == 3 ? ta : ri; }
+template <int NA> __device__ __forceinline__ constexpr int gm_half(int ri, int ta) { return NA == 3 ? ri : ta; }
+
+// The fragment-native copy of the planes (MmaCounting.frag; gm_layout writes it after the plane layout,
+// at planes + 3 KS stride 4 words, types 0-2, the same k-steps and stride, the stride a multiple of 16):
+// for each type, k-step and group of 16 SNPs (16 G to 16 G + 15 of the array), 128 32-bit words, lane
+// l = g * 4 + q's 16 bytes at 16 l: [SNP g at k-word 2q, SNP g + 8 at 2q, SNP g at 2q + 1, SNP g + 8 at
+// 2q + 1] = the A fragment of those 16 SNPs in the mma's register order, one 16-byte load a type where
+// the standard layout takes four 4-byte loads and two addresses (the counting of the missing-call modes
+// took 10.7 % less time so in a probe, docs/PERFORMANCE.md, issue 18). B's fragment of column g of a
+// group's half h is that lane's words h and h + 2. Used where the tile's rows and columns start at
+// multiples of 16 (the engine's default tiles; --part or an odd --tile take the standard loads).
+template <int NA, int NB, int CJ, bool ZERO = true, bool FAST = false>
 __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], int k,
                                                const gb_u64* __restrict__ planes_r, int stride_r, int prow, int nrow,
                                                const gb_u64* __restrict__ planes_c, int stride_c, int pcol, int ncol,
-                                               int KS, int ks0, int lane) {
+                                               int KS, int ks0, int lane, int bhalf = 0) {
     const int g = lane >> 2, q = lane & 3;
     if constexpr (ZERO) {
 #pragma unroll
@@ -120,22 +137,30 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
     const int kb = k ? ks0 : 0, ke = k ? KS : ks0;
     if (kb >= ke) return;
     const gb_u32 kstep_r = (gb_u32)stride_r * 4u, kstep_c = (gb_u32)stride_c * 4u;
+    static_assert(!FAST || (NA == 3 && CJ == 1), "the fragment-native loads serve rows of three types, one pass");
+    constexpr bool fast = FAST;
+    // Each type's planes (in the fragment-native copy: FAST), and the word offsets of this lane's top
+    // and bottom row and its column(s) at the next k-step (FAST: of its 16 bytes in the row tile's and
+    // the column pass's group, one offset each).
+    const gb_size cr = fast ? 3 : 0;
     const gb_u64* tr[NA];
     const gb_u64* tc[NB];
 #pragma unroll
-    for (int t = 0; t < NA; ++t) tr[t] = planes_r + (gb_size)t * (gb_size)KS * kstep_r;
+    for (int t = 0; t < NA; ++t) tr[t] = planes_r + (cr + t) * (gb_size)KS * kstep_r;
 #pragma unroll
-    for (int t = 0; t < NB; ++t) tc[t] = planes_c + (gb_size)t * (gb_size)KS * kstep_c;
-    gb_u32 ur[2], uc[CJ];  // word offsets of this lane's top and bottom row, and its column(s), at the next k-step
+    for (int t = 0; t < NB; ++t) tc[t] = planes_c + (cr + t) * (gb_size)KS * kstep_c;
+    gb_u32 ur[2], uc[CJ];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int row = h * 8 + g < nrow ? h * 8 + g : 0;
-        ur[h] = (gb_u32)(prow + row) * 4u + (gb_u32)q + (gb_u32)kb * kstep_r;
+        ur[h] = fast ? (gb_u32)prow * 4u + (gb_u32)lane * 2u + (gb_u32)kb * kstep_r
+                     : (gb_u32)(prow + row) * 4u + (gb_u32)q + (gb_u32)kb * kstep_r;
     }
 #pragma unroll
     for (int c = 0; c < CJ; ++c) {
         const int col = c * 8 + g < ncol ? c * 8 + g : 0;
-        uc[c] = (gb_u32)(pcol + col) * 4u + (gb_u32)q + (gb_u32)kb * kstep_c;
+        uc[c] = fast ? (gb_u32)(pcol & ~15) * 4u + (gb_u32)lane * 2u + (gb_u32)kb * kstep_c
+                     : (gb_u32)(pcol + col) * 4u + (gb_u32)q + (gb_u32)kb * kstep_c;
     }
     // The A fragments as the mma takes them (rows g and g + 8 at k-word q, then at q + 4), each word
     // loaded into its place: from 64-bit loads the compiler assembled each fragment by four moves
@@ -144,11 +169,13 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
     gb_u64 b0[CJ * NB], b1[CJ * NB];
     auto load = [&](gb_u32 (&a)[NA][4], gb_u64 (&b)[CJ * NB]) {  // the next k-step's operands
 #pragma unroll
-        for (int u = 0; u < 2 * NA; ++u) {
-            const gb_u32* w = (const gb_u32*)(tr[u % NA] + ur[u / NA]);
-            a[u >> 1][u & 1] = __ldg(w);
-            a[u >> 1][2 + (u & 1)] = __ldg(w + 1);
-        }
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int t = 0; t < NA; ++t) {
+                const gb_u32* w = (const gb_u32*)(tr[t] + ur[h]);
+                a[gm_frag<NA>(h, t)][gm_half<NA>(h, t)] = __ldg(w);
+                a[gm_frag<NA>(h, t)][2 + gm_half<NA>(h, t)] = __ldg(w + 1);
+            }
 #pragma unroll
         for (int v = 0; v < CJ * NB; ++v) b[v] = __ldg(tc[v % NB] + uc[v / NB]);
 #pragma unroll
@@ -162,15 +189,35 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
 #pragma unroll
             for (int v = 0; v < CJ * NB; ++v) gm_mma4(acc[f][v], a[f], (gb_u32)b[v], (gb_u32)(b[v] >> 32));
     };
-    load(a0, b0);
-    int ks = kb;
-    for (; ks + 1 < ke; ks += 2) {
-        load(a1, b1);
-        mma(a0, b0);
-        if (ks + 2 < ke) load(a0, b0);
-        mma(a1, b1);
+    auto run = [&](auto&& ld) {  // the k-steps, the next one's operands loaded while the current one multiplies
+        ld(a0, b0);
+        int ks = kb;
+        for (; ks + 1 < ke; ks += 2) {
+            ld(a1, b1);
+            mma(a0, b0);
+            if (ks + 2 < ke) ld(a0, b0);
+            mma(a1, b1);
+        }
+        if (ks < ke) mma(a0, b0);
+    };
+    if constexpr (FAST) {  // the fragment-native copy: one 16-byte load a type and operand
+        run([&](gb_u32 (&a)[NA][4], gb_u64 (&b)[CJ * NB]) {
+#pragma unroll
+            for (int t = 0; t < NA; ++t) {
+                const uint4 x = __ldg((const uint4*)(tr[t] + ur[0]));
+                a[t][0] = x.x; a[t][1] = x.y; a[t][2] = x.z; a[t][3] = x.w;
+            }
+#pragma unroll
+            for (int t = 0; t < NB; ++t) {
+                const uint4 y = __ldg((const uint4*)(tc[t] + uc[0]));
+                b[t] = bhalf ? ((gb_u64)y.y | ((gb_u64)y.w << 32)) : ((gb_u64)y.x | ((gb_u64)y.z << 32));
+            }
+            ur[0] += kstep_r;
+            uc[0] += kstep_c;
+        });
+    } else {
+        run(load);
     }
-    if (ks < ke) mma(a0, b0);
 }
 
 // Both classes: acc[k][f][v][c].
@@ -189,19 +236,20 @@ __device__ __forceinline__ void gm_count(gb_u32 (&acc)[2][NA][CJ * NB][4], const
 // controls counted on top (an mma adds integers; every class count is below 2^16 wherever the
 // pre-screen runs, so no carry crosses the halves). Against one class at a time, parked as counted,
 // this zeroes once and parks once, without reading back the first class's words.
-template <int NA, int NB>
+template <int NA, int NB, bool FAST>
 __device__ __forceinline__ void gm_count_packed(gb_u32 (&acc)[NA][NB][4], const gb_u64* __restrict__ planes_r,
                                                 int stride_r, int prow, int nrow, const gb_u64* __restrict__ planes_c,
-                                                int stride_c, int pcol, int ncol, int KS, int ks0, int lane) {
-    gm_count_class<NA, NB, 1>(acc, 1, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS, ks0, lane);
+                                                int stride_c, int pcol, int ncol, int KS, int ks0, int lane, int bhalf) {
+    gm_count_class<NA, NB, 1, true, FAST>(acc, 1, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS,
+                                          ks0, lane, bhalf);
 #pragma unroll
     for (int f = 0; f < NA; ++f)
 #pragma unroll
         for (int v = 0; v < NB; ++v)
 #pragma unroll
             for (int c = 0; c < 4; ++c) acc[f][v][c] <<= 16;
-    gm_count_class<NA, NB, 1, false>(acc, 0, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS, ks0,
-                                     lane);
+    gm_count_class<NA, NB, 1, false, FAST>(acc, 0, planes_r, stride_r, prow, nrow, planes_c, stride_c, pcol, ncol, KS,
+                                           ks0, lane, bhalf);
 }
 
 #ifndef GM_STAGES  // k-steps in flight in the <2,2> pre-screen kernel's block ring (0, 1: registers, one ahead)
@@ -447,8 +495,7 @@ __device__ __forceinline__ void gm_table_acc(int (&t)[18], Cell cell, int ri, in
         for (int ta = 0; ta < NA; ++ta)
 #pragma unroll
             for (int tb = 0; tb < NB; ++tb) {
-                const int u = ri * NA + ta;
-                t[ta * 6 + tb * 2 + k] = (int)cell(k, u >> 1, cj * NB + tb, (u & 1) * 2 + e);
+                t[ta * 6 + tb * 2 + k] = (int)cell(k, gm_frag<NA>(ri, ta), cj * NB + tb, gm_half<NA>(ri, ta) * 2 + e);
             }
         gm_subtract<NA, NB>(t, ci, 1, cn, 1, k);
     }
@@ -1086,8 +1133,8 @@ __device__ __forceinline__ void gm_park_packed(gm_park& pk, const gb_u32 (&acc)[
             for (int ta = 0; ta < NA; ++ta)
 #pragma unroll
                 for (int tb = 0; tb < NB; ++tb) {
-                    const int u = ri * NA + ta, s = ri * 2 + e;
-                    pk.mcells[((ta * 3 + tb) * 4 + s) * 32 + lane] = acc[u >> 1][tb][(u & 1) * 2 + e];
+                    const int s = ri * 2 + e;
+                    pk.mcells[((ta * 3 + tb) * 4 + s) * 32 + lane] = acc[gm_frag<NA>(ri, ta)][tb][gm_half<NA>(ri, ta) * 2 + e];
                 }
 }
 
@@ -1247,7 +1294,7 @@ __device__ __forceinline__ int gm_block_mode(const unsigned char* __restrict__ m
     return (__any_sync(0xffffffffu, fa) ? 2 : 0) + (__any_sync(0xffffffffu, fb) ? 1 : 0);
 }
 
-template <int NA, int NB>
+template <int NA, int NB, bool FAST = false>
 __device__ __forceinline__ void gm_screen(
     const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
     int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
@@ -1296,6 +1343,11 @@ __device__ __forceinline__ void gm_screen(
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wy = warp / GM_WJ, wx = warp % GM_WJ, g = lane >> 2, q = lane & 3;
     const double* tab = xlx;
+    // FAST (gm_screen_32f, gm_screen_33f): the missing-call modes count from the fragment-native copy
+    // (gm_count_class), launched by the host where it made one and the tile's rows and columns start at
+    // multiples of 16 in the plane arrays (every warp's row tile and column pass then does). A kernel of
+    // its own: with both loops in one kernel, gm_screen_33 spilled 136 bytes a thread against 48.
+    constexpr bool fast = FAST;
     if (n_tab > 0) {
 #if GM_F32 && !GM_COUNT_ONLY
         if (f32) {
@@ -1512,9 +1564,9 @@ __device__ __forceinline__ void gm_screen(
 #if GM_F32 && !GM_COUNT_ONLY
                                 if (f32) {  // both classes in one set of 36 accumulators, then parked
                                     gb_u32 acc[NA][NB][4];
-                                    gm_count_packed<NA, NB>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c,
-                                                            stride_c, off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS,
-                                                            ks0, lane);
+                                    gm_count_packed<NA, NB, fast>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt,
+                                                                  planes_c, stride_c, off_c + bj0 + c_blk0 + pass * 8,
+                                                                  ncol - pass * 8, KS, ks0, lane, pass);
                                     gm_park_packed<NA, NB>(s_park[warp], acc, lane);
                                     __syncwarp();
                                     gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, thr, em,
@@ -1590,13 +1642,16 @@ extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB22) gm_screen_22
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_23(GM_SCREEN_ARGS) { gm_screen<2, 3>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_32(GM_SCREEN_ARGS) { gm_screen<3, 2>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_33(GM_SCREEN_ARGS) { gm_screen<3, 3>(GM_SCREEN_PASS); }
+extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_32f(GM_SCREEN_ARGS) { gm_screen<3, 2, true>(GM_SCREEN_PASS); }
+extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_33f(GM_SCREEN_ARGS) { gm_screen<3, 3, true>(GM_SCREEN_PASS); }
 
 
 // SNP-major planes x[s][t][w] (n SNPs, W words: controls [0, w_ctrl), cases after) into the
 // kernel's layout out[t][ks][out_off + s][4] (out_stride SNPs per k-step row), each class padded
-// with zero words to whole k-steps of 4 words (256 samples).
+// with zero words to whole k-steps of 4 words (256 samples); with frag, also into the fragment-native
+// copy after it (gm_count_class; out_stride a multiple of 16).
 extern "C" __global__ void gm_layout(const gb_u64* __restrict__ x, int n, int W, int w_ctrl, int ks0, int KS,
-                                     gb_u64* __restrict__ out, long long out_stride, long long out_off) {
+                                     gb_u64* __restrict__ out, long long out_stride, long long out_off, int frag) {
     const gb_size e = (gb_size)blockIdx.x * blockDim.x + threadIdx.x;
     const gb_size total = (gb_size)n * 3 * (gb_size)KS * 4;
     if (e >= total) return;
@@ -1610,4 +1665,14 @@ extern "C" __global__ void gm_layout(const gb_u64* __restrict__ x, int n, int W,
     const int nw = ctrl ? w_ctrl : W - w_ctrl;
     const gb_u64 v = wc < nw ? x[((gb_size)s * 3 + t) * (gb_size)W + (ctrl ? 0 : w_ctrl) + wc] : 0ull;
     out[(((gb_size)t * KS + ks) * (gb_size)out_stride + (gb_size)out_off + s) * 4 + q] = v;
+    if (frag) {
+        // SNP a = out_off + s of group a >> 4, half h = (a >> 3) & 1, row g = a & 7: its k-words 2q and
+        // 2q + 1 go to words h and h + 2 of lane g * 4 + q's 16 bytes of the group.
+        const gb_size a = (gb_size)out_off + s;
+        gb_u32* f = (gb_u32*)(out + (gb_size)3 * KS * (gb_size)out_stride * 4) +
+                    (((gb_size)t * KS + ks) * (gb_size)out_stride + (a & ~(gb_size)15)) * 8 + ((a & 7) * 4 + q) * 4 +
+                    ((a >> 3) & 1);
+        f[0] = (gb_u32)v;
+        f[2] = (gb_u32)(v >> 32);
+    }
 }
