@@ -5,7 +5,8 @@ and the launch. Both give the same results (the epilogue is the same; tests/test
 * :class:`PopcCounting` (``"popc"``): AND + popcount on the CUDA cores (``kernels/boost_screen.cu``),
   GBOOST's kernel; planes [type][word][SNP]; one thread block per block of pairs.
 * :class:`MmaCounting` (``"mma"``): binary tensor cores (``kernels/boost_mma.cu``), compute
-  capability 8.0+; planes [type][k-step][SNP][4 words] (``gm_layout``); persistent blocks; the
+  capability 8.0+; planes [type][k-step][SNP][4 words] (``gm_layout``), for a resident study with
+  missing calls followed by their fragment-native copy (``MmaCounting.frag``); persistent blocks; the
   float32 pre-screen where its table and parking areas fit in shared memory.
 """
 from __future__ import annotations

@@ -28,6 +28,8 @@
 // loaded while the current one is multiplied. Fully called blocks with the float32 pre-screen stage
 // GM_STAGES k-steps instead, once per block in shared memory (cp.async), every warp reading its
 // fragments from there with ldmatrix (gm_count22_block; its own permutation of k, the same for A and B).
+// A resident study with missing calls also has the planes' fragment-native copy after them, for the
+// per-warp loads of the modes with missing calls at the rows (gm_count_class, gm_screen_32f / 33f).
 //
 // Fully called blocks (<2,2>) take the float32 pre-screen described at gm_pairs22_f32 below, with
 // float64 only for the pairs whose decision needs it; the other modes, and builds with GM_F32=0,
