@@ -140,11 +140,10 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
     if (kb >= ke) return;
     const gb_u32 kstep_r = (gb_u32)stride_r * 4u, kstep_c = (gb_u32)stride_c * 4u;
     static_assert(!FAST || (NA == 3 && CJ == 1), "the fragment-native loads serve rows of three types, one pass");
-    constexpr bool fast = FAST;
     // Each type's planes (in the fragment-native copy: FAST), and the word offsets of this lane's top
     // and bottom row and its column(s) at the next k-step (FAST: of its 16 bytes in the row tile's and
     // the column pass's group, one offset each).
-    const gb_size cr = fast ? 3 : 0;
+    const gb_size cr = FAST ? 3 : 0;
     const gb_u64* tr[NA];
     const gb_u64* tc[NB];
 #pragma unroll
@@ -155,13 +154,13 @@ __device__ __forceinline__ void gm_count_class(gb_u32 (&acc)[NA][CJ * NB][4], in
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int row = h * 8 + g < nrow ? h * 8 + g : 0;
-        ur[h] = fast ? (gb_u32)prow * 4u + (gb_u32)lane * 2u + (gb_u32)kb * kstep_r
+        ur[h] = FAST ? (gb_u32)prow * 4u + (gb_u32)lane * 2u + (gb_u32)kb * kstep_r
                      : (gb_u32)(prow + row) * 4u + (gb_u32)q + (gb_u32)kb * kstep_r;
     }
 #pragma unroll
     for (int c = 0; c < CJ; ++c) {
         const int col = c * 8 + g < ncol ? c * 8 + g : 0;
-        uc[c] = fast ? (gb_u32)(pcol & ~15) * 4u + (gb_u32)lane * 2u + (gb_u32)kb * kstep_c
+        uc[c] = FAST ? (gb_u32)(pcol & ~15) * 4u + (gb_u32)lane * 2u + (gb_u32)kb * kstep_c
                      : (gb_u32)(pcol + col) * 4u + (gb_u32)q + (gb_u32)kb * kstep_c;
     }
     // The A fragments as the mma takes them (rows g and g + 8 at k-word q, then at q + 4), each word
@@ -1349,7 +1348,6 @@ __device__ __forceinline__ void gm_screen(
     // (gm_count_class), launched by the host where it made one and the tile's rows and columns start at
     // multiples of 16 in the plane arrays (every warp's row tile and column pass then does). A kernel of
     // its own: with both loops in one kernel, gm_screen_33 spilled 136 bytes a thread against 48.
-    constexpr bool fast = FAST;
     if (n_tab > 0) {
 #if GM_F32 && !GM_COUNT_ONLY
         if (f32) {
@@ -1566,7 +1564,7 @@ __device__ __forceinline__ void gm_screen(
 #if GM_F32 && !GM_COUNT_ONLY
                                 if (f32) {  // both classes in one set of 36 accumulators, then parked
                                     gb_u32 acc[NA][NB][4];
-                                    gm_count_packed<NA, NB, fast>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt,
+                                    gm_count_packed<NA, NB, FAST>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt,
                                                                   planes_c, stride_c, off_c + bj0 + c_blk0 + pass * 8,
                                                                   ncol - pass * 8, KS, ks0, lane, pass);
                                     gm_park_packed<NA, NB>(s_park[warp], acc, lane);
