@@ -280,6 +280,47 @@ def test_the_fragment_native_kernels_screen_the_aligned_tiles_and_equal_the_cpu_
         eng.close()
 
 
+@pytest.mark.gpu(mma=True)
+def test_planes_stay_resident_without_the_fragment_native_copy_where_it_does_not_fit(monkeypatch):
+    """Where the planes' array with the fragment-native copy cannot be allocated (the device's free memory
+    misjudged), the runner allocates them again without it: resident, not streamed, the standard
+    kernels only, and every tile equal to the CPU engine's."""
+    import cupy
+
+    from gboost.engines.gpu import counting as ways
+
+    real_alloc, real_launch = ways.MmaCounting.alloc_planes, ways.MmaCounting.launch
+    asked, launched = [], []
+
+    def alloc_planes(self, cp, n):
+        asked.append(self.frag)
+        if self.frag:
+            raise cupy.cuda.memory.OutOfMemoryError(1 << 30, 0, 0)
+        return real_alloc(self, cp, n)
+
+    def launch(self, b, name, args, *a, **kw):
+        launched.append(name)
+        return real_launch(self, b, name, args, *a, **kw)
+
+    monkeypatch.setattr(ways.MmaCounting, "alloc_planes", alloc_planes)
+    monkeypatch.setattr(ways.MmaCounting, "launch", launch)
+    study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
+    tiles = plan_tiles(study.n_snps, 64)
+    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    eng = gpu_engine(tile=64, counting="mma")
+    eng.prepare(study, LOOSE)
+    try:
+        assert asked == [True, False] * len(eng._runners)
+        assert eng.streaming is False and eng.backoffs == len(eng._runners)
+        assert not any(r.way.frag for r in eng._runners)
+        got = [eng.run_tile(t) for t in tiles]
+    finally:
+        eng.close()
+    assert {"gm_screen_32", "gm_screen_33"} & set(launched) and not any(name.endswith("f") for name in launched)
+    for g, w in zip(got, want):
+        _assert_tile_equal(g, w)
+
+
 @pytest.mark.gpu
 def test_run_tiles_stops_taking_tiles_once_cancelled():
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])

@@ -46,6 +46,9 @@ class _Counting:
     name: str
     label: str  # in GpuEngine.describe()
     mode_kernels: tuple[str, ...]
+    # Whether the plane arrays also hold a fragment-native copy (only MmaCounting makes one; the runner
+    # clears it where the copy does not fit, DeviceRunner._setup).
+    frag = False
 
     def __init__(self, config, n_words: int, w_ctrl: int):
         self.config = config
@@ -84,7 +87,6 @@ class PopcCounting(_Counting):
     name = "popc"
     label = "CUDA-core popcount"
     mode_kernels = MODE_KERNELS
-    frag = False  # (no fragment-native copy: MmaCounting.frag)
 
     @property
     def bytes_per_snp(self) -> int:
@@ -127,7 +129,6 @@ class MmaCounting(_Counting):
     # <3,3> modes of the float32 pre-screen then load each type's operand of a k-step in one 16-byte load
     # (the kernels gm_screen_32f, gm_screen_33f). Twice the planes' device memory, so the runner sets it
     # only for a study with missing calls whose planes, copy included, stay resident (DeviceRunner._setup).
-    frag = False
 
     @property
     def bytes_per_snp(self) -> int:

@@ -224,18 +224,8 @@ class DeviceRunner:
                 self.way.frag = False
         self.bytes_per_snp = self.way.bytes_per_snp
         if resident_bytes() <= RESIDENT_FRACTION * self.budget and self.p <= self.way.max_snps:
-            try:
-                with self.stream:
-                    self.planes = self.way.alloc_planes(cp, self.p)
-            except Exception as exc:
-                if not is_oom(cp, exc):
-                    raise
-                self.planes = None
-                self.stats.backoffs += 1
-                self.pool.free_all_blocks()
-        if self.planes is None:
-            self.way.frag = False
-            self.bytes_per_snp = self.way.bytes_per_snp
+            self.planes = self._resident_planes()
+        if self.planes is None:  # (frag is False here: the copy is only asked for where it stays resident)
             self._start_streaming()
         self.slots = (Slot(cp), Slot(cp))
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
@@ -248,6 +238,26 @@ class DeviceRunner:
             # Last: a registration holds the driver, so each CUDA call of the set-up above would
             # wait for the one in hand (the engine's prepare took 0.73 s against 0.27 s).
             self._start_pinning()
+
+    def _resident_planes(self):
+        """The planes' resident array, or None where the device cannot hold it (the study then streams).
+        An array with the fragment-native copy that does not fit is tried again without it: the planes
+        then stay resident and take the standard kernels, as a streamed study would, without its blocks'
+        uploads (the copy is worth 2-3 % of the missing-call kernel; docs/PERFORMANCE.md, issue 18)."""
+        cp = self.cp
+        while True:
+            try:
+                with self.stream:
+                    return self.way.alloc_planes(cp, self.p)
+            except Exception as exc:
+                if not is_oom(cp, exc):
+                    raise
+                self.stats.backoffs += 1
+                self.pool.free_all_blocks()
+                if not self.way.frag:
+                    return None
+                self.way.frag = False
+                self.bytes_per_snp = self.way.bytes_per_snp
 
     def _setup_bars(self) -> None:
         """The float32 pre-screen's best-partner bars across blocks (boost_mma.cu, gm_pairs22_f32): two
@@ -369,7 +379,7 @@ class DeviceRunner:
             if self._uploading is not None and self._uploading.wait(a, b):
                 self._uploading.close(sync=False)  # done: the current stream already waits for every chunk
                 self._uploading = None
-            return self.planes, self.planes.shape[2] if self.way.frag else self.p, a
+            return self.planes, self.planes.shape[2], a  # (the copy rounds the stride up to 16 SNPs)
         return self._block(a, b, keep), b - a, 0
 
     # -- memory budget ------------------------------------------------------------------------
