@@ -58,8 +58,8 @@ def calibrate(study: Study, *, n_pairs: int = 200_000, seed: int = 20110501) -> 
     rng = np.random.default_rng(seed)
     i, j = sample_pairs(study.n_snps, n_pairs, rng)
     # tables_of releases the GIL (it runs beside the GPU screen, gboost.scan.HostWork, whose threads
-    # must not wait for it): one call.
-    tables = tables_of(study, i, j)
+    # must not wait for it): one call, on every core of the host-work thread (or of finalize's).
+    tables = tables_of(study, i, j, parallel=True)
     stat, df, p, _ = exact_tests(tables)
     ok = df > 0
     four = stat[df == 4]

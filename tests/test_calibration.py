@@ -78,3 +78,27 @@ def test_the_calibration_tables_leave_the_gil_to_the_threads_that_feed_the_gpu()
     worker.join()
     assert span["s"] > 0.2, span  # long enough that a held GIL would show
     assert longest < 0.5 * span["s"], (longest, span)
+
+
+def test_the_calibrations_tables_on_every_core_equal_each_pairs_own_table():
+    """calibrate counts its pairs' tables in parallel (gboost.engines.cpu._tables_of_parallel): every table
+    equals pair_table's for that pair, and the serial loop's, on a study with missing calls, fully called
+    and monomorphic SNPs, pairs in any order and repeated."""
+    from gboost.engines.cpu import tables_of
+    from gboost.stats.table import pair_table
+
+    sim = simulate_study(300, 400, 350, seed=5, chromosomes=2, maf_range=(0.01, 0.5), missing_rate=0.02)
+    g = sim.genotypes.copy()
+    g[:40] = np.where(g[:40] < 0, 0, g[:40])  # fully called SNPs
+    g[50] = 1  # monomorphic
+    study = study_from_genotypes(g, sim.samples.status == 2, variants=sim.variants)
+    assert study.has_missing.any() and not study.has_missing.all()
+    i, j = sample_pairs(study.n_snps, 5_000, np.random.default_rng(3))
+    i, j = np.concatenate([i, i[:50]]), np.concatenate([j, j[:50]])
+    got = tables_of(study, i, j, parallel=True)
+    np.testing.assert_array_equal(got, tables_of(study, i, j))
+    want = np.zeros((len(i), 3, 3, 2), np.int64)
+    for m in range(0, len(i), 97):  # (every 97th against the reference: pair_table is the oracle)
+        pair_table(study.planes, study.counts, np.ascontiguousarray(study.has_missing), study.layout.w_ctrl,
+                   int(i[m]), int(j[m]), want[m])
+        np.testing.assert_array_equal(got[m], want[m])

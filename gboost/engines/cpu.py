@@ -186,8 +186,23 @@ class CpuEngine(Engine):
         return TileResult(tile, ii, jj, ksa[rr, cc], tables, int(rows.n_tot.sum()), rows, cols)
 
 
-def tables_of(study: Study, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Tables ``(m, 3, 3, 2)`` of the pairs (i[k], j[k]) of a study (host planes)."""
+# The same on every core, for the calibration's 200,000 pairs (gboost/calibration.py): on one core they
+# took 0.29-0.36 s of the host thread beside a 0.2-0.35 s screen at 100k x 5k on the H100 host, and the
+# command waited for them (issue 24, docs/PERFORMANCE.md). Only from a thread that may run numba-parallel
+# kernels (the host-work thread, which runs the parallel exact tests too, or the only thread): the ledger's
+# replay keeps the serial loop.
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _tables_of_parallel(planes, counts, has_missing, w_ctrl, ii, jj):
+    out = np.zeros((ii.shape[0], 3, 3, 2), dtype=np.int64)
+    for m in nb.prange(ii.shape[0]):
+        pair_table(planes, counts, has_missing, w_ctrl, ii[m], jj[m], out[m])
+    return out
+
+
+def tables_of(study: Study, i: np.ndarray, j: np.ndarray, *, parallel: bool = False) -> np.ndarray:
+    """Tables ``(m, 3, 3, 2)`` of the pairs (i[k], j[k]) of a study (host planes); ``parallel`` on
+    every core numba allows this thread (see _tables_of_parallel for where that is safe)."""
     study.wait_planes()
-    return _tables_of(study.planes, study.counts, np.ascontiguousarray(study.has_missing), study.layout.w_ctrl,
-                      np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64))
+    fn = _tables_of_parallel if parallel else _tables_of
+    return fn(study.planes, study.counts, np.ascontiguousarray(study.has_missing), study.layout.w_ctrl,
+              np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64))
