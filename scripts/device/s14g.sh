@@ -13,6 +13,6 @@ for r in 1 2; do
     GBOOST_COMMIT=$t timeout 120 python3 bench/bench_cli.py --repo $t --sizes 100000 --n 5000 --missing 0.01,0 --device gpu --maker fast --repeat 3 --no-engine --dir /tmp/gb 2>&1 | grep -E "^ 100000|^  p=100000"
   done
 done 2>&1 | tee $OUT/ab.txt
-for m in 0.01 0; do
+for m in 0.01 0.0; do
   python3 bench/probe_hostwork.py scan --bfile /tmp/gb/fast_p100000_n5000_m$m --out /tmp/gb/probe --device gpu --quiet 2>&1 | tail -25
 done 2>&1 | tee $OUT/hostwork.txt | grep -E "screen ends|_calibrate|_prepare_outputs|exact ends|main returned"
