@@ -40,17 +40,3 @@ def test_cupy_is_imported_only_after_the_signal_or_the_timeout(tmp_path):
     first, second = r.stdout.split("\n")[:2]
     assert first == "False True False", r.stdout  # not before the signal; after it, and the thread ended
     assert second == "True False", r.stdout
-
-
-def test_the_gpu_thread_starts_before_numpy_and_numba_are_imported():
-    """What `gboost scan` imports before it starts the GPU's thread (gboost/cli.py, _scan_locked) loads neither
-    NumPy nor numba: the driver's start then runs beside their imports (0.25-0.45 s), as intended. Until the
-    thirteenth session gboost/engines/__init__.py imported gboost.engines.base, and through it numba, so the
-    thread started only after numba's import (issue 24, docs/PERFORMANCE.md)."""
-    probe = ("import sys\n"
-             "import gboost.cli, gboost.io.outdir, gboost.stages\n"
-             "from gboost.engines.early import start_gpu_early\n"
-             "print(sorted(m for m in ('numpy', 'numba', 'cupy') if m in sys.modules))\n")
-    r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "[]", r.stdout

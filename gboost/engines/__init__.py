@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # (not at run time: gboost.engines.base imports numba, and the CLI imports this package's
-    # early.py to start the GPU before numba's import: issue 24)
-    from gboost.engines.base import Engine
+from gboost.engines.base import Engine
 
 log = logging.getLogger("gboost")
 
