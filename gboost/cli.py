@@ -220,8 +220,11 @@ def _scan_locked(args, out) -> int:
     from gboost.stages import StageClock, process_age
 
     clock = StageClock(process_age())  # run.json's command_s (gboost/stages.py)
-    # The GPU thread starts before numba's import: the driver's start and the first GPU's context
-    # (~0.23 s on the H100 host) release the GIL and so run beside it.
+    # The GPU thread starts once gboost.engines is imported, which imports numba (gboost.engines.base):
+    # the driver's start and the first GPU's context (~0.2 s on the H100 host) release the GIL and run
+    # beside the rest of the start-up and the read. Starting it before NumPy's and numba's imports was
+    # measured: the GPU was then never waited for, but the read slowed by as much and the command did
+    # not change (100k x 5k on the H100, docs/PERFORMANCE.md, issue 24).
     gpu_go = threading.Event()  # set below, once numba's target is up: CuPy's import may then start
     if not args.dask:  # CuPy, the CUDA context and the kernels on a thread while the inputs are read
         from gboost.engines.early import start_gpu_early
