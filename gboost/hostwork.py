@@ -32,10 +32,9 @@ class HostWork:
     Row blocks cover disjoint SNP1 ranges, so finalize only joins the sorted blocks; what it waits
     for after the screen is the last row block (the smallest: one diagonal tile).
 
-    In the background the tests and the calibration run on ONE worker thread, in submission order:
-    two threads must never run numba-parallel kernels at once. The kernels release the GIL
-    (``nogil``), so the thread really runs beside the screen. What has no parallel kernel (the
-    output files' SNP texts, the row blocks' formatting) runs on formatting threads beside it. With ``background=False`` each job runs on the calling
+    In the background it all runs on ONE worker thread, in submission order: two threads must
+    never run numba-parallel kernels at once. The kernels release the GIL (``nogil``), so the
+    thread really runs beside the screen. With ``background=False`` each job runs on the calling
     thread when its result is asked for (the serial path, same code).
     """
 
@@ -48,6 +47,10 @@ class HostWork:
         self.calibration = None
         if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
             self.calibration = self._submit(_calibrate, study, params.calibration_pairs)
+        # What the output files need of the study alone (SNP texts, marginal.tsv's rows), made here
+        # only beside a screen that leaves the host free; serially the writer's pool does it
+        # faster, in parallel runs.
+        self.outputs = self._submit(self._prepare_outputs) if background else None
         # Each row block's rows of pairs.epi.cc and pairs.tsv (Q left out: it needs every P), made
         # beside the screen once the block is tested (issue 24: formatting them after the screen
         # was 0.2 s of the command on 16 cores at 500k x 5k); finalize's writer joins them. On
@@ -55,13 +58,6 @@ class HostWork:
         # passes are not numba-parallel, so they may run beside the host thread's kernels.
         self._formatter = (ThreadPoolExecutor(max_workers=FORMAT_THREADS, thread_name_prefix="gboost-host-format")
                            if background else None)
-        # What the output files need of the study alone (SNP texts, marginal.tsv's rows), made here
-        # only beside a screen that leaves the host free; serially the writer's pool does it
-        # faster, in parallel runs. On a formatting thread (none of it numba-parallel), beside the
-        # calibration on the host thread: after both on that one thread it was the host work's last
-        # 0.1-0.2 s, after a 0.2-0.35 s screen at 100k x 5k (issue 24, docs/PERFORMANCE.md).
-        self.aside_s = 0.0  # seconds of it (written by that thread only)
-        self.outputs = self._formatter.submit(self._timed_aside, self._prepare_outputs) if background else None
         self.formatted: dict = {}  # planned row block -> future of its FormattedBlock
         self._unplanned = False  # survivors joined without formatted rows (a block of no planned row)
         self.blocks: list = []  # one job per row block (None, or the block where it has no place in .screened)
@@ -75,14 +71,7 @@ class HostWork:
     def _prepare_outputs(self) -> dict:
         from gboost.io.results import prepare_outputs
 
-        return prepare_outputs(self.study, self.marginal.result())  # (the host thread's first job)
-
-    def _timed_aside(self, job):
-        t = time.perf_counter()
-        try:
-            return job()
-        finally:
-            self.aside_s += time.perf_counter() - t
+        return prepare_outputs(self.study, self.marginal.result())  # (the job before this one: done)
 
     def serves(self, study: Study, params: ScanParams) -> bool:
         return study is self.study and params == self.params
@@ -127,7 +116,7 @@ class HostWork:
         if self._formatter is not None:
             from gboost.io.results import format_block
 
-            texts = self.outputs.result()["texts"]  # (on a formatting thread since the screen began)
+            texts = self.outputs.result()["texts"]  # (an earlier job of this thread: done)
             self.formatted[row] = self._formatter.submit(format_block, texts, block, self.params.epi1)
         self.screened.put(row, block)
         return None
