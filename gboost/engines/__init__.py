@@ -12,7 +12,9 @@ log = logging.getLogger("gboost")
 def gpu_available() -> tuple[bool, str]:
     """(True, device name) when CuPy imports and sees a GPU; else (False, the reason)."""
     try:
-        import cupy  # noqa: F401
+        from gboost.engines.cupy_import import import_cupy
+
+        cupy = import_cupy()
     except Exception as exc:  # ImportError, or a CUDA library error at import
         return False, f"CuPy is not usable ({type(exc).__name__}: {exc})"
     try:

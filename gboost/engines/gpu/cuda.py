@@ -7,9 +7,9 @@ _CUDA_OOM = 2  # cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY
 
 
 def cupy():
-    import cupy as cp  # noqa: PLC0415 - lazily, so that gboost never needs CuPy to import
+    from gboost.engines.cupy_import import import_cupy  # lazily, so that gboost never needs CuPy to import
 
-    return cp
+    return import_cupy()
 
 
 def device_name(cp, device_id: int) -> str:

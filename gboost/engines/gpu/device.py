@@ -144,7 +144,6 @@ class DeviceRunner:
         self.n_words = lay.n_words
         self.way = counting_for(counting, config, lay.n_words, lay.w_ctrl)
         self.block_rows, self.block_cols = config.block_rows, config.block_cols
-        self.bytes_per_snp = self.way.bytes_per_snp
         self.has_missing = np.asarray(study.has_missing, dtype=bool)
         self.capacity = int(capacity)
         self.stats = DeviceStats()
@@ -222,7 +221,6 @@ class DeviceRunner:
             self.way.frag = True
             if not (resident_bytes() <= RESIDENT_FRACTION * self.budget and -(-self.p // 16) * 16 <= self.way.max_snps):
                 self.way.frag = False
-        self.bytes_per_snp = self.way.bytes_per_snp
         if resident_bytes() <= RESIDENT_FRACTION * self.budget and self.p <= self.way.max_snps:
             self.planes = self._resident_planes()
         if self.planes is None:  # (frag is False here: the copy is only asked for where it stays resident)
@@ -257,7 +255,6 @@ class DeviceRunner:
                 if not self.way.frag:
                     return None
                 self.way.frag = False
-                self.bytes_per_snp = self.way.bytes_per_snp
 
     def _setup_bars(self) -> None:
         """The float32 pre-screen's best-partner bars across blocks (boost_mma.cu, gm_pairs22_f32): two
@@ -395,7 +392,7 @@ class DeviceRunner:
 
     def _streaming_edge(self, avail: int, per_e2: float) -> int:
         # Streaming: up to four blocks held by the two slots, one upload chunk, the partials.
-        per_e = 4 * self.bytes_per_snp + 3 * 8 * self.n_words + 2 * 40
+        per_e = 4 * self.way.bytes_per_snp + 3 * 8 * self.n_words + 2 * 40
         room = 0.8 * avail - 2 * 88 * self.capacity
         if room <= 0:
             return MIN_EDGE

@@ -1,0 +1,71 @@
+"""CuPy's import without its cuTENSOR preload (issue 24: the GPU's start is on the command's way to
+its first tile).
+
+A pip-installed CuPy preloads cuTENSOR as its package is imported (``cupy/__init__``:
+``_environment._preload_library('cutensor')``): through cuda-pathfinder it imports that package and
+opens libcutensor and the libcublasLt it needs, ~0.15 s of the ~0.42 s import on the H100 host
+(``bench/probe_cupy_import.py``, docs/PERFORMANCE.md). gboost never uses cuTENSOR (its kernels are
+its own; CuPy's reductions use CUB unless ``CUPY_ACCELERATORS`` names cutensor), so the preload is
+marked as already attempted, the state CuPy itself records after a preload, as its
+``_environment`` module is loaded, before the package's ``__init__`` asks for the preload.
+
+Anything unexpected (a CuPy without that module, that table or that entry, or with a
+``CUPY_ACCELERATORS`` naming cutensor) leaves the import exactly as CuPy does it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_ENV = "cupy._environment"
+
+
+def import_cupy():
+    """``import cupy``, the first time without the cuTENSOR preload (see the module's text)."""
+    if "cupy" not in sys.modules and "cutensor" not in os.environ.get("CUPY_ACCELERATORS", ""):
+        finder = _SkipCutensorPreload()
+        sys.meta_path.insert(0, finder)
+        try:
+            import cupy
+        finally:
+            finder.remove()
+        return cupy
+    import cupy
+
+    return cupy
+
+
+def _mark_attempted(module) -> None:
+    libs = getattr(module, "_preload_libs", None)
+    if isinstance(libs, dict) and "cutensor" in libs and libs["cutensor"] is None:
+        libs["cutensor"] = {}  # what _preload_library sets before it loads: "attempted", so it returns at once
+
+
+class _SkipCutensorPreload:
+    """A meta-path finder for ``cupy._environment`` alone: the module is found and loaded as the
+    import system would (the next finders' spec), then marked by :func:`_mark_attempted`."""
+
+    def remove(self) -> None:
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+
+    def find_spec(self, name, path, target=None):
+        if name != _ENV:
+            return None
+        self.remove()  # once: the module is loaded a single time
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module) -> None:
+            run(module)
+            _mark_attempted(module)
+
+        loader.exec_module = exec_module
+        return spec

@@ -1,0 +1,116 @@
+"""CuPy imported without its cuTENSOR preload (gboost/engines/cupy_import.py, issue 24).
+
+Without a GPU: a stand-in CuPy whose package ``__init__`` asks its ``_environment`` for the preload as
+CuPy's does, each case in a fresh interpreter (the first import of "cupy" is the one that counts). On
+the device: the real CuPy, in a fresh process, keeps working and never maps libcutensor.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# CuPy's own shape (cupy/__init__.py, cupy/_environment.py): the table of preloads, None until tried;
+# the preload records {} first, then loads; the package asks for it before anything else.
+ENVIRONMENT = '''
+import os
+_preload_libs = {"cudnn": None, "nccl": None, "cutensor": None}
+LOADED = []
+def _can_attempt_preload(lib):
+    return _preload_libs[lib] is None
+def _preload_library(lib):
+    if not _can_attempt_preload(lib):
+        return
+    _preload_libs[lib] = {}
+    LOADED.append(lib)
+'''
+INIT = '''
+from cupy import _environment
+_environment._preload_library("cutensor")
+import cupy._environment
+SEEN_AT_IMPORT = cupy._environment is _environment
+'''
+PROBE = '''
+import json, sys
+from gboost.engines.cupy_import import import_cupy
+cp = import_cupy()
+again = import_cupy()
+import cupy._environment as env
+print(json.dumps({"loaded": env.LOADED, "table": env._preload_libs.get("cutensor"), "same": again is cp,
+                  "attr": cp._environment is env, "seen": getattr(cp, "SEEN_AT_IMPORT", None),
+                  "finders": [type(f).__name__ for f in sys.meta_path]}))
+'''
+
+
+def _fake(folder: Path, environment: str | None = ENVIRONMENT) -> Path:
+    pkg = folder / "cupy"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(INIT if environment is not None else "LOADED = []\n")
+    if environment is not None:
+        (pkg / "_environment.py").write_text(environment)
+    return folder
+
+
+def _run(folder: Path, **env) -> dict:
+    e = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)]), **env}
+    e.pop("CUPY_ACCELERATORS", None) if "CUPY_ACCELERATORS" not in env else None
+    out = subprocess.run([sys.executable, "-c", PROBE], env=e, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_first_import_skips_the_cutensor_preload_and_leaves_cupy_as_it_imports(tmp_path):
+    got = _run(_fake(tmp_path))
+    assert got["loaded"] == []  # the preload returned at once
+    assert got["table"] == {}  # marked as CuPy marks an attempted preload
+    assert got["same"] and got["attr"] and got["seen"] is True  # the module is the package's attribute, as usual
+    assert "_SkipCutensorPreload" not in got["finders"]  # the finder is gone once used
+
+
+def test_cutensor_named_in_cupy_accelerators_keeps_the_preload(tmp_path):
+    got = _run(_fake(tmp_path), CUPY_ACCELERATORS="cub,cutensor")
+    assert got["loaded"] == ["cutensor"]
+    assert "_SkipCutensorPreload" not in got["finders"]
+
+
+def test_a_cupy_with_another_environment_module_imports_unchanged(tmp_path):
+    # no preload table at all: nothing to mark, the import goes on as CuPy's own
+    other = ENVIRONMENT.replace('_preload_libs = {"cudnn": None, "nccl": None, "cutensor": None}',
+                                '_preload_libs = {"cudnn": None, "nccl": None, "cutensor": None}\nTABLE = _preload_libs\n'
+                                'del _preload_libs\n_preload_libs = {"cutensor": "loaded-by-other-means"}')
+    got = _run(_fake(tmp_path, other))
+    assert got["table"] == "loaded-by-other-means"  # left alone: not None, so not ours to mark
+    assert "_SkipCutensorPreload" not in got["finders"]
+
+
+def test_a_cupy_without_the_environment_module_imports_and_the_finder_is_removed(tmp_path):
+    folder = _fake(tmp_path, environment=None)
+    probe = ("import json, sys; from gboost.engines.cupy_import import import_cupy; cp = import_cupy(); "
+             "print(json.dumps([type(f).__name__ for f in sys.meta_path]))")
+    e = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)])}
+    out = subprocess.run([sys.executable, "-c", probe], env=e, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "_SkipCutensorPreload" not in json.loads(out.stdout)
+
+
+@pytest.mark.gpu
+def test_the_real_cupy_imports_without_libcutensor_and_runs():
+    probe = ("import json; from gboost.engines.cupy_import import import_cupy; cp = import_cupy(); "
+             "import cupy._environment as env; x = cp.arange(10, dtype=cp.int32); s = int((x * x).sum()); "
+             "maps = open('/proc/self/maps').read(); "
+             "print(json.dumps({'sum': s, 'cutensor_mapped': 'libcutensor' in maps, "
+             "'table': env._preload_libs.get('cutensor')}))")
+    e = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    e.pop("CUPY_ACCELERATORS", None)
+    out = subprocess.run([sys.executable, "-c", probe], env=e, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["sum"] == sum(i * i for i in range(10))
+    assert got["table"] == {}
+    assert got["cutensor_mapped"] is False
