@@ -294,28 +294,13 @@ def _scan_read(args, out, clock, gpu_go) -> int:
 
 
 def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
-    from gboost.io.results import start_hashing
-    from gboost.scan import start_host_work
-
-    start_hashing(study.source_files)  # run.json's checksums, on a thread while the scan runs
-    # Finalize's host work (marginal tests, calibration, the outputs' SNP texts) from here, while the GPU's
-    # start may still be under way, rather than once the engine is made (gboost/scan.py).
-    host = start_host_work(study, params)
-    try:
-        return _scan_engine(args, out, study, params, clock, load_timings, resume, host)
-    except BaseException:  # no host thread outlives a failed scan (the screen closes it too: closing is idempotent)
-        if host is not None:
-            host.close()
-        raise
-
-
-def _scan_engine(args, out, study, params, clock, load_timings, resume, host) -> int:
     from gboost.checkpoint import Ledger
     from gboost.engines import make_engine
-    from gboost.io.results import write_outputs
+    from gboost.io.results import start_hashing, write_outputs
     from gboost.progress import TextProgress
     from gboost.scan import run_pipeline
 
+    start_hashing(study.source_files)  # run.json's checksums, on a thread while the scan runs
     clock.lap("read")
     clock.split("read", "encode", load_timings.get("encode", 0.0))
     covariates = None
@@ -365,7 +350,7 @@ def _scan_engine(args, out, study, params, clock, load_timings, resume, host) ->
     try:
         result = run_pipeline(study, params, engine=engine, checkpoint=ledger, covariates=covariates,
                               progress=TextProgress(n_samples=study.n_samples) if not args.quiet else None,
-                              on_screened=screened, host=host)
+                              on_screened=screened)
     except InputError:
         if not resume and study.planes_ready is not None:
             # The .bed failed to encode beside the screen (read error, changed under us): a new

@@ -164,8 +164,7 @@ def _run_beside(fn, *args, beside: bool):
 def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
                  checkpoint=None, progress: Callable[[Progress], None] | None = None,
                  cancel: Callable[[], bool] | None = None, covariates: tuple | None = None,
-                 on_screened: Callable[[ScreenResult], None] | None = None,
-                 host: HostWork | None = None) -> ScanResult | ScreenResult:
+                 on_screened: Callable[[ScreenResult], None] | None = None) -> ScanResult | ScreenResult:
     """Scan every pair of ``study`` (or of ``params.part``): the one sequence the CLI, the GUI and
     the library run.
 
@@ -174,8 +173,7 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     new one, and is closed when the screen ends (finished or not). ``cancel()`` turning true between
     tiles raises :class:`ScanCancelled`. ``covariates`` = (matrix aligned with study.samples, names)
     adds the covariate-adjusted tests. ``on_screened`` sees the screen's result before finalize
-    (the CLI times its stages there). ``host``: finalize's host work already started by the caller
-    (:func:`start_host_work`), used where :func:`screen` would start it and closed otherwise.
+    (the CLI times its stages there).
 
     Returns the :class:`ScanResult`; for a --part, whose finalize is `gboost merge`'s, the
     :class:`ScreenResult` (gboost/parts.py writes it).
@@ -183,8 +181,7 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     params = params or ScanParams()
     t0 = time.perf_counter()
     try:
-        screened = screen(study, params, engine=engine, progress=progress, cancel=cancel, checkpoint=checkpoint,
-                          host=host)
+        screened = screen(study, params, engine=engine, progress=progress, cancel=cancel, checkpoint=checkpoint)
     finally:
         if checkpoint is not None:
             checkpoint.close()
@@ -212,33 +209,22 @@ def scan_thresholds(params: ScanParams) -> Thresholds:
 
 
 def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
-           progress=None, cancel=None, checkpoint=None, host: HostWork | None = None) -> ScreenResult:
+           progress=None, cancel=None, checkpoint=None) -> ScreenResult:
     """The screen alone: tiles -> :class:`ScreenResult` (used by run_pipeline, --part and workers).
 
     With an engine that leaves the host's cores free (:func:`overlaps_host_work`) the returned
     accumulator carries the finalize step's host work, already running in the background
     (``acc.host``); :func:`finalize` collects it. If the screen is cancelled or fails, that work
-    is stopped before the exception leaves. ``host``: that work, started earlier by the caller
-    (:func:`start_host_work`); closed here where this engine or scan takes none.
+    is stopped before the exception leaves.
     """
     from gboost.engines import make_engine
 
     params = params or ScanParams()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    try:
-        engine = engine or make_engine(params.engine)
-    except BaseException:
-        if host is not None:
-            host.close()
-        raise
+    engine = engine or make_engine(params.engine)
     # A --part is not finalized by this process (merge does it), so nothing to start for it.
-    wanted = overlaps_host_work(engine) and not params.part
-    if host is not None and not (wanted and host.serves(study, params)):
-        host.close()  # (an engine that needs every core, as the CPU engine a GPU-less "auto" gives)
-        host = None
-    if wanted and host is None:
-        host = HostWork(study, params)
+    host = HostWork(study, params) if overlaps_host_work(engine) and not params.part else None
     try:
         thr = params.thresholds()
         engine.prepare(study, thr)
@@ -411,22 +397,6 @@ def stream_order(tiles: list, ready) -> Iterator:
             del heads[a]
         else:
             heads[a] = k + 1
-
-
-def start_host_work(study: Study, params: ScanParams) -> HostWork | None:
-    """Finalize's host work started now, before the engine (the CLI, as soon as the study is read):
-    while the GPU engine's start is still under way, the marginal tests, the calibration and the
-    output files' SNP texts begin that much earlier (issue 24: at 100k x 5k they ended after the
-    screen). None where no GPU engine would run it beside its screen: a --part, Dask (its tasks), the
-    CPU asked for, or "auto" without CuPy (:func:`screen` closes it if "auto" still gives the CPU)."""
-    import importlib.util
-
-    opts = params.engine
-    if params.part or opts.dask or opts.device not in ("gpu", "auto"):
-        return None
-    if opts.device == "auto" and importlib.util.find_spec("cupy") is None:
-        return None
-    return HostWork(study, params)
 
 
 def overlaps_host_work(engine: Engine) -> bool:

@@ -13,7 +13,7 @@ from gboost.engines.cpu import CpuEngine
 from gboost.errors import ScanCancelled
 from gboost.io.results import format_epi_cc, format_marginal_tsv, format_pairs_tsv, format_summary, render_outputs
 from gboost.load import load_study
-from gboost.scan import ScanParams, finalize, run_pipeline, run_scan, scan_thresholds, screen, start_host_work
+from gboost.scan import ScanParams, finalize, run_scan, scan_thresholds, screen
 from gboost.tiles import part_rows, plan_tiles
 from gboost.simulate import PlantedPair, simulate_study
 
@@ -353,55 +353,3 @@ def test_sorted_sink_grows_geometrically_when_its_projection_falls_short():
         allocations.add(len(sink._fields[0]))  # the room only ever grows: one value an allocation
     assert sink.n == 3 + 2000 * (len(rows) - 1)
     assert len(allocations) <= 15  # ~log_1.5(4e5 / 1e3) + a few; one a block would be 200
-
-
-def test_host_work_started_before_the_engine_is_the_one_the_screen_uses_and_gives_the_same_outputs(study):
-    # The CLI starts finalize's host work as soon as the study is read (gboost.scan.start_host_work), before
-    # the engine exists: the screen takes that very object, and the files equal those of a serial scan.
-    prm = params(device="gpu")
-    host = start_host_work(study, prm)
-    assert isinstance(host, hostwork.HostWork)
-    used = []
-    real = hostwork.HostWork.feed
-
-    def feed(self, acc, *, final=False):
-        used.append(self)
-        return real(self, acc, final=final)
-
-    hostwork.HostWork.feed = feed
-    try:
-        res = run_pipeline(study, prm, engine=FakeGpuEngine(study, prm), host=host)
-    finally:
-        hostwork.HostWork.feed = real
-    assert used and all(h is host for h in used)
-    assert res.timings["host_overlapped"] > 0
-    assert outputs(res) == outputs(run_scan(study, params()))
-    assert wait_until(lambda: not host_threads())
-
-
-def test_host_work_started_early_is_closed_where_the_engine_takes_none(study):
-    # "auto" may still give the CPU engine (no usable GPU): the early host work is closed, nothing of it
-    # outlives the scan, and the scan runs its host work serially with the same files.
-    prm = params(device="gpu")
-    host = start_host_work(study, prm)
-    closed = []
-    real = host.close
-    host.close = lambda: (closed.append(True), real())[1]
-    res = run_pipeline(study, prm, engine=CpuEngine(tile=TILE), host=host)
-    assert closed
-    assert "host_overlapped" not in res.timings
-    assert outputs(res) == outputs(run_scan(study, params()))
-    assert wait_until(lambda: not host_threads())
-
-
-@pytest.mark.parametrize("kw", [{"device": "cpu"}, {"device": "gpu", "part": (1, 3)}, {"device": "gpu", "dask": "local:1"}])
-def test_no_early_host_work_where_no_gpu_screen_runs_it(study, kw):
-    assert start_host_work(study, params(**kw)) is None
-
-
-def test_no_early_host_work_for_auto_without_cupy(study, monkeypatch):
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))
-    assert start_host_work(study, params(device="auto")) is None
