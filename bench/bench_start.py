@@ -6,6 +6,10 @@ counting pass — so the critical path can be read off rather than guessed.
 
     python bench/bench_start.py PREFIX            # the fileset's .bed/.bim/.fam
     python bench/bench_start.py PREFIX --encode   # and the background encoder's watermark over time
+
+The ``gpu-only`` variant's thread imports ``gboost.engines``, and with it NumPy and numba, before the
+driver's start: its "kernels loaded" is not the GPU's start alone (bench/probe_driver_start.py times
+that). ``cli`` approximates the command; bench/probe_cli_timeline.py stamps the command itself.
 """
 from __future__ import annotations
 
