@@ -10,7 +10,8 @@ from tests.helpers import ROOT
 
 # Layers, lowest first; a module may import its own layer and those below, never one above.
 LAYERS = [
-    ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch", "compile_guard"),  # leaves
+    ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch", "compile_guard",
+     "engines.cupy_import"),  # leaves
     ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study"),
     ("io", "load", "inputs", "covariates", "simulate", "engines.base", "stats.qt_products",
      # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload, page-locking
