@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MARKS = {"gpu thread": "GPU: driver and first context (ctypes) start", "cupy done": "import cupy done",
-         "counted": "load_study (counting pass) end", "first tile": "tile submitted #1 start",
+MARKS = {"gpu thread": "GPU: driver and first context (ctypes) #1 start", "cupy done": "import cupy done",
+         "counted": "load_study (counting pass) #1 end", "first tile": "tile submitted #1 start",
          "screen done": "stage lap: screen", "exit": "os._exit(0)"}
 
 

@@ -11,43 +11,13 @@ The marks go to standard error as the process ends (the CLI's os._exit is wrappe
 """
 from __future__ import annotations
 
-import functools
 import importlib.machinery
 import os
 import sys
 import threading
-import time
 
-from gboost.stages import process_age
-
-T0 = time.perf_counter() - process_age()
-MARKS: list[tuple[float, str, str]] = []
-LOCK = threading.Lock()
-
-
-def mark(what: str) -> None:
-    with LOCK:
-        MARKS.append((time.perf_counter() - T0, threading.current_thread().name, what))
-
-
-def wrap(obj, name: str, label: str, limit: int = 1) -> None:
-    """Mark the start and end of the first ``limit`` calls of ``obj.name``."""
-    fn = getattr(obj, name)
-    n = [0]
-
-    @functools.wraps(fn)
-    def inner(*a, **k):
-        n[0] += 1
-        k_ = n[0]
-        if k_ <= limit:
-            mark(f"{label} #{k_} start" if limit > 1 else f"{label} start")
-        try:
-            return fn(*a, **k)
-        finally:
-            if k_ <= limit:
-                mark(f"{label} #{k_} end" if limit > 1 else f"{label} end")
-
-    setattr(obj, name, inner)
+# The marks and the wrapper of bench/probe_first_tile.py (this script's folder is on sys.path when run).
+from probe_first_tile import MARKS, mark, wrap  # noqa: E402
 
 
 def _after_early(m) -> None:
