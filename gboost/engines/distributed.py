@@ -52,9 +52,11 @@ PROBE_BYTES = 256 << 20  # the probe every worker prepares on (kernels compiled,
 MIN_PROBE_SNPS = 2048
 GPU_WORKER_THREADS = 2  # tasks a GPU worker runs at once (see local_gpu_cluster)
 RESEND_LIMIT = 5  # sends of a block, or reruns of a task whose blocks were lost, before giving up
-# Seconds before the k-th rerun of a task whose blocks were lost waits k times this: a rerun sent at
+# The k-th rerun of a task whose blocks were lost waits this times 2^(k-1) first: a rerun sent at
 # once can meet the same dead worker, which the scheduler has not yet dropped (a worker fetching a
-# block from it: "lost dependencies"); five instant reruns gave up (a VM test run, 2026-11-26).
+# block from it: "lost dependencies"). Five instant reruns gave up (a VM test run, 2026-11-26), and so
+# did five waiting 0.25 s x k, 3.75 s in all, on a CI run of the 2-core VM under load (2026-11-27);
+# doubling waits 7.75 s in all before the scan gives up.
 RESEND_BACKOFF_S = 0.25
 
 
@@ -584,7 +586,7 @@ class DaskEngine(Engine):
                     if resent[g] > RESEND_LIMIT:
                         raise RuntimeError(f"Dask: tiles of SNP blocks {groups[g][0]} lost {RESEND_LIMIT} times "
                                            f"({exc!r})") from exc
-                    time.sleep(RESEND_BACKOFF_S * resent[g])
+                    time.sleep(RESEND_BACKOFF_S * 2 ** (resent[g] - 1))
                     submit(g, fresh=True)
                     continue
                 finished.add(g)
