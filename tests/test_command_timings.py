@@ -27,26 +27,40 @@ def study(tmp_path_factory):
     return prefix
 
 
+# What follows run.json's last write and so cannot be in it: its sync, the renames, the folder's
+# sync and the kernel tearing the process down (~0.02 s on the VM, strace: mostly the address
+# space freed after exit_group). At this study's ~1 s that alone is ~2 % of the wall, and more on a
+# loaded CI machine, so the stages are held to the time up to run.json's write (its mtime) and the
+# tail after it is bounded on its own.
+TAIL_S = 0.25
+
+
 def timed_scan(study, out, *extra):
+    """(wall from outside, seconds from the start to run.json's last write, run.json's command_s)."""
     cmd = [sys.executable, "-m", "gboost.cli", "scan", "--bfile", study, "--out", str(out), "--device", "cpu",
            "--quiet", "--epi1", "1e-3", "--calibration-pairs", "20000", *extra]
-    t = time.perf_counter()
+    t0, t = time.time(), time.perf_counter()
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t
     assert r.returncode == 0, r.stderr
-    return wall, json.loads((out / "run.json").read_text())["command_s"]
+    upto = os.stat(out / "run.json").st_mtime - t0  # (the file clock is coarse: a few ms early)
+    return wall, upto, json.loads((out / "run.json").read_text())["command_s"]
+
+
+def assert_stages_cover(wall, upto, c):
+    assert abs(c["stages_sum"] - upto) <= 0.02 * upto, (c["stages_sum"], upto, wall)
+    assert 0 <= wall - upto <= TAIL_S, (wall, upto)
 
 
 def test_the_stages_add_up_to_the_wall_time(study, tmp_path):
     timed_scan(study, tmp_path / "warm")  # compile caches (a new source version compiles once)
-    wall, c = timed_scan(study, tmp_path / "out")
+    wall, upto, c = timed_scan(study, tmp_path / "out")
     assert set(STAGES) <= set(c["stages"]), set(STAGES) - set(c["stages"])
     assert all(v >= 0 for v in c["stages"].values())
     assert c["stages_sum"] == pytest.approx(sum(c["stages"].values()), abs=1e-5)
     assert c["stages_sum"] == pytest.approx(c["wall"], abs=1e-3)
-    # From outside: process start to exit. What follows run.json (its own write, the renames, the
-    # exit) and /proc's 10 ms clock are all that may differ.
-    assert abs(c["stages_sum"] - wall) <= 0.02 * wall, (c["stages_sum"], wall)
+    # From outside: process start to run.json's write; /proc's 10 ms clock is all that may differ.
+    assert_stages_cover(wall, upto, c)
     assert c["stages"]["startup"] > 0 and c["stages"]["screen"] > 0 and c["stages"]["encode"] > 0
     for name in FILES:
         f = c["files"][name]
@@ -69,8 +83,8 @@ def test_a_resumed_scan_counts_its_replay_as_checkpoint(study, tmp_path):
     with pytest.raises(ScanCancelled):
         screen(st, params, progress=seen.append, cancel=lambda: len(seen) >= 3, checkpoint=led)
     led.close()
-    wall, c = timed_scan(study, out, "--resume")
-    assert abs(c["stages_sum"] - wall) <= 0.02 * wall, (c["stages_sum"], wall)
+    wall, upto, c = timed_scan(study, out, "--resume")
+    assert_stages_cover(wall, upto, c)
     assert c["stages"]["checkpoint"] > 0
 
 
