@@ -40,6 +40,9 @@ class CompileWatch:
 
     def _patch_cupy(self) -> None:
         try:
+            from gboost.engines.cupy_import import import_cupy
+
+            import_cupy()  # (the first import may be this one: without cuTENSOR's preload)
             from cupy.cuda import compiler
         except Exception:  # noqa: BLE001 - CuPy that cannot load: there is nothing to watch
             return

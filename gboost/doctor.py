@@ -50,7 +50,9 @@ def gpu_section() -> dict:
     if not ok:
         out["reason"] = why
         return out
-    import cupy
+    from gboost.engines.cupy_import import import_cupy
+
+    cupy = import_cupy()
 
     rt = cupy.cuda.runtime
     out["cupy"] = cupy.__version__

@@ -121,7 +121,9 @@ def _gpu_state() -> tuple[dict | None, str | None]:
     ok, why = gpu_available()
     if not ok:
         return None, why
-    import cupy
+    from gboost.engines.cupy_import import import_cupy
+
+    cupy = import_cupy()
 
     dev = cupy.cuda.Device(0)
     props = cupy.cuda.runtime.getDeviceProperties(0)

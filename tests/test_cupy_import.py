@@ -114,3 +114,57 @@ def test_the_real_cupy_imports_without_libcutensor_and_runs():
     assert got["sum"] == sum(i * i for i in range(10))
     assert got["table"] == {}
     assert got["cutensor_mapped"] is False
+
+
+def test_only_cupy_import_imports_cupy():
+    """Every gboost module gets CuPy through import_cupy, so that whichever path imports it first (a
+    Dask worker, the QT engine, the doctor) skips the preload. A CuPy submodule may be imported in a
+    function only after import_cupy was called there or after a check that CuPy is imported; a
+    plain ``import cupy`` anywhere else fails here."""
+    import ast
+
+    def cupy_names(node):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+        return [n for n in names if n == "cupy" or n.startswith("cupy.")]
+
+    def guards(fn):  # lines where a function calls import_cupy or asks whether "cupy" is in sys.modules
+        lines = []
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "import_cupy":
+                lines.append(n.lineno)
+            if isinstance(n, ast.Compare) and isinstance(n.left, ast.Constant) and n.left.value == "cupy":
+                lines.append(n.lineno)
+        return lines
+
+    bad = []
+    for path in sorted((ROOT / "gboost").rglob("*.py")):
+        if path.name == "cupy_import.py":
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in ast.walk(tree):
+            names = cupy_names(node)
+            if not names:
+                continue
+            inside = [f for f in functions if f.lineno <= node.lineno <= f.end_lineno]
+            ok = bool(inside) and "cupy" not in names and any(g < node.lineno for g in guards(inside[-1]))
+            if not ok:
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert bad == []
+
+
+def test_a_dask_workers_first_import_skips_the_preload(tmp_path):
+    """The worker's GPU choice is where a Dask worker process first imports CuPy."""
+    folder = _fake(tmp_path, ENVIRONMENT)
+    (folder / "cupy" / "cuda.py").write_text("class runtime:\n    getDeviceCount = staticmethod(lambda: 2)\n")
+    (folder / "cupy" / "__init__.py").write_text(INIT + "from cupy import cuda\n")
+    (folder / "distributed.py").write_text(
+        "class _W:\n    name = '3'\ndef get_worker():\n    return _W()\n")  # the worker named 3
+    probe = ("import json; from gboost.engines.distributed import _worker_gpu; g = _worker_gpu(); "
+             "import cupy._environment as env; print(json.dumps([g, env.LOADED, env._preload_libs['cutensor']]))")
+    e = {k: v for k, v in os.environ.items() if k not in ("CUPY_ACCELERATORS", "CUDA_VISIBLE_DEVICES")}
+    e["PYTHONPATH"] = os.pathsep.join([str(folder), str(ROOT)])
+    out = subprocess.run([sys.executable, "-c", probe], env=e, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [1, [], {}]  # 3 % 2 GPUs; preload skipped

@@ -156,9 +156,9 @@ def _worker_gpu() -> int:
         index = int(get_worker().name)
     except (ImportError, ValueError, TypeError):
         return 0
-    import cupy
+    from gboost.engines.cupy_import import import_cupy  # a worker's first import: without cuTENSOR's preload
 
-    return index % max(1, cupy.cuda.runtime.getDeviceCount())
+    return index % max(1, import_cupy().cuda.runtime.getDeviceCount())
 
 
 def _new_engine(device: str, threads: int | None, factory: Callable[[], Engine] | None) -> Engine:
@@ -314,9 +314,9 @@ def choose_units(tiles: list[Tile], grid: list[tuple[int, int]], bytes_per_snp: 
 
 def _gpu_count() -> int:
     try:
-        import cupy
+        from gboost.engines.cupy_import import import_cupy
 
-        return int(cupy.cuda.runtime.getDeviceCount())
+        return int(import_cupy().cuda.runtime.getDeviceCount())
     except Exception:  # noqa: BLE001 - no CuPy or no driver: no GPU
         return 0
 

@@ -158,7 +158,9 @@ void gb_qt_screen(long m, const double **in, double q_ey, double q_eay, double q
 @functools.lru_cache(maxsize=None)
 def device_kernel():
     """The CuPy ElementwiseKernel (compiled once per process)."""
-    import cupy
+    from gboost.engines.cupy_import import import_cupy
+
+    cupy = import_cupy()
 
     ins = ", ".join(f"float64 q_{m}" for m in MOMENTS) + ", float64 q_ey, float64 q_eay, float64 q_eyy"
     outs = ", ".join(f"{'float64' if t == 'double' else 'bool'} o_{n}" for n, t in OUTPUTS)

@@ -448,7 +448,9 @@ class QTGPUEngine:
         self.threads = threads or os.cpu_count() or 1
         self.tile = int(tile or DEFAULT_TILE)
         if xp is None:
-            import cupy as xp
+            from gboost.engines.cupy_import import import_cupy
+
+            xp = import_cupy()
         self.xp = xp
         self._gpus = None if gpus is None else [int(g) for g in gpus]
         self._runner_class = runner
