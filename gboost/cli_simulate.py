@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 0.95; near 1 gives r^2 near 1 between neighbours of similar MAF)")
     parser.add_argument("--unknown-sex", type=float, default=0.0, metavar="F",
                         help="share of samples written with sex 0 (unknown; default 0)")
+    parser.add_argument("--duplicates", type=float, default=0.0, metavar="F",
+                        help="share of SNPs that copy another SNP of their chromosome, half with the alleles swapped, "
+                             "as real arrays probe some variants twice (default 0)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing PREFIX.bed/.bim/.fam")
     parser.add_argument("--maf-min", type=float, default=0.05, metavar="F", help="lowest MAF (default 0.05)")
     parser.add_argument("--maf-max", type=float, default=0.5, metavar="F", help="highest MAF (default 0.5)")
@@ -135,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
             args.snps, args.cases, args.controls, seed=args.seed, chromosomes=args.chromosomes,
             maf_range=(args.maf_min, args.maf_max), missing_rate=args.missing, planted=args.plant,
             prevalence=args.prevalence, ld_block=args.ld_block, ld_rho=args.ld_rho, unknown_sex=args.unknown_sex,
+            duplicates=args.duplicates,
         )
     except ValueError as exc:
         print(f"gboost simulate: {exc}", file=sys.stderr)

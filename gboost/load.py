@@ -143,8 +143,10 @@ def load_study(
     if background_encode and plan is not None and not sets.quantitative:
         planes, counts, kept, encoder = _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc,
                                                                block_snps, report)
+        founders = None
     else:
-        planes, counts, kept = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report, plan)
+        planes, counts, kept, founders = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps,
+                                                        report, plan)
         encoder = None
     if timings is not None:
         timings["encode"] = time.perf_counter() - t
@@ -152,6 +154,8 @@ def load_study(
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
     study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
+    if not sets.quantitative:
+        study.founder_types = _founder_types(source, sets, kept, study.counts, founders)
     if encoder is not None:
         study.planes_ready = encoder.start()
     return study
@@ -498,18 +502,21 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
     # np.empty does not touch memory: rows never filled cost nothing, and resize() trims them.
     planes = np.empty((n_candidates, 3, sets.layout.n_words), dtype=np.uint64)
     counts = np.empty((n_candidates, 3, 2), dtype=np.int64)
+    founders = None
     if plan is not None:
         filled, kept, flips = _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report,
                                                  planes, counts)
     else:
-        filled, kept, flips = _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps or 4096,
-                                                   report, planes, counts)
+        filled, kept, flips, founders = _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc,
+                                                             block_snps or 4096, report, planes, counts)
     planes.resize((filled, 3, sets.layout.n_words), refcheck=False)
     counts.resize((filled, 3, 2), refcheck=False)
     kept = np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
     if sets.quantitative:
         sets.a1_flip = np.concatenate(flips) if flips else np.zeros(0, dtype=bool)
-    return planes, counts, kept
+    if founders is not None:
+        founders = np.concatenate(founders) if founders else np.zeros((0, 3), dtype=np.int64)
+    return planes, counts, kept, founders
 
 
 def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):
@@ -736,8 +743,12 @@ class _PlaneEncoder:
 
 
 def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):
-    """Any other input: int8 blocks of calls (samples in read order), encoded and counted."""
-    kept, flips, filled = [], [], 0
+    """Any other input: int8 blocks of calls (samples in read order), encoded and counted; with
+    the founders' genotype counts of the kept SNPs (``(kept, 3)`` per block, where the founders
+    are not exactly the scanned samples; else None): PLINK's allele order (Study.founder_types)."""
+    kept, flips, founders, filled = [], [], [], 0
+    founder = sets.masks[:, _FOUNDER] > 0
+    founder_cols = None if _founders_are_scanned(sets) else np.flatnonzero(founder)
     for start, data in source.iter_blocks(sets.read_index, block_snps):
         rows = start + np.flatnonzero(snp_keep[start : start + len(data)])
         if len(rows) == 0:
@@ -753,21 +764,60 @@ def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps,
         report.snps_monomorphic += int(mono.sum())
         if sets.quantitative:
             flips.append(a1_is_major(_set_counts(part, sets.masks)[~mono]))
+        if founder_cols is not None:
+            f = part[~mono][:, founder_cols]
+            founders.append(np.stack([(f == t).sum(axis=1, dtype=np.int64) for t in range(3)], axis=1))
         if mono.any():
             pl, cnt = pl[~mono], cnt[~mono]
         planes[filled : filled + len(pl)] = pl
         counts[filled : filled + len(cnt)] = cnt
         filled += len(cnt)
         kept.append(rows[keep][~mono])
-    return filled, kept, flips
+    return filled, kept, flips, (founders if founder_cols is not None else None)
+
+
+def _founders_are_scanned(sets) -> bool:
+    """Whether PLINK's founders (of the samples QC kept) are exactly the scanned samples."""
+    founder = sets.masks[:, _FOUNDER] > 0
+    return bool(founder[: sets.n_scan].all() and not founder[sets.n_scan :].any())
+
+
+def _founder_types(source, sets, kept: np.ndarray, counts: np.ndarray, founders: np.ndarray | None):
+    """Study.founder_types: the founders' genotype counts ``(len(rows), 3)`` of study SNPs ``rows``
+    (gboost/best_ties.py asks for a few, after the scan). The scanned samples' counts where they
+    are the founders; else counted as the calls were read (``founders``), or read again from the
+    .bed for just those rows."""
+    if _founders_are_scanned(sets):
+        return lambda rows: counts[np.asarray(rows, dtype=np.int64)].sum(axis=2)
+    if founders is not None:
+        return lambda rows: founders[np.asarray(rows, dtype=np.int64)]
+    cols = np.sort(sets.read_index[sets.masks[:, _FOUNDER] > 0])  # the founders' .bed columns
+
+    def from_bed(rows) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        order = np.argsort(kept[rows], kind="stable")
+        raw = np.empty((len(rows), (len(source.samples) + 3) // 4), dtype=np.uint8)
+        source.read_rows(kept[rows][order], raw)
+        codes = (raw[:, cols >> 2] >> (2 * (cols & 3)).astype(np.uint8)) & 3  # 00 A1/A1, 01 missing, 10 het, 11 A2/A2
+        got = np.stack([(codes == 3).sum(axis=1), (codes == 2).sum(axis=1), (codes == 0).sum(axis=1)], axis=1)
+        out = np.empty_like(got, dtype=np.int64)
+        out[order] = got
+        return out
+
+    return from_bed
 
 
 def a1_is_major(c: np.ndarray) -> np.ndarray:
+    """:func:`founders_a1_major` from sample-set counts ``(snps, 3, sets)``."""
+    return founders_a1_major(c[:, :, _FOUNDER])
+
+
+def founders_a1_major(f: np.ndarray) -> np.ndarray:
     """Per SNP: whether PLINK 1.9 swaps the .bim's alleles (A1 more frequent than A2 among the
-    founders' called alleles, strictly; no calls count as 0.5, no swap), from sample-set counts
-    ``(snps, 3, sets)`` of genotypes 0/1/2 copies of the file's A1. Diploid counting (the QT scan
-    skips X and Y)."""
-    f = c[:, :, _FOUNDER]
+    founders' called alleles, strictly; no calls count as 0.5, no swap), from the founders'
+    genotype counts ``(snps, 3)`` of 0/1/2 copies of the file's A1. Diploid counting (the
+    epistasis scans skip X and Y)."""
+    f = np.asarray(f, dtype=np.int64)
     a1 = 2 * f[:, 2] + f[:, 1]
     total = 2 * f.sum(axis=1)
     return 2 * a1 > total

@@ -32,6 +32,7 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
     from gboost.io.results import atomic_directory
 
     arrays = screened.acc.to_arrays()
+    arrays.update(_part_ties(study, params, screened))
     for f in _VARIANT_FIELDS:
         col = np.asarray(getattr(study.variants, f))
         arrays[f"var_{f}"] = col if f in ("cm", "bp") else col.astype(str)
@@ -49,6 +50,35 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
         (staging / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
 
     return atomic_directory(out_dir, fill, overwrite=overwrite)
+
+
+def _part_ties(study: Study, params: ScanParams, screened: ScreenResult) -> dict:
+    """What the merge needs for PLINK's BEST_SNP on ties (gboost/best_ties.py), which it cannot
+    work out without the genotypes: the SNPs alike up to their genotypes' names (``alike``), and
+    per SNP whose best partner in this part (its survivors exact-tested, as the merge will) has
+    alike SNPs, the partner and PLINK's z chosen among this part's pairs (``tie_q``, ``tie_z``)."""
+    from gboost.best_ties import repair_best
+    from gboost.hostwork import HostWork
+    from gboost.tiles import part_rows
+
+    host = HostWork(study, params, background=False)
+    try:
+        alike = host.alike.result()
+        if alike is None:
+            return {}
+        acc = screened.acc
+        host.feed(acc, final=True)
+        for f in host.blocks:
+            f.result()
+        local = acc.summary.copy()
+        local.merge_partial(host.folded)
+    finally:
+        host.close()
+    tie_q = np.full(study.n_snps, -1, np.int64)
+    tie_z = np.full(study.n_snps, np.nan)
+    done = repair_best(study, local, params.thresholds().screen, alike, rows=part_rows(study.n_snps, *params.part))
+    tie_q[done], tie_z[done] = local.best_partner[done], local.best[done]
+    return {"alike": alike, "tie_q": tie_q, "tie_z": tie_z}
 
 
 def read_part(path, *, meta_only: bool = False):
@@ -103,7 +133,10 @@ def merge_parts(dirs: list[str | os.PathLike]):
     engines = sorted({(meta["engine"], meta["device"]) for _, _, meta in loaded})
     desc = (engines[0][0], "; ".join(dev for _, dev in engines)) if len(engines) > 1 else engines[0]
     timings = {"screen": sum(meta["timings_s"].get("screen", 0.0) for _, _, meta in loaded)}
-    return finalize(study, params, ScreenResult(acc, params.thresholds(), timings, *desc))
+    ties = None
+    if all("alike" in d for _, d, _ in loaded):  # (parts written before it: the engines' order stands)
+        ties = (d0["alike"], [(d["tie_z"], d["tie_q"]) for _, d, _ in loaded])
+    return finalize(study, params, ScreenResult(acc, params.thresholds(), timings, *desc), part_ties=ties)
 
 
 def _science(params: dict) -> dict:

@@ -288,11 +288,12 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
 
 
 def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
-             covariates: tuple | None = None) -> ScanResult:
+             covariates: tuple | None = None, part_ties: tuple | None = None) -> ScanResult:
     """Exact tests of the survivors, the summary completed, marginal tests: the ScanResult.
 
     ``covariates`` = (matrix aligned with study.samples, names) adds covariate-adjusted logistic
-    tests (gboost.covariates) of the pairs with P <= epi1.
+    tests (gboost.covariates) of the pairs with P <= epi1. ``part_ties`` = (alike classes, [(z,
+    partner)] per part): a merge's BEST_SNP ties, as the parts chose them (gboost/best_ties.py).
 
     Work that :func:`screen` started in the background (``acc.host``) is collected here; without
     it (CPU engine, merged parts) the same work runs now, on this thread. Either way the result is
@@ -326,6 +327,7 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
         t3 = time.perf_counter()
         pairs = Pairs(*host.results(acc))
         formatted = host.formatted_blocks() if overlapped else None
+        alike = host.alike.result()
     finally:
         host.close()
     if overlapped:
@@ -350,6 +352,14 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     f = host.folded
     summary.merge_partial(f)
     timings["exact_fold"] = time.perf_counter() - t5
+    t6 = time.perf_counter()
+    from gboost.best_ties import apply_part_ties, repair_best
+
+    if alike is not None:  # BEST_SNP among alike partners, as PLINK's doubles order them
+        repair_best(study, summary, thr.screen, alike)
+    elif part_ties is not None:
+        apply_part_ties(summary, *part_ties)
+    timings["best_ties"] = time.perf_counter() - t6
     timings["exact"] = time.perf_counter() - t2
     timings["total"] = sum(v for k, v in timings.items() if k in ("prepare", "screen", "exact", "marginal"))
     prepared = {"outputs": host.outputs} if overlapped and host.outputs is not None else {}

@@ -170,6 +170,7 @@ def simulate_study(
     ld_block: int = 0,
     ld_rho: float = 0.95,
     unknown_sex: float = 0.0,
+    duplicates: float = 0.0,
 ) -> SimulatedStudy:
     """Simulate a case-control study with planted pairwise interactions.
 
@@ -202,6 +203,11 @@ def simulate_study(
         module notes. Blocks do not cross chromosomes.
     unknown_sex
         Share of samples whose sex is unknown (0 in the .fam).
+    duplicates
+        Share of SNPs that are copies of another SNP of their chromosome, missing calls included,
+        as real arrays probe a variant twice; half of the copies with the alleles swapped (A1 the
+        major allele). Planted SNPs are never replaced. Such SNPs tie exactly as partners
+        (gboost/best_ties.py).
 
     Returns
     -------
@@ -212,6 +218,8 @@ def simulate_study(
         raise ValueError(f"ld_block must be >= 0 and ld_rho in [0, 1], got {ld_block} and {ld_rho}")
     if not 0 <= unknown_sex <= 1:
         raise ValueError(f"unknown_sex must be in [0, 1], got {unknown_sex}")
+    if not 0 <= duplicates < 1:
+        raise ValueError(f"duplicates must be in [0, 1), got {duplicates}")
     layout_rng, sample_rng, background_rng, sex_rng, missing_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)
     )
@@ -231,7 +239,32 @@ def simulate_study(
         genotypes = _background(maf, n, background_rng)
     genotypes[planted_snps] = planted_geno
     _set_missing(genotypes, missing_rate, missing_rng)
+    if duplicates > 0:  # (a stream of its own: studies without copies are drawn as before)
+        dup_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(6)[5])
+        variants, maf = _duplicate(genotypes, variants, maf, planted_snps, duplicates, dup_rng)
     return SimulatedStudy(genotypes, variants, samples, maf, list(planted), factors, baseline, seed, draws)
+
+
+def _duplicate(genotypes, variants: VariantTable, maf, planted_snps, share: float, rng):
+    """Replace ``share`` of the SNPs (in place) by copies of other SNPs of their chromosome, half
+    with the alleles swapped; returns the variants and A1 frequencies that go with them."""
+    p = len(genotypes)
+    free = np.setdiff1d(np.arange(p), planted_snps)
+    targets = rng.choice(free, size=min(len(free), int(round(share * p))), replace=False)
+    a1, a2, maf = variants.a1.copy(), variants.a2.copy(), maf.copy()
+    chrom = variants.chrom
+    for t in np.sort(targets).tolist():
+        same = np.flatnonzero((chrom == chrom[t]) & (np.arange(p) != t))
+        if len(same) == 0:
+            continue
+        src = int(rng.choice(same))
+        g = genotypes[src].copy()
+        a1[t], a2[t], maf[t] = a1[src], a2[src], maf[src]
+        if rng.random() < 0.5:  # the same variant, its alleles the other way round
+            g = np.where(g >= 0, 2 - g, g).astype(genotypes.dtype)
+            a1[t], a2[t], maf[t] = a2[src], a1[src], 1.0 - maf[src]
+        genotypes[t] = g
+    return VariantTable(variants.chrom, variants.snp, variants.cm, variants.bp, a1, a2), maf
 
 
 def simulate_qt_study(

@@ -243,6 +243,10 @@ class Study:
     # final): the watermark to wait on before reading rows (:meth:`wait_planes`); None when the
     # planes were complete when the study was made.
     planes_ready: PlanesReady | None = field(default=None, repr=False, compare=False)
+    # The founders' genotype counts (rows, 3) of study SNPs ``rows``, by type: what PLINK's allele
+    # order (its A1 the founders' minor allele) comes from, asked for a few SNPs after the scan
+    # (gboost/best_ties.py); None for a study made without its genotypes' source (a merge of parts).
+    founder_types: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
     def quantitative(self) -> bool:

@@ -17,7 +17,7 @@ LAYERS = [
      # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload, page-locking
      "engines.gpu.config", "engines.gpu.compile", "engines.gpu.cuda", "engines.gpu.counting", "engines.gpu.upload",
      "engines.gpu.pinning"),
-    ("engines", "accumulate", "checkpoint", "calibration"),
+    ("engines", "accumulate", "checkpoint", "calibration", "best_ties"),
     ("hostwork", "io.results", "io.qt_results"),
     ("scan", "qt_scan", "parts", "pathways"),
     ("cli", "cli_simulate", "cli_pathways", "cli_qt", "gboost"),
