@@ -110,7 +110,7 @@ class HostWork:
         """Sort and test one row block, fold it into ``folded`` and join it to ``screened`` (jobs
         run one at a time, so the two are never touched by two threads at once); a block of no
         planned row (``row`` None) is returned instead, for finalize to join."""
-        block = _sorted_block(p, *lists)
+        block = _sorted_block(p, *lists, rev=self.study.plink_reversed())
         i, j, _ksa, stat, df, *_ = block
         _fold_survivors(self.folded, i, j, stat, df, self._thr)
         if row is None:
@@ -202,7 +202,7 @@ def _spare_a_core() -> None:
     nb.set_num_threads(max(1, nb.config.NUMBA_NUM_THREADS - 1))
 
 
-def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list) -> tuple:
+def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list, rev: np.ndarray | None = None) -> tuple:
     """One row block's survivors (lists of tile arrays) sorted by (i, j), with their exact tests:
     (i, j, ksa, stat, df, p, converged, tables), the fields of :class:`gboost.scan.Pairs`. Every exact test
     depends only on its own table, so testing the sorted tables gives what sorting the tests would."""
@@ -214,7 +214,8 @@ def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list) -> tuple:
     if len(key) > 1 and not (key[1:] > key[:-1]).all():
         order = np.argsort(key)
         i, j, ksa, tab = i[order], j[order], ksa[order], tab[order]
-    return (i, j, ksa, *exact_tests(tab), tab)
+    # (each table in PLINK's orientation: ``rev`` per SNP whether PLINK swaps its alleles)
+    return (i, j, ksa, *exact_tests(tab, *((rev[i], rev[j]) if rev is not None else ())), tab)
 
 
 def _concat(parts: list, dtype, shape: tuple = ()) -> np.ndarray:

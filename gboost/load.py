@@ -45,7 +45,8 @@ from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.io.plink_bed import fed_threads
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
-from gboost.study import GenotypeSource, PlanesReady, QCOptions, QCReport, Study, VariantTable, plink_snp_width
+from gboost.study import (GenotypeSource, PlanesReady, QCOptions, QCReport, Study, VariantTable, founders_a1_major,
+                          plink_snp_width)
 
 
 # Kinds of chromosome, for the QC rules that differ on sex chromosomes and MT.
@@ -791,36 +792,33 @@ def _founder_types(source, sets, kept: np.ndarray, counts: np.ndarray, founders:
         return lambda rows: counts[np.asarray(rows, dtype=np.int64)].sum(axis=2)
     if founders is not None:
         return lambda rows: founders[np.asarray(rows, dtype=np.int64)]
-    cols = np.sort(sets.read_index[sets.masks[:, _FOUNDER] > 0])  # the founders' .bed columns
+    member = np.zeros((1, len(source.samples)), dtype=bool)
+    member[0, sets.read_index[sets.masks[:, _FOUNDER] > 0]] = True
+    fmask = file_masks(member, len(source.samples))  # the founders' .bed columns
 
     def from_bed(rows) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)
-        order = np.argsort(kept[rows], kind="stable")
-        raw = np.empty((len(rows), (len(source.samples) + 3) // 4), dtype=np.uint8)
-        source.read_rows(kept[rows][order], raw)
-        codes = (raw[:, cols >> 2] >> (2 * (cols & 3)).astype(np.uint8)) & 3  # 00 A1/A1, 01 missing, 10 het, 11 A2/A2
-        got = np.stack([(codes == 3).sum(axis=1), (codes == 2).sum(axis=1), (codes == 0).sum(axis=1)], axis=1)
-        out = np.empty_like(got, dtype=np.int64)
-        out[order] = got
+        want = np.zeros(len(source.variants), dtype=bool)
+        want[kept[rows]] = True
+        at = np.full(len(source.variants), -1, dtype=np.int64)
+        at[kept[rows]] = np.arange(len(rows))
+        out = np.zeros((len(rows), 3), dtype=np.int64)
+        with _numba_threads(fed_threads()):
+            for start, data in source.iter_bed_rows(None, want):
+                local = np.flatnonzero(want[start : start + len(data)])
+                if len(local):
+                    out[at[start + local]] = bed_set_counts(data, local, fmask)[:, :, 0]
         return out
 
     return from_bed
 
 
 def a1_is_major(c: np.ndarray) -> np.ndarray:
-    """:func:`founders_a1_major` from sample-set counts ``(snps, 3, sets)``."""
+    """:func:`gboost.study.founders_a1_major` from sample-set counts ``(snps, 3, sets)``."""
     return founders_a1_major(c[:, :, _FOUNDER])
 
 
-def founders_a1_major(f: np.ndarray) -> np.ndarray:
-    """Per SNP: whether PLINK 1.9 swaps the .bim's alleles (A1 more frequent than A2 among the
-    founders' called alleles, strictly; no calls count as 0.5, no swap), from the founders'
-    genotype counts ``(snps, 3)`` of 0/1/2 copies of the file's A1. Diploid counting (the
-    epistasis scans skip X and Y)."""
-    f = np.asarray(f, dtype=np.int64)
-    a1 = 2 * f[:, 2] + f[:, 1]
-    total = 2 * f.sum(axis=1)
-    return 2 * a1 > total
+
 
 
 def _needs_calls(qc: QCOptions) -> bool:

@@ -37,6 +37,7 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
         col = np.asarray(getattr(study.variants, f))
         arrays[f"var_{f}"] = col if f in ("cm", "bp") else col.astype(str)
     arrays["counts"] = study.counts
+    arrays["plink_reversed"] = study.plink_reversed()  # PLINK's orientation for the merge's exact tests
     arrays["layout"] = np.array([study.layout.n_ctrl, study.layout.n_case], np.int64)
     arrays["snp_col_width"] = np.int64(study.snp_id_width)
     meta = {"part": list(params.part), "params": {k: v for k, v in params.__dict__.items() if k != "part"},
@@ -153,5 +154,8 @@ def _study_from_part(d, meta) -> Study:
     samples = SampleTable(empty, empty, np.zeros(0, np.int8), np.zeros(0, np.int8))
     qc = QCReport(**{k: v for k, v in meta["qc"].items()})
     p = len(variants)
-    return Study(variants, samples, ClassLayout(n_ctrl, n_case), np.zeros((p, 3, 0), np.uint64), d["counts"], qc,
-                 list(meta["source_files"]), int(d["snp_col_width"]))
+    study = Study(variants, samples, ClassLayout(n_ctrl, n_case), np.zeros((p, 3, 0), np.uint64), d["counts"], qc,
+                  list(meta["source_files"]), int(d["snp_col_width"]))
+    if "plink_reversed" in d:  # (parts written before it: every SNP as in its .bim)
+        study.reversed_alleles = np.asarray(d["plink_reversed"], dtype=bool)
+    return study

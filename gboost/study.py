@@ -216,6 +216,17 @@ class QCOptions:
     chrom: list[str] | None = None  # --chr: keep only these chromosomes
 
 
+def founders_a1_major(f: np.ndarray) -> np.ndarray:
+    """Per SNP: whether PLINK 1.9 swaps the .bim's alleles (A1 more frequent than A2 among the
+    founders' called alleles, strictly; no calls count as 0.5, no swap), from the founders'
+    genotype counts ``(snps, 3)`` of 0/1/2 copies of the file's A1. Diploid counting (the
+    epistasis scans skip X and Y)."""
+    f = np.asarray(f, dtype=np.int64)
+    a1 = 2 * f[:, 2] + f[:, 1]
+    total = 2 * f.sum(axis=1)
+    return 2 * a1 > total
+
+
 @dataclass
 class Study:
     """A study ready to scan: kept SNPs and samples, encoded.
@@ -247,10 +258,21 @@ class Study:
     # order (its A1 the founders' minor allele) comes from, asked for a few SNPs after the scan
     # (gboost/best_ties.py); None for a study made without its genotypes' source (a merge of parts).
     founder_types: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    # Per SNP whether PLINK swaps the alleles (plink_reversed), once made or as a merge's parts carried it.
+    reversed_alleles: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def quantitative(self) -> bool:
         return self.trait is not None
+
+    def plink_reversed(self) -> np.ndarray:
+        """Per SNP whether PLINK 1.9 swaps the .bim's alleles (:func:`founders_a1_major` of the
+        founders' counts, made on first use); where the study cannot know (a merge of parts written
+        before they carried it), none. PLINK's orientation of a pair (gboost/stats/plink_order.py)."""
+        if self.reversed_alleles is None:
+            self.reversed_alleles = (np.zeros(self.n_snps, dtype=bool) if self.founder_types is None
+                                     else founders_a1_major(self.founder_types(np.arange(self.n_snps))))
+        return self.reversed_alleles
 
     def wait_planes(self, rows: int | None = None, stop: Callable[[], bool] | None = None) -> None:
         """Return once the planes of SNPs [0, rows) (default: all) are written (at once when the

@@ -86,8 +86,8 @@ def chunks(monkeypatch):
     seen = []
     real = hostwork._sorted_block
 
-    def spy(p, i, j, ksa, tables):
-        out = real(p, i, j, ksa, tables)
+    def spy(p, i, j, ksa, tables, **kw):
+        out = real(p, i, j, ksa, tables, **kw)
         seen.append((int(out[0][0]) if len(out[0]) else -1, len(out[0]), threading.current_thread().name))
         return out
 
@@ -255,11 +255,11 @@ def test_an_error_in_the_background_surfaces_from_finalize(study, chunks, monkey
 
         real = hostwork._sorted_block
 
-        def fail_second(*args):
+        def fail_second(*args, **kw):
             calls.append(1)
             if len(calls) == 2:
                 fail()
-            return real(*args)
+            return real(*args, **kw)
 
         monkeypatch.setattr(hostwork, "_sorted_block", fail_second)
     else:
