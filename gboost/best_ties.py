@@ -182,11 +182,10 @@ def apply_part_ties(summary, cls: np.ndarray, ties: list[tuple[np.ndarray, np.nd
     from gboost.tiles import better
 
     best_p = summary.best_partner
+    lead = np.where(best_p >= 0, cls[np.maximum(best_p, 0)], -1)
     done = []
-    for m in np.flatnonzero((best_p >= 0) & (summary.best > 0)).tolist():
-        g = cls[best_p[m]]
-        if g < 0:
-            continue
+    for m in np.flatnonzero((lead >= 0) & (summary.best > 0)).tolist():
+        g = lead[m]
         bv, bp = -np.inf, -1
         for z, q in ties:
             if q[m] >= 0 and cls[q[m]] == g and better(z[m], int(q[m]), bv, bp, m):
