@@ -785,9 +785,10 @@ def _founders_are_scanned(sets) -> bool:
 
 def _founder_types(source, sets, kept: np.ndarray, counts: np.ndarray, founders: np.ndarray | None):
     """Study.founder_types: the founders' genotype counts ``(len(rows), 3)`` of study SNPs ``rows``
-    (gboost/best_ties.py asks for a few, after the scan). The scanned samples' counts where they
-    are the founders; else counted as the calls were read (``founders``), or read again from the
-    .bed for just those rows."""
+    (Study.plink_reversed asks for every SNP once, at the first exact test). The scanned samples'
+    counts where they are the founders; else counted as the calls were read (``founders``), or, for
+    a .bed, one more compiled pass over those rows with the founders' mask (a counting pass: on
+    the host-work thread beside a GPU screen)."""
     if _founders_are_scanned(sets):
         return lambda rows: counts[np.asarray(rows, dtype=np.int64)].sum(axis=2)
     if founders is not None:
@@ -816,9 +817,6 @@ def _founder_types(source, sets, kept: np.ndarray, counts: np.ndarray, founders:
 def a1_is_major(c: np.ndarray) -> np.ndarray:
     """:func:`gboost.study.founders_a1_major` from sample-set counts ``(snps, 3, sets)``."""
     return founders_a1_major(c[:, :, _FOUNDER])
-
-
-
 
 
 def _needs_calls(qc: QCOptions) -> bool:
