@@ -12,10 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from gboost.best_ties import equivalence_classes, plink_counts, plink_z
+from gboost.best_ties import equivalence_classes
 from gboost.encode import encode_block
 from gboost.simulate import simulate_study
 from gboost.stats.boost import ipf_stat, ksa_stat, plink_df
+from gboost.stats.plink_order import plink_counts, plink_z
 from tests.helpers import NO_PLINK, PLINK, assert_parity, run_both
 
 # A realistic study with an eighth of its SNPs duplicated (half with the alleles swapped), LD
