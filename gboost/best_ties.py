@@ -128,7 +128,7 @@ def repair_best(study, summary, alpha1: np.ndarray, cls: np.ndarray, rows: tuple
     threshold for DF d. ``rows`` = (r0, r1): only pairs whose first SNP lies in [r0, r1) (a --part's
     share). Returns the SNPs re-chosen.
 
-    Needs the study's planes and its founders' counts (a merge of --part outputs has neither: it
+    Needs the study's planes (a merge of --part outputs has none: it
     takes what each part chose, :func:`apply_part_ties`)."""
     from gboost.tiles import better
 

@@ -162,11 +162,11 @@ class HostWork:
 
 
 def _alike_classes(study: Study):
-    """gboost.best_ties.equivalence_classes of the study (None where the study has no planes or no
-    way to PLINK's allele order: a merge of --part outputs)."""
+    """gboost.best_ties.equivalence_classes of the study (None where the study has no planes: a
+    merge of --part outputs)."""
     from gboost.best_ties import equivalence_classes
 
-    if study.founder_types is None or study.planes.ndim != 3 or study.planes.shape[2] == 0:
+    if study.planes.ndim != 3 or study.planes.shape[2] == 0:
         return None
     study.wait_planes()
     return equivalence_classes(study.planes, study.counts)

@@ -156,7 +156,7 @@ def load_study(
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
     study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
     if not sets.quantitative:
-        study.founder_types = _founder_types(source, sets, kept, study.counts, founders)
+        study.founder_counts = _founder_counts(source, sets, kept, founders)
     if encoder is not None:
         study.planes_ready = encoder.start()
     return study
@@ -746,7 +746,7 @@ class _PlaneEncoder:
 def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):
     """Any other input: int8 blocks of calls (samples in read order), encoded and counted; with
     the founders' genotype counts of the kept SNPs (``(kept, 3)`` per block, where the founders
-    are not exactly the scanned samples; else None): PLINK's allele order (Study.founder_types)."""
+    are not exactly the scanned samples; else None): PLINK's allele order (Study.founder_counts)."""
     kept, flips, founders, filled = [], [], [], 0
     founder = sets.masks[:, _FOUNDER] > 0
     founder_cols = None if _founders_are_scanned(sets) else np.flatnonzero(founder)
@@ -783,27 +783,25 @@ def _founders_are_scanned(sets) -> bool:
     return bool(founder[: sets.n_scan].all() and not founder[sets.n_scan :].any())
 
 
-def _founder_types(source, sets, kept: np.ndarray, counts: np.ndarray, founders: np.ndarray | None):
-    """Study.founder_types: the founders' genotype counts ``(len(rows), 3)`` of study SNPs ``rows``
-    (Study.plink_reversed asks for every SNP once, at the first exact test). The scanned samples'
-    counts where they are the founders; else counted as the calls were read (``founders``), or, for
-    a .bed, one more compiled pass over those rows with the founders' mask (a counting pass: on
-    the host-work thread beside a GPU screen)."""
+def _founder_counts(source, sets, kept: np.ndarray, founders: np.ndarray | None):
+    """Study.founder_counts: None where the founders are the scanned samples (their counts are the
+    study's); else the counts made as the calls were read (``founders``), or, for a .bed, one more
+    compiled pass over the kept rows with the founders' mask (a counting pass, made when
+    Study.plink_reversed first asks: on the host-work thread beside a GPU screen)."""
     if _founders_are_scanned(sets):
-        return lambda rows: counts[np.asarray(rows, dtype=np.int64)].sum(axis=2)
+        return None
     if founders is not None:
-        return lambda rows: founders[np.asarray(rows, dtype=np.int64)]
+        return lambda: founders
     member = np.zeros((1, len(source.samples)), dtype=bool)
     member[0, sets.read_index[sets.masks[:, _FOUNDER] > 0]] = True
     fmask = file_masks(member, len(source.samples))  # the founders' .bed columns
 
-    def from_bed(rows) -> np.ndarray:
-        rows = np.asarray(rows, dtype=np.int64)
+    def from_bed() -> np.ndarray:
         want = np.zeros(len(source.variants), dtype=bool)
-        want[kept[rows]] = True
+        want[kept] = True
         at = np.full(len(source.variants), -1, dtype=np.int64)
-        at[kept[rows]] = np.arange(len(rows))
-        out = np.zeros((len(rows), 3), dtype=np.int64)
+        at[kept] = np.arange(len(kept))
+        out = np.zeros((len(kept), 3), dtype=np.int64)
         with _numba_threads(fed_threads()):
             for start, data in source.iter_bed_rows(None, want):
                 local = np.flatnonzero(want[start : start + len(data)])

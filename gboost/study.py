@@ -254,10 +254,10 @@ class Study:
     # final): the watermark to wait on before reading rows (:meth:`wait_planes`); None when the
     # planes were complete when the study was made.
     planes_ready: PlanesReady | None = field(default=None, repr=False, compare=False)
-    # The founders' genotype counts (rows, 3) of study SNPs ``rows``, by type: what PLINK's allele
-    # order (its A1 the founders' minor allele) comes from, asked for a few SNPs after the scan
-    # (gboost/best_ties.py); None for a study made without its genotypes' source (a merge of parts).
-    founder_types: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    # The founders' genotype counts (p, 3) by type where the founders are not the scanned samples
+    # (made when first asked for): what PLINK's allele order comes from (plink_reversed); None where
+    # they are, whose counts are ``counts`` summed over the classes.
+    founder_counts: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
     # Per SNP whether PLINK swaps the alleles (plink_reversed), once made or as a merge's parts carried it.
     reversed_alleles: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -267,11 +267,11 @@ class Study:
 
     def plink_reversed(self) -> np.ndarray:
         """Per SNP whether PLINK 1.9 swaps the .bim's alleles (:func:`founders_a1_major` of the
-        founders' counts, made on first use); where the study cannot know (a merge of parts written
-        before they carried it), none. PLINK's orientation of a pair (gboost/stats/plink_order.py)."""
+        founders' counts, made on first use; a merge of parts takes what the parts carried). PLINK's
+        orientation of a pair (gboost/stats/plink_order.py)."""
         if self.reversed_alleles is None:
-            self.reversed_alleles = (np.zeros(self.n_snps, dtype=bool) if self.founder_types is None
-                                     else founders_a1_major(self.founder_types(np.arange(self.n_snps))))
+            f = self.counts.sum(axis=2) if self.founder_counts is None else self.founder_counts()
+            self.reversed_alleles = founders_a1_major(f)
         return self.reversed_alleles
 
     def wait_planes(self, rows: int | None = None, stop: Callable[[], bool] | None = None) -> None:

@@ -101,8 +101,8 @@ def test_another_reader_orders_alleles_as_the_bed_does(dup_prefix):
     assert format_summary(b) == format_summary(a)
 
 
-def test_founder_types_from_the_bed_and_from_the_calls_agree(dup_prefix):
-    """Study.founder_types, by both ways (the .bed's rows read again; counted as another reader's
+def test_founder_counts_from_the_bed_and_from_the_calls_agree(dup_prefix):
+    """Study.founder_counts, by both ways (the .bed's rows read again; counted as another reader's
     calls are read), against a count by hand of every founder, the unscanned ones included."""
     from gboost.io.ped import ArraySource
     from gboost.io.plink_bed import open_bfile
@@ -115,7 +115,7 @@ def test_founder_types_from_the_bed_and_from_the_calls_agree(dup_prefix):
         rows = np.arange(0, study.n_snps, 7)[::-1]  # (any order)
         kept = np.flatnonzero(np.isin(src.variants.snp, study.variants.snp))
         want = np.stack([(g[kept[rows]] == t).sum(axis=1) for t in range(3)], axis=1)
-        assert np.array_equal(study.founder_types(rows), want)
+        assert np.array_equal(study.founder_counts()[rows], want)
         assert not np.array_equal(study.counts[rows].sum(axis=2), want)  # (the scanned samples alone differ)
 
 

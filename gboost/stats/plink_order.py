@@ -34,19 +34,18 @@ def plink_counts(t, rev_i, rev_j, c):
                 c[kk * 9 + pa * 3 + pb] = t[a, b, k]
 
 
+@nb.njit(cache=True, inline="always")
+def _rcp(x):
+    """PLINK's reciprocal cache: 1 / x as a double, 0 for x = 0."""
+    return 1.0 / float(x) if x != 0 else 0.0
+
+
 @nb.njit(cache=True)
 def plink_z(c, alpha1):
     """PLINK 1.9's value of a pair for the summary, from its 18 counts ``c`` in PLINK's order
     (:func:`plink_counts`) and the screen thresholds ``alpha1[d]`` for DF d = 1, 2, 4: the KSA, or
     for a pair over the screen the exact statistic raised to the threshold; NaN for a pair PLINK
     counts as failed. Each double is formed as PLINK forms it, in the same order."""
-    total = 0
-    for q in range(18):
-        total += c[q]
-    recip = np.empty(total + 1)
-    recip[0] = 0.0
-    for q in range(1, total + 1):
-        recip[q] = 1.0 / float(q)
     # p_bc: the second SNP's genotypes within each class; p_ca: each class within the first SNP's.
     p_bc = np.empty(6)
     case = np.empty(3, np.int64)
@@ -54,10 +53,10 @@ def plink_z(c, alpha1):
     for b in range(3):
         case[b] = c[b] + c[b + 3] + c[b + 6]
         ctrl[b] = c[9 + b] + c[12 + b] + c[15 + b]
-    r = recip[case[0] + case[1] + case[2]]
+    r = _rcp(case[0] + case[1] + case[2])
     for b in range(3):
         p_bc[b] = float(case[b]) * r
-    r = recip[ctrl[0] + ctrl[1] + ctrl[2]]
+    r = _rcp(ctrl[0] + ctrl[1] + ctrl[2])
     for b in range(3):
         p_bc[3 + b] = float(ctrl[b]) * r
     p_ca = np.empty(6)
@@ -67,7 +66,7 @@ def plink_z(c, alpha1):
         ct = c[9 + 3 * a] + c[9 + 3 * a + 1] + c[9 + 3 * a + 2]
         if ca + ct == 0:
             df_adj += 1
-        r = recip[ca + ct]
+        r = _rcp(ca + ct)
         p_ca[2 * a] = float(ca) * r
         p_ca[2 * a + 1] = float(ct) * r
     if df_adj > 1:
@@ -86,7 +85,7 @@ def plink_z(c, alpha1):
                 return np.nan
             df_adj += 1
         n += nn
-        d = recip[nn]
+        d = _rcp(nn)
         mu[3 * b] = float(nj) * d
         mu[3 * b + 1] = float(nk) * d
         mu[3 * b + 2] = float(nm) * d
@@ -103,11 +102,11 @@ def plink_z(c, alpha1):
                 q += 1
                 if u != 0:
                     if dxx != 0.0:
-                        im -= float(u) * math.log(dxx * recip[u])
+                        im -= float(u) * math.log(dxx * _rcp(u))
                     else:
                         du = float(u)
                         im += du * math.log(du)
-    sum_recip = recip[n]
+    sum_recip = _rcp(n)
     im = 2.0 * (im + float(n) * math.log(tau * sum_recip))
     a1 = alpha1[4 >> df_adj]
     if im > a1:
