@@ -11,7 +11,14 @@ block to disk, so memory is two blocks (``--block`` SNPs x ceil(n/4) bytes each)
 The model, gboost/simulate.py's at its core, drawn from a counter-based hash of (seed, SNP,
 sample) so that a block's bytes do not depend on the thread count or the block size:
 
-* MAF of each SNP uniform in [0.05, 0.5] (the planted SNPs: ``--plant-maf``);
+* MAF of each SNP uniform in [``--maf-min``, 0.5] (default 0.05; 0.005 gives rare alleles, a few
+  dozen copies at 5,000 samples; the planted SNPs: ``--plant-maf``);
+* ``--chromosomes C`` of equal length, numbered 1..C, or with ``--x`` the last one named X, where
+  males (sex 1, every other sample) carry one haplotype: their genotypes are homozygous, as a
+  real chip calls them;
+* ``--unknown-sex F``: that share of the samples (evenly spread) has sex 0 in the .fam, so that
+  PLINK (and gboost, without --allow-no-sex) sets their phenotype missing: they are founders who
+  are not scanned, as in real cohorts;
 * LD blocks (``--ld-block B``, ``--ld-rho r``): each haplotype carries a latent uniform u along a
   block of B SNPs (restarted at every block and chromosome start); at each next SNP it is kept with
   probability r and redrawn otherwise, and the haplotype carries A1 where u < MAF. Every SNP keeps
@@ -53,13 +60,13 @@ def _mix(z):
 
 
 @nb.njit(cache=True)
-def snp_mafs(seed, first, m, planted, plant_maf):
-    """MAF of SNPs first..first+m: uniform in [0.05, 0.5] from the hash of (seed, SNP)."""
+def snp_mafs(seed, first, m, planted, plant_maf, maf_min=0.05):
+    """MAF of SNPs first..first+m: uniform in [maf_min, 0.5] from the hash of (seed, SNP)."""
     out = np.empty(m, np.float64)
     for r in range(m):
         j = first + r
         h = _mix(np.uint64(seed) * _GOLD + np.uint64(j) * _SALT + np.uint64(1))
-        out[r] = 0.05 + 0.45 * (np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0))
+        out[r] = maf_min + (0.5 - maf_min) * (np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0))
         for k in range(planted.shape[0]):
             if planted[k] == j:
                 out[r] = plant_maf
@@ -67,7 +74,7 @@ def snp_mafs(seed, first, m, planted, plant_maf):
 
 
 @nb.njit(parallel=True, nogil=True, cache=True)
-def _fill(rows, first, n, thr, restart, keep10, miss12, seed, u, planted, captured):
+def _fill(rows, first, n, thr, restart, keep10, miss12, seed, u, planted, captured, haploid, male):
     """.bed codes of SNPs first..first+len(rows) into ``rows`` (SNPs x bytes).
 
     ``u`` (n, 2) uint16: each sample's two haplotypes' latent uniforms (16 bits), carried from block
@@ -75,7 +82,8 @@ def _fill(rows, first, n, thr, restart, keep10, miss12, seed, u, planted, captur
     SNP (a haplotype carries A1 where u < thr); ``restart``: SNPs where every haplotype redraws
     (block or chromosome start); ``keep10``: the chance a haplotype keeps its u, in 2^-10 units;
     ``miss12``: the missing rate in 2^-12 units (so --ld-rho and --missing are rounded to those).
-    The true genotypes of the ``planted`` SNPs (global indices) go to ``captured``.
+    The true genotypes of the ``planted`` SNPs (global indices) go to ``captured``. Where
+    ``haploid[r]`` (an X SNP), a ``male`` sample carries its first haplotype twice.
     Work is split by groups of 64 bytes (256 samples): each thread writes whole 64-byte runs of
     every row, and keeps its samples' state in L1.
     """
@@ -89,6 +97,7 @@ def _fill(rows, first, n, thr, restart, keep10, miss12, seed, u, planted, captur
             j = first + r
             t = np.uint32(thr[r])
             fresh = restart[r]
+            hap = haploid[r]
             cap = -1
             for k in range(planted.shape[0]):
                 if planted[k] == j:
@@ -111,7 +120,8 @@ def _fill(rows, first, n, thr, restart, keep10, miss12, seed, u, planted, captur
                     v1 = np.uint16(h >> np.uint64(48)) if k1 else u[s, 1]
                     u[s, 0] = v0
                     u[s, 1] = v1
-                    g = np.int32(np.uint32(v0) < t) + np.int32(np.uint32(v1) < t)
+                    a0 = np.int32(np.uint32(v0) < t)
+                    g = a0 + a0 if hap and male[s] else a0 + np.int32(np.uint32(v1) < t)
                     if cap >= 0:
                         captured[cap, s] = g
                     # .bed codes by A1 copies: 2 -> 00, 1 -> 10, 0 -> 11; 01 = missing
@@ -125,9 +135,9 @@ def warm() -> None:
     """Compile (or load from numba's cache) the kernels on a few bytes, so a timed write is not
     charged for them."""
     planted = np.zeros(0, np.int64)
-    thr = np.rint(snp_mafs(1, 0, 2, planted, 0.3) * 2.0**16).astype(np.uint32)
+    thr = np.rint(snp_mafs(1, 0, 2, planted, 0.3, 0.05) * 2.0**16).astype(np.uint32)
     _fill(np.empty((2, 2), np.uint8), 0, 8, thr, np.ones(2, bool), 0, 0, 1, np.zeros((8, 2), np.uint16), planted,
-          np.zeros((0, 8), np.int8))
+          np.zeros((0, 8), np.int8), np.zeros(2, bool), np.zeros(8, bool))
 
 
 def planted_snps(snps: int) -> np.ndarray:
@@ -152,11 +162,13 @@ def case_status(a: np.ndarray, b: np.ndarray, effect: float, seed: int) -> np.nd
 
 def write(prefix: str, snps: int, samples: int, missing: float, seed: int, chromosomes: int = 1,
           block: int = 4096, ld_block: int = 0, ld_rho: float = 0.9, plant: float | None = None,
-          plant_maf: float = 0.3) -> dict:
+          plant_maf: float = 0.3, maf_min: float = 0.05, x: bool = False, unknown_sex: float = 0.0) -> dict:
     """Write PREFIX.bed/.bim/.fam (and PREFIX.planted with ``plant``); returns what was written
     (``planted``: the pair's SNP IDs, ``seconds``: split by part)."""
     if not 0 <= missing < 1 or not 0 <= ld_rho <= 1 or ld_block < 0 or snps < 2 or samples < 4:
         raise SystemExit("make_bed: need 0 <= missing < 1, 0 <= ld-rho <= 1, ld-block >= 0, >= 2 SNPs, >= 4 samples")
+    if not 0 < maf_min <= 0.5 or not 0 <= unknown_sex < 1:
+        raise SystemExit("make_bed: need 0 < maf-min <= 0.5 and 0 <= unknown-sex < 1")
     t0 = time.perf_counter()
     n = samples
     nbytes = (n + 3) // 4
@@ -164,6 +176,8 @@ def write(prefix: str, snps: int, samples: int, missing: float, seed: int, chrom
     planted = planted_snps(snps) if plant is not None else np.zeros(0, np.int64)
     captured = np.zeros((len(planted), n), np.int8)
     u = np.zeros((n, 2), np.uint16)
+    male = np.arange(n) % 2 == 0  # sex 1 in the .fam
+    x_first = (chromosomes - 1) * per_chr if x else snps  # the X's first SNP
     keep10 = int(round((ld_rho if ld_block > 1 else 0.0) * (1 << 10)))
     miss12 = int(round(missing * (1 << 12)))
     bufs = [np.empty((min(block, snps), nbytes), np.uint8) for _ in range(2)]
@@ -186,12 +200,12 @@ def write(prefix: str, snps: int, samples: int, missing: float, seed: int, chrom
             buf = bufs[k % 2]
             j = np.arange(first, first + m)
             restart = ((j % per_chr) % ld_block == 0) if ld_block > 1 else np.ones(m, bool)
-            thr = np.rint(snp_mafs(seed, first, m, planted, plant_maf) * 2.0**16).astype(np.uint32)
+            thr = np.rint(snp_mafs(seed, first, m, planted, plant_maf, maf_min) * 2.0**16).astype(np.uint32)
             if writer is not None:  # the buffer about to be filled was written two blocks ago
                 writer.join()
             if errors:
                 raise errors[0]
-            _fill(buf[:m], first, n, thr, restart, keep10, miss12, seed, u, planted, captured)
+            _fill(buf[:m], first, n, thr, restart, keep10, miss12, seed, u, planted, captured, j >= x_first, male)
             writer = threading.Thread(target=put, args=(fh, buf[:m]))
             writer.start()
         writer.join()
@@ -200,7 +214,10 @@ def write(prefix: str, snps: int, samples: int, missing: float, seed: int, chrom
     t_bed = time.perf_counter() - t0
     names = [f"snp{j}" for j in range(snps)]
     with open(prefix + ".bim", "w") as fh:
-        fh.write("".join(f"{1 + j // per_chr}\t{names[j]}\t0\t{1000 + 100 * (j % per_chr)}\tA\tG\n"
+        chrom = [str(c) for c in range(1, chromosomes + 1)]
+        if x:
+            chrom[-1] = "X"
+        fh.write("".join(f"{chrom[j // per_chr]}\t{names[j]}\t0\t{1000 + 100 * (j % per_chr)}\tA\tG\n"
                          for j in range(snps)))
     if plant is not None:
         case = case_status(captured[0], captured[1], plant, seed)
@@ -209,8 +226,11 @@ def write(prefix: str, snps: int, samples: int, missing: float, seed: int, chrom
     else:
         case = np.arange(n) < n // 2
     status = np.where(case, 2, 1)
+    sex = np.where(male, 1, 2)
+    if unknown_sex > 0:  # evenly spread: the samples i where floor((i + 1) F) steps up
+        sex[np.flatnonzero(np.diff(np.floor(np.arange(n + 1) * unknown_sex)) > 0)] = 0
     with open(prefix + ".fam", "w") as fh:
-        fh.write("".join(f"f{i}\ti{i}\t0\t0\t{1 + i % 2}\t{status[i]}\n" for i in range(n)))
+        fh.write("".join(f"f{i}\ti{i}\t0\t0\t{sex[i]}\t{status[i]}\n" for i in range(n)))
     return {"planted": [names[k] for k in planted], "cases": int(case.sum()),
             "seconds": {"bed": t_bed, "bed_write_thread": write_s[0], "total": time.perf_counter() - t0}}
 
@@ -228,15 +248,19 @@ def main() -> None:
     ap.add_argument("--ld-rho", type=float, default=0.9, metavar="R", help="chance a haplotype keeps its latent allele")
     ap.add_argument("--plant", type=float, metavar="R", help="plant one interacting pair with odds ratio R per a*b")
     ap.add_argument("--plant-maf", type=float, default=0.3)
+    ap.add_argument("--maf-min", type=float, default=0.05, help="lowest MAF (uniform in [maf-min, 0.5])")
+    ap.add_argument("--x", action="store_true", help="the last chromosome is X (males homozygous there)")
+    ap.add_argument("--unknown-sex", type=float, default=0.0, metavar="F", help="share of samples with sex 0")
     a = ap.parse_args()
     for ext in (".bed", ".bim", ".fam"):
         if os.path.exists(a.out + ext):
             raise SystemExit(f"make_bed: {a.out}{ext} exists; choose another --out")
     info = write(a.out, a.snps, a.samples, a.missing, a.seed, a.chromosomes, a.block, a.ld_block, a.ld_rho,
-                 a.plant, a.plant_maf)
+                 a.plant, a.plant_maf, a.maf_min, a.x, a.unknown_sex)
     s = info["seconds"]
     print(f"wrote {a.out}.bed/.bim/.fam: {a.snps} SNPs x {a.samples} samples ({info['cases']} cases), "
-          f"{a.missing:.2%} missing, LD blocks {a.ld_block} (rho {a.ld_rho}), planted {info['planted'] or 'none'}; "
+          f"{a.missing:.2%} missing, LD blocks {a.ld_block} (rho {a.ld_rho}), MAF >= {a.maf_min}, "
+          f"{a.chromosomes} chromosomes{' (last X)' if a.x else ''}, {a.unknown_sex:.0%} unknown sex, planted {info['planted'] or 'none'}; "
           f".bed in {s['bed']:.1f} s ({s['bed_write_thread']:.1f} s of it writing, overlapped), "
           f"all in {s['total']:.1f} s")
 
