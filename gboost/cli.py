@@ -68,16 +68,27 @@ def _add_qc_args(p: argparse.ArgumentParser) -> None:
 
 
 def _parse_chr(spec: str | None) -> list[str] | None:
+    """A ``--chr`` list as PLINK 1.9 reads it (``parse_chrom_ranges``): comma- (or space-)
+    separated names and ranges ``A-B``; a range's ends are standard codes, ``chr`` prefix and case
+    ignored (``1-4``, ``chr1-chr3``, ``21-X``, ``22-MT``: X, Y, XY and MT are codes 23-26), its end
+    greater than its start, and it takes every code in between. Returns canonical codes for the
+    ranges, single names as given (load.py's ``plink_chrom_code`` reads them)."""
     if not spec:
         return None
+    from gboost.load import plink_chrom_code
+
     out: list[str] = []
     for part in spec.replace(" ", ",").split(","):
         if not part:
             continue
-        if "-" in part:
-            a, b = part.split("-", 1)
-            if not (a.isdigit() and b.isdigit()) or int(a) > int(b):
-                raise InputError(None, f"--chr: bad range {part!r}")
+        lo, sep, hi = part.partition("-")
+        if sep:
+            a, b = plink_chrom_code(lo), plink_chrom_code(hi)
+            if not (lo and hi and a.isdigit() and b.isdigit()):
+                raise InputError(None, f"--chr: bad range {part!r} (a range's ends are chromosome codes: 1-22, X, "
+                                       "Y, XY, MT, with or without 'chr')")
+            if int(b) <= int(a):
+                raise InputError(None, f"--chr: bad range {part!r}: {hi!r} is not greater than {lo!r}")
             out.extend(str(c) for c in range(int(a), int(b) + 1))
         else:
             out.append(part)

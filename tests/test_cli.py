@@ -139,3 +139,19 @@ def test_library_never_imports_qt_or_cupy():
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_chr_ranges_are_read_as_plink_reads_them():
+    """PLINK 1.9's parse_chrom_ranges: a range's ends are standard codes (chr prefix and case ignored,
+    X/Y/XY/MT = 23-26), its end greater than its start; single names pass through."""
+    from gboost.cli import _parse_chr
+    from gboost.errors import InputError
+
+    assert _parse_chr("chr1-chr3") == ["1", "2", "3"]
+    assert _parse_chr("chr1-3,5") == ["1", "2", "3", "5"]
+    assert _parse_chr("22-MT") == ["22", "23", "24", "25", "26"]
+    assert _parse_chr("x-xy") == ["23", "24", "25"]
+    assert _parse_chr("chrX,contig_7 2") == ["chrX", "contig_7", "2"]
+    for bad in ("2-1", "1-1", "1-contig", "-3", "X-"):
+        with pytest.raises(InputError):
+            _parse_chr(bad)

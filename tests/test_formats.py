@@ -208,3 +208,27 @@ def test_phased_calls_read_alike_from_vcf_bgen_and_pgen(study, tmp_path):
     assert (sources[0].variants.a1 == sources[1].variants.a1).all()
     assert (sources[0].variants.a1 == sources[2].variants.a1).all()
     assert 0 < (calls[0] == -1).mean() < 0.1
+
+
+def test_pgen_with_a_quantitative_trait_equals_bed(tmp_path):
+    """A .psam whose phenotype is a quantitative trait (plink2 writes NA for a missing one) scans as the
+    .bed plink2 makes back of the .pgen: the linear --epistasis test, `.epi.qt` files alike. gboost
+    refused it ("not case/control") before: found by bench/parity_sweep.py --more-flags, seed 403."""
+    pytest.importorskip("pgenlib", reason="pgenlib not installed (pip install 'gboost[formats]')")
+    from gboost.simulate import simulate_qt_study
+
+    st = simulate_qt_study(40, 300, seed=11, missing_rate=0.01, effects=[(1, 2, 0.5)], missing_trait=0.05,
+                           unknown_sex=0.05, chromosomes=["1", "2"])
+    prefix = str(tmp_path / "q")
+    st.write(prefix)
+    plink2("--bfile", prefix, "--make-pgen", "--out", prefix + "_p")
+    plink2("--pfile", prefix + "_p", "--make-bed", "--out", prefix + "_b")
+    assert "NA" in open(prefix + "_p.psam").read()
+    runs = {}
+    for name, src in (("bed", ["--bfile", prefix + "_b"]), ("pgen", ["--pfile", prefix + "_p"])):
+        out = tmp_path / name
+        assert main(["scan", *src, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "0.05"]) == 0
+        runs[name] = out
+    for f in ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv"):
+        assert (runs["pgen"] / f).read_bytes() == (runs["bed"] / f).read_bytes(), f
+    assert (runs["pgen"] / "pairs.epi.qt").read_text().count("\n") > 5

@@ -78,8 +78,10 @@ PFILE_CASES = {
         replace_field(r, 2, "dup"), 2, "dup", first_data_line(r) + 1)), "p.pvar", "duplicate"),
     "pvar non-numeric position": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: replace_field(r, 1, "12x")),
                                   "p.pvar", "not an integer"),
-    "quantitative phenotype": (lambda p: edit_lines(p + ".psam", p + ".psam", lambda r: replace_field(r, 3, "3.7")),
-                               "p.psam", "not case/control"),
+    # a trait value makes the column quantitative (as in a .fam: a QT scan, tests/test_formats.py); one that is
+    # not finite is refused
+    "non-finite phenotype": (lambda p: edit_lines(p + ".psam", p + ".psam", lambda r: replace_field(r, 3, "inf")),
+                             "p.psam", "not a finite number"),
     "psam wrong column count": (lambda p: edit_lines(p + ".psam", p + ".psam", lambda r: replace_field(r, 3, "2\textra")),
                                 "p.psam", "expected 4 columns"),
     "missing psam": (lambda p: __import__("os").remove(p + ".psam"), "p.psam", "No such file"),

@@ -81,3 +81,23 @@ def test_equal_epi1_and_epi2_and_qc_flags_match_plink(awkward_study, tmp_path):
     """epi1 == epi2 triggers PLINK's nudged summary threshold; QC flags must drop the same SNPs."""
     out, plink = run_both(awkward_study, tmp_path, 1e-2, extra=["--epi2", "0.01", "--maf", "0.1", "--geno", "0.05"])
     assert_parity(out, plink, 1e-2, min_rows=100)
+
+
+@pytest.fixture(scope="module")
+def chr_named_study(tmp_path_factory):
+    """Chromosomes 1, 2, X, XY and MT, named chr1, chr2, chrX, chrXY, chrMT in the .bim."""
+    sim = simulate_study(160, 150, 160, seed=77, chromosomes=["1", "2", "X", "XY", "MT"], missing_rate=0.01,
+                         planted=[PlantedPair(2, 30, "threshold", 8.0)])
+    variants = sim.variants
+    variants.chrom = np.array(["chr" + c for c in variants.chrom], dtype=object)
+    prefix = str(tmp_path_factory.mktemp("chrnamed") / "study")
+    write_bfile(prefix, sim.genotypes, variants, sim.samples)
+    return prefix
+
+
+@pytest.mark.parametrize("spec", ["chr1-chr2", "1-X", "chr2-MT", "2-XY", "chrXY,1", "MT,chr1"])
+def test_chr_names_and_ranges_match_plink(chr_named_study, tmp_path, spec):
+    """PLINK's --chr takes ranges whose ends are any standard code (chr prefix, X/Y/XY/MT = 23-26):
+    gboost refused `chr1-chr2` and `1-X` ("bad range") before bench/parity_sweep.py --more-flags."""
+    out, plink = run_both(chr_named_study, tmp_path, 1e-2, extra=["--chr", spec])
+    assert_parity(out, plink, 1e-2, min_rows=10)

@@ -10,8 +10,9 @@ What is read, and how it maps onto gboost's data model (docs/FORMATS.md has the 
 * ``.psam``: a ``#FID``/``#IID`` header naming the columns (FID absent: ``0``, as plink2 writes
   it to a .fam; SID ignored; PAT/MAT absent: founders; SEX 1/M male, 2/F female, else unknown),
   the first other column is the phenotype; or no header and the six .fam columns. Phenotypes are
-  decoded with PLINK 1.9's case/control rules (1 control, 2 case, 0/-9/NA missing) and, as for a
-  .bed, those of samples of unknown sex are ignored unless ``--allow-no-sex`` (a .psam without a
+  decoded as a .fam's (PLINK 1.9's rules): case/control (1 control, 2 case, 0/-9/NA missing) when
+  every value allows it, else a quantitative trait (-9 and non-numbers such as plink2's NA missing),
+  and, as for a .bed, those of samples of unknown sex are ignored unless ``--allow-no-sex`` (a .psam without a
   SEX column keeps them all, as a VCF does; the log says so).
 * ``.pgen``: hard calls through pgenlib, ALT counts with -9 missing (made -1). A .pgen that
   stores dosages (imputed data) is refused: its hard calls are a threshold's choice that
@@ -25,7 +26,7 @@ import numpy as np
 
 from gboost.errors import InputError
 from gboost.io.optional import require
-from gboost.io.pheno import (apply_pheno, as_text, check_regular_file, decode_case_control, drop_phenotypes_without_sex,
+from gboost.io.pheno import (apply_pheno, as_text, check_regular_file, decode_phenotype, drop_phenotypes_without_sex,
                              read_input_bytes, read_rows, read_table)
 from gboost.io.plink_bed import _check_unique, _parse_numbers, read_bim
 from gboost.io.streamed import StreamedSource, canonical_chrom
@@ -127,8 +128,10 @@ def open_pfile(prefix: str | os.PathLike, pheno: str | None = None, *, allow_no_
     if pheno is not None:
         apply_pheno(source, pheno)
     else:
-        samples.status = decode_case_control(raw_pheno, lines, psam) if raw_pheno is not None \
-            else np.zeros(len(samples), dtype=np.int8)
+        if raw_pheno is not None:  # case/control, or a quantitative trait, by PLINK 1.9's rule (as a .fam's)
+            samples.status, samples.trait = decode_phenotype(raw_pheno, lines, psam)
+        else:
+            samples.status = np.zeros(len(samples), dtype=np.int8)
         if source.sex_rule:
             source.pheno_without_sex = drop_phenotypes_without_sex(samples)
     if not has_sex:
