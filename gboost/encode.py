@@ -555,6 +555,38 @@ def bed_set_counts(raw: np.ndarray, rows: np.ndarray, masks: np.ndarray) -> np.n
     return out
 
 
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _bed_column_counts(raw, sel, cols, weight, out):
+    """``out[k, type]`` += ``weight[i]`` for each file column ``cols[i]`` whose 2-bit code in row
+    ``sel[k]`` is genotype type 0/1/2 (codes 3, 2, 0 as :func:`_bed_set_counts` reads them; 1, no
+    call, counts nowhere)."""
+    for k in nb.prange(sel.shape[0]):
+        r = sel[k]
+        c0 = c1 = c2 = 0
+        for i in range(cols.shape[0]):
+            c = cols[i]
+            code = (raw[r, c >> 2] >> ((c & 3) << 1)) & 3
+            w = weight[i]
+            c0 += w * (code == 3)
+            c1 += w * (code == 2)
+            c2 += w * (code == 0)
+        out[k, 0] += c0
+        out[k, 1] += c1
+        out[k, 2] += c2
+
+
+def bed_column_counts(raw: np.ndarray, rows: np.ndarray, cols: np.ndarray, weight: np.ndarray,
+                      out: np.ndarray) -> np.ndarray:
+    """Add to ``out`` (``(len(rows), 3)`` int64) each listed sample's genotype type in rows ``rows``
+    of raw .bed rows, weighted: the few samples by which one sample set differs from another
+    whose counts are known (the founders against the scanned samples: gboost/load.py), one code
+    read a sample, where :func:`bed_set_counts` would popcount every word of the row."""
+    if len(rows) and len(cols):
+        _bed_column_counts(_read_only(np.ascontiguousarray(raw, dtype=np.uint8)), np.ascontiguousarray(rows, dtype=np.int64),
+                           np.ascontiguousarray(cols, dtype=np.int64), np.ascontiguousarray(weight, dtype=np.int64), out)
+    return out
+
+
 def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, *,
                      rows: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """CPU-layout planes ``(b, 3, W)`` of the samples at .bed columns ``columns`` (plane order:

@@ -38,8 +38,8 @@ from typing import Callable
 
 import numpy as np
 
-from gboost.encode import (ClassLayout, bed_class_counts, bed_columns, bed_encode, bed_missing_counts, bed_plan,
-                           bed_set_counts, encode_block, file_masks, monomorphic, move_rows, plane_counts,
+from gboost.encode import (ClassLayout, bed_class_counts, bed_column_counts, bed_columns, bed_encode,
+                           bed_missing_counts, bed_plan, bed_set_counts, encode_block, file_masks, monomorphic, move_rows, plane_counts,
                            sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
@@ -142,9 +142,8 @@ def load_study(
     t = time.perf_counter()
     plan = bed_plan(sets.scan_index, sets.is_case, len(source.samples)) if hasattr(source, "iter_bed_rows") else None
     if background_encode and plan is not None and not sets.quantitative:
-        planes, counts, kept, encoder = _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc,
-                                                               block_snps, report)
-        founders = None
+        planes, counts, kept, encoder, founders = _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped,
+                                                                         qc, block_snps, report)
     else:
         planes, counts, kept, founders = _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps,
                                                         report, plan)
@@ -617,9 +616,12 @@ def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, blo
     2-bit codes in place: ``bed_class_counts``, about half the encoder's time); the monomorphic
     skips follow from those counts, so the kept SNPs, their counts and the QC report are final
     before a plane is written. Returns ``(planes (unwritten),
-    counts, kept, encoder)``; the encoder (``_PlaneEncoder``) fills the planes when started, or
-    has filled them already (``None``) where two threads may not run parallel kernels at once."""
-    kept, counts = [], []
+    counts, kept, encoder, founders)``; the encoder (``_PlaneEncoder``) fills the planes when started, or
+    has filled them already (``None``) where two threads may not run parallel kernels at once;
+    ``founders``: PLINK's founders' counts of the kept SNPs where few samples set them apart from
+    the scanned ones (:func:`_founders_differ`), else None."""
+    kept, counts, founders = [], [], []
+    differ = _founders_differ(sets)
     with _numba_threads(fed_threads()):
         for data, rows, local, keep, _ in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc, block_snps,
                                                              report):
@@ -628,14 +630,35 @@ def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, blo
             report.snps_monomorphic += n_mono
             kept.append(rows[keep][~mono] if n_mono else rows[keep])
             counts.append(cls[~mono] if n_mono else cls)
+            if differ is not None:
+                founders.append(bed_column_counts(data, local[keep][~mono], *differ, counts[-1].sum(axis=2)))
     kept = np.concatenate(kept) if kept else np.zeros(0, dtype=np.intp)
     counts = np.ascontiguousarray(np.concatenate(counts) if counts else np.zeros((0, 3, 2)), dtype=np.int64)
+    founders = (np.concatenate(founders) if founders else np.zeros((0, 3), dtype=np.int64)) if differ else None
     planes = np.empty((len(kept), 3, sets.layout.n_words), dtype=np.uint64)
     encoder = _PlaneEncoder(source, plan, kept, planes, counts, block_snps)
     if not _threads_may_overlap():
         encoder.run(PlanesReady(len(kept)), background=False)
         encoder = None
-    return planes, counts, kept, encoder
+    return planes, counts, kept, encoder, founders
+
+
+def _founders_differ(sets):
+    """Where PLINK's founders are a few samples away from the scanned samples (the usual case:
+    every scanned sample a founder, and a few founders not scanned, such as those of unknown sex or
+    with no phenotype): ``(file columns, weights)``, +1 for a founder not scanned and -1 for a
+    scanned sample that is no founder, so that the founders' counts are the scanned samples'
+    (the counting pass's) plus those codes, read as each block is counted (a few bytes a row).
+    None where the founders are the scanned samples (Study.founder_counts is then None too), and
+    where more than one sample in 32 differs: one compiled pass over the .bed with the founders'
+    mask then costs less than reading each of those samples' codes (_founder_counts)."""
+    founder = sets.masks[:, _FOUNDER] > 0
+    scanned = np.arange(len(founder)) < sets.n_scan
+    plus, minus = np.flatnonzero(founder & ~scanned), np.flatnonzero(scanned & ~founder)
+    if len(plus) + len(minus) == 0 or 32 * (len(plus) + len(minus)) > len(founder):
+        return None
+    cols = sets.read_index[np.concatenate([plus, minus])]
+    return cols, np.r_[np.ones(len(plus), np.int64), -np.ones(len(minus), np.int64)]
 
 
 def _threads_may_overlap() -> bool:

@@ -119,6 +119,49 @@ def test_founder_counts_from_the_bed_and_from_the_calls_agree(dup_prefix):
         assert not np.array_equal(study.counts[rows].sum(axis=2), want)  # (the scanned samples alone differ)
 
 
+@pytest.fixture(scope="module")
+def few_apart_prefix(tmp_path_factory):
+    """A realistic study whose founders are a few samples away from the scanned ones, as in a
+    real cohort: 2 % of unknown sex (founders, not scanned) and a few scanned samples with a
+    parent in the .fam (scanned, no founders)."""
+    prefix = str(tmp_path_factory.mktemp("few") / "few")
+    simulate_study(n_snps=200, n_cases=400, n_controls=400, seed=11, missing_rate=0.01, chromosomes=["1", "2"],
+                   ld_block=10, ld_rho=0.95, unknown_sex=0.02, duplicates=0.1, maf_range=(0.01, 0.5)).write(prefix)
+    fam = open(prefix + ".fam").read().splitlines()
+    for k in (3, 50, 333, 700):  # their father: the sample before them
+        f = fam[k].split()
+        f[2] = fam[k - 1].split()[1]
+        fam[k] = " ".join(f)
+    open(prefix + ".fam", "w").write("\n".join(fam) + "\n")
+    return prefix
+
+
+def test_founders_a_few_samples_apart_are_counted_in_the_counting_pass(few_apart_prefix, monkeypatch):
+    """Study.founder_counts from the counting pass (the scanned samples' counts plus the codes of
+    the few samples that differ), not from a second pass over the .bed (its bed_set_counts made to
+    fail): equal to a count by hand of every founder."""
+    import gboost.load as ld
+    from gboost.io.plink_bed import open_bfile
+
+    src = open_bfile(few_apart_prefix)
+    g = np.concatenate([blk for _, blk in src.iter_blocks(np.arange(len(src.samples)), 4096)])
+    assert (~src.founder).sum() == 4 and 0 < (src.samples.sex == 0).sum() <= len(src.samples) // 32
+    monkeypatch.setattr(ld, "bed_set_counts", lambda *a, **k: (_ for _ in ()).throw(AssertionError("a .bed pass")))
+    study = ld.load_study(src, background_encode=True)
+    kept = np.flatnonzero(np.isin(src.variants.snp, study.variants.snp))
+    want = np.stack([(g[kept][:, src.founder] == t).sum(axis=1) for t in range(3)], axis=1)
+    assert np.array_equal(study.founder_counts(), want)
+    assert not np.array_equal(study.counts.sum(axis=2), want)
+
+
+@pytest.mark.plink
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+@pytest.mark.parametrize("epi1", [1e-3, 0.05])
+def test_founders_a_few_samples_apart_order_alleles_as_plink(few_apart_prefix, tmp_path, epi1):
+    out, plink = run_both(few_apart_prefix, tmp_path, epi1)
+    assert_parity(out, plink, epi1, min_rows=3)
+
+
 # ---- The pieces ------------------------------------------------------------------------------
 
 
