@@ -59,8 +59,9 @@ class WarmResult:
 
 
 def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tuple[str, ...]]:
-    """Small studies: a .bed with missing calls on two chromosomes and a planted pair (so pairs
-    survive the screen and get exact tests and output rows), a .bed without missing calls and an
+    """Small studies: a .bed with missing calls on two chromosomes, a planted pair (so pairs
+    survive the screen and get exact tests and output rows) and a few samples of unknown sex (so
+    PLINK's founders are not the scanned samples: their counts are made in the counting pass), a .bed without missing calls and an
     odd sample count, a BOOST text matrix (text inputs reach the encoder as int8 genotypes, a .bed
     as its own bytes: two signatures), and three wide .beds of few SNPs, one for each other build
     of the tensor-core kernels (gboost/engines/gpu/counting.py, MmaCounting.build; an NVRTC compile
@@ -74,7 +75,7 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     from gboost.simulate import PlantedPair, simulate_study
 
     a = str(folder / "a")
-    simulate_study(240, 101, 99, seed=19, chromosomes=2, missing_rate=0.02,
+    simulate_study(240, 101, 99, seed=19, chromosomes=2, missing_rate=0.02, unknown_sex=0.02,
                    planted=[PlantedPair(3, 200, "threshold", 8.0)]).write(a)
     b = str(folder / "b")
     sim = simulate_study(150, 70, 61, seed=24, chromosomes=1, missing_rate=0.0)

@@ -53,9 +53,10 @@ def probe(env, *args) -> dict:
 
 @pytest.fixture(scope="module")
 def other_study(tmp_path_factory):
-    """A study unlike warm's own: other sizes, three chromosomes, 1 % missing calls."""
+    """A study unlike warm's own: other sizes, three chromosomes, 1 % missing calls, 2 % of
+    the samples of unknown sex (founders PLINK orders alleles by, not scanned)."""
     prefix = str(tmp_path_factory.mktemp("warm") / "other")
-    simulate_study(700, 333, 290, seed=5, chromosomes=3, missing_rate=0.01,
+    simulate_study(700, 333, 290, seed=5, chromosomes=3, missing_rate=0.01, unknown_sex=0.02,
                    planted=[PlantedPair(10, 600, "xor", 6.0)]).write(prefix)
     return prefix
 
