@@ -38,12 +38,14 @@ from typing import Callable
 
 import numpy as np
 
+from gboost import plink_skips
 from gboost.encode import (ClassLayout, bed_class_counts, bed_column_counts, bed_columns, bed_encode,
                            bed_missing_counts, bed_plan, bed_set_counts, encode_block, file_masks, monomorphic, move_rows, plane_counts,
                            sample_order)
 from gboost.errors import InputError
 from gboost.io.pheno import read_text
 from gboost.io.plink_bed import fed_threads
+from gboost.plink_skips import types_from_bed_rows
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
 from gboost.study import (GenotypeSource, PlanesReady, QCOptions, QCReport, Study, VariantTable, founders_a1_major,
                           plink_snp_width)
@@ -533,6 +535,7 @@ def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_s
             sel = local[keep]
             end = filled + len(sel)
             _, mono = bed_encode(data, plan, sel, planes[filled:end], counts[filled:end], sets.quantitative)
+            _plink_skip_quirk(sets, counts[filled:end], mono, lambda k: types_from_bed_rows(data, sel[k], _fam_cols(sets)))
             n_mono = int(mono.sum())
             report.snps_monomorphic += n_mono
             if sets.quantitative:
@@ -626,6 +629,7 @@ def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, blo
         for data, rows, local, keep, _ in _bed_blocks_judged(source, sets, snp_keep, kinds, skipped, qc, block_snps,
                                                              report):
             cls, mono = bed_class_counts(data, local[keep], plan)  # the SNPs that pass QC only
+            _plink_skip_quirk(sets, cls, mono, lambda k: types_from_bed_rows(data, local[keep][k], _fam_cols(sets)))
             n_mono = int(mono.sum())
             report.snps_monomorphic += n_mono
             kept.append(rows[keep][~mono] if n_mono else rows[keep])
@@ -785,6 +789,7 @@ def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps,
         # (PLINK's --fast-epistasis skips them) are dropped after encoding.
         cnt = plane_counts(pl, sets.layout)
         mono = monomorphic(cnt, sets.quantitative)
+        _plink_skip_quirk(sets, cnt, mono, lambda k: _raw_types(source, rows[keep][k], part[k][:, : sets.n_scan], sets))
         report.snps_monomorphic += int(mono.sum())
         if sets.quantitative:
             flips.append(a1_is_major(_set_counts(part, sets.masks)[~mono]))
@@ -798,6 +803,39 @@ def _calls_qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps,
         filled += len(cnt)
         kept.append(rows[keep][~mono])
     return filled, kept, flips, (founders if founder_cols is not None else None)
+
+
+def _plink_skip_quirk(sets, counts: np.ndarray, mono: np.ndarray, types_of) -> None:
+    """Add to ``mono`` (in place) the SNPs of a block that PLINK 1.9's --fast-epistasis skips
+    although they have two genotype classes (gboost/plink_skips.py: hets and A1 homozygotes whose
+    A1 homozygotes all share the first word of 32 scanned samples that holds a call). ``counts``:
+    the block's ``(b, 3, 2)`` class counts; ``types_of(k)``: the genotype types of rows ``k`` of the
+    block, scanned samples in .fam order. Case-control scans only (PLINK's QT test skips by
+    ``is_monomorphic``, which has no such blind spot)."""
+    if sets.quantitative:
+        return
+    k = plink_skips.candidates(counts)
+    k = k[~mono[k]]
+    if len(k):
+        mono[k] |= plink_skips.skipped(types_of(k))
+
+
+def _raw_types(source, snps: np.ndarray, calls: np.ndarray, sets) -> np.ndarray:
+    """Calls of SNPs ``snps`` (scanned samples in plane order) as the genotype types of PLINK's own
+    2-bit codes, scanned samples in .fam order: a .ped's calls count its final A1, PLINK's codes the
+    allele its conversion chose (``raw_swapped``, gboost/io/ped.py)."""
+    calls = calls[:, np.argsort(sets.scan_index, kind="stable")]
+    swapped = getattr(source, "raw_swapped", None)
+    if swapped is not None and swapped[snps].any():
+        flip = swapped[snps]
+        calls = calls.copy()
+        calls[flip] = np.where(calls[flip] >= 0, 2 - calls[flip], -1)
+    return calls
+
+
+def _fam_cols(sets) -> np.ndarray:
+    """The scanned samples' .fam columns, in .fam order (PLINK's order of the scanned samples)."""
+    return np.sort(sets.scan_index)
 
 
 def _founders_are_scanned(sets) -> bool:

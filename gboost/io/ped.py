@@ -44,6 +44,10 @@ class ArraySource:
     pheno_path: str | None = None
     sex_rule: bool = True  # PLINK's "phenotype of unknown-sex samples ignored" applies to --pheno
     pheno_without_sex: int = 0  # phenotypes ignored because the sex is unknown
+    # Per SNP, whether PLINK's own binary codes count the other allele (a .ped's A1 swapped at load:
+    # see the module notes); None: they count A1. Only PLINK's skip of SNPs with "fewer than two
+    # genotypes" reads its raw codes (gboost/plink_skips.py).
+    raw_swapped: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.genotypes.shape != (len(self.variants), len(self.samples)):
@@ -98,7 +102,7 @@ def open_ped(  # noqa: A002 - PLINK's names
     fid, iid, pat, mat, sex, pheno_tokens, lines = header
     _check_unique_samples(fid, iid, lines, ped)
     founder = np.array([p == "0" and m == "0" for p, m in zip(pat, mat)], dtype=bool)
-    a1, a2, geno = _code_genotypes(alleles, founder, snp, lines, ped)
+    a1, a2, geno, swapped = _code_genotypes(alleles, founder, snp, lines, ped)
     variants = VariantTable(chrom, snp, cm, bp, a1, a2)
     status, trait = (np.zeros(len(fid), dtype=np.int8), None) if pheno_file else decode_phenotype(pheno_tokens, lines, ped)
     samples = SampleTable(
@@ -108,7 +112,8 @@ def open_ped(  # noqa: A002 - PLINK's names
         status,
         trait,
     )
-    source = ArraySource(ped, variants, samples, geno, founder, [ped, map_path], sex_rule=not allow_no_sex)
+    source = ArraySource(ped, variants, samples, geno, founder, [ped, map_path], sex_rule=not allow_no_sex,
+                         raw_swapped=swapped)
     if pheno_file:
         apply_pheno(source, pheno_file)
     elif not allow_no_sex:
@@ -204,19 +209,21 @@ def _check_unique_samples(fid, iid, lines, path) -> None:
 
 
 def _code_genotypes(alleles: np.ndarray, founder: np.ndarray, snp: np.ndarray, lines: list[int], path: str):
-    """Per SNP choose A1/A2 as PLINK does and code calls as A1 counts (-1 missing)."""
+    """Per SNP choose A1/A2 as PLINK does and code calls as A1 counts (-1 missing); also whether
+    A1 was swapped at PLINK's load (its binary codes then count A2)."""
     n, p = alleles.shape[0], alleles.shape[1] // 2
     geno = np.empty((p, n), dtype=np.int8)
     a1, a2 = np.empty(p, dtype=object), np.empty(p, dtype=object)
+    swapped = np.zeros(p, dtype=bool)
     for j in range(p):
         first, second = alleles[:, 2 * j], alleles[:, 2 * j + 1]
         _check_half_missing(first, second, snp[j], lines, path)
-        allele1, allele2 = _choose_a1(first, second, founder, snp[j], path)
+        allele1, allele2, swapped[j] = _choose_a1(first, second, founder, snp[j], path)
         called = first != MISSING_ALLELE
         codes = (first == allele1).astype(np.int8) + (second == allele1).astype(np.int8)
         geno[j] = np.where(called, codes, -1)
         a1[j], a2[j] = allele1.decode(), allele2.decode()
-    return a1.astype(str), a2.astype(str), geno
+    return a1.astype(str), a2.astype(str), geno, swapped
 
 
 def _check_half_missing(first, second, snp_id, lines, path) -> None:
@@ -230,8 +237,9 @@ def _check_half_missing(first, second, snp_id, lines, path) -> None:
         )
 
 
-def _choose_a1(first, second, founder, snp_id, path) -> tuple[bytes, bytes]:
-    """(A1, A2) as ``plink1.9 --file`` makes them (see the module notes)."""
+def _choose_a1(first, second, founder, snp_id, path) -> tuple[bytes, bytes, bool]:
+    """(A1, A2) as ``plink1.9 --file`` makes them (see the module notes), and whether the load
+    swapped the conversion's A1."""
     interleaved = np.column_stack([first, second]).ravel()  # file order: sample, then allele 1, 2
     called = interleaved != MISSING_ALLELE
     values, first_seen = np.unique(interleaved[called], return_index=True)
@@ -239,9 +247,9 @@ def _choose_a1(first, second, founder, snp_id, path) -> tuple[bytes, bytes]:
         shown = ", ".join(v.decode() for v in values)
         raise InputError(path, f"SNP {snp_id} has more than two alleles ({shown}); gboost needs biallelic SNPs")
     if len(values) == 0:
-        return MISSING_ALLELE, MISSING_ALLELE
+        return MISSING_ALLELE, MISSING_ALLELE, False
     if len(values) == 1:
-        return MISSING_ALLELE, values[0]
+        return MISSING_ALLELE, values[0], False
     order = np.argsort(first_seen)
     seen_first, seen_second = values[order[0]], values[order[1]]
     # Conversion: A1 = the allele rarer in all samples, ties to the one seen second.
@@ -252,8 +260,8 @@ def _choose_a1(first, second, founder, snp_id, path) -> tuple[bytes, bytes]:
     # Loading: swapped when A1 is the more common allele among founders (a tie keeps the order).
     founder_alleles = np.concatenate([first[founder], second[founder]])
     if _count(founder_alleles, a1) > _count(founder_alleles, a2):
-        a1, a2 = a2, a1
-    return a1, a2
+        return a2, a1, True
+    return a1, a2, False
 
 
 def _count(alleles: np.ndarray, allele: bytes) -> int:
