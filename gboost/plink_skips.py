@@ -24,9 +24,12 @@ WORD = 32  # samples per 64-bit word of 2-bit codes
 
 def candidates(counts: np.ndarray) -> np.ndarray:
     """Indices of the SNPs (``counts``: ``(b, 3, 2)`` called genotypes per type and class) the
-    quirk can skip: hets and code-00 homozygotes, no code-11 homozygote."""
+    quirk can skip: hets and code-00 homozygotes, no code-11 homozygote, and at most one word's
+    worth of code-00 homozygotes (they must all lie in one word of 32 samples). The last bound
+    keeps :func:`skipped`'s per-sample look off the common SNPs of a fileset whose A1 is the major
+    allele, where every rare variant has hets and code-00 homozygotes only."""
     called = counts.sum(axis=2)
-    return np.flatnonzero((called[:, 0] == 0) & (called[:, 1] > 0) & (called[:, 2] > 0))
+    return np.flatnonzero((called[:, 0] == 0) & (called[:, 1] > 0) & (called[:, 2] > 0) & (called[:, 2] <= WORD))
 
 
 def skipped(types: np.ndarray) -> np.ndarray:

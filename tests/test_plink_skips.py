@@ -142,3 +142,19 @@ def test_the_calls_path_skips_them(tmp_path):
     calls = np.where(_types(rows) >= 0, _types(rows), -1).astype(np.int8)  # types are copies of the .bim's A1
     study = load_study(ArraySource(prefix, bed.variants, bed.samples, calls))
     assert set(study.variants.snp) == {name for name, _, skip in rows if not skip}
+
+
+def test_candidates_stop_at_a_word_of_code00_homozygotes():
+    """The skip needs every code-00 homozygote in one word of 32 samples: a SNP with 33 is no
+    candidate (a fileset whose A1 is the major allele must not send its common SNPs through the
+    per-sample look), one with 32 still is, and the look agrees where it is given the 33."""
+    def counts(t0, t1, t2):
+        return np.array([[t0, 0], [t1, 0], [t2, 0]], dtype=np.int64)
+
+    c = np.stack([counts(0, 5, 32), counts(0, 5, 33), counts(1, 5, 3), counts(0, 0, 40)])
+    assert plink_skips.candidates(c).tolist() == [0]
+    types = np.full((1, 96), 1, dtype=np.int8)
+    types[0, :33] = 2  # 33 code-00 homozygotes cannot share a word of 32
+    assert not plink_skips.skipped(types)[0]
+    types[0, 0] = types[0, 32] = 1  # now 31, all in the first word, beside a het: skipped
+    assert plink_skips.skipped(types)[0]
