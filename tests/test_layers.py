@@ -12,7 +12,8 @@ from tests.helpers import ROOT
 LAYERS = [
     ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch", "compile_guard",
      "engines.cupy_import"),  # leaves
-    ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study"),
+    ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study",
+     "plink_skips"),
     ("io", "load", "inputs", "covariates", "simulate", "engines.base", "stats.qt_products",
      # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload, page-locking
      "engines.gpu.config", "engines.gpu.compile", "engines.gpu.cuda", "engines.gpu.counting", "engines.gpu.upload",
