@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 
 import pytest
 
@@ -28,4 +29,23 @@ SEEDS = [18, 210, 214, 219, 220, 228, 230, 236, 238]
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_random_realistic_study_matches_plink(seed, tmp_path):
     ok, what = sweep.one(seed, str(tmp_path), PLINK)
+    assert ok, what
+
+
+# bench/parity_sweep.py --more-flags draws (bench/results_parity_sweep_vm_2026-11-27c.txt): 403 a quantitative
+# trait read from the .pgen plink2 makes of it (was refused: a .psam's trait); 444 a quantitative trait in 3 --part
+# runs + merge; 447 --chr 1-3 + a --pheno file + --mind; 486 chr-prefixed .bim names, --chr chr0,chr2, --extract,
+# rs-like IDs; 493 --chr chr2-chrXY (was refused: a range's ends may be any standard code); 506 --mind leaving 32
+# samples, --exclude, --chr chr1,chrX, .pgen (PLINK's skip of hets + A1 homozygotes in one word, gboost/plink_skips.py);
+# 428 --pheno + 3 parts; 441 the .ped/.map fileset + --pheno + 5 parts + --mind.
+MORE_SEEDS = [403, 444, 447, 486, 493, 506, 428, 441]
+
+
+@pytest.mark.parametrize("seed", MORE_SEEDS)
+def test_a_random_study_with_more_flags_matches_plink(seed, tmp_path):
+    if sweep.draw(seed, more=True)[2].get("pfile"):
+        if shutil.which("plink2") is None:
+            pytest.skip("plink2 not on PATH (the study's .pgen is made with it)")
+        pytest.importorskip("pgenlib", reason="pgenlib not installed (pip install 'gboost[formats]')")
+    ok, what = sweep.one(seed, str(tmp_path), PLINK, more=True)
     assert ok, what
