@@ -22,7 +22,9 @@ GPU (driver, context, CuPy, kernels) are ready, in two arrangements:
     python bench/probe_split_read.py --bfile PREFIX --mode inproc|fork [--runs N]
 
 Each run is a fresh process (this script re-executed); a line per run gives the marks in seconds from
-the process's start, and the last line each mode's medians. Without a GPU (the VM), the GPU's thread
+the process's start, and the last line each mode's medians. The fork mode's ``c_*`` marks are the
+child's: forked, gboost's loader imported (numba with it), the .fam/.bim parsed, the counting pass done,
+the arrays gathered for the pickle; ``piped`` is when the parent has read the last byte. Without a GPU (the VM), the GPU's thread
 imports CuPy when it is installed and stops there: the GIL contention is the same, the driver's
 start and the kernels' load are absent.
 """
@@ -104,12 +106,18 @@ def _gpu_thread(marks: dict, go=None, light: bool = False):
     return t
 
 
-def _read(bfile: str):
+def _read(bfile: str, marks: dict | None = None):
+    """The parse and the counting pass; ``marks`` (when given) gets the child's steps: gboost's loader
+    imported (numba with it), the .fam/.bim parsed, the counting pass done."""
+    marks = {} if marks is None else marks
     from gboost.inputs import open_input
     from gboost.load import load_study
 
+    marks["c_imports"] = time.perf_counter()
     source = open_input(bfile=bfile)
+    marks["c_parsed"] = time.perf_counter()
     study = load_study(source, background_encode=True)
+    marks["c_counted"] = time.perf_counter()
     if study.planes_ready is not None:
         study.planes_ready.cancel()
     return study
@@ -146,14 +154,16 @@ def run_fork(bfile: str) -> dict:
     pid = os.fork()
     if pid == 0:  # the child: read, send, leave without the interpreter's teardown
         os.close(r)
+        child = {"c_forked": time.perf_counter()}
         try:
-            study = _read(bfile)
+            study = _read(bfile, child)
             # Plain arrays only: unpickling gboost's classes would import their modules, and numba with them.
             v, sm = study.variants, study.samples
             lite = ({f: getattr(v, f) for f in ("chrom", "snp", "cm", "bp", "a1", "a2")},
                     {f: getattr(sm, f) for f in ("fid", "iid", "sex", "status")}, study.counts,
                     vars(study.qc), study.snp_col_width)
-            data = pickle.dumps(lite, protocol=pickle.HIGHEST_PROTOCOL)
+            child["c_pickled"] = time.perf_counter()
+            data = pickle.dumps((child, lite), protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException as exc:  # noqa: BLE001
             data = pickle.dumps(exc)
         with os.fdopen(w, "wb") as f:
@@ -164,8 +174,12 @@ def run_fork(bfile: str) -> dict:
     with os.fdopen(r, "rb") as f:
         data = f.read()  # (the read releases the GIL while it waits)
     marks["piped"] = time.perf_counter()
-    lite = pickle.loads(data)
+    loaded = pickle.loads(data)
+    if isinstance(loaded, BaseException):
+        raise loaded
+    child, lite = loaded
     marks["data"] = time.perf_counter()
+    marks.update(child)  # (the same clock: the child is a fork of this process)
     os.waitpid(pid, 0)
     t.join()
     marks["snps"] = len(lite[2])
