@@ -19,7 +19,13 @@ GPU (driver, context, CuPy, kernels) are ready, in two arrangements:
   kernels' load are left out of this mode: a design built on it must place both (the child encoding
   into shared memory; GPU modules importable without numba).
 
-    python bench/probe_split_read.py --bfile PREFIX --mode inproc|fork [--runs N]
+* ``fork2`` — two children after NumPy's import: one parses the .fam/.bim (``open_input``), the other
+  reads the .fam's classes and counts every .bed row's genotypes per class in one compiled pass (no
+  .bim: a design built on it applies the SNP filters to the counts afterwards); each imports numba on
+  its own GIL. Marks ``a_*`` and ``b_*`` are the children's; ``counted_total`` (every mode) is the sum of
+  the counts, equal between modes when every SNP is kept and every sample has a case/control status.
+
+    python bench/probe_split_read.py --bfile PREFIX --mode inproc|fork|fork2 [--runs N]
 
 Each run is a fresh process (this script re-executed); a line per run gives the marks in seconds from
 the process's start, and the last line each mode's medians. The fork mode's ``c_*`` marks are the
@@ -141,6 +147,7 @@ def run_inproc(bfile: str) -> dict:
     marks["data"] = time.perf_counter()
     t.join()
     marks["snps"] = study.n_snps
+    marks["counted_total"] = int(study.counts.sum())
     return marks
 
 
@@ -187,6 +194,100 @@ def run_fork(bfile: str) -> dict:
     return marks
 
 
+def _count_child(bfile: str, marks: dict) -> np.ndarray:
+    """What a counting process of a split reader would do: the .fam's classes, then every .bed row's
+    called genotypes per class in one compiled pass over the whole file (no .bim: a design built on
+    this applies the SNP filters to the counts afterwards)."""
+    import numpy as np
+
+    from gboost.encode import bed_class_counts, bed_plan
+
+    marks["b_imports"] = time.perf_counter()
+    status = np.array([line.split()[5] for line in open(bfile + ".fam")])
+    n = len(status)
+    case, ctrl = np.flatnonzero(status == "2"), np.flatnonzero(status == "1")
+    plan = bed_plan(np.r_[ctrl, case], np.r_[np.zeros(len(ctrl), bool), np.ones(len(case), bool)], n)
+    row = (n + 3) // 4
+    p = (os.path.getsize(bfile + ".bed") - 3) // row
+    step = max(1, (32 << 20) // row)  # the product's READ_BLOCK_BYTES, into one reused buffer
+    buf = np.empty((step, row), dtype=np.uint8)
+    out, read_s = [], 0.0
+    fd = os.open(bfile + ".bed", os.O_RDONLY)
+    try:
+        for a in range(0, p, step):
+            k = min(step, p - a)
+            t = time.perf_counter()
+            got = os.preadv(fd, [memoryview(buf[:k]).cast("B")], 3 + a * row)
+            read_s += time.perf_counter() - t
+            assert got == k * row
+            out.append(bed_class_counts(buf[:k], np.arange(k), plan)[0])
+    finally:
+        os.close(fd)
+    marks["b_counted"] = time.perf_counter()
+    marks["b_read_ms"] = round(read_s * 1000)  # (an int: not a time mark)
+    return np.concatenate(out)
+
+
+def _child(fn, w: int) -> None:
+    """Run ``fn(marks)`` in a forked child, send (marks, value) through the pipe end ``w``, leave."""
+    import pickle
+
+    marks = {}
+    try:
+        data = pickle.dumps((marks, fn(marks)), protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException as exc:  # noqa: BLE001
+        data = pickle.dumps(exc)
+    with os.fdopen(w, "wb") as f:
+        f.write(data)
+    os._exit(0)
+
+
+def run_fork2(bfile: str) -> dict:
+    """Two children: one parses the .fam/.bim (``open_input``), one counts the .bed; each imports numba
+    on its own GIL, beside the other and beside the parent's GPU start."""
+    import pickle
+
+    import numpy  # noqa: F401
+
+    marks = {"numpy": time.perf_counter()}
+    pipes = []
+    for name, fn in (("a", lambda m: _parse_child(bfile, m)), ("b", lambda m: _count_child(bfile, m))):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            _child(fn, w)
+        os.close(w)
+        pipes.append((name, r, pid))
+    t = _gpu_thread(marks, light=True)
+    for name, r, pid in pipes:  # (each read releases the GIL while it waits)
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        loaded = pickle.loads(data)
+        if isinstance(loaded, BaseException):
+            raise loaded
+        child, value = loaded
+        marks.update(child)
+        marks[f"{name}_data"] = time.perf_counter()
+        os.waitpid(pid, 0)
+        if name == "b":
+            marks["counted_total"] = int(value.sum())
+    marks["data"] = max(marks["a_data"], marks["b_data"])
+    t.join()
+    return marks
+
+
+def _parse_child(bfile: str, marks: dict):
+    from gboost.inputs import open_input
+
+    marks["a_imports"] = time.perf_counter()
+    source = open_input(bfile=bfile)
+    marks["a_parsed"] = time.perf_counter()
+    v, sm = source.variants, source.samples
+    return ({f: getattr(v, f) for f in ("chrom", "snp", "cm", "bp", "a1", "a2")},
+            {f: getattr(sm, f) for f in ("fid", "iid", "sex", "status")})
+
+
 def main() -> None:
     import argparse
     import json
@@ -201,7 +302,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.one:
         origin = T0 - _age()
-        marks = run_inproc(a.bfile) if a.mode == "inproc" else run_fork(a.bfile)
+        marks = {"inproc": run_inproc, "fork": run_fork, "fork2": run_fork2}[a.mode](a.bfile)
         print(json.dumps({k: (round(v - origin, 4) if isinstance(v, float) else v) for k, v in marks.items()}))
         sys.stdout.flush()
         os._exit(0)
