@@ -17,9 +17,15 @@ tests/test_best_ties.py). The exact statistic of a pair over the screen is alrea
 So after the scan, for each SNP whose best partner has such equivalents, z is computed again for
 every equivalent partner exactly as PLINK computes it (:func:`plink_z`, its order of operations in
 double precision: fepi_counts_to_boost_chisq of plink_ld.c, read to learn the order, not copied),
-and the best is chosen among them by PLINK's rule (:func:`gboost.tiles.better`). Partners whose
-statistics are equal only by coincidence (a study left with a dozen samples by --mind) are not
-looked for: that would take a second pass over every pair.
+and the best is chosen among them by PLINK's rule (:func:`gboost.tiles.better`).
+
+Partners whose statistics are equal only by coincidence are not alike: in a study of a few dozen
+samples (a cohort cut down by --mind, a candidate-gene study) unrelated partners often give tables of
+the same statistic, and so do partners alike only on the samples called at m. Finding those takes
+every partner's z. So where that second pass over every pair is cheap (:func:`tie_classes`: ~10^7
+pair evaluations times plane words, a few tenths of a second), every SNP is put in one class and the
+best is re-chosen among all partners by PLINK's z and rule, which is what PLINK itself computes;
+elsewhere the alike classes stand (docs/plink_boost_notes.md §6).
 
 PLINK's orientation of a pair and its order of operations: gboost/stats/plink_order.py.
 """
@@ -106,6 +112,23 @@ def _alike(a: np.ndarray, b: np.ndarray) -> bool:
     return True
 
 
+# The work of re-choosing every SNP's best among all its partners, in pair evaluations (each unordered
+# pair twice, once for each SNP) times (plane words + 20): pair_table's words, and plink_z's fixed cost
+# of about 20 words' (0.65 us an evaluation at 2 words, 1.3 us at 16 on the 2-core VM). At the bound,
+# 0.25-0.5 s there: 670 SNPs of a few dozen samples, 500 of 1,000, 310 of 5,000.
+ALL_PARTNERS_WORK = 10_000_000
+
+
+def tie_classes(planes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The classes :func:`repair_best` re-chooses within: every SNP in class 0 where re-choosing among
+    all partners is cheap (``ALL_PARTNERS_WORK``), so that coincidental ties are settled as PLINK
+    settles them; else :func:`equivalence_classes`."""
+    p = counts.shape[0]
+    if p >= 2 and p * (p - 1) * (planes.shape[2] + 20) <= ALL_PARTNERS_WORK:
+        return np.zeros(p, dtype=np.int64)
+    return equivalence_classes(planes, counts)
+
+
 # ---- The repair --------------------------------------------------------------------------------
 
 
@@ -123,7 +146,7 @@ def _candidate_z(planes, counts, has_missing, w_ctrl, m_of, q_of, rev, alpha1, o
 
 def repair_best(study, summary, alpha1: np.ndarray, cls: np.ndarray, rows: tuple[int, int] | None = None) -> np.ndarray:
     """Re-choose, in place, the best partner of every SNP whose best partner has alike SNPs
-    (``cls``: :func:`equivalence_classes` of the study), among those alike partners, by PLINK's z
+    (``cls``: :func:`tie_classes` of the study), among those alike partners, by PLINK's z
     (:func:`plink_z`) and PLINK's rule; its value becomes PLINK's z. ``alpha1[d]``: the screen
     threshold for DF d. ``rows`` = (r0, r1): only pairs whose first SNP lies in [r0, r1) (a --part's
     share). Returns the SNPs re-chosen.

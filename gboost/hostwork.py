@@ -51,8 +51,9 @@ class HostWork:
         # only beside a screen that leaves the host free; serially the writer's pool does it
         # faster, in parallel runs.
         self.outputs = self._submit(self._prepare_outputs) if background else None
-        # The SNPs alike up to their genotypes' names, for PLINK's BEST_SNP on ties (gboost/best_ties.py):
-        # a pass over every SNP's planes (0.1 s at 500k on the VM), here beside the screen.
+        # The SNPs alike up to their genotypes' names, for PLINK's BEST_SNP on ties (gboost/best_ties.py;
+        # in a small study all SNPs, one class): a pass over every SNP's planes (0.1 s at 500k on the VM),
+        # here beside the screen.
         self.alike = self._submit(_alike_classes, study)
         # Each row block's rows of pairs.epi.cc and pairs.tsv (Q left out: it needs every P), made
         # beside the screen once the block is tested (issue 24: formatting them after the screen
@@ -162,14 +163,14 @@ class HostWork:
 
 
 def _alike_classes(study: Study):
-    """gboost.best_ties.equivalence_classes of the study (None where the study has no planes: a
-    merge of --part outputs)."""
-    from gboost.best_ties import equivalence_classes
+    """gboost.best_ties.tie_classes of the study (None where the study has no planes: a merge of
+    --part outputs)."""
+    from gboost.best_ties import tie_classes
 
     if study.planes.ndim != 3 or study.planes.shape[2] == 0:
         return None
     study.wait_planes()
-    return equivalence_classes(study.planes, study.counts)
+    return tie_classes(study.planes, study.counts)
 
 
 class _Deferred:
