@@ -22,10 +22,10 @@ and the best is chosen among them by PLINK's rule (:func:`gboost.tiles.better`).
 Partners whose statistics are equal only by coincidence are not alike: in a study of a few dozen
 samples (a cohort cut down by --mind, a candidate-gene study) unrelated partners often give tables of
 the same statistic, and so do partners alike only on the samples called at m. Finding those takes
-every partner's z. So where that second pass over every pair is cheap (:func:`tie_classes`: ~10^7
-pair evaluations times plane words, a few tenths of a second), every SNP is put in one class and the
-best is re-chosen among all partners by PLINK's z and rule, which is what PLINK itself computes;
-elsewhere the alike classes stand (docs/plink_boost_notes.md §6).
+every partner's z. So where that second pass over every pair is cheap (:func:`tie_classes`: p (p - 1)
+times (plane words + 20) up to ``ALL_PARTNERS_WORK``, a few tenths of a second), every SNP is put in one
+class and the best is re-chosen among all partners by PLINK's z and rule, which is what PLINK itself
+computes; elsewhere the alike classes stand (docs/plink_boost_notes.md §6).
 
 PLINK's orientation of a pair and its order of operations: gboost/stats/plink_order.py.
 """
@@ -38,6 +38,7 @@ import numpy as np
 
 from gboost.stats.plink_order import plink_counts, plink_z
 from gboost.stats.table import pair_table
+from gboost.tiles import better
 
 # ---- Classes of SNPs that split the samples alike ------------------------------------------------
 
@@ -112,11 +113,11 @@ def _alike(a: np.ndarray, b: np.ndarray) -> bool:
     return True
 
 
-# The work of re-choosing every SNP's best among all its partners, in pair evaluations (each unordered
-# pair twice, once for each SNP) times (plane words + 20): pair_table's words, and plink_z's fixed cost
-# of about 20 words' (0.65 us an evaluation at 2 words, 1.3 us at 16 on the 2-core VM). At the bound,
-# 0.25-0.5 s there: 670 SNPs of a few dozen samples, 500 of 1,000, 310 of 5,000.
-ALL_PARTNERS_WORK = 10_000_000
+# The work of re-choosing every SNP's best among all its partners, as p (p - 1) times (plane words + 20):
+# each unordered pair's table (its words) and PLINK's z (a fixed cost of about 20 words'), once a pair
+# (_all_pairs_z). At the bound: ~1,160 SNPs of a few dozen samples, ~910 of 1,000, ~550 of 5,000; near it
+# 0.1-0.4 s on the 2-core VM (bench/probe_tie_cost.py; docs/PERFORMANCE.md, seventeenth session).
+ALL_PARTNERS_WORK = 30_000_000
 
 
 def tie_classes(planes: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -144,6 +145,49 @@ def _candidate_z(planes, counts, has_missing, w_ctrl, m_of, q_of, rev, alpha1, o
         out[k] = plink_z(c, alpha1)
 
 
+@nb.njit(cache=True)
+def _all_pairs_z(planes, counts, has_missing, w_ctrl, rev, alpha1, r0, r1, z):
+    """PLINK's z of every pair (i < j, r0 <= i < r1) into z[i, j] and z[j, i] (NaN elsewhere)."""
+    p = z.shape[0]
+    t = np.zeros((3, 3, 2), np.int64)
+    c = np.zeros(18, np.int64)
+    for i in range(r0, r1):
+        for j in range(i + 1, p):
+            pair_table(planes, counts, has_missing, w_ctrl, i, j, t)
+            plink_counts(t, rev[i], rev[j], c)
+            v = plink_z(c, alpha1)
+            z[i, j] = v
+            z[j, i] = v
+
+
+@nb.njit(cache=True)
+def _choose_all(z, snps, best, best_partner, done):
+    """For each SNP m of ``snps``, its best among every partner by PLINK's rule (``better``), where
+    one has z > 0: written into ``best``/``best_partner`` and flagged in ``done``."""
+    for k in range(len(snps)):
+        m = snps[k]
+        bv, bp = -np.inf, -1
+        for q in range(z.shape[0]):
+            v = z[m, q]
+            if q != m and not np.isnan(v) and better(v, q, bv, bp, m):
+                bv, bp = v, q
+        if bp >= 0 and bv > 0:
+            best[m], best_partner[m] = bv, bp
+            done[k] = True
+
+
+def _repair_all(study, summary, alpha1: np.ndarray, snps: np.ndarray, r0: int, r1: int) -> np.ndarray:
+    """:func:`repair_best` where every SNP is one class (:func:`tie_classes` of a small study): each pair's
+    z once, then each SNP's choice among all its partners."""
+    p = study.n_snps
+    z = np.full((p, p), np.nan)
+    _all_pairs_z(study.planes, study.counts, study.has_missing, study.layout.w_ctrl, study.plink_reversed(),
+                 np.ascontiguousarray(alpha1, dtype=np.float64), r0, r1, z)
+    done = np.zeros(len(snps), np.bool_)
+    _choose_all(z, np.ascontiguousarray(snps, np.int64), summary.best, summary.best_partner, done)
+    return snps[done]
+
+
 def repair_best(study, summary, alpha1: np.ndarray, cls: np.ndarray, rows: tuple[int, int] | None = None) -> np.ndarray:
     """Re-choose, in place, the best partner of every SNP whose best partner has alike SNPs
     (``cls``: :func:`tie_classes` of the study), among those alike partners, by PLINK's z
@@ -153,8 +197,6 @@ def repair_best(study, summary, alpha1: np.ndarray, cls: np.ndarray, rows: tuple
 
     Needs the study's planes (a merge of --part outputs has none: it
     takes what each part chose, :func:`apply_part_ties`)."""
-    from gboost.tiles import better
-
     none = np.zeros(0, np.int64)
     planes = study.planes
     study.wait_planes()
@@ -165,10 +207,12 @@ def repair_best(study, summary, alpha1: np.ndarray, cls: np.ndarray, rows: tuple
     snps = np.flatnonzero(ok & (lead >= 0) & (summary.best > 0))
     if len(snps) == 0:
         return none
+    r0, r1 = rows if rows is not None else (0, study.n_snps)
+    if len(cls) and not cls.any():  # one class: every partner (tie_classes of a small study)
+        return _repair_all(study, summary, alpha1, snps, r0, r1)
     members: dict = {}
     for s_ in np.flatnonzero(cls >= 0):
         members.setdefault(int(cls[s_]), []).append(int(s_))
-    r0, r1 = rows if rows is not None else (0, study.n_snps)
     m_of, q_of = [], []
     for m in snps.tolist():
         qs = [q for q in members[int(lead[m])] if q != m and r0 <= min(m, q) < r1]
@@ -202,8 +246,6 @@ def apply_part_ties(summary, cls: np.ndarray, ties: list[tuple[np.ndarray, np.nd
     has alike SNPs, the parts' choices of that class compete by PLINK's rule. A part whose share
     holds a member of that class had its own best in that class (they tie with the best), so every
     member is among the choices. Returns the SNPs re-chosen."""
-    from gboost.tiles import better
-
     best_p = summary.best_partner
     lead = np.where(best_p >= 0, cls[np.maximum(best_p, 0)], -1)
     done = []
