@@ -68,18 +68,24 @@ def test_the_repair_changes_what_the_engines_chose(dup_prefix, tmp_path, monkeyp
     assert all(x.split()[:6] == y.split()[:6] for x, y in changed)  # only BEST_CHR / BEST_SNP moved
 
 
-def test_parts_merged_equal_a_single_run_on_ties(dup_prefix, tmp_path):
+def _assert_parts_merge_to_the_single_run(prefix, tmp_path):
+    """Three --part runs and their merge write what one run writes (the ties each part re-chose compete
+    in the merge: gboost.best_ties.apply_part_ties)."""
     from gboost.cli import main
 
-    single = _summary_partners(dup_prefix, tmp_path, "single")
+    single = _summary_partners(prefix, tmp_path, "single")
     parts = []
     for k in (1, 2, 3):
         parts.append(str(tmp_path / f"part{k}"))
-        assert main(["scan", "--bfile", dup_prefix, "--out", parts[-1], "--device", "cpu", "--quiet", "--epi1", "0.05",
+        assert main(["scan", "--bfile", prefix, "--out", parts[-1], "--device", "cpu", "--quiet", "--epi1", "0.05",
                      "--part", f"{k}/3"]) == 0
     assert main(["merge", *parts, "--out", str(tmp_path / "merged"), "--quiet"]) == 0
     for name in ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv", "marginal.tsv"):
         assert (tmp_path / "merged" / name).read_bytes() == (single / name).read_bytes(), name
+
+
+def test_parts_merged_equal_a_single_run_on_ties(dup_prefix, tmp_path):
+    _assert_parts_merge_to_the_single_run(dup_prefix, tmp_path)
 
 
 def test_another_reader_orders_alleles_as_the_bed_does(dup_prefix):
@@ -198,17 +204,7 @@ def test_a_tiny_study_re_chooses_among_every_partner(tiny_prefix, tmp_path, monk
 
 
 def test_a_tiny_study_in_parts_merges_to_the_single_run(tiny_prefix, tmp_path):
-    from gboost.cli import main
-
-    single = _summary_partners(tiny_prefix, tmp_path, "single")
-    parts = []
-    for k in (1, 2, 3):
-        parts.append(str(tmp_path / f"part{k}"))
-        assert main(["scan", "--bfile", tiny_prefix, "--out", parts[-1], "--device", "cpu", "--quiet", "--epi1",
-                     "0.05", "--part", f"{k}/3"]) == 0
-    assert main(["merge", *parts, "--out", str(tmp_path / "merged"), "--quiet"]) == 0
-    for name in ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv", "marginal.tsv"):
-        assert (tmp_path / "merged" / name).read_bytes() == (single / name).read_bytes(), name
+    _assert_parts_merge_to_the_single_run(tiny_prefix, tmp_path)
 
 
 def test_tie_classes_take_every_partner_only_below_the_bound():
