@@ -133,6 +133,15 @@ def tie_classes(planes: np.ndarray, counts: np.ndarray) -> np.ndarray:
 # ---- The repair --------------------------------------------------------------------------------
 
 
+@nb.njit(cache=True, inline="always")
+def _pair_z(planes, counts, has_missing, w_ctrl, rev, alpha1, i, j, t, c):
+    """PLINK's z of pair (i, j), i < j: its table, PLINK's orientation of it, PLINK's double
+    (``t``, ``c``: scratch of the caller's)."""
+    pair_table(planes, counts, has_missing, w_ctrl, i, j, t)
+    plink_counts(t, rev[i], rev[j], c)
+    return plink_z(c, alpha1)
+
+
 @nb.njit(cache=True)
 def _candidate_z(planes, counts, has_missing, w_ctrl, m_of, q_of, rev, alpha1, out):
     t = np.zeros((3, 3, 2), np.int64)
@@ -140,9 +149,7 @@ def _candidate_z(planes, counts, has_missing, w_ctrl, m_of, q_of, rev, alpha1, o
     for k in range(len(m_of)):
         m, q = m_of[k], q_of[k]
         i, j = (m, q) if m < q else (q, m)
-        pair_table(planes, counts, has_missing, w_ctrl, i, j, t)
-        plink_counts(t, rev[i], rev[j], c)
-        out[k] = plink_z(c, alpha1)
+        out[k] = _pair_z(planes, counts, has_missing, w_ctrl, rev, alpha1, i, j, t, c)
 
 
 @nb.njit(cache=True)
@@ -153,11 +160,7 @@ def _all_pairs_z(planes, counts, has_missing, w_ctrl, rev, alpha1, r0, r1, z):
     c = np.zeros(18, np.int64)
     for i in range(r0, r1):
         for j in range(i + 1, p):
-            pair_table(planes, counts, has_missing, w_ctrl, i, j, t)
-            plink_counts(t, rev[i], rev[j], c)
-            v = plink_z(c, alpha1)
-            z[i, j] = v
-            z[j, i] = v
+            z[i, j] = z[j, i] = _pair_z(planes, counts, has_missing, w_ctrl, rev, alpha1, i, j, t, c)
 
 
 @nb.njit(cache=True)
