@@ -6,6 +6,7 @@ some give wrong results: the package's MmaConfig can express only builds that gi
   survivors or summary values: wrong results, for the counting's share of the kernel time) and
   ``defines`` (extra ``-D NAME=VALUE``, for the kernel's switches: ``GM_PROBE=1`` or ``2``, timing
   probes of the missing-call pre-screen with wrong results; ``GM_XBAR=0``).
+* :class:`BenchKernelConfig`: a KernelConfig with extra ``defines`` (the CUDA-core kernels' switches).
 * :func:`popc_ceiling_kernel`, :func:`mma_ceiling_kernel`: the device's ceilings (bench/kernels/),
   compiled after the production source with the default options.
 """
@@ -41,6 +42,17 @@ class BenchMmaConfig(MmaConfig):
     def options(self) -> tuple[str, ...]:
         return (*super().options(), f"-DGM_COUNT_ONLY={int(self.count_only)}", *(f"-D{d}" for d in self.defines),
                 *self.extra)
+
+
+@dataclass(frozen=True)
+class BenchKernelConfig(KernelConfig):
+    """KernelConfig plus ``defines`` (extra ``-D NAME=VALUE``), e.g. ``GB_MINB2C=3``: the blocks per SM
+    the mode-4 kernel's registers aim at."""
+
+    defines: tuple[str, ...] = ()
+
+    def options(self) -> tuple[str, ...]:
+        return (*super().options(), *(f"-D{d}" for d in self.defines))
 
 
 def popc_ceiling_kernel(device_id: int = 0):

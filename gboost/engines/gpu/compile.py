@@ -13,6 +13,10 @@ COMMON_FILE = "boost_common.cu"
 MMA_KERNEL_FILE = "boost_mma.cu"
 # The four counting modes' screen kernels (2 * rows-have-missing + columns-have-missing), per path.
 MODE_KERNELS = ("gb_screen_22", "gb_screen_23", "gb_screen_32", "gb_screen_33")
+# The CUDA-core path's fifth mode, 4: blocks with missing calls counted by correction
+# (gboost/engines/gpu/missing_lists.py), and the two kernels that build its inputs.
+LIST_MODE_KERNEL = "gb_screen_2c"
+LIST_BUILD_KERNELS = ("gb_transpose_planes", "gb_miss_lists")
 MMA_MODE_KERNELS = ("gm_screen_22", "gm_screen_23", "gm_screen_32", "gm_screen_33")
 # The modes with missing calls at the rows (<3,2>, <3,3>) counting from the planes' fragment-native copy
 # (boost_mma.cu, gm_count_class; MmaCounting.frag), by mode index.
@@ -47,8 +51,8 @@ _KERNELS_LOCK = threading.Lock()
 
 def kernels(device_id: int, config: KernelConfig | MmaConfig) -> dict:
     """The compiled kernels for ``device_id`` and ``config``, compiled (NVRTC) on first use only:
-    the four mode kernels, ``gb_reduce_partials``, ``gb_decode_bed`` and, for the tensor cores,
-    ``gm_layout``."""
+    the mode kernels, ``gb_reduce_partials``, ``gb_decode_bed`` and, for the CUDA cores, the lists'
+    build kernels, for the tensor cores ``gm_layout``."""
     key = (device_id, config)
     with _KERNELS_LOCK:
         got = _KERNELS.get(key)
@@ -58,7 +62,8 @@ def kernels(device_id: int, config: KernelConfig | MmaConfig) -> dict:
                 names = (*MMA_MODE_KERNELS, *MMA_FAST_KERNELS.values(), "gb_reduce_partials", "gm_layout",
                          "gb_decode_bed")
             else:
-                code, names = kernel_source(), (*MODE_KERNELS, "gb_reduce_partials", "gb_decode_bed")
+                code = kernel_source()
+                names = (*MODE_KERNELS, LIST_MODE_KERNEL, *LIST_BUILD_KERNELS, "gb_reduce_partials", "gb_decode_bed")
             got = compile_module(device_id, code, config.options(), names)
             _KERNELS[key] = got
     return got

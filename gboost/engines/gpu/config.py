@@ -38,6 +38,14 @@ class KernelConfig:
     def threads(self) -> int:
         return (self.block_rows // 2) * (self.block_cols // 2)
 
+    @property
+    def corrects(self) -> bool:
+        """Whether blocks with missing calls may count by correction (boost_screen.cu, mode 4): both
+        classes' correction counts fit the plane buffers (GB_CORR_FITS, the same test)."""
+        bi, bj, kw = self.block_rows, self.block_cols, self.chunk_words
+        return (bi % 4 == 0 and bj % 4 == 0 and 6 * bj * bi <= 3 * kw * bi * 8
+                and 4 * bi * (bj + 4) <= 3 * kw * bj * 8)
+
     def options(self) -> tuple[str, ...]:
         # --fmad=false: no fused multiply-adds, so KSA rounds exactly as the CPU engine's numba code.
         # CuPy adds -arch=sm_XY for the device the module is compiled on.

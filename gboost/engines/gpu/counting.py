@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gboost.engines.gpu.compile import MMA_FAST_KERNELS, MMA_MODE_KERNELS, MODE_KERNELS, kernels
+from gboost.engines.gpu.compile import LIST_MODE_KERNEL, MMA_FAST_KERNELS, MMA_MODE_KERNELS, MODE_KERNELS, kernels
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 
 # Largest c ln c table staged in shared memory (8 bytes per entry, n_samples + 1 entries). The
@@ -46,6 +46,7 @@ class _Counting:
     name: str
     label: str  # in GpuEngine.describe()
     mode_kernels: tuple[str, ...]
+    lists = False  # whether its kernels count blocks with missing calls by correction (mode 4)
     # Whether the plane arrays also hold a fragment-native copy (only MmaCounting makes one; the runner
     # clears it where the copy does not fit, DeviceRunner._setup).
     frag = False
@@ -86,7 +87,9 @@ class PopcCounting(_Counting):
 
     name = "popc"
     label = "CUDA-core popcount"
-    mode_kernels = MODE_KERNELS
+    # mode 4: counting by correction (missing_lists.py)
+    mode_kernels = (*MODE_KERNELS, LIST_MODE_KERNEL)
+    lists = True  # whether its kernels can count blocks with missing calls by correction
 
     @property
     def bytes_per_snp(self) -> int:
@@ -110,8 +113,9 @@ class PopcCounting(_Counting):
     def shape_args(self) -> tuple:
         return np.int32(self.n_words), np.int32(self.w_ctrl)
 
-    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool) -> None:
-        b.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1)), shared_mem=b.dyn_smem[name])
+    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool,
+               extra: tuple = ()) -> None:
+        b.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1), *extra), shared_mem=b.dyn_smem[name])
 
     def pairs_per_second(self, sms: int, cells: int) -> float:
         # Measured on an H100 (docs/PERFORMANCE.md): about 7 table cells x 64-bit words per SM and
@@ -234,7 +238,9 @@ class MmaCounting(_Counting):
     def shape_args(self) -> tuple:
         return np.int32(self.n_ks), np.int32(self.ks0)
 
-    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool) -> None:
+    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool,
+               extra: tuple = ()) -> None:
+        assert not extra  # (no mode 4 here)
         half = bar.size // 2
         args = (*args, bar[:half], bar[half:])
         # While planes still go up, one SM is left to the upload's layout kernels: a persistent

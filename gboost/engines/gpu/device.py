@@ -13,6 +13,7 @@ import numpy as np
 
 from gboost.engines.base import SummaryPartial, Thresholds, Tile, TileResult
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
+from gboost.engines.gpu import missing_lists
 from gboost.engines.gpu.counting import MmaCounting, counting_for
 from gboost.engines.gpu.cuda import cupy, device_name, host_register, host_unregister, is_oom
 from gboost.engines.gpu.pinning import GateHold, HostPinner, copy_ranges, piece_rows, split_bytes
@@ -51,6 +52,7 @@ class DeviceStats:
     decoded_bytes: int = 0
     decode_seconds: float = 0.0
     table_in_shared_memory: bool | None = None  # the c ln c table read from shared memory
+    listed_snps: int = 0  # SNPs whose missing calls are counted by correction (missing_lists.py)
 
 
 def _reduce_geometry(n: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -151,6 +153,10 @@ class DeviceRunner:
         self.max_edge: int | None = None  # sub-tile edge after an out-of-memory back-off
         self.epoch = 0
         self.planes = None
+        # Blocks with missing calls counted by correction (CUDA cores, resident planes): the device lists,
+        # and each SNP's flag (missing_lists.ListPlan: 0 fully called, 1 listed, 2 not listed).
+        self.lists: missing_lists.DeviceLists | None = None
+        self.flags = np.where(self.has_missing, 2, 0).astype(np.uint8)
         self._uploading: PlaneUpload | None = None  # resident planes still going up
         self.where: Tile | None = None
         self.host_planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
@@ -199,7 +205,6 @@ class DeviceRunner:
         self.upload_stream = cp.cuda.Stream(non_blocking=True)
         with self.stream:
             self.counts = cp.asarray(np.ascontiguousarray(study.counts.reshape(self.p, 6), dtype=np.int32))
-            self.miss = cp.asarray(self.has_missing.astype(np.uint8))
             self.xlx = cp.asarray(xlogx_table(study.n_samples))
             self.thr = cp.asarray(np.concatenate([thresholds.screen, thresholds.summary]).astype(np.float64))
             self._setup_bars()
@@ -210,9 +215,13 @@ class DeviceRunner:
         # Two survivor buffers (88 bytes a survivor) take at most a twentieth of the budget.
         self.capacity = max(MIN_CAPACITY, min(self.capacity, int(0.05 * self.budget) // (2 * 88)))
         chunk = min(self.p, self._chunk_snps())
+        lay = study.layout
+        plan = missing_lists.plan_lists(study.counts, lay.n_ctrl, lay.n_case, self.has_missing,
+                                        enabled=self.way.lists and self.config.corrects)
 
         def resident_bytes() -> int:
-            return self.p * self.way.bytes_per_snp + chunk * 3 * 8 * self.n_words
+            return (self.p * self.way.bytes_per_snp + chunk * 3 * 8 * self.n_words
+                    + missing_lists.device_bytes(self.p, self.n_words, plan.width))
 
         # The fragment-native copy (MmaCounting.frag) for the float32 pre-screen's modes with missing
         # calls at the rows, where the planes stay resident with it; a study streamed in blocks keeps
@@ -221,10 +230,14 @@ class DeviceRunner:
             self.way.frag = True
             if not (resident_bytes() <= RESIDENT_FRACTION * self.budget and -(-self.p // 16) * 16 <= self.way.max_snps):
                 self.way.frag = False
+        if plan.listed and resident_bytes() > RESIDENT_FRACTION * self.budget:
+            plan = missing_lists.unlisted(plan)  # resident planes without the lists rather than streamed ones
         if resident_bytes() <= RESIDENT_FRACTION * self.budget and self.p <= self.way.max_snps:
             self.planes = self._resident_planes()
         if self.planes is None:  # (frag is False here: the copy is only asked for where it stays resident)
+            plan = missing_lists.unlisted(plan)  # (the lists are built as resident planes land)
             self._start_streaming()
+        self._setup_lists(plan)
         self.slots = (Slot(cp), Slot(cp))
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
         cp.cuda.Device(self.device_id).synchronize()
@@ -236,6 +249,29 @@ class DeviceRunner:
             # Last: a registration holds the driver, so each CUDA call of the set-up above would
             # wait for the one in hand (the engine's prepare took 0.73 s against 0.27 s).
             self._start_pinning()
+
+    def _setup_lists(self, plan: missing_lists.ListPlan) -> None:
+        """The SNPs' flags on the device (every kernel's ``miss``) and, where some are listed, the lists
+        and the sample-major copy (missing_lists.DeviceLists), filled as the planes' chunks land. Where
+        they do not fit, no SNP is listed (the direct modes count every block with missing calls)."""
+        cp, lay = self.cp, self.study.layout
+        if plan.listed:
+            try:
+                with self.stream:
+                    miss = cp.asarray(plan.flags)
+                    self.lists = missing_lists.DeviceLists(cp, self.k, plan, self.p, self.n_words, lay.w_ctrl,
+                                                           lay.n_ctrl, lay.n_case, miss)
+            except Exception as exc:
+                if not is_oom(cp, exc):
+                    raise
+                self.stats.backoffs += 1
+                self.lists = None
+                self.pool.free_all_blocks()
+                plan = missing_lists.unlisted(plan)
+        self.flags = plan.flags
+        self.stats.listed_snps = int((plan.flags == 1).sum())
+        with self.stream:
+            self.miss = self.lists.miss if self.lists is not None else cp.asarray(plan.flags)
 
     def _resident_planes(self):
         """The planes' resident array, or None where the device cannot hold it (the study then streams).
@@ -332,8 +368,10 @@ class DeviceRunner:
 
     def lay_out(self, x, out, o: int) -> None:
         """SNP-major planes ``x`` (on the device) into ``out`` in kernel layout, from SNP ``o`` on
-        (current stream)."""
+        (current stream); a chunk of the resident planes also into the missing-call lists."""
         self.way.lay_out(self.k, x, out, o)
+        if self.lists is not None and out is self.planes:
+            self.lists.add(x, o)
 
     def _block(self, a: int, b: int, keep: tuple[int, int] | None = None):
         """Kernel-layout planes of SNPs [a, b) on the device (streaming), from the LRU cache."""
@@ -433,15 +471,21 @@ class DeviceRunner:
 
     # -- one tile ------------------------------------------------------------------------------
     def _modes(self, tile: Tile) -> list[int]:
-        """Counting modes (2 * rows-have-missing + columns-have-missing) of the tile's blocks."""
+        """Counting modes of the tile's blocks, as the kernels derive them (boost_screen.cu, gb_block_mode):
+        4 where the block has missing calls, all of listed SNPs; else 2 * rows-have-missing +
+        columns-have-missing."""
 
-        def flags(start: int, n: int, b: int) -> set[bool]:
-            m = self.has_missing[start:start + n]
-            return set((np.add.reduceat(m, np.arange(0, n, b)) > 0).tolist()) if n else {False}
+        def states(start: int, n: int, b: int) -> set[tuple[bool, bool]]:
+            if not n:
+                return {(False, False)}
+            f = self.flags[start:start + n]
+            at = np.arange(0, n, b)
+            return set(zip((np.add.reduceat(f > 0, at) > 0).tolist(), (np.add.reduceat(f == 2, at) > 0).tolist()))
 
-        rows = flags(tile.i0, tile.i1 - tile.i0, self.block_rows)
-        cols = flags(tile.j0, tile.j1 - tile.j0, self.block_cols)
-        return sorted({2 * int(a) + int(b) for a in rows for b in cols})
+        rows = states(tile.i0, tile.i1 - tile.i0, self.block_rows)
+        cols = states(tile.j0, tile.j1 - tile.j0, self.block_cols)
+        return sorted({4 if (ra or ca) and not (ru or cu) else 2 * int(ra) + int(ca)
+                       for ra, ru in rows for ca, cu in cols})
 
     def submit(self, tile: Tile, slot: Slot) -> Pending:
         """Queue the tile's uploads (streaming), kernels and result copies; returns at once."""
@@ -492,7 +536,7 @@ class DeviceRunner:
                 np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab), slot.surv_n, np.int32(slot.cap),
                 slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
         self.way.launch(self.build, self.way.kernel_name(mode, orr, oc), args, nbx, nby, bar=self.bar, props=self.props,
-                        uploading=self._uploading is not None)
+                        uploading=self._uploading is not None, extra=self.lists.args if mode == 4 else ())
 
     def collect(self, pend: Pending) -> TileResult:
         """Wait for a submitted tile; re-screen it with a larger buffer if survivors overflowed."""
@@ -606,6 +650,7 @@ class DeviceRunner:
             dec, self._decoder = self._decoder, None
             dec.close()
         self.planes = None
+        self.lists = None
         self.bar = None
         self._cache.clear()
         for slot in self.slots:

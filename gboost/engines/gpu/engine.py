@@ -309,6 +309,11 @@ class GpuEngine(Engine):
         return self._stats[0].table_in_shared_memory if self._stats else None
 
     @property
+    def listed_snps(self) -> int:
+        """SNPs whose missing calls the first GPU counts by correction (0 before prepare; missing_lists.py)."""
+        return self._stats[0].listed_snps if self._stats else 0
+
+    @property
     def kernel_seconds(self) -> float:
         """Device time of the screen and reduce kernels since prepare (CUDA events), summed over GPUs."""
         return sum(st.kernel_seconds for st in self._stats)
@@ -340,6 +345,8 @@ class GpuEngine(Engine):
             "mean_tile_kernel_s": round(self.kernel_seconds / tiles, 6) if tiles else None,
             "gpu_idle_s": round(sum(gaps), 6),
             "gpu_idle_longest_s": round(max(gaps), 6) if gaps else 0.0,
+            # SNPs with missing calls counted by correction on the CUDA cores (missing_lists.py), on the first GPU
+            "listed_snps": int(self._stats[0].listed_snps),
         }
         streamed = [st for st in self._stats if st.streaming]
         if streamed:

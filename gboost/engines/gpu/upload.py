@@ -33,7 +33,9 @@ class PlaneUpload:
     def __init__(self, runner: DeviceRunner, planes):
         cp = runner.cp
         self.cp = cp
-        step = max(1, PRELOAD_CHUNK_BYTES // max(1, 3 * 8 * runner.n_words))
+        # Whole groups of 32 SNPs a chunk: the missing-call lists' sample-major copy is built a group at a
+        # time (missing_lists.DeviceLists.add).
+        step = max(32, PRELOAD_CHUNK_BYTES // max(1, 3 * 8 * runner.n_words) // 32 * 32)
         self.starts = list(range(0, runner.p, step))
         self.step = step
         self.ready = [threading.Event() for _ in self.starts]

@@ -21,6 +21,17 @@
 // <2,3> and <3,2> count 6 cells and subtract along the fully called side. All give the same
 // integer table.
 //
+// Missing calls by correction (mode 4, gb_screen_2c): missing calls are sparse (~1 % on real chips),
+// so a block whose SNPs all have short lists of missing samples counts the 4 cells of <2,2> (exact
+// with missing calls: a missing call sets no plane bit) and takes the rest from five counts a pair and
+// class, each a sum over one SNP's list: c_t = #(row SNP of type t at the column SNP's missing samples),
+// t = 0, 1, 2, and d_t = #(column SNP of type t at the row SNP's missing samples), t = 0, 1
+// (gb_fill_corrected). They are summed 32 SNPs at a time in bit-sliced counters from a sample-major copy
+// of the planes (gt, gb_transpose_planes) at the samples of each SNP's list (lst, gb_miss_lists):
+// a few dozen loads and adds a list instead of 5 more dense products per word (the 9 of <3,3>).
+// miss[] holds 0 (fully called), 1 (listed) or 2 (missing calls, not listed: the direct modes).
+// The references: gboost/engines/gpu/missing_lists.py.
+//
 // Popcounts (GB_HS=1): POPC issues at a quarter of the rate of logic ops, so each cell keeps a
 // carry-save bit vector `ones`: per 64-bit word, ones + lo + hi = 2 * carry + ones' bit by bit
 // (a full adder: two LOP3) and only the carry is popcounted into acc. That halves the POPCs and
@@ -62,6 +73,9 @@
 #endif
 #ifndef GB_MINB33
 #define GB_MINB33 2
+#endif
+#ifndef GB_MINB2C  // the mode-4 kernel (counting by correction): its KSA takes any margins, as <2,3>'s
+#define GB_MINB2C GB_MINB23
 #endif
 
 #define GB_TI 2
@@ -246,24 +260,179 @@ __device__ __forceinline__ void gb_fill_class(int* t, const gb_u32 (&c)[NA][NB],
 }
 
 
-template <int NA, int NB>
+
+// ---- Counting by correction (mode 4) ----------------------------------------------------------------
+// Both classes' corrections in the plane buffers once the counting is done with them, one byte a count
+// (a list holds at most 255 samples, gboost/engines/gpu/missing_lists.py): cC[k][t][c][r] in sA (t = 0,
+// 1, 2), cR[k][t][r][c] in sB (t = 0, 1). A column's row counts are whole words XOR-swizzled by the
+// column (GB_CSW), and a row's column counts take 4 bytes more than the block's columns, so that a
+// warp's reads of its pairs' counts fall on distinct banks (two-way at most).
+#define GB_CROW GB_BI
+#define GB_RROW (GB_BJ + 4)
+#define GB_CSW(c) ((((GB_BI / 4) & (GB_BI / 4 - 1)) == 0) ? (((c) >> 1) & (GB_BI / 4 - 1)) : 0)
+#define GB_CORR_FITS (GB_BI % 4 == 0 && GB_BJ % 4 == 0 && 6 * GB_BJ * GB_CROW <= 3 * GB_KW * GB_BI * 8 && \
+                      4 * GB_BI * GB_RROW <= 3 * GB_KW * GB_BJ * 8)
+#define GB_CBITS 8  // bits of a bit-sliced counter: counts up to 255
+
+// v += a + b for 32 counters at once (bit q of v[b] is bit b of counter q): a full adder at the lowest
+// bit, its carry rippled up.
+__device__ __forceinline__ void gb_vadd2(gb_u32 (&v)[GB_CBITS], gb_u32 a, gb_u32 b) {
+    gb_u32 c = gb_maj(v[0], a, b);
+    v[0] = gb_xor3(v[0], a, b);
+#pragma unroll
+    for (int q = 1; q < GB_CBITS; ++q) {
+        const gb_u32 t = v[q] & c;
+        v[q] ^= c;
+        c = t;
+    }
+}
+
+// Counters 4m .. 4m + 3 as the bytes of one word (m a compile-time constant where unrolled). The
+// multiply spreads a nibble's bits to bits 0, 8, 16, 24 without carries.
+__device__ __forceinline__ gb_u32 gb_vbytes4(const gb_u32 (&v)[GB_CBITS], int m) {
+    gb_u32 w = 0u;
+#pragma unroll
+    for (int b = 0; b < GB_CBITS; ++b) w |= (((v[b] >> (4 * m)) & 0xFu) * 0x00204081u & 0x01010101u) << b;
+    return w;
+}
+
+// Bits at sample s of plane t of the 32 SNPs from global SNP g * 32 + sh on (bit q: SNP g * 32 + sh + q).
+// gt is [group][type][sample]: one 32-bit word a group of 32 SNPs; SNPs past the study read as zero.
+__device__ __forceinline__ gb_u32 gb_tword(const gb_u32* __restrict__ gt, gb_size S, int G, int g, int sh, int t,
+                                           int s) {
+    const gb_u32 lo = g < G ? __ldg(gt + ((gb_size)g * 3 + t) * S + (gb_size)s) : 0u;
+    if (sh == 0) return lo;
+    const gb_u32 hi = g + 1 < G ? __ldg(gt + ((gb_size)(g + 1) * 3 + t) * S + (gb_size)s) : 0u;
+    return __funnelshift_r(lo, hi, sh);
+}
+
+// Both classes' corrections of every pair of the block into cC and cR. Tasks: (column SNP, 32 rows) for
+// types 0 and 1, the same for type 2, (row SNP, 32 columns) for types 0 and 1; a task walks its SNP's
+// list of each class (lst[g][k]: the count, then the samples, class-relative; class 1's plane bits
+// start at 64 w_ctrl).
+__device__ void gb_corrections(unsigned char* cC, unsigned char* cR, const unsigned short* __restrict__ lst, int L1,
+                               const gb_u32* __restrict__ gt, gb_size S, int G, int w_ctrl, int i0, int ni,
+                               int j0, int nj, int bi0, int bj0, int tid) {
+    const int nqr = (GB_BI + 31) / 32, nqc = (GB_BJ + 31) / 32;
+    const int n_col = GB_BJ * nqr, n_row = GB_BI * nqc;
+    for (int task = tid; task < 2 * n_col + n_row; task += GB_THREADS) {
+        int role, snp, q;
+        if (task < 2 * n_col) {
+            role = task < n_col ? 0 : 1;
+            const int u = task - role * n_col;
+            snp = u % GB_BJ;
+            q = u / GB_BJ;
+        } else {
+            role = 2;
+            const int u = task - 2 * n_col;
+            snp = u % GB_BI;
+            q = u / GB_BI;
+        }
+        const bool col = role < 2;
+        const int gs = col ? (bj0 + snp < nj ? j0 + bj0 + snp : -1) : (bi0 + snp < ni ? i0 + bi0 + snp : -1);
+        const int gbase = col ? i0 + bi0 + 32 * q : j0 + bj0 + 32 * q;
+        const int g = gbase >> 5, sh = gbase & 31;
+        const int ta = role == 1 ? 2 : 0;
+        const bool two = role != 1;
+#pragma unroll 1
+        for (int k = 0; k < 2; ++k) {
+            gb_u32 va[GB_CBITS], vb[GB_CBITS];
+#pragma unroll
+            for (int b = 0; b < GB_CBITS; ++b) va[b] = vb[b] = 0u;
+            if (gs >= 0) {
+                const unsigned short* L = lst + ((gb_size)gs * 2 + k) * (gb_size)L1;
+                const int m = L[0], s0 = k ? 64 * w_ctrl : 0;
+                int x = 0;
+                for (; x + 1 < m; x += 2) {
+                    const int s1 = s0 + L[1 + x], s2 = s0 + L[2 + x];
+                    gb_vadd2(va, gb_tword(gt, S, G, g, sh, ta, s1), gb_tword(gt, S, G, g, sh, ta, s2));
+                    if (two) gb_vadd2(vb, gb_tword(gt, S, G, g, sh, 1, s1), gb_tword(gt, S, G, g, sh, 1, s2));
+                }
+                if (x < m) {
+                    const int s1 = s0 + L[1 + x];
+                    gb_vadd2(va, gb_tword(gt, S, G, g, sh, ta, s1), 0u);
+                    if (two) gb_vadd2(vb, gb_tword(gt, S, G, g, sh, 1, s1), 0u);
+                }
+            }
+            if (col) {
+                gb_u32* oa = reinterpret_cast<gb_u32*>(cC + ((k * 3 + ta) * GB_BJ + snp) * GB_CROW);
+                gb_u32* ob = reinterpret_cast<gb_u32*>(cC + ((k * 3 + 1) * GB_BJ + snp) * GB_CROW);
+                const int sw = GB_CSW(snp);
+#pragma unroll
+                for (int m = 0; m < 8; ++m) {
+                    if (32 * q + 4 * m < GB_BI) {
+                        oa[(8 * q + m) ^ sw] = gb_vbytes4(va, m);
+                        if (two) ob[(8 * q + m) ^ sw] = gb_vbytes4(vb, m);
+                    }
+                }
+            } else {
+                gb_u32* oa = reinterpret_cast<gb_u32*>(cR + ((k * 2) * GB_BI + snp) * GB_RROW);
+                gb_u32* ob = reinterpret_cast<gb_u32*>(cR + ((k * 2 + 1) * GB_BI + snp) * GB_RROW);
+#pragma unroll
+                for (int m = 0; m < 8; ++m) {
+                    if (32 * q + 4 * m < GB_BJ) {
+                        oa[8 * q + m] = gb_vbytes4(va, m);
+                        ob[8 * q + m] = gb_vbytes4(vb, m);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Class k's cells of pair (r, c) of the block from the 4 counted ones (types 0 and 1 of both SNPs) and
+// its corrections (the header's c_t, d_t): each further cell is a SNP's count of its type less the cells
+// of that type counted and those at the other SNP's missing samples.
+__device__ __forceinline__ void gb_fill_corrected(int* t, const gb_u32 (&c)[2][2], const unsigned char* cC,
+                                                  const unsigned char* cR, int r, int cl, const int* ci,
+                                                  const int* cj, int k) {
+    const int rb = (((r >> 2) ^ GB_CSW(cl)) << 2) + (r & 3);  // the swizzled byte of row r in column cl's counts
+    const int c0 = cC[((k * 3) * GB_BJ + cl) * GB_CROW + rb];
+    const int c1 = cC[((k * 3 + 1) * GB_BJ + cl) * GB_CROW + rb];
+    const int c2 = cC[((k * 3 + 2) * GB_BJ + cl) * GB_CROW + rb];
+    const int d0 = cR[((k * 2) * GB_BI + r) * GB_RROW + cl];
+    const int d1 = cR[((k * 2 + 1) * GB_BI + r) * GB_RROW + cl];
+    t[k] = (int)c[0][0];
+    t[2 + k] = (int)c[0][1];
+    t[6 + k] = (int)c[1][0];
+    t[8 + k] = (int)c[1][1];
+    t[4 + k] = ci[k] - t[k] - t[2 + k] - c0;           // row type 0, column type 2
+    t[10 + k] = ci[2 + k] - t[6 + k] - t[8 + k] - c1;  // row type 1, column type 2
+    t[12 + k] = cj[k] - t[k] - t[6 + k] - d0;          // row type 2, column type 0
+    t[14 + k] = cj[2 + k] - t[2 + k] - t[8 + k] - d1;  // row type 2, column type 1
+    t[16 + k] = ci[4 + k] - t[12 + k] - t[14 + k] - c2;
+}
+
+// The block's pairs: count, correct (CORR: mode 4, <2,2> counting), KSA, survivors and summaries.
+template <int NA, int NB, bool CORR>
 __device__ __forceinline__ void gb_block_pairs(
     gb_summ& sm, gb_u64* sA, gb_u64* sB, const gb_u64* __restrict__ planes_r, int stride_r, int off_r,
     const gb_u64* __restrict__ planes_c, int stride_c, int off_c, const int* __restrict__ counts,
     const double* tab, const double* __restrict__ thr, int W, int w_ctrl, int i0, int ni,
     int j0, int nj, int diag, int bi0, int bj0, int tid, int tx, int ty, gb_u32* __restrict__ surv_n,
-    int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa, int* __restrict__ surv_tab, gb_u32 one) {
+    int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa, int* __restrict__ surv_tab, gb_u32 one,
+    const gb_u32* __restrict__ gt, gb_size S, int G, const unsigned short* __restrict__ lst, int L1) {
     gb_u32 c0[GB_TI][GB_TJ][NA][NB], c1[GB_TI][GB_TJ][NA][NB];
     const int ni_blk = min(GB_BI, ni - bi0), nj_blk = min(GB_BJ, nj - bj0);
     gb_count_class<NA, NB>(c0, sA, sB, planes_r, stride_r, planes_c, stride_c, W, off_r + bi0, ni_blk, off_c + bj0,
                            nj_blk, 0, w_ctrl, tid, tx, ty, one);
     gb_count_class<NA, NB>(c1, sA, sB, planes_r, stride_r, planes_c, stride_c, W, off_r + bi0, ni_blk, off_c + bj0,
                            nj_blk, w_ctrl, W, tid, tx, ty, one);
+    // Mode 4: the corrections into the (now free) plane buffers, after the counting so that they hold no
+    // registers through its loop.
+    const unsigned char* cC = reinterpret_cast<const unsigned char*>(sA);
+    const unsigned char* cR = reinterpret_cast<const unsigned char*>(sB);
+    if constexpr (CORR) {
+        __syncthreads();  // everyone is done counting from sA / sB
+        gb_corrections(reinterpret_cast<unsigned char*>(sA), reinterpret_cast<unsigned char*>(sB), lst, L1, gt, S, G,
+                       w_ctrl, i0, ni, j0, nj, bi0, bj0, tid);
+        __syncthreads();
+    }
     // Fully called block: per-SNP terms of KSA into the (now free) plane buffers.
     double* rterm = reinterpret_cast<double*>(sA);
     double* cterm = reinterpret_cast<double*>(sB);
     double* consts = rterm + GB_ROW_FIELDS * GB_BI;
-    if (NA == 2 && NB == 2) {
+    if (NA == 2 && NB == 2 && !CORR) {
         __syncthreads();  // everyone is done counting from sA / sB
         if (tid < GB_BI) {
             if (tid < ni_blk) gb_snp_terms(counts, i0 + bi0 + tid, tab, rterm + tid, GB_BI, true, tid == 0 ? consts : 0);
@@ -287,10 +456,15 @@ __device__ __forceinline__ void gb_block_pairs(
                 ci[q] = __ldg(counts + (gb_size)gi * 6 + q);
                 cj[q] = __ldg(counts + (gb_size)gj * 6 + q);
             }
-            gb_fill_class<NA, NB>(t, c0[ii][jj], ci, cj, 0);
-            gb_fill_class<NA, NB>(t, c1[ii][jj], ci, cj, 1);
+            if constexpr (CORR) {
+                gb_fill_corrected(t, c0[ii][jj], cC, cR, r - bi0, c - bj0, ci, cj, 0);
+                gb_fill_corrected(t, c1[ii][jj], cC, cR, r - bi0, c - bj0, ci, cj, 1);
+            } else {
+                gb_fill_class<NA, NB>(t, c0[ii][jj], ci, cj, 0);
+                gb_fill_class<NA, NB>(t, c1[ii][jj], ci, cj, 1);
+            }
             int df;
-            const double v = (NA == 2 && NB == 2)
+            const double v = (NA == 2 && NB == 2 && !CORR)
                                  ? gb_ksa_fixed(t, tab, rterm + ty * GB_TI + ii, GB_BI, cterm + tx * GB_TJ + jj, GB_BJ,
                                                 consts, df)
                                  : gb_ksa_df(t, tab, df);
@@ -305,20 +479,22 @@ __device__ __forceinline__ void gb_block_pairs(
     }
 }
 
-// Which <NA, NB> a block runs: 2 when no SNP of that side of the block has a missing call.
-// Both kernels below derive it the same way; the host launches one gb_screen per mode present.
+// Which mode a block runs: 4 (counting by correction) where some SNP of the block has missing calls and
+// every such SNP is listed (miss 1); else 2 * (rows have missing calls) + (columns have). Every CUDA-core
+// kernel derives it the same way; the host launches one kernel per mode present.
 __device__ __forceinline__ int gb_block_mode(const unsigned char* __restrict__ miss, int i0, int ni, int j0,
                                              int nj, int bi0, int bj0, int tid) {
-    int f = 0;
-    if (tid < GB_BI && bi0 + tid < ni) f = miss[i0 + bi0 + tid];
-    const int any_a = __syncthreads_or(f);
-    f = 0;
-    if (tid < GB_BJ && bj0 + tid < nj) f = miss[j0 + bj0 + tid];
-    const int any_b = __syncthreads_or(f);
+    int fa = 0, fb = 0;
+    if (tid < GB_BI && bi0 + tid < ni) fa = miss[i0 + bi0 + tid];
+    if (tid < GB_BJ && bj0 + tid < nj) fb = miss[j0 + bj0 + tid];
+    const int any_a = __syncthreads_or(fa);
+    const int any_b = __syncthreads_or(fb);
+    const int unlisted = __syncthreads_or(fa == 2 || fb == 2);
+    if ((any_a || any_b) && !unlisted) return 4;
     return (any_a ? 2 : 0) + (any_b ? 1 : 0);
 }
 
-template <int NA, int NB>
+template <int NA, int NB, bool CORR>
 __device__ __forceinline__ void gb_screen(
     const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
     int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
@@ -327,7 +503,8 @@ __device__ __forceinline__ void gb_screen(
     int* __restrict__ surv_ij,
     double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
     double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
-    double* __restrict__ cp_best, int* __restrict__ cp_partner, int one) {
+    double* __restrict__ cp_best, int* __restrict__ cp_partner, int one, const gb_u32* __restrict__ gt, gb_size S,
+    int G, const unsigned short* __restrict__ lst, int L1) {
     __shared__ __align__(16) gb_u64 sA[3 * GB_KW * GB_BI];
     __shared__ __align__(16) gb_u64 sB[3 * GB_KW * GB_BJ];
     __shared__ int s_rsig[GB_BI][GB_TX], s_rtot[GB_BI][GB_TX], s_rbp[GB_BI][GB_TX];
@@ -355,7 +532,7 @@ __device__ __forceinline__ void gb_screen(
         }
         return;
     }
-    if (gb_block_mode(miss, i0, ni, j0, nj, bi0, bj0, tid) != (NA - 2) * 2 + (NB - 2)) return;
+    if (gb_block_mode(miss, i0, ni, j0, nj, bi0, bj0, tid) != (CORR ? 4 : (NA - 2) * 2 + (NB - 2))) return;
 
     const double* tab = xlx;
     if (n_tab > 0) {
@@ -370,9 +547,10 @@ __device__ __forceinline__ void gb_screen(
 #pragma unroll
     for (int q = 0; q < GB_TJ; ++q) { sm.csig[q] = 0; sm.ctot[q] = 0; sm.cbp[q] = -1; sm.cbest[q] = gb_neg_inf(); }
 
-    gb_block_pairs<NA, NB>(sm, sA, sB, planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, tab, thr, W,
-                           w_ctrl, i0, ni, j0, nj, diag, bi0, bj0,
-                           tid, tx, ty, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, (gb_u32)one);
+    gb_block_pairs<NA, NB, CORR>(sm, sA, sB, planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, tab, thr,
+                                 W, w_ctrl, i0, ni, j0, nj, diag, bi0, bj0,
+                                 tid, tx, ty, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, (gb_u32)one, gt, S, G, lst,
+                                 L1);
 
     // Block reduction: thread (tx, ty) holds rows ty*2 + ii over its columns, columns tx*2 + jj over its rows.
 #pragma unroll
@@ -423,7 +601,80 @@ __device__ __forceinline__ void gb_screen(
 
 // One kernel per mode, so each gets the registers its own cell count needs: <2,2> fits three
 // blocks per SM without spilling in its counting loop, the others two.
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB22) gb_screen_22(GB_SCREEN_ARGS) { gb_screen<2, 2>(GB_SCREEN_PASS); }
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_23(GB_SCREEN_ARGS) { gb_screen<2, 3>(GB_SCREEN_PASS); }
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_32(GB_SCREEN_ARGS) { gb_screen<3, 2>(GB_SCREEN_PASS); }
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB33) gb_screen_33(GB_SCREEN_ARGS) { gb_screen<3, 3>(GB_SCREEN_PASS); }
+#define GB_NO_LISTS 0, 0, 0, 0, 0
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB22) gb_screen_22(GB_SCREEN_ARGS) { gb_screen<2, 2, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_23(GB_SCREEN_ARGS) { gb_screen<2, 3, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_32(GB_SCREEN_ARGS) { gb_screen<3, 2, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB33) gb_screen_33(GB_SCREEN_ARGS) { gb_screen<3, 3, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
+// Mode 4, counting by correction: gt, S (samples a plane row of gt: 64 x plane words), G (its groups of 32
+// SNPs), lst and L1 (entries a list, its count included) from gboost/engines/gpu/missing_lists.py. A block
+// shape whose corrections do not fit the plane buffers never gets a listed SNP (KernelConfig.corrects).
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB2C) gb_screen_2c(GB_SCREEN_ARGS, const gb_u32* __restrict__ gt,
+                                                                                  long long S, int G, const unsigned short* __restrict__ lst, int L1) {
+#if GB_CORR_FITS
+    gb_screen<2, 2, true>(GB_SCREEN_PASS, gt, (gb_size)S, G, lst, L1);
+#else
+    __trap();
+#endif
+}
+
+// ---- The correction's inputs, built as each chunk of the resident planes lands ----------------------
+// gt[g][t][s], bit q: bit s of plane t of SNP 32 g + q; for chunk x ([n][3][W] words, SNP-major) whose
+// first SNP is 32 * g0. A warp per (group, type, word): lane q loads SNP 32 g + q's word, and 64 ballots
+// turn the 32 x 64 bits around. (Reference: missing_lists.transpose_ref.)
+extern "C" __global__ void gb_transpose_planes(const gb_u64* __restrict__ x, int n, int W, int g0, long long S,
+                                               gb_u32* __restrict__ gt) {
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const int ng = (n + 31) >> 5;
+    if (warp >= (long long)ng * 3 * W) return;  // (whole warps: blockDim is a multiple of 32)
+    const int w = (int)(warp % W), t = (int)((warp / W) % 3), g = (int)(warp / (3LL * W));
+    const int r = g * 32 + lane;
+    const gb_u64 v = r < n ? __ldg(x + ((gb_size)r * 3 + t) * (gb_size)W + w) : 0ull;
+    const gb_u32 lo = (gb_u32)v, hi = (gb_u32)(v >> 32);
+    gb_u32 mlo = 0u, mhi = 0u;
+#pragma unroll
+    for (int b = 0; b < 32; ++b) {
+        const gb_u32 a = __ballot_sync(0xffffffffu, (lo >> b) & 1u);
+        const gb_u32 c = __ballot_sync(0xffffffffu, (hi >> b) & 1u);
+        if (lane == b) {
+            mlo = a;
+            mhi = c;
+        }
+    }
+    gb_u32* out = gt + ((gb_size)(g0 + g) * 3 + t) * (gb_size)S + (gb_size)w * 64;
+    out[lane] = mlo;
+    out[32 + lane] = mhi;
+}
+
+// lst[g][k] for the SNPs of chunk x (whose first SNP is o) that mode 4 may meet (miss 0 or 1): the number
+// of samples of class k with no call, then each one's place in its class (below 2^16). A thread per SNP
+// and class.
+// (Reference: missing_lists.lists_ref.)
+extern "C" __global__ void gb_miss_lists(const gb_u64* __restrict__ x, int n, int W, int w_ctrl, int n_ctrl,
+                                         int n_case, int o, const unsigned char* __restrict__ miss, int L1,
+                                         unsigned short* __restrict__ lst) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= 2 * n) return;
+    const int r = e >> 1, k = e & 1, g = o + r;
+    if (miss[g] == 2) return;  // (never in a block of mode 4)
+    unsigned short* out = lst + ((gb_size)g * 2 + k) * (gb_size)L1;
+    if (miss[g] == 0) {  // fully called: an empty list (mode 4's blocks hold such SNPs too)
+        out[0] = 0;
+        return;
+    }
+    const gb_u64* row = x + (gb_size)r * 3 * (gb_size)W;
+    const int wa = k ? w_ctrl : 0, wb = k ? W : w_ctrl, nk = k ? n_case : n_ctrl;
+    int m = 0;
+    for (int w = wa; w < wb; ++w) {
+        const int base = (w - wa) * 64, left = nk - base;
+        const gb_u64 valid = left >= 64 ? ~0ull : (1ull << left) - 1ull;
+        gb_u64 mm = ~(row[w] | row[W + w] | row[2 * W + w]) & valid;
+        while (mm) {
+            if (m + 1 < L1) out[1 + m] = (unsigned short)(base + __ffsll((long long)mm) - 1);
+            ++m;
+            mm &= mm - 1ull;
+        }
+    }
+    out[0] = (unsigned short)min(m, L1 - 1);
+}

@@ -1,0 +1,137 @@
+"""Missing calls counted by correction (gboost/engines/gpu/missing_lists.py; the CUDA-core kernel's
+mode 4): the plan of which SNPs are listed, the NumPy references of the two build kernels, and the
+correction's arithmetic, which must give every pair's table exactly as the direct count does. These run
+without a GPU; tests/test_gpu_missing_lists.py holds the kernels equal to these references."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gboost.engines.gpu import missing_lists as ml
+from gboost.engines.gpu.config import KernelConfig
+from gboost.stats.table import pair_table
+from tests.helpers import gpu_study
+
+
+def _build(study, chunk=64):
+    """gt and the lists of ``study``, chunk by chunk as the upload lands them (chunks of whole groups)."""
+    lay = study.layout
+    p, W = study.n_snps, lay.n_words
+    plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
+    S = 64 * W
+    gt = np.full(ml.groups(p) * 3 * S, 0xDEADBEEF, dtype=np.uint32)  # every word must be written
+    lst = np.full(p * 2 * max(plan.width, 1), 0xFFFF, dtype=np.uint16)
+    planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
+    for o in range(0, p, chunk):
+        x = planes[o:o + chunk]
+        ml.transpose_ref(x, len(x), W, o // 32, S, gt)
+        if plan.listed:
+            ml.lists_ref(x, len(x), W, lay.w_ctrl, lay.n_ctrl, lay.n_case, o, plan.flags, plan.width, lst)
+    return plan, gt, lst, S
+
+
+def test_transpose_ref_puts_each_plane_bit_at_its_snp_and_sample():
+    study = gpu_study(p=77, n=150, n_case=70, missing=0.05, seed=4)
+    plan, gt, lst, S = _build(study, chunk=32)
+    planes = study.planes
+    g3 = gt.reshape(-1, 3, S)
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        snp, t, s = int(rng.integers(77)), int(rng.integers(3)), int(rng.integers(S))
+        want = int(planes[snp, t, s // 64] >> np.uint64(s % 64)) & 1
+        assert (int(g3[snp // 32, t, s]) >> (snp % 32)) & 1 == want
+    # the last group's SNPs past the study read as zero
+    assert not (g3[77 // 32] >> np.uint32(77 % 32)).any()
+
+
+def test_lists_ref_lists_each_class_samples_without_a_call():
+    study = gpu_study(p=40, n=300, n_case=130, missing=0.03, seed=5, fully_called=10)
+    lay = study.layout
+    plan, gt, lst, S = _build(study)
+    view = lst.reshape(-1, 2, plan.width)
+    calls = study.planes[:, 0] | study.planes[:, 1] | study.planes[:, 2]
+    for g in range(40):
+        for k, (wa, wb, nk) in enumerate(((0, lay.w_ctrl, lay.n_ctrl), (lay.w_ctrl, lay.n_words, lay.n_case))):
+            bits = np.unpackbits(calls[g, wa:wb].view(np.uint8), bitorder="little")[:nk]
+            want = np.flatnonzero(bits == 0)
+            m = view[g, k, 0]
+            np.testing.assert_array_equal(view[g, k, 1:1 + m], want)
+            if g < 10:
+                assert plan.flags[g] == 0 and m == 0
+    assert plan.flags[10:].min() == 1 and plan.width == 1 + int(ml.missing_per_class(study.counts, lay.n_ctrl,
+                                                                                     lay.n_case)[10:].max())
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("1% missing, fully called SNPs among them", dict(p=70, n=1500, n_case=700, missing=0.01, seed=3, fully_called=35)),
+    ("5% missing, rare alleles", dict(p=60, n=400, n_case=180, missing=0.05, seed=8, maf=(0.005, 0.05))),
+    ("tiny case class, monomorphic", dict(p=50, n=150, n_case=7, missing=0.02, seed=1, monomorphic=(3, 30))),
+])
+def test_every_pair_table_by_correction_equals_the_direct_count(name, kw):
+    """The kernel's arithmetic (corrected_table, the reference of gb_fill_corrected and gb_corrections)
+    against pair_table's direct count, every pair of SNPs that mode 4 may meet."""
+    study = gpu_study(**kw)
+    plan, gt, lst, S = _build(study)
+    assert plan.listed
+    ok = np.flatnonzero(plan.flags < 2)
+    want = np.zeros((3, 3, 2), dtype=np.int64)
+    checked = 0
+    for a in ok:
+        for b in ok:
+            if a >= b:
+                continue
+            pair_table(study.planes, study.counts, study.has_missing, study.layout.w_ctrl, a, b, want)
+            got = ml.corrected_table(study.planes, study.counts, study.layout.w_ctrl, gt, S, lst, plan.width, a, b)
+            np.testing.assert_array_equal(got, want, err_msg=f"{name}: pair ({a}, {b})")
+            checked += 1
+    assert checked >= len(ok) * (len(ok) - 1) // 2 > 1000
+
+
+def test_a_wrong_correction_is_seen():
+    """The equality above can fail: one sample dropped from a list changes that SNP's tables."""
+    study = gpu_study(p=30, n=400, n_case=200, missing=0.03, seed=2)
+    plan, gt, lst, S = _build(study)
+    view = lst.reshape(-1, 2, plan.width)
+    g = int(np.flatnonzero((plan.flags == 1) & (view[:, 0, 0] > 0))[0])
+    view[g, 0, 0] -= 1
+    want = np.zeros((3, 3, 2), dtype=np.int64)
+    differ = 0
+    for b in range(30):
+        if b == g or plan.flags[b] == 2:
+            continue
+        i, j = min(g, b), max(g, b)
+        pair_table(study.planes, study.counts, study.has_missing, study.layout.w_ctrl, i, j, want)
+        got = ml.corrected_table(study.planes, study.counts, study.layout.w_ctrl, gt, S, lst, plan.width, i, j)
+        differ += not np.array_equal(got, want)
+    assert differ > 0
+
+
+def test_the_plan_lists_short_lists_only():
+    counts = np.array([[5, 5, 3, 3, 2, 2],  # n_ctrl = n_case = 10: fully called
+                       [5, 5, 3, 3, 0, 1],  # 2 and 1 missing
+                       [0, 5, 0, 3, 0, 2]],  # all 10 controls missing
+                      dtype=np.int64)
+    has = np.array([False, True, True])
+    plan = ml.plan_lists(counts, 10, 10, has)
+    assert plan.flags.tolist() == [0, 1, 1] and plan.width == 11
+    old = ml.LIST_MAX
+    try:
+        ml.LIST_MAX = 9
+        plan = ml.plan_lists(counts, 10, 10, has)
+        assert plan.flags.tolist() == [0, 1, 2] and plan.width == 3
+    finally:
+        ml.LIST_MAX = old
+    assert ml.plan_lists(counts, 10, 10, has, enabled=False).flags.tolist() == [0, 2, 2]
+    assert not ml.plan_lists(counts, 10, 10, has, enabled=False).listed
+    assert ml.unlisted(plan).flags.tolist() == [0, 2, 2]
+    big = counts.copy()
+    assert not ml.plan_lists(big, ml.CLASS_MAX + 1, 10, has).listed  # 16-bit places
+    assert ml.plan_lists(counts, 10, 10, np.zeros(3, bool)).flags.tolist() == [0, 0, 0]
+
+
+def test_the_default_block_shape_counts_by_correction_and_a_shape_without_room_does_not():
+    assert KernelConfig().corrects
+    assert not KernelConfig(block_rows=64, block_cols=16, chunk_words=3).corrects
+    assert not KernelConfig(block_rows=30, block_cols=32).corrects  # (word writes of 4 rows)
+    assert ml.device_bytes(100, 80, 0) == 0
+    assert ml.device_bytes(64, 80, 41) == 2 * 3 * 64 * 80 * 4 + 64 * 2 * 41 * 2
