@@ -340,18 +340,33 @@ __device__ void gb_corrections(unsigned char* cC, unsigned char* cR, const unsig
 #pragma unroll
             for (int b = 0; b < GB_CBITS; ++b) va[b] = vb[b] = 0u;
             if (gs >= 0) {
-                const unsigned short* L = lst + ((gb_size)gs * 2 + k) * (gb_size)L1;
-                const int m = L[0], s0 = k ? 64 * w_ctrl : 0;
-                int x = 0;
-                for (; x + 1 < m; x += 2) {
-                    const int s1 = s0 + L[1 + x], s2 = s0 + L[2 + x];
-                    gb_vadd2(va, gb_tword(gt, S, G, g, sh, ta, s1), gb_tword(gt, S, G, g, sh, ta, s2));
-                    if (two) gb_vadd2(vb, gb_tword(gt, S, G, g, sh, 1, s1), gb_tword(gt, S, G, g, sh, 1, s2));
-                }
-                if (x < m) {
-                    const int s1 = s0 + L[1 + x];
-                    gb_vadd2(va, gb_tword(gt, S, G, g, sh, ta, s1), 0u);
-                    if (two) gb_vadd2(vb, gb_tword(gt, S, G, g, sh, 1, s1), 0u);
+                // Four samples an iteration, the next four's places loaded one iteration ahead: the
+                // loop is bound by the latency of its scattered loads, so each round trip carries
+                // as many as it can (a sample past the list reads as no bits).
+                const unsigned short* L = lst + ((gb_size)gs * 2 + k) * (gb_size)L1 + 1;
+                const int m = L[-1], s0 = k ? 64 * w_ctrl : 0;
+                int nx[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) nx[e] = e < m ? s0 + L[e] : -1;
+                for (int x = 0; x < m; x += 4) {
+                    int cur[4];
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        cur[e] = nx[e];
+                        nx[e] = x + 4 + e < m ? s0 + L[x + 4 + e] : -1;
+                    }
+                    gb_u32 wa[4], wb[4];
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        wa[e] = cur[e] >= 0 ? gb_tword(gt, S, G, g, sh, ta, cur[e]) : 0u;
+                        wb[e] = two && cur[e] >= 0 ? gb_tword(gt, S, G, g, sh, 1, cur[e]) : 0u;
+                    }
+                    gb_vadd2(va, wa[0], wa[1]);
+                    gb_vadd2(va, wa[2], wa[3]);
+                    if (two) {
+                        gb_vadd2(vb, wb[0], wb[1]);
+                        gb_vadd2(vb, wb[2], wb[3]);
+                    }
                 }
             }
             if (col) {
