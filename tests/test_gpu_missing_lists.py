@@ -11,7 +11,7 @@ from gboost.engines.cpu import CpuEngine
 from gboost.engines.gpu import missing_lists as ml
 from gboost.engines.gpu.config import KernelConfig
 from gboost.tiles import plan_tiles
-from tests.helpers import gpu_engine, gpu_study
+from tests.helpers import gpu_engine, gpu_study, study_from_genotypes
 from tests.test_gpu_engine import LOOSE, STREAMED, _assert_tile_equal, _pool_baseline, _tiles_of
 from tests.test_missing_lists import _build
 
@@ -42,14 +42,14 @@ def test_the_build_kernels_equal_their_references():
     study = gpu_study(**STUDY)
     _, _, lists, listed = _run(study, 64)
     plan, gt, lst, S = _build(study)
-    assert lists is not None and listed == int((plan.flags == 1).sum()) > 0
+    assert lists is not None and listed == int(ml.is_listed(plan.flags).sum()) > 0
     dgt, dlst, width, flags = lists
     np.testing.assert_array_equal(flags, plan.flags)
     assert width == plan.width
     np.testing.assert_array_equal(dgt, gt)
     # entries past a list's count are never read (and not written)
     v, w = dlst.reshape(-1, 2, width), lst.reshape(-1, 2, width)
-    for g in np.flatnonzero(plan.flags < 2):
+    for g in np.flatnonzero(plan.flags < ml.UNLISTED):
         for k in range(2):
             m = int(w[g, k, 0])
             np.testing.assert_array_equal(v[g, k, :1 + m], w[g, k, :1 + m])
@@ -70,6 +70,31 @@ def test_tiles_counted_by_correction_equal_the_cpu_engine(monkeypatch, tile, lis
     if list_max == 12:
         assert modes & {1, 2, 3}, modes
     assert sum(len(r.surv_i) for r in want) > 0
+    for g, w in zip(got, want):
+        _assert_tile_equal(g, w)
+
+
+def two_rate_study(p=192, n=1200, n_case=600, rates=(0.005, 0.08), seed=21):
+    """Random genotypes, the first half of the SNPs missing calls at rates[0], the second at rates[1]."""
+    rng = np.random.default_rng(seed)
+    g = rng.binomial(2, rng.uniform(0.03, 0.5, p)[:, None], (p, n)).astype(np.int8)
+    rate = np.where(np.arange(p) < p // 2, rates[0], rates[1])
+    g[rng.random((p, n)) < rate[:, None]] = -1
+    is_case = np.zeros(n, bool)
+    is_case[rng.choice(n, n_case, replace=False)] = True
+    return study_from_genotypes(g, is_case)
+
+
+@pytest.mark.gpu
+def test_blocks_whose_lists_cost_more_than_the_direct_count_count_directly():
+    """SNPs at 0.5 % and at 8 % missing calls (weights 5 and 74): blocks of the light ones count by
+    correction, blocks of the heavy ones directly (their average weight is past 32); every tile equals the
+    CPU engine's."""
+    study = two_rate_study()
+    tiles = plan_tiles(study.n_snps, 64)
+    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    got, modes, _, listed = _run(study, 64)
+    assert 4 in modes and 3 in modes and listed == study.n_snps
     for g, w in zip(got, want):
         _assert_tile_equal(g, w)
 

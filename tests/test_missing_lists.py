@@ -58,8 +58,8 @@ def test_lists_ref_lists_each_class_samples_without_a_call():
             np.testing.assert_array_equal(view[g, k, 1:1 + m], want)
             if g < 10:
                 assert plan.flags[g] == 0 and m == 0
-    assert plan.flags[10:].min() == 1 and plan.width == 1 + int(ml.missing_per_class(study.counts, lay.n_ctrl,
-                                                                                     lay.n_case)[10:].max())
+    assert ml.is_listed(plan.flags[10:]).all()
+    assert plan.width == 1 + int(ml.missing_per_class(study.counts, lay.n_ctrl, lay.n_case)[10:].max())
 
 
 @pytest.mark.parametrize("name,kw", [
@@ -73,7 +73,7 @@ def test_every_pair_table_by_correction_equals_the_direct_count(name, kw):
     study = gpu_study(**kw)
     plan, gt, lst, S = _build(study)
     assert plan.listed
-    ok = np.flatnonzero(plan.flags < 2)
+    ok = np.flatnonzero(plan.flags < ml.UNLISTED)
     want = np.zeros((3, 3, 2), dtype=np.int64)
     checked = 0
     for a in ok:
@@ -92,12 +92,12 @@ def test_a_wrong_correction_is_seen():
     study = gpu_study(p=30, n=400, n_case=200, missing=0.03, seed=2)
     plan, gt, lst, S = _build(study)
     view = lst.reshape(-1, 2, plan.width)
-    g = int(np.flatnonzero((plan.flags == 1) & (view[:, 0, 0] > 0))[0])
+    g = int(np.flatnonzero(ml.is_listed(plan.flags) & (view[:, 0, 0] > 0))[0])
     view[g, 0, 0] -= 1
     want = np.zeros((3, 3, 2), dtype=np.int64)
     differ = 0
     for b in range(30):
-        if b == g or plan.flags[b] == 2:
+        if b == g or plan.flags[b] == ml.UNLISTED:
             continue
         i, j = min(g, b), max(g, b)
         pair_table(study.planes, study.counts, study.has_missing, study.layout.w_ctrl, i, j, want)
@@ -106,27 +106,53 @@ def test_a_wrong_correction_is_seen():
     assert differ > 0
 
 
-def test_the_plan_lists_short_lists_only():
+def test_the_plan_lists_short_lists_only_and_weighs_them_by_their_rate():
     counts = np.array([[5, 5, 3, 3, 2, 2],  # n_ctrl = n_case = 10: fully called
-                       [5, 5, 3, 3, 0, 1],  # 2 and 1 missing
-                       [0, 5, 0, 3, 0, 2]],  # all 10 controls missing
+                       [5, 5, 3, 3, 0, 1],  # 2 and 1 missing: rate 0.2
+                       [0, 5, 0, 3, 0, 2]],  # all 10 controls missing: rate 1
                       dtype=np.int64)
     has = np.array([False, True, True])
+    u = ml.UNLISTED
     plan = ml.plan_lists(counts, 10, 10, has)
-    assert plan.flags.tolist() == [0, 1, 1] and plan.width == 11
+    w = int(np.ceil(32 * 0.2 / ml.RATE_BREAK_EVEN))
+    assert plan.flags.tolist() == [0, 1 + w, 1 + 253] and plan.width == 11
     old = ml.LIST_MAX
     try:
         ml.LIST_MAX = 9
         plan = ml.plan_lists(counts, 10, 10, has)
-        assert plan.flags.tolist() == [0, 1, 2] and plan.width == 3
+        assert plan.flags.tolist() == [0, 1 + w, u] and plan.width == 3
     finally:
         ml.LIST_MAX = old
-    assert ml.plan_lists(counts, 10, 10, has, enabled=False).flags.tolist() == [0, 2, 2]
+    assert ml.plan_lists(counts, 10, 10, has, enabled=False).flags.tolist() == [0, u, u]
     assert not ml.plan_lists(counts, 10, 10, has, enabled=False).listed
-    assert ml.unlisted(plan).flags.tolist() == [0, 2, 2]
-    big = counts.copy()
-    assert not ml.plan_lists(big, ml.CLASS_MAX + 1, 10, has).listed  # 16-bit places
+    assert ml.unlisted(plan).flags.tolist() == [0, u, u]
+    assert not ml.plan_lists(counts, ml.CLASS_MAX + 1, 10, has).listed  # 16-bit places
     assert ml.plan_lists(counts, 10, 10, np.zeros(3, bool)).flags.tolist() == [0, 0, 0]
+    # 1 % missing calls weigh 10 (32 at the break-even rate)
+    one = ml.plan_lists(np.array([[50, 50, 30, 30, 19, 19]]), 100, 100, np.array([True]))
+    assert one.flags.tolist() == [1 + int(np.ceil(32 * 0.01 / ml.RATE_BREAK_EVEN))]
+
+
+def test_block_modes_follow_the_kernels_rule():
+    """4 where a block's SNPs with missing calls are all listed and their weights average at most 32 a SNP
+    of the block (fully called SNPs weigh 0); else the direct modes."""
+    u = ml.UNLISTED
+    light, heavy = 1 + 5, 1 + 200
+    f = np.zeros(8, np.uint8)
+    assert ml.block_modes(f, f, 4, 4) == {0}
+    assert ml.block_modes(np.array([0, light, 0, 0], np.uint8), np.zeros(4, np.uint8), 4, 4) == {4}
+    assert ml.block_modes(np.array([0, light, 0, u], np.uint8), np.zeros(4, np.uint8), 4, 4) == {2}
+    assert ml.block_modes(np.zeros(4, np.uint8), np.array([u, 0, 0, 0], np.uint8), 4, 4) == {1}
+    # one heavy SNP among light ones: 200 + 7 x 5 <= 32 x 8
+    assert ml.block_modes(np.array([heavy, light, light, light], np.uint8), np.full(4, light, np.uint8), 4, 4) == {4}
+    # heavy everywhere: the direct count
+    assert ml.block_modes(np.full(4, heavy, np.uint8), np.full(4, heavy, np.uint8), 4, 4) == {3}
+    # two row blocks, one light, one heavy, against light columns: both modes in one tile
+    rows = np.array([light] * 4 + [heavy] * 4, np.uint8)
+    assert ml.block_modes(rows, np.full(4, light, np.uint8), 4, 4) == {3, 4}
+    # a partial last block counts only its own SNPs
+    assert ml.block_modes(np.array([light] * 4 + [42], np.uint8), np.full(4, light, np.uint8), 4, 4) == {4}
+    assert ml.block_modes(np.array([light] * 4 + [heavy], np.uint8), np.zeros(1, np.uint8), 4, 4) == {2, 4}
 
 
 def test_the_default_block_shape_counts_by_correction_and_a_shape_without_room_does_not():
@@ -135,3 +161,17 @@ def test_the_default_block_shape_counts_by_correction_and_a_shape_without_room_d
     assert not KernelConfig(block_rows=30, block_cols=32).corrects  # (word writes of 4 rows)
     assert ml.device_bytes(100, 80, 0) == 0
     assert ml.device_bytes(64, 80, 41) == 2 * 3 * 64 * 80 * 4 + 64 * 2 * 41 * 2
+
+
+def test_a_two_rate_study_takes_both_kinds_of_block():
+    """The GPU test's study of light and heavy SNPs (tests/test_gpu_missing_lists.py): its tiles take mode 4
+    for the light SNPs' blocks and the direct mode for the heavy ones', as planned here."""
+    from tests.test_gpu_missing_lists import two_rate_study
+
+    study = two_rate_study()
+    lay = study.layout
+    plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
+    assert ml.is_listed(plan.flags).all()
+    f = plan.flags
+    assert ml.block_modes(f[:64], f[:64], 32, 32) == {4}
+    assert ml.block_modes(f[128:], f[128:], 32, 32) == {3}

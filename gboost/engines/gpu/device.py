@@ -154,9 +154,9 @@ class DeviceRunner:
         self.epoch = 0
         self.planes = None
         # Blocks with missing calls counted by correction (CUDA cores, resident planes): the device lists,
-        # and each SNP's flag (missing_lists.ListPlan: 0 fully called, 1 listed, 2 not listed).
+        # and each SNP's flag (missing_lists.ListPlan: 0 fully called, UNLISTED, else listed).
         self.lists: missing_lists.DeviceLists | None = None
-        self.flags = np.where(self.has_missing, 2, 0).astype(np.uint8)
+        self.flags = np.where(self.has_missing, missing_lists.UNLISTED, 0).astype(np.uint8)
         self._uploading: PlaneUpload | None = None  # resident planes still going up
         self.where: Tile | None = None
         self.host_planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
@@ -269,7 +269,7 @@ class DeviceRunner:
                 self.pool.free_all_blocks()
                 plan = missing_lists.unlisted(plan)
         self.flags = plan.flags
-        self.stats.listed_snps = int((plan.flags == 1).sum())
+        self.stats.listed_snps = int(missing_lists.is_listed(plan.flags).sum())
         with self.stream:
             self.miss = self.lists.miss if self.lists is not None else cp.asarray(plan.flags)
 
@@ -471,21 +471,9 @@ class DeviceRunner:
 
     # -- one tile ------------------------------------------------------------------------------
     def _modes(self, tile: Tile) -> list[int]:
-        """Counting modes of the tile's blocks, as the kernels derive them (boost_screen.cu, gb_block_mode):
-        4 where the block has missing calls, all of listed SNPs; else 2 * rows-have-missing +
-        columns-have-missing."""
-
-        def states(start: int, n: int, b: int) -> set[tuple[bool, bool]]:
-            if not n:
-                return {(False, False)}
-            f = self.flags[start:start + n]
-            at = np.arange(0, n, b)
-            return set(zip((np.add.reduceat(f > 0, at) > 0).tolist(), (np.add.reduceat(f == 2, at) > 0).tolist()))
-
-        rows = states(tile.i0, tile.i1 - tile.i0, self.block_rows)
-        cols = states(tile.j0, tile.j1 - tile.j0, self.block_cols)
-        return sorted({4 if (ra or ca) and not (ru or cu) else 2 * int(ra) + int(ca)
-                       for ra, ru in rows for ca, cu in cols})
+        """Counting modes of the tile's blocks, as the kernels derive them (missing_lists.block_modes)."""
+        return sorted(missing_lists.block_modes(self.flags[tile.i0:tile.i1], self.flags[tile.j0:tile.j1],
+                                                self.block_rows, self.block_cols))
 
     def submit(self, tile: Tile, slot: Slot) -> Pending:
         """Queue the tile's uploads (streaming), kernels and result copies; returns at once."""

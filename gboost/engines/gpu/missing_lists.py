@@ -31,6 +31,13 @@ import numpy as np
 # A list's samples are summed in 8-bit bit-sliced counters (boost_screen.cu, GB_CBITS): a SNP with more
 # missing calls than this in a class is not listed, and blocks holding it count directly.
 LIST_MAX = 255
+# The missing-call rate at which summing a SNP's lists costs about what the direct count's 5 further
+# products a word cost: on an H100 at 200k x 5k the screen took 3.49 s + 0.03 s per missing call of a
+# class and SNP counted by correction, 6.32 s directly, so the two meet at ~94 of ~2,500 (3.8 %); both
+# grow with n, so the rate is what holds (docs/PERFORMANCE.md, the CUDA-core fallback). A block counts by
+# correction where its SNPs' rates average at most this (each SNP's weight, 32 at this rate, in its flag).
+RATE_BREAK_EVEN = 0.035
+UNLISTED = 255  # the flag of a SNP with missing calls that is not listed (boost_screen.cu, GB_UNLISTED)
 # Samples of a class are stored as 16-bit places in the class.
 CLASS_MAX = 1 << 16
 _THREADS = 256
@@ -38,9 +45,10 @@ _THREADS = 256
 
 @dataclass(frozen=True)
 class ListPlan:
-    """Which SNPs are listed: ``flags`` per SNP, 0 fully called, 1 listed, 2 missing calls but not
-    listed (boost_screen.cu's ``miss``); ``width`` entries a list (its count, then up to width - 1
-    samples); 0 when no SNP is listed."""
+    """Which SNPs are listed: ``flags`` per SNP (boost_screen.cu's ``miss``), 0 fully called, UNLISTED
+    with missing calls but not listed, else 1 + the SNP's weight (32 x its highest missing-call rate of
+    a class / RATE_BREAK_EVEN, at most 253; a block counts by correction where its weights average at
+    most 32); ``width`` entries a list (its count, then up to width - 1 samples); 0 when no SNP is listed."""
 
     flags: np.ndarray
     width: int
@@ -48,6 +56,10 @@ class ListPlan:
     @property
     def listed(self) -> bool:
         return self.width > 0
+
+
+def is_listed(flags: np.ndarray) -> np.ndarray:
+    return (flags > 0) & (flags < UNLISTED)
 
 
 def missing_per_class(counts: np.ndarray, n_ctrl: int, n_case: int) -> np.ndarray:
@@ -60,22 +72,47 @@ def plan_lists(counts: np.ndarray, n_ctrl: int, n_case: int, has_missing: np.nda
                ) -> ListPlan:
     """The listed SNPs: those with missing calls, none of them more than LIST_MAX in a class, where the
     classes' places fit 16 bits and ``enabled`` (the block shape's corrections fit its buffers,
-    KernelConfig.corrects). Else every SNP with missing calls is flagged 2."""
+    KernelConfig.corrects). Else every SNP with missing calls is UNLISTED."""
     has = np.asarray(has_missing, dtype=bool)
-    flags = np.where(has, 2, 0).astype(np.uint8)
+    flags = np.where(has, UNLISTED, 0).astype(np.uint8)
     if not enabled or not has.any() or max(n_ctrl, n_case) > CLASS_MAX:
         return ListPlan(flags, 0)
-    most = missing_per_class(counts, n_ctrl, n_case).max(axis=1)
+    miss = missing_per_class(counts, n_ctrl, n_case)
+    most = miss.max(axis=1)
     ok = has & (most <= LIST_MAX)
     if not ok.any():
         return ListPlan(flags, 0)
-    flags[ok] = 1
+    rate = (miss / np.maximum(1, np.array([n_ctrl, n_case]))).max(axis=1)
+    weight = np.minimum(253, np.ceil(32 * rate / RATE_BREAK_EVEN)).astype(np.int64)
+    flags[ok] = 1 + weight[ok]
     return ListPlan(flags, int(most[ok].max()) + 1)
 
 
 def unlisted(plan: ListPlan) -> ListPlan:
     """The same SNPs, none listed (where the lists do not fit on the device)."""
-    return ListPlan(np.where(plan.flags > 0, 2, 0).astype(np.uint8), 0)
+    return ListPlan(np.where(plan.flags > 0, UNLISTED, 0).astype(np.uint8), 0)
+
+
+def block_modes(row_flags: np.ndarray, col_flags: np.ndarray, block_rows: int, block_cols: int) -> set[int]:
+    """The modes of the blocks of a tile whose rows' and columns' flags these are, as the kernels'
+    gb_block_mode derives each block's: 4 where the block has missing calls, all of listed SNPs, whose
+    weights average at most 32; else 2 * rows-have-missing + columns-have-missing."""
+
+    def side(f: np.ndarray, b: int):
+        if not len(f):
+            z = np.zeros(1, dtype=np.int64)
+            return z.astype(bool), z.astype(bool), z, z
+        at = np.arange(0, len(f), b)
+        f = f.astype(np.int64)
+        return (np.add.reduceat(f > 0, at) > 0, np.add.reduceat(f == UNLISTED, at) > 0,
+                np.add.reduceat(np.where(is_listed(f), f - 1, 0), at), np.diff(np.append(at, len(f))))
+
+    ra, ru, rw, rn = side(row_flags, block_rows)
+    ca, cu, cw, cn = side(col_flags, block_cols)
+    anym = ra[:, None] | ca[None, :]
+    four = anym & ~(ru[:, None] | cu[None, :]) & (rw[:, None] + cw[None, :] <= 32 * (rn[:, None] + cn[None, :]))
+    direct = 2 * ra[:, None].astype(np.int64) + ca[None, :].astype(np.int64)
+    return {int(m) for m in np.unique(np.where(four, 4, direct))}
 
 
 def groups(p: int) -> int:
@@ -109,7 +146,7 @@ def lists_ref(x: np.ndarray, n: int, W: int, w_ctrl: int, n_ctrl: int, n_case: i
     view = lst.reshape(-1, 2, L1)
     for r in range(n):
         g = o + r
-        if miss[g] == 2:
+        if miss[g] == UNLISTED:
             continue
         if miss[g] == 0:
             view[g, :, 0] = 0

@@ -29,7 +29,8 @@
 // (gb_fill_corrected). They are summed 32 SNPs at a time in bit-sliced counters from a sample-major copy
 // of the planes (gt, gb_transpose_planes) at the samples of each SNP's list (lst, gb_miss_lists):
 // a few dozen loads and adds a list instead of 5 more dense products per word (the 9 of <3,3>).
-// miss[] holds 0 (fully called), 1 (listed) or 2 (missing calls, not listed: the direct modes).
+// miss[] holds 0 (fully called), GB_UNLISTED (missing calls, not listed: the direct modes) or, for a listed
+// SNP, 1 + its weight (the cost of its list against the direct count's, gb_block_mode).
 // The references: gboost/engines/gpu/missing_lists.py.
 //
 // Popcounts (GB_HS=1): POPC issues at a quarter of the rate of logic ops, so each cell keeps a
@@ -74,6 +75,7 @@
 #ifndef GB_MINB33
 #define GB_MINB33 2
 #endif
+#define GB_UNLISTED 255  // miss[] of a SNP with missing calls that is not listed (missing_lists.UNLISTED)
 #ifndef GB_MINB2C  // the mode-4 kernel (counting by correction): three blocks per SM, as <2,2>. Its correction
 #define GB_MINB2C GB_MINB22  // loop is latency-bound: 4.21 s against 4.69 s with two (H100, 200k x 5k, 1 % missing)
 #endif
@@ -494,18 +496,29 @@ __device__ __forceinline__ void gb_block_pairs(
     }
 }
 
-// Which mode a block runs: 4 (counting by correction) where some SNP of the block has missing calls and
-// every such SNP is listed (miss 1); else 2 * (rows have missing calls) + (columns have). Every CUDA-core
-// kernel derives it the same way; the host launches one kernel per mode present.
+// Which mode a block runs: 4 (counting by correction) where some SNP of the block has missing calls, every
+// such SNP is listed, and their lists are short enough on average that summing them costs less than the 5
+// further products a word (the weights miss - 1 of its SNPs sum to at most 32 a SNP; missing_lists.py);
+// else 2 * (rows have missing calls) + (columns have). Every CUDA-core kernel derives it the same way (and
+// the host, DeviceRunner._modes); the host launches one kernel per mode present.
 __device__ __forceinline__ int gb_block_mode(const unsigned char* __restrict__ miss, int i0, int ni, int j0,
                                              int nj, int bi0, int bj0, int tid) {
+    __shared__ int s_weight, s_snps;
     int fa = 0, fb = 0;
-    if (tid < GB_BI && bi0 + tid < ni) fa = miss[i0 + bi0 + tid];
-    if (tid < GB_BJ && bj0 + tid < nj) fb = miss[j0 + bj0 + tid];
+    const int va = tid < GB_BI && bi0 + tid < ni, vb = tid < GB_BJ && bj0 + tid < nj;
+    if (va) fa = miss[i0 + bi0 + tid];
+    if (vb) fb = miss[j0 + bj0 + tid];
+    if (tid == 0) s_weight = s_snps = 0;
     const int any_a = __syncthreads_or(fa);
     const int any_b = __syncthreads_or(fb);
-    const int unlisted = __syncthreads_or(fa == 2 || fb == 2);
-    if ((any_a || any_b) && !unlisted) return 4;
+    const int unlisted = __syncthreads_or(fa == GB_UNLISTED || fb == GB_UNLISTED);
+    if ((any_a || any_b) && !unlisted) {
+        const int w = (fa ? fa - 1 : 0) + (fb ? fb - 1 : 0);
+        if (w) atomicAdd(&s_weight, w);
+        if (va + vb) atomicAdd(&s_snps, va + vb);
+        __syncthreads();
+        if (s_weight <= 32 * s_snps) return 4;
+    }
     return (any_a ? 2 : 0) + (any_b ? 1 : 0);
 }
 
@@ -662,7 +675,7 @@ extern "C" __global__ void gb_transpose_planes(const gb_u64* __restrict__ x, int
     out[32 + lane] = mhi;
 }
 
-// lst[g][k] for the SNPs of chunk x (whose first SNP is o) that mode 4 may meet (miss 0 or 1): the number
+// lst[g][k] for the SNPs of chunk x (whose first SNP is o) that mode 4 may meet (all but GB_UNLISTED): the number
 // of samples of class k with no call, then each one's place in its class (below 2^16). A thread per SNP
 // and class.
 // (Reference: missing_lists.lists_ref.)
@@ -672,7 +685,7 @@ extern "C" __global__ void gb_miss_lists(const gb_u64* __restrict__ x, int n, in
     const int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= 2 * n) return;
     const int r = e >> 1, k = e & 1, g = o + r;
-    if (miss[g] == 2) return;  // (never in a block of mode 4)
+    if (miss[g] == GB_UNLISTED) return;  // (never in a block of mode 4)
     unsigned short* out = lst + ((gb_size)g * 2 + k) * (gb_size)L1;
     if (miss[g] == 0) {  // fully called: an empty list (mode 4's blocks hold such SNPs too)
         out[0] = 0;
