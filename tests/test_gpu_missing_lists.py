@@ -74,11 +74,11 @@ def test_tiles_counted_by_correction_equal_the_cpu_engine(monkeypatch, tile, lis
         _assert_tile_equal(g, w)
 
 
-def two_rate_study(p=192, n=1200, n_case=600, rates=(0.005, 0.08), seed=21):
-    """Random genotypes, the first half of the SNPs missing calls at rates[0], the second at rates[1]."""
+def two_rate_study(p=192, n=1200, n_case=600, rates=(0.005, 0.08), heavy_every=8, seed=21):
+    """Random genotypes, every ``heavy_every``-th SNP missing calls at rates[1], the others at rates[0]."""
     rng = np.random.default_rng(seed)
     g = rng.binomial(2, rng.uniform(0.03, 0.5, p)[:, None], (p, n)).astype(np.int8)
-    rate = np.where(np.arange(p) < p // 2, rates[0], rates[1])
+    rate = np.where(np.arange(p) % heavy_every == 0, rates[1], rates[0])
     g[rng.random((p, n)) < rate[:, None]] = -1
     is_case = np.zeros(n, bool)
     is_case[rng.choice(n, n_case, replace=False)] = True
@@ -86,15 +86,18 @@ def two_rate_study(p=192, n=1200, n_case=600, rates=(0.005, 0.08), seed=21):
 
 
 @pytest.mark.gpu
-def test_blocks_whose_lists_cost_more_than_the_direct_count_count_directly():
-    """SNPs at 0.5 % and at 8 % missing calls (weights 5 and 74): blocks of the light ones count by
-    correction, blocks of the heavy ones directly (their average weight is past 32); every tile equals the
-    CPU engine's."""
-    study = two_rate_study()
+@pytest.mark.parametrize("heavy_every", [8, 2])
+def test_heavy_snps_among_light_ones_are_listed_and_a_heavy_study_counts_directly(heavy_every):
+    """SNPs at 8 % missing calls among SNPs at 0.5 %: one in 8, all listed (every block has long lists beside
+    short ones); one in 2 (an average past the break-even), none listed. Every tile equals the CPU engine's."""
+    study = two_rate_study(heavy_every=heavy_every)
     tiles = plan_tiles(study.n_snps, 64)
     want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
     got, modes, _, listed = _run(study, 64)
-    assert 4 in modes and 3 in modes and listed == study.n_snps
+    if heavy_every == 8:
+        assert modes == {4} and listed == int(study.has_missing.sum())
+    else:
+        assert 4 not in modes and listed == 0
     for g, w in zip(got, want):
         _assert_tile_equal(g, w)
 

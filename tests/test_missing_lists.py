@@ -13,11 +13,18 @@ from gboost.stats.table import pair_table
 from tests.helpers import gpu_study
 
 
-def _build(study, chunk=64):
-    """gt and the lists of ``study``, chunk by chunk as the upload lands them (chunks of whole groups)."""
+def _build(study, chunk=64, *, any_rate=False):
+    """gt and the lists of ``study``, chunk by chunk as the upload lands them (chunks of whole groups);
+    ``any_rate``: listed whatever the study's average missing-call rate (for the arithmetic's tests)."""
     lay = study.layout
     p, W = study.n_snps, lay.n_words
-    plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
+    low = ml.RATE_BREAK_EVEN
+    try:
+        if any_rate:
+            ml.RATE_BREAK_EVEN = 1.0
+        plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
+    finally:
+        ml.RATE_BREAK_EVEN = low
     S = 64 * W
     gt = np.full(ml.groups(p) * 3 * S, 0xDEADBEEF, dtype=np.uint32)  # every word must be written
     lst = np.full(p * 2 * max(plan.width, 1), 0xFFFF, dtype=np.uint16)
@@ -71,7 +78,7 @@ def test_every_pair_table_by_correction_equals_the_direct_count(name, kw):
     """The kernel's arithmetic (corrected_table, the reference of gb_fill_corrected and gb_corrections)
     against pair_table's direct count, every pair of SNPs that mode 4 may meet."""
     study = gpu_study(**kw)
-    plan, gt, lst, S = _build(study)
+    plan, gt, lst, S = _build(study, any_rate=True)
     assert plan.listed
     ok = np.flatnonzero(plan.flags < ml.UNLISTED)
     want = np.zeros((3, 3, 2), dtype=np.int64)
@@ -106,53 +113,64 @@ def test_a_wrong_correction_is_seen():
     assert differ > 0
 
 
-def test_the_plan_lists_short_lists_only_and_weighs_them_by_their_rate():
+def test_the_plan_lists_short_lists_only():
     counts = np.array([[5, 5, 3, 3, 2, 2],  # n_ctrl = n_case = 10: fully called
-                       [5, 5, 3, 3, 0, 1],  # 2 and 1 missing: rate 0.2
-                       [0, 5, 0, 3, 0, 2]],  # all 10 controls missing: rate 1
+                       [5, 5, 3, 3, 1, 1],  # 1 and 1 missing
+                       [0, 5, 0, 3, 0, 2]],  # all 10 controls missing
                       dtype=np.int64)
     has = np.array([False, True, True])
     u = ml.UNLISTED
-    plan = ml.plan_lists(counts, 10, 10, has)
-    w = int(np.ceil(32 * 0.2 / ml.RATE_BREAK_EVEN))
-    assert plan.flags.tolist() == [0, 1 + w, 1 + 253] and plan.width == 11
-    old = ml.LIST_MAX
+    low = ml.RATE_BREAK_EVEN
     try:
-        ml.LIST_MAX = 9
+        ml.RATE_BREAK_EVEN = 1.0  # (these three SNPs' rates average 0.37)
         plan = ml.plan_lists(counts, 10, 10, has)
-        assert plan.flags.tolist() == [0, 1 + w, u] and plan.width == 3
+        assert plan.flags.tolist() == [0, 1, 1] and plan.width == 11
+        old = ml.LIST_MAX
+        try:
+            ml.LIST_MAX = 9
+            plan = ml.plan_lists(counts, 10, 10, has)
+            assert plan.flags.tolist() == [0, 1, u] and plan.width == 2
+        finally:
+            ml.LIST_MAX = old
+        assert ml.plan_lists(counts, 10, 10, has, enabled=False).flags.tolist() == [0, u, u]
+        assert not ml.plan_lists(counts, 10, 10, has, enabled=False).listed
+        assert ml.unlisted(plan).flags.tolist() == [0, u, u]
+        assert not ml.plan_lists(counts, ml.CLASS_MAX + 1, 10, has).listed  # 16-bit places
+        assert ml.plan_lists(counts, 10, 10, np.zeros(3, bool)).flags.tolist() == [0, 0, 0]
     finally:
-        ml.LIST_MAX = old
-    assert ml.plan_lists(counts, 10, 10, has, enabled=False).flags.tolist() == [0, u, u]
-    assert not ml.plan_lists(counts, 10, 10, has, enabled=False).listed
-    assert ml.unlisted(plan).flags.tolist() == [0, u, u]
-    assert not ml.plan_lists(counts, ml.CLASS_MAX + 1, 10, has).listed  # 16-bit places
-    assert ml.plan_lists(counts, 10, 10, np.zeros(3, bool)).flags.tolist() == [0, 0, 0]
-    # 1 % missing calls weigh 10 (32 at the break-even rate)
-    one = ml.plan_lists(np.array([[50, 50, 30, 30, 19, 19]]), 100, 100, np.array([True]))
-    assert one.flags.tolist() == [1 + int(np.ceil(32 * 0.01 / ml.RATE_BREAK_EVEN))]
+        ml.RATE_BREAK_EVEN = low
+
+
+def test_no_snp_is_listed_where_the_rates_average_past_the_break_even():
+    """1 % missing calls: listed; 5 %: the direct count (cheaper there, docs/PERFORMANCE.md); a few SNPs far
+    past it among fully called ones: listed (their lists are walked beside the others')."""
+    def counts_at(missing_per_class, p=100, n=1000):
+        c = np.zeros((p, 6), np.int64)
+        called = n - missing_per_class
+        c[:, 0], c[:, 1] = called // 2, called // 2
+        c[:, 2], c[:, 3] = called - called // 2, called - called // 2
+        return c
+
+    one = ml.plan_lists(counts_at(np.full(100, 10)), 1000, 1000, np.ones(100, bool))
+    assert one.listed and (one.flags == 1).all()
+    five = ml.plan_lists(counts_at(np.full(100, 50)), 1000, 1000, np.ones(100, bool))
+    assert not five.listed and (five.flags == ml.UNLISTED).all()
+    few = np.zeros(100, np.int64)
+    few[::20] = 200  # 20 % at five SNPs: average 1 %
+    plan = ml.plan_lists(counts_at(few), 1000, 1000, few > 0)
+    assert plan.listed and (plan.flags[::20] == 1).all() and plan.width == 201
 
 
 def test_block_modes_follow_the_kernels_rule():
-    """4 where a block's SNPs with missing calls are all listed and their weights average at most 32 a SNP
-    of the block (fully called SNPs weigh 0); else the direct modes."""
+    """4 where a block's SNPs with missing calls are all listed; else the direct modes."""
     u = ml.UNLISTED
-    light, heavy = 1 + 5, 1 + 200
     f = np.zeros(8, np.uint8)
     assert ml.block_modes(f, f, 4, 4) == {0}
-    assert ml.block_modes(np.array([0, light, 0, 0], np.uint8), np.zeros(4, np.uint8), 4, 4) == {4}
-    assert ml.block_modes(np.array([0, light, 0, u], np.uint8), np.zeros(4, np.uint8), 4, 4) == {2}
+    assert ml.block_modes(np.array([0, 1, 0, 0], np.uint8), np.zeros(4, np.uint8), 4, 4) == {4}
+    assert ml.block_modes(np.array([0, 1, 0, u], np.uint8), np.zeros(4, np.uint8), 4, 4) == {2}
     assert ml.block_modes(np.zeros(4, np.uint8), np.array([u, 0, 0, 0], np.uint8), 4, 4) == {1}
-    # one heavy SNP among light ones: 200 + 7 x 5 <= 32 x 8
-    assert ml.block_modes(np.array([heavy, light, light, light], np.uint8), np.full(4, light, np.uint8), 4, 4) == {4}
-    # heavy everywhere: the direct count
-    assert ml.block_modes(np.full(4, heavy, np.uint8), np.full(4, heavy, np.uint8), 4, 4) == {3}
-    # two row blocks, one light, one heavy, against light columns: both modes in one tile
-    rows = np.array([light] * 4 + [heavy] * 4, np.uint8)
-    assert ml.block_modes(rows, np.full(4, light, np.uint8), 4, 4) == {3, 4}
-    # a partial last block counts only its own SNPs
-    assert ml.block_modes(np.array([light] * 4 + [42], np.uint8), np.full(4, light, np.uint8), 4, 4) == {4}
-    assert ml.block_modes(np.array([light] * 4 + [heavy], np.uint8), np.zeros(1, np.uint8), 4, 4) == {2, 4}
+    assert ml.block_modes(np.array([1, 0, 0, 0, u, 0, 0, 0], np.uint8), np.ones(4, np.uint8), 4, 4) == {3, 4}
+    assert ml.block_modes(np.array([0] * 4 + [1], np.uint8), np.zeros(4, np.uint8), 4, 4) == {0, 4}
 
 
 def test_the_default_block_shape_counts_by_correction_and_a_shape_without_room_does_not():
@@ -163,15 +181,14 @@ def test_the_default_block_shape_counts_by_correction_and_a_shape_without_room_d
     assert ml.device_bytes(64, 80, 41) == 2 * 3 * 64 * 80 * 4 + 64 * 2 * 41 * 2
 
 
-def test_a_two_rate_study_takes_both_kinds_of_block():
-    """The GPU test's study of light and heavy SNPs (tests/test_gpu_missing_lists.py): its tiles take mode 4
-    for the light SNPs' blocks and the direct mode for the heavy ones', as planned here."""
+def test_the_two_rate_studies_of_the_gpu_tests_are_planned_as_they_say():
+    """tests/test_gpu_missing_lists.py: light SNPs with a few heavy ones are all listed; light and heavy
+    halves (an average past the break-even) none."""
     from tests.test_gpu_missing_lists import two_rate_study
 
-    study = two_rate_study()
-    lay = study.layout
-    plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
-    assert ml.is_listed(plan.flags).all()
-    f = plan.flags
-    assert ml.block_modes(f[:64], f[:64], 32, 32) == {4}
-    assert ml.block_modes(f[128:], f[128:], 32, 32) == {3}
+    for kw, listed in ((dict(heavy_every=8), True), (dict(heavy_every=2), False)):
+        study = two_rate_study(**kw)
+        lay = study.layout
+        plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
+        assert plan.listed == listed
+        assert (plan.flags[study.has_missing] == (1 if listed else ml.UNLISTED)).all()

@@ -29,26 +29,26 @@ from dataclasses import dataclass
 import numpy as np
 
 # A list's samples are summed in 8-bit bit-sliced counters (boost_screen.cu, GB_CBITS): a SNP with more
-# missing calls than this in a class is not listed, and blocks holding it count directly.
+# missing calls than this in a class is not listed, and blocks holding it count directly. (Samples of a
+# class are stored as 16-bit places in the class: CLASS_MAX.)
 LIST_MAX = 255
-# The missing-call rate at which summing a SNP's lists costs about what the direct count's 5 further
-# products a word cost: on an H100 at 200k x 5k the screen took 3.49 s + 0.03 s per missing call of a
-# class and SNP counted by correction, 6.32 s directly, so the two meet at ~94 of ~2,500 (3.8 %); both
-# grow with n, so the rate is what holds (docs/PERFORMANCE.md, the CUDA-core fallback). A block counts by
-# correction where its SNPs' rates average at most this (each SNP's weight, 32 at this rate, in its flag).
+# The missing-call rate at which summing the lists costs about what the direct count's 5 further products
+# a word cost: on an H100 at 200k x 5k the screen took 3.49 s + 0.03 s per missing call of a class and SNP
+# counted by correction, 6.32 s directly, so the two meet at ~94 of ~2,500 (3.8 %); both grow with n, so
+# the rate is what holds (docs/PERFORMANCE.md, the CUDA-core fallback). Where the study's SNPs average a
+# higher rate (fully called ones count 0), no SNP is listed. (Single SNPs above it cost their blocks less:
+# their lists are walked beside the others', on other threads.)
 RATE_BREAK_EVEN = 0.035
-UNLISTED = 255  # the flag of a SNP with missing calls that is not listed (boost_screen.cu, GB_UNLISTED)
-# Samples of a class are stored as 16-bit places in the class.
+UNLISTED = 2  # the flag of a SNP with missing calls that is not listed (boost_screen.cu, GB_UNLISTED)
 CLASS_MAX = 1 << 16
 _THREADS = 256
 
 
 @dataclass(frozen=True)
 class ListPlan:
-    """Which SNPs are listed: ``flags`` per SNP (boost_screen.cu's ``miss``), 0 fully called, UNLISTED
-    with missing calls but not listed, else 1 + the SNP's weight (32 x its highest missing-call rate of
-    a class / RATE_BREAK_EVEN, at most 253; a block counts by correction where its weights average at
-    most 32); ``width`` entries a list (its count, then up to width - 1 samples); 0 when no SNP is listed."""
+    """Which SNPs are listed: ``flags`` per SNP (boost_screen.cu's ``miss``), 0 fully called, 1 listed,
+    UNLISTED with missing calls but not listed; ``width`` entries a list (its count, then up to width - 1
+    samples); 0 when no SNP is listed."""
 
     flags: np.ndarray
     width: int
@@ -59,7 +59,7 @@ class ListPlan:
 
 
 def is_listed(flags: np.ndarray) -> np.ndarray:
-    return (flags > 0) & (flags < UNLISTED)
+    return flags == 1
 
 
 def missing_per_class(counts: np.ndarray, n_ctrl: int, n_case: int) -> np.ndarray:
@@ -71,20 +71,22 @@ def missing_per_class(counts: np.ndarray, n_ctrl: int, n_case: int) -> np.ndarra
 def plan_lists(counts: np.ndarray, n_ctrl: int, n_case: int, has_missing: np.ndarray, *, enabled: bool = True
                ) -> ListPlan:
     """The listed SNPs: those with missing calls, none of them more than LIST_MAX in a class, where the
-    classes' places fit 16 bits and ``enabled`` (the block shape's corrections fit its buffers,
-    KernelConfig.corrects). Else every SNP with missing calls is UNLISTED."""
+    classes' places fit 16 bits, ``enabled`` (the block shape's corrections fit its buffers,
+    KernelConfig.corrects), and the SNPs' missing-call rates average at most RATE_BREAK_EVEN. Else every
+    SNP with missing calls is UNLISTED."""
     has = np.asarray(has_missing, dtype=bool)
     flags = np.where(has, UNLISTED, 0).astype(np.uint8)
     if not enabled or not has.any() or max(n_ctrl, n_case) > CLASS_MAX:
         return ListPlan(flags, 0)
     miss = missing_per_class(counts, n_ctrl, n_case)
+    # (the lists' cost grows with both classes' missing calls, the direct count's with both classes' words)
+    if miss.sum(axis=1).mean() / max(1, n_ctrl + n_case) > RATE_BREAK_EVEN:
+        return ListPlan(flags, 0)
     most = miss.max(axis=1)
     ok = has & (most <= LIST_MAX)
     if not ok.any():
         return ListPlan(flags, 0)
-    rate = (miss / np.maximum(1, np.array([n_ctrl, n_case]))).max(axis=1)
-    weight = np.minimum(253, np.ceil(32 * rate / RATE_BREAK_EVEN)).astype(np.int64)
-    flags[ok] = 1 + weight[ok]
+    flags[ok] = 1
     return ListPlan(flags, int(most[ok].max()) + 1)
 
 
@@ -95,24 +97,17 @@ def unlisted(plan: ListPlan) -> ListPlan:
 
 def block_modes(row_flags: np.ndarray, col_flags: np.ndarray, block_rows: int, block_cols: int) -> set[int]:
     """The modes of the blocks of a tile whose rows' and columns' flags these are, as the kernels'
-    gb_block_mode derives each block's: 4 where the block has missing calls, all of listed SNPs, whose
-    weights average at most 32; else 2 * rows-have-missing + columns-have-missing."""
+    gb_block_mode derives each block's: 4 where the block has missing calls, all of listed SNPs; else
+    2 * rows-have-missing + columns-have-missing."""
 
-    def side(f: np.ndarray, b: int):
+    def side(f: np.ndarray, b: int) -> set[tuple[bool, bool]]:
         if not len(f):
-            z = np.zeros(1, dtype=np.int64)
-            return z.astype(bool), z.astype(bool), z, z
+            return {(False, False)}
         at = np.arange(0, len(f), b)
-        f = f.astype(np.int64)
-        return (np.add.reduceat(f > 0, at) > 0, np.add.reduceat(f == UNLISTED, at) > 0,
-                np.add.reduceat(np.where(is_listed(f), f - 1, 0), at), np.diff(np.append(at, len(f))))
+        return set(zip((np.add.reduceat(f > 0, at) > 0).tolist(), (np.add.reduceat(f == UNLISTED, at) > 0).tolist()))
 
-    ra, ru, rw, rn = side(row_flags, block_rows)
-    ca, cu, cw, cn = side(col_flags, block_cols)
-    anym = ra[:, None] | ca[None, :]
-    four = anym & ~(ru[:, None] | cu[None, :]) & (rw[:, None] + cw[None, :] <= 32 * (rn[:, None] + cn[None, :]))
-    direct = 2 * ra[:, None].astype(np.int64) + ca[None, :].astype(np.int64)
-    return {int(m) for m in np.unique(np.where(four, 4, direct))}
+    return {4 if (ra or ca) and not (ru or cu) else 2 * int(ra) + int(ca)
+            for ra, ru in side(row_flags, block_rows) for ca, cu in side(col_flags, block_cols)}
 
 
 def groups(p: int) -> int:

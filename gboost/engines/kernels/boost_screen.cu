@@ -29,8 +29,7 @@
 // (gb_fill_corrected). They are summed 32 SNPs at a time in bit-sliced counters from a sample-major copy
 // of the planes (gt, gb_transpose_planes) at the samples of each SNP's list (lst, gb_miss_lists):
 // a few dozen loads and adds a list instead of 5 more dense products per word (the 9 of <3,3>).
-// miss[] holds 0 (fully called), GB_UNLISTED (missing calls, not listed: the direct modes) or, for a listed
-// SNP, 1 + its weight (the cost of its list against the direct count's, gb_block_mode).
+// miss[] holds 0 (fully called), 1 (listed) or GB_UNLISTED = 2 (missing calls, not listed: the direct modes).
 // The references: gboost/engines/gpu/missing_lists.py.
 //
 // Popcounts (GB_HS=1): POPC issues at a quarter of the rate of logic ops, so each cell keeps a
@@ -75,7 +74,7 @@
 #ifndef GB_MINB33
 #define GB_MINB33 2
 #endif
-#define GB_UNLISTED 255  // miss[] of a SNP with missing calls that is not listed (missing_lists.UNLISTED)
+#define GB_UNLISTED 2  // miss[] of a SNP with missing calls that is not listed (missing_lists.UNLISTED)
 #ifndef GB_MINB2C  // the mode-4 kernel (counting by correction): three blocks per SM, as <2,2>. Its correction
 #define GB_MINB2C GB_MINB22  // loop is latency-bound: 4.21 s against 4.69 s with two (H100, 200k x 5k, 1 % missing)
 #endif
@@ -496,29 +495,20 @@ __device__ __forceinline__ void gb_block_pairs(
     }
 }
 
-// Which mode a block runs: 4 (counting by correction) where some SNP of the block has missing calls, every
-// such SNP is listed, and their lists are short enough on average that summing them costs less than the 5
-// further products a word (the weights miss - 1 of its SNPs sum to at most 32 a SNP; missing_lists.py);
-// else 2 * (rows have missing calls) + (columns have). Every CUDA-core kernel derives it the same way (and
-// the host, DeviceRunner._modes); the host launches one kernel per mode present.
+// Which mode a block runs: 4 (counting by correction) where some SNP of the block has missing calls and
+// every such SNP is listed; else 2 * (rows have missing calls) + (columns have). Every CUDA-core kernel
+// derives it the same way (and the host, missing_lists.block_modes); the host launches one kernel per mode
+// present. (A rule on the block's list lengths, summed here, cost every kernel 4-7 %: its registers
+// spilled. Where lists cost more than the direct count the host lists no SNP, missing_lists.plan_lists.)
 __device__ __forceinline__ int gb_block_mode(const unsigned char* __restrict__ miss, int i0, int ni, int j0,
                                              int nj, int bi0, int bj0, int tid) {
-    __shared__ int s_weight, s_snps;
     int fa = 0, fb = 0;
-    const int va = tid < GB_BI && bi0 + tid < ni, vb = tid < GB_BJ && bj0 + tid < nj;
-    if (va) fa = miss[i0 + bi0 + tid];
-    if (vb) fb = miss[j0 + bj0 + tid];
-    if (tid == 0) s_weight = s_snps = 0;
+    if (tid < GB_BI && bi0 + tid < ni) fa = miss[i0 + bi0 + tid];
+    if (tid < GB_BJ && bj0 + tid < nj) fb = miss[j0 + bj0 + tid];
     const int any_a = __syncthreads_or(fa);
     const int any_b = __syncthreads_or(fb);
     const int unlisted = __syncthreads_or(fa == GB_UNLISTED || fb == GB_UNLISTED);
-    if ((any_a || any_b) && !unlisted) {
-        const int w = (fa ? fa - 1 : 0) + (fb ? fb - 1 : 0);
-        if (w) atomicAdd(&s_weight, w);
-        if (va + vb) atomicAdd(&s_snps, va + vb);
-        __syncthreads();
-        if (s_weight <= 32 * s_snps) return 4;
-    }
+    if ((any_a || any_b) && !unlisted) return 4;
     return (any_a ? 2 : 0) + (any_b ? 1 : 0);
 }
 
