@@ -15,9 +15,10 @@ LAYERS = [
     ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study",
      "plink_skips"),
     ("io", "load", "inputs", "covariates", "simulate", "engines.base", "stats.qt_products",
-     # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload, page-locking
+     # the GPU engine's parts that know nothing of a study: knobs, NVRTC, CuPy, counting strategies, upload, page-locking,
+     # the missing-call lists
      "engines.gpu.config", "engines.gpu.compile", "engines.gpu.cuda", "engines.gpu.counting", "engines.gpu.upload",
-     "engines.gpu.pinning"),
+     "engines.gpu.pinning", "engines.gpu.missing_lists"),
     ("engines", "accumulate", "checkpoint", "calibration", "best_ties"),
     ("hostwork", "io.results", "io.qt_results"),
     ("scan", "qt_scan", "parts", "pathways"),
