@@ -365,11 +365,12 @@ def test_other_tensor_core_configurations_give_the_same_tiles(config, name):
 
 
 @pytest.mark.gpu(devices=2)
-def test_two_gpus_give_the_same_as_one():
+def test_two_gpus_give_the_same_as_one(counting):
+    """(The CUDA-core path: each GPU builds its own missing-call lists, missing_lists.DeviceLists.)"""
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 32)
-    one = gpu_engine(gpus=[0], tile=32)
-    two = gpu_engine(gpus=[0, 1], tile=32)
+    one = gpu_engine(gpus=[0], tile=32, counting=counting)
+    two = gpu_engine(gpus=[0, 1], tile=32, counting=counting)
     results = []
     for eng in (one, two):
         eng.prepare(study, LOOSE)
@@ -380,7 +381,10 @@ def test_two_gpus_give_the_same_as_one():
     assert len(results[1]) == len(tiles)
     for g, w in zip(results[1], results[0]):
         _assert_tile_equal(g, w)
-    assert_scan_equal(_scan(study, gpu_engine(gpus=[0, 1], tile=32)), _scan(study, gpu_engine(gpus=[0], tile=32)))
+    assert_scan_equal(_scan(study, gpu_engine(gpus=[0, 1], tile=32, counting=counting)),
+                      _scan(study, gpu_engine(gpus=[0], tile=32, counting=counting)))
+    if counting == "popc":
+        assert one.listed_snps == two.listed_snps > 0
 
 
 @pytest.mark.gpu
