@@ -274,6 +274,9 @@ __device__ __forceinline__ void gb_fill_class(int* t, const gb_u32 (&c)[NA][NB],
 #define GB_CORR_FITS (GB_BI % 4 == 0 && GB_BJ % 4 == 0 && 6 * GB_BJ * GB_CROW <= 3 * GB_KW * GB_BI * 8 && \
                       4 * GB_BI * GB_RROW <= 3 * GB_KW * GB_BJ * 8)
 #define GB_CBITS 8  // bits of a bit-sliced counter: counts up to 255
+#ifndef GB_CSTEP
+#define GB_CSTEP 4  // samples of a list an iteration of gb_corrections (even)
+#endif
 
 // v += a + b for 32 counters at once (bit q of v[b] is bit b of counter q): a full adder at the lowest
 // bit, its carry rippled up.
@@ -341,32 +344,31 @@ __device__ void gb_corrections(unsigned char* cC, unsigned char* cR, const unsig
 #pragma unroll
             for (int b = 0; b < GB_CBITS; ++b) va[b] = vb[b] = 0u;
             if (gs >= 0) {
-                // Four samples an iteration, the next four's places loaded one iteration ahead: the
+                // GB_CSTEP samples an iteration, the next ones' places loaded one iteration ahead: the
                 // loop is bound by the latency of its scattered loads, so each round trip carries
                 // as many as it can (a sample past the list reads as no bits).
                 const unsigned short* L = lst + ((gb_size)gs * 2 + k) * (gb_size)L1 + 1;
                 const int m = L[-1], s0 = k ? 64 * w_ctrl : 0;
-                int nx[4];
+                int nx[GB_CSTEP];
 #pragma unroll
-                for (int e = 0; e < 4; ++e) nx[e] = e < m ? s0 + L[e] : -1;
-                for (int x = 0; x < m; x += 4) {
-                    int cur[4];
+                for (int e = 0; e < GB_CSTEP; ++e) nx[e] = e < m ? s0 + L[e] : -1;
+                for (int x = 0; x < m; x += GB_CSTEP) {
+                    int cur[GB_CSTEP];
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
+                    for (int e = 0; e < GB_CSTEP; ++e) {
                         cur[e] = nx[e];
-                        nx[e] = x + 4 + e < m ? s0 + L[x + 4 + e] : -1;
+                        nx[e] = x + GB_CSTEP + e < m ? s0 + L[x + GB_CSTEP + e] : -1;
                     }
-                    gb_u32 wa[4], wb[4];
+                    gb_u32 wa[GB_CSTEP], wb[GB_CSTEP];
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
+                    for (int e = 0; e < GB_CSTEP; ++e) {
                         wa[e] = cur[e] >= 0 ? gb_tword(gt, S, G, g, sh, ta, cur[e]) : 0u;
                         wb[e] = two && cur[e] >= 0 ? gb_tword(gt, S, G, g, sh, 1, cur[e]) : 0u;
                     }
-                    gb_vadd2(va, wa[0], wa[1]);
-                    gb_vadd2(va, wa[2], wa[3]);
-                    if (two) {
-                        gb_vadd2(vb, wb[0], wb[1]);
-                        gb_vadd2(vb, wb[2], wb[3]);
+#pragma unroll
+                    for (int e = 0; e < GB_CSTEP; e += 2) {
+                        gb_vadd2(va, wa[e], wa[e + 1]);
+                        if (two) gb_vadd2(vb, wb[e], wb[e + 1]);
                     }
                 }
             }
