@@ -8,8 +8,7 @@ Studies are simulated on the GPU (bench_gpu.simulate_study: Hardy-Weinberg, MAF 
 missing calls at random). Each row is the screen alone (``screen_kernel_seconds``: every tile, no exact
 tests) with the default CUDA-core build; "direct" is the same build with no SNP listed
 (missing_lists.LIST_MAX = -1 in this process, the engine's path for SNPs with long lists), and
-"minb2" the mode-4 kernel compiled for 2 blocks per SM (GB_MINB2C=2) instead of 3, "step8" its correction loop
-taking 8 samples an iteration (GB_CSTEP=8) instead of 4. Variants alternate
+"minb2" the mode-4 kernel compiled for 2 blocks per SM (GB_MINB2C=2) instead of 3. Variants alternate
 over ``--rounds``. The survivors of each variant must equal the default's (the GPU tests compare the
 tables themselves).
 """
@@ -37,8 +36,7 @@ def screen(study, variant: str, params: ScanParams) -> dict:
     old = ml.LIST_MAX
     if variant == "direct":
         ml.LIST_MAX = -1
-    config = {"minb2": BenchKernelConfig(defines=("GB_MINB2C=2",)),
-              "step8": BenchKernelConfig(defines=("GB_CSTEP=8",))}.get(variant, KernelConfig())
+    config = BenchKernelConfig(defines=("GB_MINB2C=2",)) if variant == "minb2" else KernelConfig()
     eng = GpuEngine(counting="popc", config=config, gpus=[0])
     try:
         t0 = time.perf_counter()
