@@ -154,9 +154,9 @@ class DeviceRunner:
         self.epoch = 0
         self.planes = None
         # Blocks with missing calls counted by correction (CUDA cores, resident planes): the device lists,
-        # and each SNP's flag (missing_lists.ListPlan: 0 fully called, UNLISTED, else listed).
+        # and each SNP's flag (missing_lists.ListPlan: 0 fully called, UNLISTED, else listed), set by
+        # _setup_lists.
         self.lists: missing_lists.DeviceLists | None = None
-        self.flags = np.where(self.has_missing, missing_lists.UNLISTED, 0).astype(np.uint8)
         self._uploading: PlaneUpload | None = None  # resident planes still going up
         self.where: Tile | None = None
         self.host_planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
@@ -258,9 +258,8 @@ class DeviceRunner:
         if plan.listed:
             try:
                 with self.stream:
-                    miss = cp.asarray(plan.flags)
                     self.lists = missing_lists.DeviceLists(cp, self.k, plan, self.p, self.n_words, lay.w_ctrl,
-                                                           lay.n_ctrl, lay.n_case, miss)
+                                                           lay.n_ctrl, lay.n_case)
             except Exception as exc:
                 if not is_oom(cp, exc):
                     raise
@@ -271,7 +270,7 @@ class DeviceRunner:
         self.flags = plan.flags
         self.stats.listed_snps = int(missing_lists.is_listed(plan.flags).sum())
         with self.stream:
-            self.miss = self.lists.miss if self.lists is not None else cp.asarray(plan.flags)
+            self.miss = cp.asarray(plan.flags)
 
     def _resident_planes(self):
         """The planes' resident array, or None where the device cannot hold it (the study then streams).
@@ -371,7 +370,7 @@ class DeviceRunner:
         (current stream); a chunk of the resident planes also into the missing-call lists."""
         self.way.lay_out(self.k, x, out, o)
         if self.lists is not None and out is self.planes:
-            self.lists.add(x, o)
+            self.lists.add(x, o, self.miss)
 
     def _block(self, a: int, b: int, keep: tuple[int, int] | None = None):
         """Kernel-layout planes of SNPs [a, b) on the device (streaming), from the LRU cache."""

@@ -189,24 +189,18 @@ class DeviceLists:
     """The listed SNPs' lists and the planes' sample-major copy on one device, built chunk by chunk as the
     resident planes land (DeviceRunner.lay_out), on the stream that lays the chunk out."""
 
-    def __init__(self, cp, k: dict, plan: ListPlan, p: int, n_words: int, w_ctrl: int, n_ctrl: int, n_case: int,
-                 miss):
-        self.cp, self.k, self.plan = cp, k, plan
-        self.p, self.W, self.w_ctrl, self.n_ctrl, self.n_case = p, n_words, w_ctrl, n_ctrl, n_case
+    def __init__(self, cp, k: dict, plan: ListPlan, p: int, n_words: int, w_ctrl: int, n_ctrl: int, n_case: int):
+        self.k = k
+        self.W, self.w_ctrl, self.n_ctrl, self.n_case = n_words, w_ctrl, n_ctrl, n_case
         self.S = 64 * n_words
         self.G = groups(p)
         self.width = plan.width
-        self.miss = miss  # the device flags (uint8)
         self.gt = cp.empty(self.G * 3 * self.S, dtype=np.uint32)
         self.lst = cp.empty(p * 2 * self.width, dtype=np.uint16)
 
-    @property
-    def nbytes(self) -> int:
-        return int(self.gt.nbytes + self.lst.nbytes)
-
-    def add(self, x, o: int) -> None:
+    def add(self, x, o: int, miss) -> None:
         """Chunk ``x`` (SNP-major planes [n][3][W] on the device) of SNPs [o, o + n): its groups of gt and
-        its SNPs' lists. ``o`` is a multiple of 32 (the upload's chunks are), so each group of 32 SNPs is
+        its SNPs' lists (``miss``: every SNP's flag on the device, uint8). ``o`` is a multiple of 32 (the upload's chunks are), so each group of 32 SNPs is
         written by one chunk."""
         assert o % 32 == 0, o
         n = int(x.shape[0])
@@ -217,7 +211,7 @@ class DeviceLists:
                                       (x, np.int32(n), np.int32(self.W), np.int32(o // 32), np.int64(self.S), self.gt))
         self.k["gb_miss_lists"]((-(-2 * n // _THREADS), 1, 1), (_THREADS, 1, 1),
                                 (x, np.int32(n), np.int32(self.W), np.int32(self.w_ctrl), np.int32(self.n_ctrl),
-                                 np.int32(self.n_case), np.int32(o), self.miss, np.int32(self.width), self.lst))
+                                 np.int32(self.n_case), np.int32(o), miss, np.int32(self.width), self.lst))
 
     @property
     def args(self) -> tuple:
