@@ -200,8 +200,8 @@ class DeviceLists:
 
     def add(self, x, o: int, miss) -> None:
         """Chunk ``x`` (SNP-major planes [n][3][W] on the device) of SNPs [o, o + n): its groups of gt and
-        its SNPs' lists (``miss``: every SNP's flag on the device, uint8). ``o`` is a multiple of 32 (the upload's chunks are), so each group of 32 SNPs is
-        written by one chunk."""
+        its SNPs' lists (``miss``: every SNP's flag on the device, uint8). ``o`` is a multiple of 32 (the
+        upload's chunks are), so each group of 32 SNPs is written by one chunk."""
         assert o % 32 == 0, o
         n = int(x.shape[0])
         if n == 0:
