@@ -87,8 +87,9 @@ class PopcCounting(_Counting):
 
     name = "popc"
     label = "CUDA-core popcount"
-    mode_kernels = (*MODE_KERNELS, LIST_MODE_KERNEL)  # mode 4: counting by correction (missing_lists.py)
-    lists = True
+    # mode 4: counting by correction (missing_lists.py)
+    mode_kernels = (*MODE_KERNELS, LIST_MODE_KERNEL)
+    lists = True  # whether its kernels can count blocks with missing calls by correction
 
     @property
     def bytes_per_snp(self) -> int:

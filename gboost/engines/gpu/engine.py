@@ -309,6 +309,11 @@ class GpuEngine(Engine):
         return self._stats[0].table_in_shared_memory if self._stats else None
 
     @property
+    def listed_snps(self) -> int:
+        """SNPs whose missing calls the first GPU counts by correction (0 before prepare; missing_lists.py)."""
+        return self._stats[0].listed_snps if self._stats else 0
+
+    @property
     def kernel_seconds(self) -> float:
         """Device time of the screen and reduce kernels since prepare (CUDA events), summed over GPUs."""
         return sum(st.kernel_seconds for st in self._stats)
