@@ -1,7 +1,9 @@
-"""The command a user runs, timed as a subprocess, beside the engine alone (issue 24; docs/PERFORMANCE.md).
+"""The command a user runs, timed as a subprocess, beside the engine alone: SPEC section 7's figure of
+merit (pair·samples/s of `gboost scan` from start to exit) and its missing-calls row (1 % vs none).
 
     python bench/bench_cli.py --sizes 100000,500000 --n 5000 --missing 0,0.01 --device gpu --maker fast
     python bench/bench_cli.py --sizes 10000 --n 2000 --missing 0,0.01 --device cpu      # a CPU-sized study
+    python bench/bench_cli.py ... --json rows.json      # the rows as JSON too (nothing is written otherwise)
 
 For each size and missing-call rate: a PLINK fileset (``--maker simulate``: `gboost simulate
 --missing`, the case-control model with a planted pair; ``--maker fast``: bench/make_bed.py, random
@@ -10,20 +12,20 @@ looks, LD blocks of 20 SNPs at rho 0.9, 22 autosomes and an X where males are ho
 0.005, 2 % of the samples of unknown sex, so that they are founders but not scanned; the default takes
 the first up to 1e8 genotypes), then
 `gboost scan --bfile … --out …` as a subprocess, the .bed in the page cache: once with the caches
-as earlier runs left them, then ``--repeat`` warm runs of which the fastest is shown. Printed per
-row:
+as earlier runs left them, then ``--repeat`` warm runs of which the fastest is shown. Prints a line
+of JSON per row as it ends (``#``-prefixed), then one table, a row per size and rate:
 
 * cmd 1st s, cmd s: wall of the subprocess, start to exit, first and second run; pair·samples/s
   of the second (the figure of merit);
 * scan s: run.json's scan stage (timings_s "total": prepare + screen + exact + marginal), and the
   ratio command / scan (goal <= 1.25);
-* engine s: `run_scan` in this process on the study already loaded (what the older benches
-  timed), and its pair·samples/s;
+* engine s: `run_scan` in this process on the study already loaded (the engine alone), and its
+  pair·samples/s;
 * covered: run.json's command_s stages summed, over the wall measured here (goal: within 2 %);
 * then the second run's stages (command_s, gboost/stages.py) and each output file's seconds.
 
 ``--repo DIR`` times another checkout's gboost (e.g. an older commit unpacked with git archive),
-for before/after figures on the same machine.
+for before/after figures on the same machine. The filesets stay in ``--dir`` for the next run.
 """
 from __future__ import annotations
 
@@ -101,7 +103,7 @@ def main() -> int:
     ap.add_argument("--repo", default=str(ROOT), help="the gboost checkout to time (default: this one)")
     ap.add_argument("--repeat", type=int, default=1, help="warm runs of the command; the fastest is shown")
     ap.add_argument("--no-engine", action="store_true", help="skip the in-process run_scan column")
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON to PATH")
     a = ap.parse_args()
     repo = Path(a.repo).resolve()
     sys.path.insert(0, str(repo))

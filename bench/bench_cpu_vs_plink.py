@@ -1,11 +1,14 @@
-"""gboost's CPU engine and PLINK 1.9 --fast-epistasis boost side by side, same study, same threads.
+"""gboost's CPU engine and PLINK 1.9 --fast-epistasis boost side by side, same study, same threads:
+SPEC section 7's row "CPU engine vs plink1.9, equal threads" (goal >= 3x PLINK's throughput).
 
     python bench/bench_cpu_vs_plink.py --snps 10000 --samples 2000 --threads 2
+    python bench/bench_cpu_vs_plink.py --snps 20000 --samples 5000 --threads 16 --plink /path/to/plink1.9
 
 Simulates a study (seeded, 1% missing calls, 5 chromosomes), writes it as a PLINK fileset, then
 runs each tool as a subprocess (after one warm-up run each, so numba's compile cache and the page
 cache are warm) and prints wall time, pairs/s, pair*samples/s, peak RSS and the ratio. gboost's
-scan-only time (data loaded) comes from its run.json. The outputs are also compared byte for byte.
+scan-only time (data loaded) comes from its run.json and is printed beside the command's. The
+outputs are also compared byte for byte. Nothing is written outside its temporary folder (``--keep``).
 """
 from __future__ import annotations
 

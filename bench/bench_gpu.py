@@ -2,9 +2,13 @@
 
     python bench/bench_gpu.py                      # p = 10k, 100k, 500k; n = 5,000; both counting paths
     python bench/bench_gpu.py --sizes 10000,50000 --n 2000 --missing 0.01 --countings mma
+    python bench/bench_gpu.py --sizes 500000 --missing 0.01 --countings popc --no-cpu   # the CUDA-core path
+    python bench/bench_gpu.py ... --json rows.json   # the rows as JSON too (nothing is written otherwise)
 
-Figure of merit (docs/DESIGN.md §3.6): pair·samples/s = p(p-1)/2 x n / wall time of the whole scan
-(``run_scan``: screen + exact test + summaries + marginal tests; simulation and loading excluded).
+The engine alone, the figure SPEC section 7 reports beside the command's (bench/bench_cli.py), its
+CUDA-core popcount row (``--countings popc``) and the device ceilings it cites: pair·samples/s =
+p(p-1)/2 x n / wall time of the whole scan (``run_scan``: screen + exact test + summaries + marginal
+tests; simulation and loading excluded). Needs a GPU.
 
 Studies are simulated on the GPU (Hardy-Weinberg genotypes, MAF uniform in ``--maf``, optional
 missing calls, no planted signal), so even 500k x 5k takes seconds to make. Besides the scan the
@@ -24,6 +28,10 @@ script measures:
   bit-ops/s against that ceiling, and the share of the per-pair epilogue (the kernel timed again
   with counting only, no KSA);
 * the CPU engine on the smallest size (``--cpu-size``), for comparison.
+
+Prints a line of JSON per row as it ends (``#``-prefixed), then the device, both ceilings, one table
+(a row per engine and size: wall, its parts, kernel seconds, pair·samples/s over the wall and over
+the kernel time, the kernel's share of its path's ceiling), each row's idle gaps and the roofline.
 """
 from __future__ import annotations
 
@@ -215,7 +223,7 @@ def main(argv=None) -> int:
     ap.add_argument("--roofline-size", type=int, default=None,
                     help="SNPs for the tensor-core roofline (counting-only kernel time; default: the largest)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON to PATH")
     args = ap.parse_args(argv)
 
     import cupy as cp

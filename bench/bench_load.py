@@ -1,12 +1,14 @@
-"""Loading a PLINK fileset into a study (read .bed, QC, encode, count) both ways, and its counting step both ways.
+"""Loading a PLINK fileset into a study (read .bed, QC, encode, count) both ways, and its counting step
+both ways: the load stage of the command (no SPEC section 7 row of its own; bench_cli.py's stages
+show its share of the command). CPU only.
 
     python bench/bench_load.py --snps 50000 --samples 2000
     python bench/bench_load.py --bfile PREFIX
-    python bench/bench_load.py --formats --snps 100000 --samples 5000   # issue 19: every input format
-    python bench/bench_load.py --rates --bfile PREFIX                    # issue 24: MB/s of the .bed
+    python bench/bench_load.py --formats --snps 100000 --samples 5000   # every input format
+    python bench/bench_load.py --rates --bfile PREFIX                    # MB/s of the .bed
     NUMBA_NUM_THREADS=1 python bench/bench_load.py --rates --bfile PREFIX   # the same on one core
 
-With ``--rates`` (issue 24): MB/s of the .bed (its bytes over the seconds) for each step of
+With ``--rates``: MB/s of the .bed (its bytes over the seconds) for each step of
 loading a PLINK fileset, best of ``--repeats`` in this process after a warm-up: ``open_input``
 (the .bim and .fam parsed, the .bed checked), ``load_study`` without QC flags and with
 ``--maf 0.01 --geno 0.05 --hwe 1e-6``, and the .bed kernel alone (``bed_encode`` over blocks
@@ -26,8 +28,9 @@ and prints SNP·samples per second: the .bed's 2-bit codes encoded directly (wit
 per-SNP QC counted from planes too) beside the same load through bed-reader's decoded int8 calls
 (the path of the text formats).
 Side by side on the same genotypes: the per-SNP genotype counts
-by NumPy comparisons over the int8 block (``genotype_counts``, what the loader did until session 4)
+by NumPy comparisons over the int8 block (``genotype_counts``, the loader's earlier way)
 and by popcount over the encoded planes (``plane_counts``, what it does now); the two are compared.
+Each mode prints its figures as lines of text; nothing is written outside a temporary folder.
 """
 from __future__ import annotations
 
@@ -67,8 +70,8 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=2_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--qc", action="store_true", help="with --maf 0.01 --geno 0.05 --hwe 1e-6 (per-SNP QC)")
-    ap.add_argument("--formats", action="store_true", help="time every input format against the .bed (issue 19)")
-    ap.add_argument("--rates", action="store_true", help="MB/s of the .bed per loading step (issue 24)")
+    ap.add_argument("--formats", action="store_true", help="time every input format against the .bed")
+    ap.add_argument("--rates", action="store_true", help="MB/s of the .bed per loading step")
     args = ap.parse_args(argv)
     if args.formats:
         return bench_formats(args)
@@ -89,7 +92,7 @@ def main(argv=None) -> int:
 
         class Decoded:
             """The same fileset without ``iter_bed_rows``: loaded through bed-reader's int8 calls,
-            the path of the text formats (and of every load until session 4)."""
+            the path of the text formats."""
 
             def __init__(self, src):
                 self._src = src

@@ -1,4 +1,5 @@
-"""One GPU vs all GPUs of a host, through the built-in tile queue and through Dask.
+"""One GPU vs all GPUs of a host, through the built-in tile queue and through Dask: the engine alone
+(``run_scan`` in this process; no SPEC section 7 row, its scaling across GPUs). Needs several GPUs.
 
     python bench/bench_multigpu.py --snps 1300000 --n 5000 --missing 0.01   # Dask on a running cluster
     python bench/bench_multigpu.py --snps 400000 --n 5000 --local-cluster   # Dask via local:gpus
@@ -16,7 +17,7 @@ DaskEngine gets its scheduler address; the timed wall then holds the probe every
 cluster inside the timed wall.
 
 Checks that every configuration gives the same pairs and summary, and prints wall, prepare and
-screen times and the speed-ups of wall and screen over the 1-GPU row of the same kind.
+screen times and the speed-ups of wall and screen over the 1-GPU row of the same kind, in one table.
 """
 from __future__ import annotations
 

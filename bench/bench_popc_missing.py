@@ -1,8 +1,10 @@
 """The CUDA-core path on data with missing calls: blocks counted by correction (mode 4,
 gboost/engines/gpu/missing_lists.py) against the direct count of 9 products (the modes <2,3>, <3,2>,
-<3,3>, which the engine takes where no SNP is listed), kernel seconds of the whole screen.
+<3,3>, which the engine takes where no SNP is listed), kernel seconds of the whole screen: the
+engine's kernels alone on SPEC section 7's CUDA-core popcount row with missing calls. Needs a GPU.
 
     python bench/bench_popc_missing.py --p 200000 --n 5000 --missing 0,0.001,0.01,0.05
+    python bench/bench_popc_missing.py ... --json rows.json   # the rows as JSON too (nothing is written otherwise)
 
 Studies are simulated on the GPU (bench_gpu.simulate_study: Hardy-Weinberg, MAF uniform in 0.05-0.5,
 missing calls at random). Each row is the screen alone (``screen_kernel_seconds``: every tile, no exact
@@ -10,7 +12,8 @@ tests) with the default CUDA-core build; "direct" is the same build with no SNP 
 (missing_lists.LIST_MAX = -1 in this process, the engine's path for SNPs with long lists), and
 "minb2" the mode-4 kernel compiled for 2 blocks per SM (GB_MINB2C=2) instead of 3. Variants alternate
 over ``--rounds``. The survivors of each variant must equal the default's (the GPU tests compare the
-tables themselves).
+tables themselves). Prints one table, a line per rate, variant and round: kernel seconds,
+pair·samples/s over them, SNPs listed, survivors.
 """
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default="corrected,direct,minb2")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--epi1", type=float, default=5e-6)
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON to PATH")
     a = ap.parse_args(argv)
     params = ScanParams(epi1=a.epi1)
     rows = []

@@ -1,18 +1,23 @@
-"""What the command does before its first tile, and when (issue 24): one fresh process per
+"""What the command does before its first tile, and when: one fresh process per
 variant, timestamps from the process's start (gboost.stages.process_age) for each step of the
 CLI's way to the screen — numba's import and what its first load needs (start_target), CuPy's import, the CUDA context
 and the kernels' module on the thread the CLI starts them on, the .fam/.bim parse, the .bed's
-counting pass — so the critical path can be read off rather than guessed.
+counting pass — so the critical path can be read off rather than guessed (the start that
+bench_cli.py's "cmd s" includes; no SPEC section 7 row of its own).
 
     python bench/bench_start.py PREFIX            # the fileset's .bed/.bim/.fam
     python bench/bench_start.py PREFIX --encode   # and the background encoder's watermark over time
 
+Prints one table: a line per variant and step, the seconds from the process's start and the thread,
+then each variant's process wall seen from outside (the second of two runs: caches warm).
+
 The ``gpu-only`` variant's thread imports ``gboost.engines``, and with it NumPy and numba, before the
-driver's start: its "kernels loaded" is not the GPU's start alone (bench/probe_driver_start.py times
-that). ``cli`` approximates the command; bench/probe_cli_timeline.py stamps the command itself.
+driver's start: its "kernels loaded" is not the GPU's start alone. ``cli`` approximates the command
+(the command itself writes its stages into run.json's command_s).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -84,9 +89,13 @@ print(json.dumps(marks))
 
 
 def main() -> int:
-    prefix = sys.argv[1]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("prefix", help="a PLINK fileset's prefix (.bed/.bim/.fam)")
+    ap.add_argument("--encode", action="store_true", help="only the background encoder's watermark over time")
+    a = ap.parse_args()
+    prefix = a.prefix
     print(f"{'variant':9} {'step':45} {'s from process start':>20}  thread")
-    variants = ("encode",) if "--encode" in sys.argv else ("cli", "cupy-late", "cpu-only", "numpy-bim", "gpu-only")
+    variants = ("encode",) if a.encode else ("cli", "cupy-late", "cpu-only", "numpy-bim", "gpu-only")
     for variant in variants:
         for _ in range(2):  # the second run is the one shown: caches warm
             t = time.perf_counter()

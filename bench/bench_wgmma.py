@@ -1,10 +1,10 @@
 """Is Hopper's warpgroup b1 AND+POPC (wgmma) a faster counting core than the mma.sync the kernel uses?
+The device ceilings SPEC section 7 cites (``mma.sync`` and ``wgmma`` b1 AND+POPC bit-MACs/s).
 
     python3 bench/bench_wgmma.py              # on an sm_90 GPU (H100/H200); prints a short table
 
-Issue 18 asks (goal 2) to measure whether a ``wgmma`` b1 AND+POPC path has a higher ceiling than
-``mma.sync.m16n8k256`` on sm_90a before building a kernel on it. This script measures, in one run
-on one device:
+Whether a ``wgmma`` b1 AND+POPC path has a higher ceiling than ``mma.sync.m16n8k256`` on sm_90a,
+measured before building a kernel on it. This script measures, in one run on one device:
 
 * the layout check: one ``wgmma.mma_async.m64n8k256.s32.b1.b1.and.popc`` of known 64 x 256-bit A
   and 8 x 256-bit B rows, both K-major in shared memory without swizzle (core matrices of 8 rows x
@@ -17,10 +17,12 @@ on one device:
   m16n8k256 from registers), and the ratio.
 
 The kernels are generated here (the m64n256 accumulator list has 128 registers) and compiled by
-NVRTC for sm_90a; nothing of this is used by gboost itself.
+NVRTC for sm_90a; nothing of this is used by gboost itself. Prints the device, the layout check's
+verdict per reading, the mma.sync ceiling and each wgmma ceiling with its ratio to it.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -172,6 +174,7 @@ def wgmma_ceiling(cp, mod, n: int, device_id: int = 0) -> float:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     import cupy as cp
 
     from bench_gpu import mma_ceiling

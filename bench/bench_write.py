@@ -1,5 +1,6 @@
 """Formatting and writing a scan's outputs, and the checkpoint's main-thread time, at the size of the
-500k x 5k study (issue 24; docs/PERFORMANCE.md), without running a scan.
+500k x 5k study, without running a scan: the command's last stage (bench_cli.py's "files" line
+shows it inside the command; no SPEC section 7 row of its own). CPU only.
 
     python bench/bench_write.py                          # 500k SNPs, 680k screened pairs, every core
     python bench/bench_write.py --threads 1,2 --repeat 3 # the per-core rate and the speed-up
@@ -8,7 +9,7 @@
 A synthetic ScanResult shaped like the device's 500k x 5k run (bench/make_bed.py's IDs ``snpK`` on
 one chromosome, 5,000 samples, ~680k screened pairs of which most are reported, STAT and KSA above
 the screen threshold, all four DFs) goes through gboost/io/results.py as `gboost scan` calls it.
-Printed per thread count (the best of ``--repeat``):
+Printed, one line per thread count (the best of ``--repeat``; nothing is written but a temporary folder):
 
 * format s per file (seconds of formatting work, summed over its pieces) and MB;
 * format wall: render_lazily up to the bytes of all four files (run.json's ``format_outputs``);

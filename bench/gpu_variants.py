@@ -9,6 +9,8 @@ some give wrong results: the package's MmaConfig can express only builds that gi
 * :class:`BenchKernelConfig`: a KernelConfig with extra ``defines`` (the CUDA-core kernels' switches).
 * :func:`popc_ceiling_kernel`, :func:`mma_ceiling_kernel`: the device's ceilings (bench/kernels/),
   compiled after the production source with the default options.
+
+Imported by bench_gpu.py and bench_popc_missing.py; run alone it prints this text.
 """
 from __future__ import annotations
 
@@ -65,3 +67,7 @@ def mma_ceiling_kernel(device_id: int = 0):
     """gm_mma_ceiling (bench/kernels/mma_ceiling.cu): m16n8k256 b1 AND+POPC mmas from registers."""
     code = mma_kernel_source() + "\n" + (_KERNELS / "mma_ceiling.cu").read_text(encoding="utf-8")
     return compile_module(device_id, code, MmaConfig().options(), ("gm_mma_ceiling",))["gm_mma_ceiling"]
+
+
+if __name__ == "__main__":
+    print(__doc__)

@@ -1,15 +1,15 @@
-"""The tensor-core kernels' registers, spills and shared memory, compiled here with nvcc (no GPU needed) from the same source and options the engine gives NVRTC
-(gboost/engines/gpu/compile.py, config.py): a first look at a kernel change before device time is
-spent on it (issue 18: the <3,3> kernel is bound by instructions issued, and spills cost).
+"""The tensor-core kernels' registers, spills and shared memory, compiled here with nvcc (no GPU
+needed) from the same source and options the engine gives NVRTC (gboost/engines/gpu/compile.py,
+config.py): a first look at a kernel change before device time is spent on it (the <3,3> kernel is
+bound by instructions issued, and spills cost). No SPEC section 7 row: a static check.
 
     python bench/kernel_resources.py                    # the default build, sm_90
     python bench/kernel_resources.py --no-f32 --arch sm_90a -D GM_STAGES=4
 
-What ptxas reports, statically; this VM's nvcc is CUDA 13.0, the device's NVRTC (CuPy's) may be
-another release and allocate a little differently. The device's Nsight Compute figures
-(scripts/device/ncu.sh) remain the measure of what a change does. On this VM at 3373b3a, sm_90:
-the default build's gm_screen_33 128 registers, 156 / 172 bytes of spill stores / loads (the
-float64-epilogue build 964 / 608).
+Prints one table, a line per kernel: registers, bytes of spill stores and loads, shared memory.
+What ptxas reports, statically: the local nvcc may be another CUDA release than the device's NVRTC
+(CuPy's) and allocate a little differently; the kernel seconds on the device (bench/bench_gpu.py)
+remain the measure of what a change does.
 """
 from __future__ import annotations
 
