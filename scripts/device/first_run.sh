@@ -1,31 +1,27 @@
 #!/usr/bin/env bash
-# First run after install vs second (issues 19 and 24), on the GPU device (lead) or any machine:
+# First run after install vs second, on the GPU machine or any other:
 # what setup detects, what `gboost doctor` reports, and the wall time of `gboost scan` on
 # sample_data/sample and on a 100k-SNP study, first and second run, on fresh compile caches
-#   A  without `gboost warm` (what a user got before setup warmed the caches),
-#   B  right after `gboost warm` (what scripts/setup.sh now does),
+#   A  without `gboost warm` (caches as a bare install leaves them),
+#   B  right after `gboost warm` (what scripts/setup.sh does),
 #   C  and, on fresh caches again after warm, what the first scan compiled (gboost.compile_watch).
 # Fresh caches: NUMBA_CACHE_DIR and CUPY_CACHE_DIR point into an empty folder per case; nothing
-# of the user's own caches is touched. About 3 minutes on an H100 with the defaults.
+# of the user's own caches is touched. About 3 minutes on an H100 with the defaults. Prints each
+# line as it goes and keeps them in $OUT/first_run.txt (default OUT: /tmp/gboost-first-run).
 #
 # On the device (no network; the wheels gboost needs beside the image's CuPy and numba in .whl/):
 #   bash scripts/device/first_run.sh
-# Here, on the CPU (a 2-core machine cannot scan 5e9 pairs in minutes: restrict the scan):
+# On a small CPU machine (2 cores cannot scan 5e9 pairs in minutes: restrict the scan):
 #   PY=.venv/bin/python DEVICE=cpu SAMPLES=1000 SCAN_FLAGS="--chr 1" bash scripts/device/first_run.sh
 set -u
 cd "$(dirname "$0")/../.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=$PWD:/tmp/site || exit
-fi
-export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/gboost-first-run}
+. scripts/device/env.sh
 PY=${PY:-python3}
 DEVICE=${DEVICE:-gpu}
 SNPS=${SNPS:-100000}
 SAMPLES=${SAMPLES:-5000}
 SCAN_FLAGS=${SCAN_FLAGS:-}
-OUT=${OUT:-/tmp/gboost-first-run}
-mkdir -p "$OUT"
 W=$(mktemp -d /tmp/gboost-first-run.XXXXXX)
 LOG=$OUT/first_run.txt
 : > "$LOG"
