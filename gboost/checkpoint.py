@@ -265,8 +265,8 @@ class Ledger:
             self._fingerprint = _fingerprint(study, params)  # compared with the saved one now
         else:
             # A new ledger: the fingerprint (hashing sampled planes and every SNP ID, a fraction of
-            # a second at 500k SNPs) is only needed in the manifest, which the writer thread puts on disk before
-            # the first record; computed on a thread meanwhile, off the caller's time.
+            # a second at 500k SNPs) is only needed in the manifest, which the writer thread puts on
+            # disk before the first record; computed on a thread meanwhile, off the caller's time.
             from concurrent.futures import ThreadPoolExecutor
 
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gboost-ledger-fp")

@@ -105,8 +105,9 @@ def load_study(
         genotypes (the rest of the call reads and checks the inputs); with a background encode,
         the seconds of the counting pass only (the encoder's own are ``study.planes_ready.seconds``).
     background_encode
-        For a case-control scan of a .bed (so that the screen need not wait for every plane): a first compiled pass counts each SNP's
-        genotypes (the QC sample sets' and the scan's classes), so QC and the monomorphic skips
+        For a case-control scan of a .bed (so that the screen need not wait for every plane): a
+        first compiled pass counts each SNP's genotypes (the QC sample sets' and the scan's
+        classes), so QC and the monomorphic skips
         are decided and the kept SNPs known before any plane is written; the Study is then
         returned at once and its planes are encoded on a background thread, SNP blocks in order,
         straight into their rows (``study.planes_ready``: wait with ``study.wait_planes(rows)``).

@@ -154,8 +154,8 @@ def start_target() -> None:
     :func:`light_cache_loads`) rather than at the first .bim parse: the CLI calls this before the
     compiled parse, then lets the thread that starts the GPU import CuPy (gboost/engines/early.py),
     so that CuPy's import, which holds the GIL, runs while this thread parses and counts in
-    compiled code that releases it, and the two do not queue for the GIL. numba's internal entry points: any failure leaves
-    the first load to do the same, as before."""
+    compiled code that releases it, and the two do not queue for the GIL. numba's internal entry
+    points: any failure leaves the first load to do the same, as before."""
     try:
         from numba.core.registry import cpu_target
 

@@ -65,11 +65,11 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     odd sample count, a BOOST text matrix (text inputs reach the encoder as int8 genotypes, a .bed
     as its own bytes: two signatures), and three wide .beds of few SNPs, one for each other build
     of the tensor-core kernels (gboost/engines/gpu/counting.py, MmaCounting.build; each is an NVRTC
-    compile of seconds that the first scan of such a study would otherwise wait for): 20,000 samples (from ~12.8k the
-    float32 pre-screen has no room for its table and takes its brackets by shares), 80,000 (from
-    2^16 the float64 build) and 140,000 with 70,000 a class (a class of 2^16 or more: 16 row SNPs
-    a warp, MmaConfig.for_classes), the widths of biobanks. ``wide``: False where no GPU is warmed (the
-    CPU engine has no other code for them, and writing them is not free)."""
+    compile of seconds that the first scan of such a study would otherwise wait for): 20,000 samples
+    (from ~12.8k the float32 pre-screen has no room for its table and takes its brackets by shares),
+    80,000 (from 2^16 the float64 build) and 140,000 with 70,000 a class (a class of 2^16 or more:
+    16 row SNPs a warp, MmaConfig.for_classes), the widths of biobanks. ``wide``: False where no GPU
+    is warmed (the CPU engine has no other code for them, and writing them is not free)."""
     import numpy as np
 
     from gboost.simulate import PlantedPair, simulate_study

@@ -316,12 +316,12 @@ def read_bim(path: str | os.PathLike) -> VariantTable:
 
 # ---------------------------------------------------------------------------------------------
 # .bim and .fam at memory speed (a large .bim through Python's split and NumPy's per-element casts
-# took seconds, on the path before a scan's first tile). Tokens are located by vectorised whitespace tests, each column is
-# gathered from the bytes into a fixed-width matrix (an ASCII one widened straight into a str
-# array), and numbers are read from their digits where that is exactly what ``float``/``int``
-# give; anything else takes the general path on that chunk, with its messages. The rules are
-# gboost.io.pheno.read_table's: whitespace as ``bytes.split``, blank and ``#`` lines skipped,
-# exactly n columns a line, line numbers in messages.
+# took seconds, on the path before a scan's first tile). Tokens are located by vectorised whitespace
+# tests, each column is gathered from the bytes into a fixed-width matrix (an ASCII one widened
+# straight into a str array), and numbers are read from their digits where that is exactly what
+# ``float``/``int`` give; anything else takes the general path on that chunk, with its messages. The
+# rules are gboost.io.pheno.read_table's: whitespace as ``bytes.split``, blank and ``#`` lines
+# skipped, exactly n columns a line, line numbers in messages.
 
 # Exact powers of ten (a decimal of at most 15 digits divided by one is correctly rounded: the
 # value float() reads).
@@ -367,10 +367,10 @@ def _read_columns(path, what: str, columns: str, kinds: tuple, numbers: dict, ha
 
 
 # The common table (ASCII, every data line n tokens, plain decimal numbers) in compiled passes that
-# release the GIL: several times faster than the NumPy passes below, and the reading no longer holds the GIL against the thread that starts the GPU
-# beside it. Anything else (a byte >= 128 or NUL, a line of another length, a number outside the
-# decimal fast paths) falls back to the NumPy passes, with their messages; the result is the same
-# table (tests/test_bim_fam_parse.py compares the two).
+# release the GIL: several times faster than the NumPy passes below, and the reading no longer holds
+# the GIL against the thread that starts the GPU beside it. Anything else (a byte >= 128 or NUL, a
+# line of another length, a number outside the decimal fast paths) falls back to the NumPy passes,
+# with their messages; the result is the same table (tests/test_bim_fam_parse.py compares the two).
 _TEXT, _INT, _FLOAT = 0, 1, 2
 
 

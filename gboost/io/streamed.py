@@ -22,7 +22,8 @@ from gboost.study import SampleTable, VariantTable
 
 @dataclass
 class StreamedSource:
-    """Base of the readers of .pgen, VCF/BCF and BGEN files; implements :class:`gboost.study.GenotypeSource`."""
+    """Base of the readers of .pgen, VCF/BCF and BGEN files; implements
+    :class:`gboost.study.GenotypeSource`."""
 
     path: str
     variants: VariantTable
