@@ -12,7 +12,8 @@ class KernelConfig:
 
     ``block_rows`` x ``block_cols`` SNPs per thread block (each thread a 2 x 2 micro-tile of
     pairs), ``chunk_words`` plane words staged in shared memory at a time, ``carry_save`` the
-    full-adder popcount (about 1.8x fewer cycles per cell than one popcount per half-word).
+    full-adder popcount (about 1.8x fewer cycles per cell than one popcount per half-word;
+    bench/bench_gpu.py --variant-size P, its "popc plain" row).
     """
 
     block_rows: int = 32
