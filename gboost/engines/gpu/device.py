@@ -276,7 +276,7 @@ class DeviceRunner:
         """The planes' resident array, or None where the device cannot hold it (the study then streams).
         An array with the fragment-native copy that does not fit is tried again without it: the planes
         then stay resident and take the standard kernels, as a streamed study would, without its blocks'
-        uploads (the copy is worth a few percent of the missing-call kernel, not the residence)."""
+        uploads (the copy saves a few percent of the missing-call kernel, less than streaming would cost)."""
         cp = self.cp
         while True:
             try:
