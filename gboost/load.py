@@ -107,12 +107,12 @@ def load_study(
     background_encode
         For a case-control scan of a .bed (so that the screen need not wait for every plane): a
         first compiled pass counts each SNP's genotypes (the QC sample sets' and the scan's
-        classes), so QC and the monomorphic skips
-        are decided and the kept SNPs known before any plane is written; the Study is then
-        returned at once and its planes are encoded on a background thread, SNP blocks in order,
-        straight into their rows (``study.planes_ready``: wait with ``study.wait_planes(rows)``).
-        Elsewhere (other formats, a QT, a sample order the .bed encoder cannot place, numba's
-        workqueue threading layer) the planes are encoded before returning, as by default.
+        classes), so QC and the monomorphic skips are decided and the kept SNPs known before any
+        plane is written; the Study is then returned at once and its planes are encoded on a
+        background thread, SNP blocks in order, straight into their rows (``study.planes_ready``:
+        wait with ``study.wait_planes(rows)``). Elsewhere (other formats, a QT, a sample order the
+        .bed encoder cannot place, numba's workqueue threading layer) the planes are encoded before
+        returning, as by default.
 
     Returns
     -------

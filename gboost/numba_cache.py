@@ -69,8 +69,8 @@ _ARRAYMATH = "numba.np.arraymath"
 
 
 def skip_blas_probe() -> None:
-    """Spare every process numba's import of SciPy's linear algebra (a large share of the
-    command's start-up on a small study), which gboost never calls.
+    """Spare every process numba's import of SciPy's linear algebra (imports on every
+    process's way to its first compiled call), which gboost never calls.
 
     numba's target loads ``numba.np.arraymath`` at the first call of any compiled function, and
     that module's import probes for BLAS by importing ``scipy.linalg.cython_blas`` (all of
