@@ -116,7 +116,7 @@ def _alike(a: np.ndarray, b: np.ndarray) -> bool:
 # The work of re-choosing every SNP's best among all its partners, as p (p - 1) times (plane words + 20):
 # each unordered pair's table (its words) and PLINK's z (a fixed cost of about 20 words'), once a pair
 # (_all_pairs_z). At the bound: ~1,160 SNPs of a few dozen samples, ~910 of 1,000, ~550 of 5,000; near it
-# 0.1-0.4 s on the 2-core VM (bench/probe_tie_cost.py; docs/PERFORMANCE.md, seventeenth session).
+# the re-choice takes a fraction of a second even on two cores, small beside the scan of so few SNPs.
 ALL_PARTNERS_WORK = 30_000_000
 
 

@@ -42,8 +42,8 @@ def study_content_hash(study) -> str:
     genotypes differ in their counts or in the sampled planes (tests/test_nothing_lost.py)."""
     # Hashed once the background encoder is done (a new ledger hashes on its own thread), not
     # beside it: building the samples' text holds the GIL, which the encoder takes between its
-    # blocks; at 2.32M samples the fingerprint ran 8 s beside it and the encoder read 0.5 GB/s of
-    # .bed instead of 3 (the GPU waited 9.5 s for its first tile; docs/PERFORMANCE.md, issue 21).
+    # blocks; at millions of samples the fingerprint beside it slowed the encoder several-fold and
+    # the GPU waited for its first tile for as long.
     study.wait_planes()
     h = hashlib.sha256()
     # The arrays' own buffers, not tobytes() copies (60 MB of planes at 500k SNPs, copied holding
@@ -60,7 +60,8 @@ def study_content_hash(study) -> str:
 def _hash_samples(h, s) -> None:
     """Feed ``h`` the lines "FID IID status" of the samples joined by newlines (UTF-8), the bytes
     the first ledgers hashed, in runs of 32k samples with C-level joins: one generator of
-    f-strings over 2.32M samples held the GIL for ~4.7 s on the VM, the runs take a third of it."""
+    f-strings holds the GIL for seconds at millions of samples, the runs take far less and free it
+    between runs."""
     status = s.status.tolist()
     text = {v: str(int(v)) for v in set(status)}  # a few distinct codes: str() once each
     fid, iid = s.fid.astype(str).tolist(), s.iid.astype(str).tolist()  # str, as the f-string gave
@@ -74,9 +75,9 @@ def _hash_samples(h, s) -> None:
 
 def ids_sha256(ids) -> str:
     """SHA-256 of the IDs joined by newlines (UTF-8), as ``"\\n".join(map(str, ids))`` gives it,
-    in pieces: one join of 500k IDs held the GIL for 0.26 s on the VM (``str`` of each NumPy
-    string), against the thread that feeds the GPU; ``tolist`` and runs of 32k IDs give the same
-    bytes in a quarter of the time, with the GIL free between runs (issue 24)."""
+    in pieces: one join of all IDs holds the GIL throughout (``str`` of each NumPy string), against
+    the thread that feeds the GPU; ``tolist`` and runs of 32k IDs give the same bytes in a fraction
+    of the time, with the GIL free between runs."""
     h = hashlib.sha256()
     items = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
     for k in range(0, len(items), 1 << 15):
@@ -263,9 +264,9 @@ class Ledger:
         if resume and manifest.exists():
             self._fingerprint = _fingerprint(study, params)  # compared with the saved one now
         else:
-            # A new ledger: the fingerprint (~0.3 s at 500k SNPs: hashing sampled planes and every
-            # SNP ID) is only needed in the manifest, which the writer thread puts on disk before
-            # the first record; computed on a thread meanwhile, off the caller's time.
+            # A new ledger: the fingerprint (hashing sampled planes and every SNP ID, a fraction of
+            # a second at 500k SNPs) is only needed in the manifest, which the writer thread puts on
+            # disk before the first record; computed on a thread meanwhile, off the caller's time.
             from concurrent.futures import ThreadPoolExecutor
 
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gboost-ledger-fp")
@@ -360,7 +361,7 @@ class Ledger:
     def record(self, res: TileResult) -> None:
         """Queue a finished tile for the ledger. A writer thread takes whatever has queued up as
         one record (compact: see _RECORD) and appends it, so the scan never waits for the disk
-        (at 500k SNPs the inline .npz writes cost 15 s of a 54 s command: issue 24), and no tile
+        (inline writes, one per tile, took a large share of a large scan's command), and no tile
         waits for a batch to fill: a tile is on its way to the disk as soon as the writer is free.
         A kill before a queued tile reaches the file only means it is screened again on
         --resume; framing and CRCs drop a torn tail."""

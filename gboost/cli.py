@@ -232,10 +232,10 @@ def _scan_locked(args, out) -> int:
 
     clock = StageClock(process_age())  # run.json's command_s (gboost/stages.py)
     # The GPU thread starts once gboost.engines is imported, which imports numba (gboost.engines.base):
-    # the driver's start and the first GPU's context (~0.2 s on the H100 host) release the GIL and run
-    # beside the rest of the start-up and the read. Starting it before NumPy's and numba's imports was
-    # measured: the GPU was then never waited for, but the read slowed by as much and the command did
-    # not change (100k x 5k on the H100, docs/PERFORMANCE.md, issue 24).
+    # the driver's start and the first GPU's context release the GIL and run beside the rest of the
+    # start-up and the read. Starting it before NumPy's and numba's imports does not shorten the
+    # command: the GPU is then never waited for, but the read slows by as much (bench/bench_start.py
+    # prints each step's time from the process's start).
     gpu_go = threading.Event()  # set below, once numba's target is up: CuPy's import may then start
     if not args.dask:  # CuPy, the CUDA context and the kernels on a thread while the inputs are read
         from gboost.engines.early import start_gpu_early
@@ -263,9 +263,10 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     clock.lap("setup")
     # What numba's first load needs first (its runtime; not its whole target: gboost/numba_cache.py),
     # then CuPy's import on the GPU thread while this one parses and counts in
-    # compiled code: the two imports hold the GIL and would otherwise interleave (gboost/engines/early.py,
-    # issue 24: 500k x 5k 6.02 -> 5.80 s on the H100). Waiting further, until the parse is done, was
-    # slower (6.24 s): CuPy's import then slowed the counting pass, whose reading loop holds the GIL too.
+    # compiled code: the two imports hold the GIL and would otherwise interleave, slowing both
+    # (gboost/engines/early.py). Waiting further, until the parse is done, is slower still: CuPy's
+    # import then slows the counting pass, whose reading loop holds the GIL too (bench/bench_start.py's
+    # variants "cli" and "cupy-late" are the two orders).
     start_target()
     gpu_go.set()
     source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno,
@@ -287,7 +288,8 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     load_timings: dict = {}
-    # A .bed's planes are encoded on a thread beside the screen (issues 21, 24; gboost/load.py):
+    # A .bed's planes are encoded on a thread beside the screen (gboost/load.py), so that neither the
+    # GPU's first tile nor the command waits for the whole encode:
     # the "encode" stage is then its counting pass and the encoder's seconds are background work.
     # Not with Dask: its tasks carry planes to the workers without waiting for them.
     # GBOOST_BACKGROUND_ENCODE=0 encodes before the screen, as before (comparisons, benchmarks).
@@ -324,9 +326,9 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
                f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
                + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
-    # The GPU was started on a thread at the top (gboost/engines/early.py): at 500k x 5k on the H100
-    # that took engine_start from 0.49 s to 0.003 s and the command 0.6 s faster, though the reading
-    # slowed by ~0.2 s beside it (docs/PERFORMANCE.md, 2026-11-26).
+    # The GPU was started on a thread at the top (gboost/engines/early.py), so engine_start is only
+    # what that thread has left to do, usually nothing; the reading is a little slower beside it, by
+    # less than the start it hides (run.json's stages engine_start and read show both).
     try:
         engine = make_engine(params.engine)
     except RuntimeError as exc:
@@ -334,9 +336,9 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     _log(args, f"engine: {engine.describe()}")
     clock.lap("engine_start")
     # The GPUs' contexts are ended by the command, not by the driver after the process's last
-    # instruction (0.09-0.13 s on the H100 host that no stage held; issue 24), and on a thread as
-    # soon as the screen is done (the engine is closed by then and nothing after it uses CUDA), so
-    # that their ~0.06 s pass beside the formatting; run.json's stage gpu_end is the wait for it.
+    # instruction (time that no stage of run.json would hold), and on a thread as soon as the screen
+    # is done (the engine is closed by then and nothing after it uses CUDA), so that it passes beside
+    # the formatting; run.json's stage gpu_end is the wait for it.
     end_gpu = getattr(args, "ends_process", False) and hasattr(engine, "end_contexts")
     ledger = Ledger(out, study, params, resume=resume)
     # The finished screen's last ledger records, sync and close run on the ledger's writer thread
@@ -397,7 +399,7 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
 
 def _exit_now(rc: int) -> None:
     """End a finished `gboost scan` run from the command line without the interpreter's teardown
-    (~0.25 s of unloading numba and LLVM after the last output is on disk: measured, issue 24).
+    (unloading numba and LLVM after the last output is on disk, a wait with nothing left to do).
     Every output is written, flushed and renamed by now and the host threads are joined; a Dask
     cluster is never skipped this way (its shutdown runs at exit)."""
     import os

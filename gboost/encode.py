@@ -96,11 +96,11 @@ def _encode_words(src, sel, cols, w_first, out, bed):
     w_first + s // 64 of the plane of its genotype (a missing call sets none). ``src`` is an int8
     block of calls (0/1/2, negative missing, column = sample) or, with ``bed``, raw .bed rows
     (column = byte of 4 samples). Rows are picked by ``sel`` rather than copied out first: a .bed
-    block with SNPs left out would otherwise be copied whole (issue 21, host memory).
+    block with SNPs left out would otherwise be copied whole (host memory at biobank scale).
 
     Each word of the three planes is built in registers from 64 samples, branch-free, and stored
     once: a store per sample (and, on random genotypes, a mispredicted branch) was the cost of the
-    first versions (~5x).
+    first versions, several times this loop's.
     """
     n = cols.shape[0]
     for k in nb.prange(sel.shape[0]):
@@ -125,7 +125,7 @@ def _encode_words(src, sel, cols, w_first, out, bed):
 
 
 # ---------------------------------------------------------------------------------------------
-# A .bed's 2-bit codes -> planes, 64 samples at a time (issues 21, 24)
+# A .bed's 2-bit codes -> planes, 64 samples at a time
 #
 # A .bed row holds sample s's code at bits 2(s % 4) and 2(s % 4) + 1 of byte s // 4 (low bit
 # first). Sixteen bytes unshuffled give two words over 64 file samples: ``lo`` (the low bits) and
@@ -327,7 +327,7 @@ _EVEN = _U64(0x5555555555555555)
 def _bed_class_counts(raw, sel, spread, n_class, quantitative, out, mono):
     """``out[k, type, c]``: called genotypes of type 0/1/2 among the samples of class c (0
     controls, 1 cases) in row ``sel[k]`` of raw .bed rows, read off the 2-bit codes in place: no
-    unshuffle, no planes (the counting pass of a background encode, issues 21, 24). ``spread[c,
+    unshuffle, no planes (the counting pass of a background encode). ``spread[c,
     q]``: class c's samples among file samples 32 q ... 32 q + 31, one bit at the low bit of each
     sample's code (zero past the row's last sample). Per class: a = samples with the low bit set
     (codes 01 missing, 11), b = with the high bit set (10, 11), d = with both (11, type 0): type 1
@@ -517,7 +517,7 @@ def decode_bed_rows(xp, raw, byte_index, shift, padding, w_ctrl: int):
     writes for the same rows with the plan :func:`bed_columns` was made from, by array operations
     (NumPy or CuPy as ``xp``). The reference of the GPU's decode kernel (``gb_decode_bed``,
     gboost/engines/gpu/decode.py; tests/test_stream_encode.py holds them equal, and this equal to
-    :func:`bed_encode`); bench/probe_decode.py times it on CuPy beside the kernel. ``byte_index,
+    :func:`bed_encode`). ``byte_index,
     shift, padding``: :func:`bed_gather`. Type 0 is code 11 (two A2 alleles), 1 is 10 (het), 2 is 00 (two
     A1 alleles); 01 (missing) and the padding set no bit."""
     n = raw.shape[0]
@@ -596,7 +596,7 @@ def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, 
 
     ``rows``: encode only these rows of ``raw`` (in this order). ``out``: write the planes there
     (``(len(rows), 3, W)`` uint64, C-contiguous; every word is written, padding included), e.g.
-    straight into the study's planes, with no block-sized temporary (issue 21).
+    straight into the study's planes, with no block-sized temporary (host memory at biobank scale).
 
     Columns in increasing file order within each class (the loader's) go through the compress
     kernel (:func:`bed_encode`); any other order through the sample-by-sample gather."""

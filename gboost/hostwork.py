@@ -52,12 +52,12 @@ class HostWork:
         # faster, in parallel runs.
         self.outputs = self._submit(self._prepare_outputs) if background else None
         # The SNPs alike up to their genotypes' names, for PLINK's BEST_SNP on ties (gboost/best_ties.py;
-        # in a small study all SNPs, one class): a pass over every SNP's planes (0.1 s at 500k on the VM),
-        # here beside the screen.
+        # in a small study all SNPs, one class): a pass over every SNP's planes, here beside the screen
+        # rather than on the command's way after it.
         self.alike = self._submit(_alike_classes, study)
         # Each row block's rows of pairs.epi.cc and pairs.tsv (Q left out: it needs every P), made
-        # beside the screen once the block is tested (issue 24: formatting them after the screen
-        # was 0.2 s of the command on 16 cores at 500k x 5k); finalize's writer joins them. On
+        # beside the screen once the block is tested (formatted after the screen, every row would
+        # add to the command's time); finalize's writer joins them. On
         # threads of their own, so the exact tests of the next block do not wait; the formatting
         # passes are not numba-parallel, so they may run beside the host thread's kernels.
         self._formatter = (ThreadPoolExecutor(max_workers=FORMAT_THREADS, thread_name_prefix="gboost-host-format")
@@ -210,7 +210,8 @@ def _sorted_block(p: int, i: list, j: list, ksa: list, tables: list, rev: np.nda
     i, j, ksa = _concat(i, np.int64), _concat(j, np.int64), _concat(ksa, np.float64)
     tab = _concat(tables, np.int64, (3, 3, 2))
     # One sort of the key i * p + j (unique: every pair is screened once) orders as lexsort((j, i)),
-    # ~6x faster at 7e5 survivors; skipped where the block is one tile (tiles come sorted).
+    # several times faster than lexsort on a large block; skipped where the block is one tile (tiles
+    # come sorted).
     key = i * p + j
     if len(key) > 1 and not (key[1:] > key[:-1]).all():
         order = np.argsort(key)

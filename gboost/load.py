@@ -105,13 +105,14 @@ def load_study(
         genotypes (the rest of the call reads and checks the inputs); with a background encode,
         the seconds of the counting pass only (the encoder's own are ``study.planes_ready.seconds``).
     background_encode
-        For a case-control scan of a .bed (issues 21, 24): a first compiled pass counts each SNP's
-        genotypes (the QC sample sets' and the scan's classes), so QC and the monomorphic skips
-        are decided and the kept SNPs known before any plane is written; the Study is then
-        returned at once and its planes are encoded on a background thread, SNP blocks in order,
-        straight into their rows (``study.planes_ready``: wait with ``study.wait_planes(rows)``).
-        Elsewhere (other formats, a QT, a sample order the .bed encoder cannot place, numba's
-        workqueue threading layer) the planes are encoded before returning, as by default.
+        For a case-control scan of a .bed (so that the screen need not wait for every plane): a
+        first compiled pass counts each SNP's genotypes (the QC sample sets' and the scan's
+        classes), so QC and the monomorphic skips are decided and the kept SNPs known before any
+        plane is written; the Study is then returned at once and its planes are encoded on a
+        background thread, SNP blocks in order, straight into their rows (``study.planes_ready``:
+        wait with ``study.wait_planes(rows)``). Elsewhere (other formats, a QT, a sample order the
+        .bed encoder cannot place, numba's workqueue threading layer) the planes are encoded before
+        returning, as by default.
 
     Returns
     -------
@@ -522,7 +523,7 @@ def _qc_and_encode(source, sets, snp_keep, kinds, skipped, qc, block_snps, repor
 
 
 def _bed_qc_and_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report, planes, counts):
-    """A .bed, from its own bytes (issues 21, 24): per block of rows, one compiled pass counts
+    """A .bed, from its own bytes: per block of rows, one compiled pass counts
     the QC sample sets' genotypes (only when a filter or a QT scan needs them), the verdicts are
     NumPy over the block, and one pass encodes the kept rows straight into the study's planes,
     counting each class's calls as it stores the words. Both passes are parallel over rows and
@@ -613,10 +614,10 @@ _ENCODE_HOOK: Callable[[int], None] | None = None
 
 
 def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, block_snps, report):
-    """The counting pass of a background encode (issues 21, 24): per block of rows, where a filter
+    """The counting pass of a background encode: per block of rows, where a filter
     needs them the QC sample sets' genotype counts and the verdicts, then one compiled pass counts
     the called genotypes per class of the SNPs that pass (the planes' counts, by popcount of the
-    2-bit codes in place: ``bed_class_counts``, about half the encoder's time); the monomorphic
+    2-bit codes in place: ``bed_class_counts``, cheaper than encoding them); the monomorphic
     skips follow from those counts, so the kept SNPs, their counts and the QC report are final
     before a plane is written. Returns ``(planes (unwritten),
     counts, kept, encoder, founders)``; the encoder (``_PlaneEncoder``) fills the planes when started, or
@@ -684,8 +685,7 @@ class BedRows:
     ``kept[k]``), with what decoding them into planes needs: the columns each plane bit holds
     (``encode.bed_columns``) and the counting pass's counts, against which the encoder and the
     GPU's decode check the rows they make (:meth:`check`: a .bed changed since is refused). For
-    the GPU's decode of streamed blocks the encoder has not reached (gboost/engines/gpu/decode.py,
-    issue 21)."""
+    the GPU's decode of streamed blocks the encoder has not reached (gboost/engines/gpu/decode.py)."""
 
     def __init__(self, source, kept: np.ndarray, plan, counts: np.ndarray):
         self.source, self.kept, self.plan, self.counts = source, kept, plan, counts

@@ -69,8 +69,8 @@ _ARRAYMATH = "numba.np.arraymath"
 
 
 def skip_blas_probe() -> None:
-    """Spare every process numba's import of SciPy's linear algebra (0.2-0.4 s measured on the VM,
-    issue 24), which gboost never calls.
+    """Spare every process numba's import of SciPy's linear algebra (imports on every
+    process's way to its first compiled call), which gboost never calls.
 
     numba's target loads ``numba.np.arraymath`` at the first call of any compiled function, and
     that module's import probes for BLAS by importing ``scipy.linalg.cython_blas`` (all of
@@ -154,8 +154,8 @@ def start_target() -> None:
     :func:`light_cache_loads`) rather than at the first .bim parse: the CLI calls this before the
     compiled parse, then lets the thread that starts the GPU import CuPy (gboost/engines/early.py),
     so that CuPy's import, which holds the GIL, runs while this thread parses and counts in
-    compiled code that releases it (issue 24). numba's internal entry points: any failure leaves
-    the first load to do the same, as before."""
+    compiled code that releases it, and the two do not queue for the GIL. numba's internal entry
+    points: any failure leaves the first load to do the same, as before."""
     try:
         from numba.core.registry import cpu_target
 
@@ -170,8 +170,8 @@ _CACHING = "numba.core.caching"
 
 def light_cache_loads() -> None:
     """Load gboost's cached compiled functions without first loading all of numba's lowering
-    registries (0.15-0.24 s of imports holding the GIL on the H100 host, 0.3-0.6 s on the VM,
-    before a scan's first tile; issue 24).
+    registries (imports that hold the GIL, on the way to a scan's first tile, for a load that uses
+    none of them).
 
     numba's ``Cache.load_overload`` refreshes the whole CPU target before every load "to ensure it
     is initialized": it imports and installs ~250 registries of typing and lowering rules. A load

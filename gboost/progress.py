@@ -13,7 +13,7 @@ class Progress:
     samples is its work), measured from ``base_pairs`` done at ``base_elapsed``: the screen sets
     that base at its first finished tile, so that the one-off costs the first tile carries (kernels
     loaded or compiled, planes still going up to the device) and tiles replayed by --resume are not
-    taken for the pace of the rest (issue 21: the ETA right within 20 % from 10 % of the work)."""
+    taken for the pace of the rest (the ETA would otherwise start far too long)."""
 
     tiles_done: int
     tiles_total: int

@@ -1,4 +1,4 @@
-"""The scan of a quantitative trait (issue 22): every pair by PLINK 1.9's linear epistasis test.
+"""The scan of a quantitative trait: every pair by PLINK 1.9's linear epistasis test.
 
 One call, :func:`run_qt_scan`: the engine (gboost/engines/qt_cpu.py) tests every pair and keeps
 the pairs PLINK writes to ``.epi.qt`` (STAT >= the epi1 threshold; with ``epi1 = 1`` also the

@@ -94,8 +94,8 @@ class ScanResult:
     @cached_property
     def reported_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """:attr:`reported` as rows of ``screened`` and their q values, without copying the pairs
-        (their tables alone are 144 bytes a pair: taking them cost 0.5 s of the writer's 0.9 s at
-        614k reported pairs; pairs.tsv gathers its rows by these indices)."""
+        (their tables alone are 144 bytes a pair: copying them was most of the writer's time on a
+        large file, bench/bench_write.py; pairs.tsv gathers its rows by these indices)."""
         sc = self.screened
         keep = np.flatnonzero(sc.p <= self.params.epi1)
         # The q values' sort (by P) and the rows' sort (by STAT) are independent: NumPy's sorts
@@ -106,7 +106,7 @@ class ScanResult:
         key = i.astype(np.int64) * max(self.study.n_snps, 1) + j
         if len(key) < 2 or (key[1:] > key[:-1]).all():
             # screened is in (i, j) order (finalize makes it so): a stable sort on STAT alone then
-            # breaks ties in file order, as the lexsort below does (2.4x faster at 614k pairs).
+            # breaks ties in file order, as the lexsort below does, in less time.
             order = argsort_stable(-sc.stat[keep])
         else:
             order = np.lexsort((j, i, -sc.stat[keep]))

@@ -22,7 +22,8 @@ MISSING = np.int8(-1)
 
 class PlanesReady:
     """How many of a study's SNPs (from the first) have their planes written, while a background
-    thread still encodes them (``load_study(..., background_encode=True)``, issues 21 and 24).
+    thread still encodes them (``load_study(..., background_encode=True)``), so that the screen
+    starts on the first rows instead of waiting for the whole encode.
 
     The encoder calls :meth:`advance` as each run of rows is stored in its final place and
     :meth:`fail` if it stops on an error; readers call :meth:`wait` before they touch rows. The
@@ -190,7 +191,7 @@ def plink_snp_width(ids) -> int:
     if ids.dtype.kind == "U" and ids.size and int(ids.view(np.uint32).max()) < 128:
         # Only an ID longer than every earlier one can widen the column (the width is always at
         # least every earlier length), so the rule runs over the running-maximum records alone: a
-        # Python loop over 500k IDs took 0.38 s of the command (issue 24). ASCII: bytes = chars.
+        # Python loop over every ID was a visible part of a large study's command. ASCII: bytes = chars.
         n = np.char.str_len(ids)
         rec = np.flatnonzero(n > np.maximum.accumulate(np.concatenate([[-1], n[:-1]])))
         lengths = n[rec].tolist()
@@ -298,7 +299,7 @@ class Study:
     @cached_property
     def has_missing(self) -> np.ndarray:
         """Per SNP: True when any kept sample has a missing call. Cached: engines and tile
-        planning ask for it often, and at 500k SNPs each sum took ~25 ms (counts never change)."""
+        planning ask for it often, and each sum is a pass over every SNP's counts (which never change)."""
         return self.counts.sum(axis=(1, 2)) < self.n_samples
 
     @property

@@ -39,7 +39,7 @@ class Tile:
         if not self.diagonal:
             return (self.i1 - self.i0) * (self.j1 - self.j0)
         # sum over rows i of max(0, j1 - max(j0, i + 1)), in closed form (a Python loop over the rows
-        # took 0.6 s for the diagonal tiles of a 500k-SNP plan): rows i < j0 see all j1 - j0 columns,
+        # of every diagonal tile of a large plan is slow): rows i < j0 see all j1 - j0 columns,
         # rows i in [max(i0, j0), min(i1, j1 - 1)) see j1 - 1 - i.
         i0, i1, j0, j1 = self.i0, self.i1, self.j0, self.j1
         full = max(0, min(i1, j0) - i0) * max(0, j1 - j0)

@@ -1,6 +1,6 @@
 """``gboost warm``: build every compile cache a scan uses, so that a user's first scan compiles nothing.
 
-A scan compiles about twenty numba functions (~15 s on a fresh install; they then load from
+A scan compiles about twenty numba functions (many seconds on a fresh install; they then load from
 gboost's cache folder, gboost/numba_cache.py) and, on a GPU, the NVRTC modules of the GPU engine
 (then kept in CuPy's kernel cache, ``$CUPY_CACHE_DIR`` or ``~/.cupy/kernel_cache``). Both caches
 are keyed by what was compiled (gboost's sources; the CUDA source, options, architecture and
@@ -64,12 +64,12 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     PLINK's founders are not the scanned samples: their counts are made in the counting pass), a .bed without missing calls and an
     odd sample count, a BOOST text matrix (text inputs reach the encoder as int8 genotypes, a .bed
     as its own bytes: two signatures), and three wide .beds of few SNPs, one for each other build
-    of the tensor-core kernels (gboost/engines/gpu/counting.py, MmaCounting.build; an NVRTC compile
-    cost the first 200k-sample scan 9.7 s on the H100, issue 21): 20,000 samples (from ~12.8k the
-    float32 pre-screen has no room for its table and takes its brackets by shares), 80,000 (from
-    2^16 the float64 build) and 140,000 with 70,000 a class (a class of 2^16 or more: 16 row SNPs
-    a warp, MmaConfig.for_classes), the widths of biobanks. ``wide``: False where no GPU is warmed (the
-    CPU engine has no other code for them; writing them took 0.7 s)."""
+    of the tensor-core kernels (gboost/engines/gpu/counting.py, MmaCounting.build; each is an NVRTC
+    compile of seconds that the first scan of such a study would otherwise wait for): 20,000 samples
+    (from ~12.8k the float32 pre-screen has no room for its table and takes its brackets by shares),
+    80,000 (from 2^16 the float64 build) and 140,000 with 70,000 a class (a class of 2^16 or more:
+    16 row SNPs a warp, MmaConfig.for_classes), the widths of biobanks. ``wide``: False where no GPU
+    is warmed (the CPU engine has no other code for them, and writing them is not free)."""
     import numpy as np
 
     from gboost.simulate import PlantedPair, simulate_study
@@ -237,8 +237,8 @@ def _warm_writers() -> None:
 def _compile_bytecode(package: Path) -> None:
     """gboost's own modules compiled to bytecode (__pycache__). Python writes it on first import,
     except where PYTHONDONTWRITEBYTECODE is set (container images often set it; the GPU device
-    here does): there every command compiled ~200 modules from source, 0.5 s of the 500k command
-    (issue 24, bench/results_profile_cli_500k_h100_2026-11-26.txt). compileall writes the files
+    here does): there every command compiled its ~200 modules from source, a visible part of its
+    start-up (bench/bench_start.py's first steps). compileall writes the files
     regardless, and imports read them. An unwritable install is left as it is."""
     import compileall
 
@@ -250,8 +250,8 @@ def _compile_bytecode(package: Path) -> None:
 
 # The packages every scan imports before its first tile. Where they were installed without bytecode
 # (``pip install --no-compile``, as many container images are built) and Python may not write it
-# (PYTHONDONTWRITEBYTECODE), each command compiled them from source: NumPy's 407 modules cost 0.27 s
-# of the 500k x 5k command's start on the GPU device (issue 24, docs/PERFORMANCE.md).
+# (PYTHONDONTWRITEBYTECODE), each command compiled them from source: NumPy's hundreds of modules alone
+# are a visible part of the command's start (bench/bench_start.py's "numpy imported").
 _SCAN_IMPORTS = ("numpy", "numba", "llvmlite", "cupy", "cupy_backends", "fastrlock")
 
 

@@ -1,4 +1,4 @@
-"""The Run panel's settings for reading VCF and BGEN files (issue 19; docs/FORMATS.md): how their
+"""The Run panel's settings for reading VCF and BGEN files (docs/FORMATS.md): how their
 one-part sample IDs become FID/IID (PLINK 2's --double-id, --const-fid, --id-delim) and the BGEN
 hard-call threshold (--hard-call-threshold). They matter only when such a file is opened."""
 from __future__ import annotations

@@ -10,7 +10,7 @@ from gboost.study import QCOptions, Study
 
 PLINK_BINARY = (".bed", ".bim", ".fam")
 PLINK_TEXT = (".ped", ".map")
-PLINK2 = (".pgen", ".pvar", ".psam", ".pvar.zst")  # issue 19 (docs/FORMATS.md)
+PLINK2 = (".pgen", ".pvar", ".psam", ".pvar.zst")  # docs/FORMATS.md
 VCF = (".vcf", ".vcf.gz", ".vcf.bgz", ".bcf")
 BGEN = (".bgen", ".sample")
 OPEN_FILTER = ("Genotype studies (*.bed *.bim *.fam *.ped *.map *.pgen *.pvar *.psam *.zst *.vcf *.gz *.bgz *.bcf "

@@ -5,7 +5,7 @@
 vector with NumPy (argsort, boolean masks) in milliseconds at 1e6 rows. ``PairsProxyModel`` is
 the ``QSortFilterProxyModel`` the view talks to; its ``sort`` and filters are forwarded to the
 NumPy code rather than done row by row, because Qt's own sorting and filtering call back into
-Python for every row or comparison (measured: 1.3 s to filter 1e6 rows through
+Python for every row or comparison (over a second to filter 1e6 rows through
 ``filterAcceptsRow``, far worse to sort through ``lessThan``). Cells are formatted only when Qt
 asks for a visible one, by the core's ``pairs.tsv`` writer (so the text is the file's text).
 """

@@ -152,7 +152,7 @@ class RunPanel(QWidget):
         form.addRow(_tip_label("--covar-name", COVAR_NAME_TIP), self.covar_name)
         from gui.format_options import HARD_CALL_TIP, IDS_TIP, IdModeEdit, hard_call_edit
 
-        self.id_mode = IdModeEdit()  # VCF/BGEN only (issue 19)
+        self.id_mode = IdModeEdit()  # VCF/BGEN only (their samples have one-part IDs)
         form.addRow(_tip_label("VCF/BGEN IDs", IDS_TIP), self.id_mode)
         self.hard_call = hard_call_edit()
         form.addRow(_tip_label("--hard-call-threshold", HARD_CALL_TIP), self.hard_call)

@@ -89,7 +89,7 @@ class SummaryPanel(QWidget):
         f["SNPs"].setText(f"{study.n_snps:,}" + (f" of {snps_in:,} in the file" if snps_in != study.n_snps else ""))
         samples_in = qc.samples_in or study.n_samples
         f["Samples"].setText(f"{study.n_samples:,}" + (f" of {samples_in:,} in the file" if samples_in != study.n_samples else ""))
-        if getattr(study, "quantitative", False):  # a quantitative trait: PLINK's linear test (issue 22)
+        if getattr(study, "quantitative", False):  # a quantitative trait: PLINK's linear test
             y = study.trait
             # short enough for one line of a narrow dock (at 1280 x 720 the longer text was cut)
             f["Cases / controls"].setText(f"QT: mean {np.mean(y):.4g}, SD {np.std(y, ddof=1):.4g}")

@@ -49,7 +49,7 @@ def gpu_memory_limit() -> int | None:
     """Device memory (bytes) the GPU engine may take on each GPU, from ``GBOOST_GPU_MEMORY_LIMIT``
     (None: unset, the engine takes its free memory). Not a flag: it exists to force the streaming
     path (planes kept on the host, uploaded block by block) on a study that would fit, so that its
-    rate can be measured against the in-memory one (bench/bench_biobank.py, issue 21), and for
+    rate can be measured against the in-memory one (bench/bench_biobank.py), and for
     tests."""
     import os
 

@@ -131,7 +131,7 @@ def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p)
 
 # nogil: the calibration (gboost/calibration.py) and the ledger's replay call this beside a GPU screen,
 # whose worker thread must take the GIL between tiles. Holding it, the calibration's 200,000 tables
-# at 200k samples (~6 s) left the H100 idle 3.7 s before its third tile (issue 21, docs/PERFORMANCE.md).
+# of a biobank's samples (seconds of work) would leave the GPU idle between tiles for as long.
 @nb.njit(cache=True, nogil=True)
 def _tables_of(planes, counts, has_missing, w_ctrl, ii, jj):
     out = np.zeros((ii.shape[0], 3, 3, 2), dtype=np.int64)
@@ -187,10 +187,9 @@ class CpuEngine(Engine):
 
 
 # The same on every core, for the calibration's 200,000 pairs (gboost/calibration.py): on one core they
-# took 0.29-0.36 s of the host thread beside a 0.2-0.35 s screen at 100k x 5k on the H100 host, and the
-# command waited for them (issue 24, docs/PERFORMANCE.md). Only from a thread that may run numba-parallel
-# kernels (the host-work thread, which runs the parallel exact tests too, or the only thread): the ledger's
-# replay keeps the serial loop.
+# can take longer than a fast GPU's whole screen, and the command would wait for them. Only from a thread
+# that may run numba-parallel kernels (the host-work thread, which runs the parallel exact tests too, or
+# the only thread): the ledger's replay keeps the serial loop.
 @nb.njit(cache=True, nogil=True, parallel=True)
 def _tables_of_parallel(planes, counts, has_missing, w_ctrl, ii, jj):
     out = np.zeros((ii.shape[0], 3, 3, 2), dtype=np.int64)

@@ -1,11 +1,10 @@
-"""CuPy's import without its cuTENSOR preload (issue 24: the GPU's start is on the command's way to
-its first tile).
+"""CuPy's import without its cuTENSOR preload (the GPU's start is on the command's way to its
+first tile).
 
 A pip-installed CuPy preloads cuTENSOR as its package is imported (``cupy/__init__``:
 ``_environment._preload_library('cutensor')``): through cuda-pathfinder it imports that package and
-opens libcutensor and the libcublasLt it needs: 0.15 s of the 0.42 s import under the profiler on
-the H100 host (``bench/probe_cupy_import.py``); after numba's import, as in the command, the import's
-median went from 0.182 to 0.144 s (docs/PERFORMANCE.md, issue 24). gboost never uses cuTENSOR (its kernels are
+opens libcutensor and the libcublasLt it needs, a large share of the import's time
+(bench/bench_start.py's "cupy imported"). gboost never uses cuTENSOR (its kernels are
 its own; CuPy's reductions use CUB unless ``CUPY_ACCELERATORS`` names cutensor), so the preload is
 marked as already attempted, the state CuPy itself records after a preload, as its
 ``_environment`` module is loaded, before the package's ``__init__`` asks for the preload.

@@ -54,9 +54,9 @@ GPU_WORKER_THREADS = 2  # tasks a GPU worker runs at once (see local_gpu_cluster
 RESEND_LIMIT = 5  # sends of a block, or reruns of a task whose blocks were lost, before giving up
 # The k-th rerun of a task whose blocks were lost waits this times 2^(k-1) first: a rerun sent at
 # once can meet the same dead worker, which the scheduler has not yet dropped (a worker fetching a
-# block from it: "lost dependencies"). Five instant reruns gave up (a VM test run, 2026-11-26), and so
-# did five waiting 0.25 s x k, 3.75 s in all, on a CI run of the 2-core VM under load (2026-11-27);
-# doubling waits 7.75 s in all before the scan gives up.
+# block from it: "lost dependencies"). Five instant reruns could all meet it, and so could five
+# waiting 0.25 s x k (3.75 s in all) on a loaded 2-core machine; doubling waits 7.75 s in all before
+# the scan gives up.
 RESEND_BACKOFF_S = 0.25
 
 
@@ -301,7 +301,7 @@ def choose_units(tiles: list[Tile], grid: list[tuple[int, int]], bytes_per_snp: 
     """Grid blocks per super-block: the most whose planes stay within SUPER_BLOCK_BYTES and that
     still give TASKS_PER_WORKER tasks a worker thread (``n_workers`` counts threads; fewer units,
     more and smaller tasks); at least 1. E.g. 1.3M SNPs on 2 GPU workers of 2 threads: 6 units,
-    36 tasks (docs/PERFORMANCE.md, "Fifth run, two H100s")."""
+    36 tasks."""
     widest = max((b - a for a, b in grid), default=1)
     cap = max(1, SUPER_BLOCK_BYTES // max(1, widest * bytes_per_snp))
     want = TASKS_PER_WORKER * max(1, n_workers)
@@ -333,9 +333,9 @@ def _local_gpu_ids() -> list[str]:
 def local_gpu_cluster():
     """One worker process per GPU of this host, each seeing only its GPU (CUDA_VISIBLE_DEVICES):
     dask-cuda's LocalCUDACluster where installed, else the same from Nannies. Two threads a
-    worker, so two tasks share a GPU: one's upload overlaps the other's kernels (measured on 2 x
-    H100, docs/PERFORMANCE.md); the GPU engine's host side is safe in two threads, as it is under
-    the built-in queue's one thread a GPU."""
+    worker, so two tasks share a GPU: one's upload overlaps the other's kernels, which one thread
+    a worker would leave idle meanwhile; the GPU engine's host side is safe in two threads, as it
+    is under the built-in queue's one thread a GPU."""
     try:
         from dask_cuda import LocalCUDACluster
 

@@ -1,15 +1,14 @@
 """Start the GPU while the inputs are read: CuPy's import, the CUDA context and the screen
-kernels' module (from CuPy's on-disk cache) cost ~0.5 s of the command at 500k x 5k (run.json's
-``engine_start``, issue 24) and need none of the study, so the CLI begins them on a thread first
+kernels' module (from CuPy's on-disk cache) are a large part of a GPU command's start (run.json's
+``engine_start`` when made in line) and need none of the study, so the CLI begins them on a thread first
 thing. The engine made later finds them done (the kernels are cached per device and
 configuration, gboost/engines/gpu/compile.py). Any failure here is ignored: make_engine meets it
 again and reports it (or falls back to the CPU) as it always did.
 
 The driver's start (cuInit) and the first GPU's primary context come first, through ctypes: CuPy's
-``getDeviceCount`` holds the GIL through cuInit (0.19 s on the H100 host, measured with
-bench/probe_gil_cuda.py), and so stalled the main thread's reading of the inputs, while a foreign
-call through ctypes releases it. CuPy then finds the driver started and the context made (its
-runtime API uses the same primary context)."""
+``getDeviceCount`` holds the GIL through cuInit (a long call), and so stalled the main thread's
+reading of the inputs, while a foreign call through ctypes releases it. CuPy then finds the
+driver started and the context made (its runtime API uses the same primary context)."""
 from __future__ import annotations
 
 import importlib.util

@@ -71,8 +71,8 @@ def qt_planes(study: Study) -> QTPlanes:
     """Dosage planes, per-SNP totals and byte tables of a QT study.
 
     One compiled pass over the planes, in parallel over SNPs and without the GIL (the GPU engine
-    builds this on a host thread while its first tiles run): at 100k x 5k the NumPy version's
-    temporaries (the flipped planes, the missing mask) cost ~1.5 s of a 2-core machine."""
+    builds this on a host thread while its first tiles run): the NumPy version's temporaries (the
+    flipped planes, the missing mask) cost seconds of a small machine at 100k x 5k."""
     y = np.asarray(study.trait, dtype=np.float64)
     n = len(y)
     planes = np.ascontiguousarray(study.planes)

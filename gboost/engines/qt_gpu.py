@@ -312,8 +312,8 @@ def _host(a) -> np.ndarray:
 def dosages(study: Study, rows: slice = slice(None), out: np.ndarray | None = None) -> np.ndarray:
     """(p, n) int8 copies of PLINK's A1 (-1 missing), samples in plane order, of the SNPs ``rows``
     (into ``out`` when given): one compiled pass over the planes, word by word, in parallel over
-    SNPs (the NumPy decode, gboost.stats.qt_products.dosage_matrix, took 1.9 s of a 20k x 5k
-    scan's 2.2 s prepare; tests hold the two equal)."""
+    SNPs (the NumPy decode, gboost.stats.qt_products.dosage_matrix, was most of the GPU engine's
+    prepare; tests hold the two equal)."""
     lay = study.layout
     planes = study.planes[rows]
     flip = (np.ascontiguousarray(study.a1_flip[rows], dtype=np.bool_) if study.a1_flip is not None
@@ -497,7 +497,7 @@ class QTGPUEngine:
     def _prepare(self, study: Study, runners: list) -> None:
         """Dosages to every device, ``DECODE_ROWS`` SNPs at a time through one host buffer: the host
         never holds the p x n matrix (2.5 GB at 500k x 5k; in a fresh process its first touch alone
-        cost ~1.5 s of a 2-core machine at 100k x 5k), and each block is decoded once for all devices."""
+        costs seconds of a small machine at 100k x 5k), and each block is decoded once for all devices."""
         p, n = study.n_snps, study.n_samples
         buf = np.empty((min(DECODE_ROWS, max(p, 1)), n), np.int8)
         decode = upload = 0.0

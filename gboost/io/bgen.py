@@ -90,7 +90,8 @@ def hard_calls(prob: np.ndarray, ploidy: np.ndarray, missing: np.ndarray, phased
 
 @nb.njit(cache=True)
 def _hard_calls(prob, ploidy, missing, phased, count_second, min_halfdist, out):
-    """One pass over the samples (NumPy's dozen array passes took 3x longer, issue 19's bench)."""
+    """One pass over the samples (NumPy's dozen array passes took several times longer;
+    bench/bench_load.py --formats)."""
     for i in range(prob.shape[0]):
         if missing[i] or ploidy[i] == 0:
             out[i] = -1

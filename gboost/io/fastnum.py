@@ -6,7 +6,8 @@ value for d <= 10) and rounds half up from there; where the scaled value lies wi
 half-integer (a decimal tie or near one, where those roundings could decide), or the power of ten
 is out of range, the value is left to Python's own ``format``. Every other value gets the digits
 Python prints: tests/test_plink_text.py compares the two on ties, powers of ten, subnormals and
-random values. At 500k SNPs this took pairs.tsv from ~6 s of Python formatting to well under 1 s.
+random values. Python's per-value formatting was most of a large pairs.tsv's writing time; this is a
+small part of it (bench/bench_write.py).
 """
 from __future__ import annotations
 
@@ -157,11 +158,11 @@ def format_g(values, digits: int, *, na: str | None = None) -> list[str]:
 
 def ragged(values) -> tuple[np.ndarray, np.ndarray]:
     """Strings (any objects, as ``str``) as their UTF-8 bytes end to end and offsets: value k is
-    ``buf[off[k]:off[k + 1]]``. One join and one encode in C (a per-value ``encode`` took 0.2 s
-    at 500k SNPs); the values are fields of whitespace-separated files, so a newline never
+    ``buf[off[k]:off[k + 1]]``. One join and one encode in C (a per-value ``encode`` is a
+    Python call per SNP); the values are fields of whitespace-separated files, so a newline never
     occurs in one and marks where each ends."""
     items = values.tolist() if isinstance(values, np.ndarray) else list(values)
-    if not set(map(type, items)) <= {str, np.str_}:  # (one pass in C; a generator took 0.2 s per 1M)
+    if not set(map(type, items)) <= {str, np.str_}:  # (one pass in C, not a Python generator)
         items = [x.decode("utf-8") if isinstance(x, bytes) else str(x) for x in items]
     buf = np.frombuffer(("\n".join(items) + "\n").encode("utf-8"), np.uint8) if items else np.zeros(0, np.uint8)
     ends = np.flatnonzero(buf == 10)

@@ -1,4 +1,4 @@
-"""Optional packages behind the readers of other formats (issue 19).
+"""Optional packages behind the readers of other formats (PLINK 2, VCF/BCF, BGEN).
 
 pgenlib (.pgen; LGPL-3), cyvcf2 (VCF/BCF; MIT) and cbgen (BGEN; MIT) are not needed for PLINK 1
 filesets, so gboost does not depend on them: ``pip install 'gboost[formats]'`` adds all three.

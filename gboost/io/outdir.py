@@ -127,7 +127,7 @@ GBOOST_FILES = frozenset({
 # Written data past this many bytes is handed to the kernel's writeback at once (posix_fadvise
 # DONTNEED starts it without waiting), so the closing fsync waits for the last runs only; a file's
 # runs formatted while the earlier ones are written put most of it on disk beside the formatting
-# (74 MB written in 2 MB runs 5 ms apart on the VM: the closing fsync 0.05 -> 0.01 s, issue 24).
+# (bench/bench_write.py times the writing, the closing fsync included).
 _WRITEBACK_BYTES = 8 << 20
 
 

@@ -271,7 +271,8 @@ def decode_case_control(tokens: list[str], lines: list[int], path: str | os.Path
 def _case_control_codes(tokens, distinct) -> np.ndarray:
     """int8 codes of case/control-compatible ``tokens``, from a dict keyed by their distinct
     values: a cohort's column holds a handful, so the per-token work is a C-level map (per token
-    in Python, 2.32M samples took ~1 s on the VM, on the path before the scan's first tile)."""
+    in Python, a biobank's samples take long enough to notice, on the path before the scan's first
+    tile)."""
     code = {t: case_control_code(t) for t in distinct}
     return np.fromiter(map(code.__getitem__, tokens), dtype=np.int8, count=len(tokens))
 

@@ -32,17 +32,18 @@ BED_READER_MISSING = -127  # what bed-reader returns for a missing call with dty
 # Largest block of .bed rows read at once (two are in memory: the one in use and the next).
 READ_BLOCK_BYTES = 32 << 20
 # Threads reading one block's rows at once (positioned reads, each releasing the GIL), and the
-# numba threads of a compiled pass they feed (``fed_threads``): on the device's 16 cores one reader
-# copied the page cache at 6 GB/s, four at 19; the counting kernel fed by four readers ran at 14 GB/s
-# on 12 threads and at 6.6 on 16, where OpenMP's spinning threads took the readers' cores
-# (docs/PERFORMANCE.md, issue 21).
+# numba threads of a compiled pass they feed (``fed_threads``): one reader copies the page cache
+# several times slower than four, too slow for the counting pass it feeds; and the pass runs faster
+# on the cores the readers leave than on every core, where OpenMP's spinning threads take the
+# readers' (bench/bench_load.py --rates prints each step's MB/s of the .bed).
 BED_READERS = max(1, min(4, (os.cpu_count() or 1) // 4))
 
 
 def fed_threads(spare: int = 0) -> int:
     """Numba threads for a compiled pass over the blocks ``iter_bed_rows`` reads: the cores its
     readers (and ``spare`` other busy threads) leave. Below four cores the readers get none of
-    their own (on two, the counting pass took 0.072 s with both cores computing, 0.095 s with one)."""
+    their own (on two cores the counting pass is faster with both computing than with one left to
+    the reader)."""
     reserved = min(BED_READERS, (os.cpu_count() or 1) // 4)
     return max(1, nb.config.NUMBA_NUM_THREADS - reserved - spare)
 
@@ -87,8 +88,8 @@ class BedSource:
                 stop = min(start + block_snps, p)
                 # Fortran order (samples fastest) so the transpose is C-contiguous (snps, samples).
                 geno = bed.read(index=np.s_[sample_index, start:stop], dtype="int8", order="F").T
-                # BED_READER_MISSING (-127) -> -1, 0/1/2 unchanged: one SIMD pass, no mask (at 25 %
-                # missing calls a masked assignment took 6x longer).
+                # BED_READER_MISSING (-127) -> -1, 0/1/2 unchanged: one SIMD pass, no mask (a masked
+                # assignment is several times slower where many calls are missing).
                 np.maximum(geno, -1, out=geno)
                 yield start, geno
 
@@ -101,7 +102,7 @@ class BedSource:
         one, each block by ``BED_READERS`` threads at once (positioned reads, so that the copy out
         of the page cache is not one thread's): a block is valid until the next is asked for.
         Reading into buffers rather than mapping the file keeps the .bed out of the process's
-        resident set (a map's touched pages stay in it: +1 x the .bed, issue 21) and bounds memory
+        resident set (a map's touched pages stay in it: +1 x the .bed) and bounds memory
         by two blocks of at most ``READ_BLOCK_BYTES``. With ``keep`` (bool per SNP) only kept rows
         are read (the others hold garbage) and blocks without one are skipped. ``block_snps``: at
         most that many rows a block (None: as many as fit in ``READ_BLOCK_BYTES``).
@@ -314,13 +315,13 @@ def read_bim(path: str | os.PathLike) -> VariantTable:
 
 
 # ---------------------------------------------------------------------------------------------
-# .bim and .fam at memory speed (issue 24: a 1M-line .bim took 2.5 s through Python's split and
-# NumPy's per-element casts). Tokens are located by vectorised whitespace tests, each column is
-# gathered from the bytes into a fixed-width matrix (an ASCII one widened straight into a str
-# array), and numbers are read from their digits where that is exactly what ``float``/``int``
-# give; anything else takes the general path on that chunk, with its messages. The rules are
-# gboost.io.pheno.read_table's: whitespace as ``bytes.split``, blank and ``#`` lines skipped,
-# exactly n columns a line, line numbers in messages.
+# .bim and .fam at memory speed (a large .bim through Python's split and NumPy's per-element casts
+# took seconds, on the path before a scan's first tile). Tokens are located by vectorised whitespace
+# tests, each column is gathered from the bytes into a fixed-width matrix (an ASCII one widened
+# straight into a str array), and numbers are read from their digits where that is exactly what
+# ``float``/``int`` give; anything else takes the general path on that chunk, with its messages. The
+# rules are gboost.io.pheno.read_table's: whitespace as ``bytes.split``, blank and ``#`` lines
+# skipped, exactly n columns a line, line numbers in messages.
 
 # Exact powers of ten (a decimal of at most 15 digits divided by one is correctly rounded: the
 # value float() reads).
@@ -366,11 +367,10 @@ def _read_columns(path, what: str, columns: str, kinds: tuple, numbers: dict, ha
 
 
 # The common table (ASCII, every data line n tokens, plain decimal numbers) in compiled passes that
-# release the GIL: ~8x faster than the NumPy passes below on a 500k-line .bim (0.23 -> 0.03 s on
-# the VM, issue 24), and the reading no longer holds the GIL against the thread that starts the GPU
-# beside it. Anything else (a byte >= 128 or NUL, a line of another length, a number outside the
-# decimal fast paths) falls back to the NumPy passes, with their messages; the result is the same
-# table (tests/test_bim_fam_parse.py compares the two).
+# release the GIL: several times faster than the NumPy passes below, and the reading no longer holds
+# the GIL against the thread that starts the GPU beside it. Anything else (a byte >= 128 or NUL, a
+# line of another length, a number outside the decimal fast paths) falls back to the NumPy passes,
+# with their messages; the result is the same table (tests/test_bim_fam_parse.py compares the two).
 _TEXT, _INT, _FLOAT = 0, 1, 2
 
 
@@ -408,8 +408,8 @@ def _table_bounds(b, n_columns):
     """(ok, starts, ends, line numbers) of every data line's ``n_columns`` tokens: whitespace as
     ``bytes.split`` (9-13, 32), lines ended by newlines, blank and ``#`` lines skipped; ok False
     (the NumPy path then runs) at a byte >= 128 or NUL or a data line of another length. The file
-    is read in chunks of whole lines on every core: a 2.32M-sample .fam took 0.24 s in one serial
-    pass on the VM, on the path before a scan's first tile."""
+    is read in chunks of whole lines on every core: one serial pass over a biobank's .fam is a
+    visible wait on the path before a scan's first tile."""
     want = max(1, min(nb.get_num_threads(), len(b) // _BOUNDS_CHUNK_BYTES))
     return _table_bounds_chunks(b, n_columns, _line_cuts(b, want))
 
@@ -536,7 +536,7 @@ def _gather_text(b, starts, ends):
 @nb.njit(cache=True, nogil=True, parallel=True)
 def _gather_rows(b, starts, ends, width):
     """_gather_text's rows on every core, each written whole (its padding too: the pages are first
-    touched by the thread that fills them): a 2.32M-sample .fam's six columns took 0.3 s on one."""
+    touched by the thread that fills them): on one core a biobank's .fam columns are a visible wait."""
     out = np.empty((len(starts), width), np.uint32)
     for k in nb.prange(len(starts)):
         n = ends[k] - starts[k]

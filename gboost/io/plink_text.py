@@ -2,7 +2,7 @@
 the per-row Python writer printed (gboost/io/plink_format.py stays the readable reference, and the
 tests compare the two on adversarial values).
 
-Why: at 500k SNPs the per-row Python formatting of these two files took ~18 s of a ~5 s scan. Here
+Why: at 500k SNPs the per-row Python formatting of these two files took longer than the scan. Here
 each row goes straight into a byte buffer: IDs and chromosome codes are padded once per SNP, and
 numbers use the same integer arithmetic as ``plink_g`` (scale into d significant digits, PLINK's
 tolerant banker's rounding, trailing zeros trimmed), with every power of ten precomputed in Python

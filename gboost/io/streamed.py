@@ -1,4 +1,4 @@
-"""What the readers of PLINK 2, VCF/BCF and BGEN files share (issue 19).
+"""What the readers of PLINK 2, VCF/BCF and BGEN files share.
 
 Each reads its metadata when opened and its genotypes in SNP blocks on demand, decoded by the
 format's own library into int8 counts of the counted allele (PLINK 2's ALT, written A1, as
@@ -22,7 +22,8 @@ from gboost.study import SampleTable, VariantTable
 
 @dataclass
 class StreamedSource:
-    """Base of the readers of issue 19; implements :class:`gboost.study.GenotypeSource`."""
+    """Base of the readers of .pgen, VCF/BCF and BGEN files; implements
+    :class:`gboost.study.GenotypeSource`."""
 
     path: str
     variants: VariantTable
@@ -62,8 +63,8 @@ def _gather(block, index, out):
 
 def gather_columns(block: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``block[:, index]``, C-contiguous: the samples in the loader's order (plane order). NumPy's
-    fancy indexing along the second axis took 0.7 of the 1.2 s that loading a 20k x 5k .pgen took
-    (bench/bench_load.py --formats); rows in parallel, one pass each, take a tenth of it."""
+    fancy indexing along the second axis was most of a .pgen's loading time (bench/bench_load.py
+    --formats); rows in parallel, one pass each, take a fraction of it."""
     out = np.empty((block.shape[0], len(index)), dtype=block.dtype)
     if block.shape[0] and len(index):
         _gather(np.ascontiguousarray(block), np.ascontiguousarray(index, dtype=np.intp), out)

@@ -109,7 +109,7 @@ def alt_counts(rec, path: str, snp: str, iid: np.ndarray) -> np.ndarray:
 def _alt_counts(g, out) -> int:
     """ALT copies from cyvcf2's ``(samples, ploidy + 1)`` allele array (-1 missing allele, -2 no
     such allele: a haploid call in a diploid record; last column the phase); returns the first
-    sample with a half-call, or -1. One pass (NumPy's array passes took 2x longer)."""
+    sample with a half-call, or -1. One pass (NumPy's several array passes are slower)."""
     diploid = g.shape[1] == 3
     for i in range(g.shape[0]):
         a = g[i, 0]

@@ -89,7 +89,7 @@ def _tail(mode: int, rare: int, n: int, step: int, limit: float) -> float:
 
 @nb.njit(cache=True, parallel=True)
 def _hwe_many(het, hom1, hom2, out):
-    # SNPs apart on every core: each test walks its het distribution, O(samples) steps (issue 24:
+    # SNPs apart on every core: each test walks its het distribution, O(samples) steps (on one core,
     # --hwe was the slowest step of loading a .bed).
     for k in nb.prange(het.shape[0]):
         out[k] = hwe_exact_p(het[k], hom1[k], hom2[k])

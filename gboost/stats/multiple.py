@@ -10,8 +10,9 @@ def r2_from_tables(tables: np.ndarray) -> np.ndarray:
     at both, from the pairs' 3x3x2 tables (classes pooled): the genotypic r^2 PLINK's --r2 reports
     for unphased data. NaN where a SNP is monomorphic within the pair.
 
-    One compiled pass, no temporaries (pairs.tsv's R2 column: NumPy's version took 0.54 s for
-    667k pairs, most of pairs.tsv's formatting); :func:`r2_from_tables_numpy` is its reference."""
+    One compiled pass, no temporaries (pairs.tsv's R2 column: NumPy's version, with its temporaries,
+    was most of pairs.tsv's formatting, bench/bench_write.py); :func:`r2_from_tables_numpy` is its
+    reference."""
     t = np.ascontiguousarray(tables, dtype=np.int64).reshape(-1, 18)
     out = np.empty(len(t))
     _r2_rows(t, out)
@@ -100,7 +101,8 @@ def argsort_stable(values: np.ndarray, threads: int | None = None, min_size: int
     core) for large arrays: runs of the array sorted side by side (NumPy's sorts release the GIL),
     then one stable sort of the values laid out run by run, which timsort finishes by merging
     the runs. Equal values keep their order either way: the runs are in array order, and each
-    sort is stable. (pairs.tsv's order and q values: 614k pairs took ~0.1 s per sort on one core.)"""
+    sort is stable. (pairs.tsv's order and q values: on a large file each sort on one core is a
+    visible part of the writing, bench/bench_write.py.)"""
     import os
 
     values = np.asarray(values)

@@ -26,9 +26,9 @@ SUGGESTIVE = "#2c7fb8"
 class UniformScatter(pg.ScatterPlotItem):
     """A ScatterPlotItem whose points all share the item's symbol, size, pen and brush.
 
-    pyqtgraph looks each point's symbol up in its atlas through a Python tuple per point (3.5 s
-    for 1e6 points); when every point has the item's style, one lookup serves them all (1 s,
-    the same pixels). Falls back to pyqtgraph's own code if its internals change.
+    pyqtgraph looks each point's symbol up in its atlas through a Python tuple per point (seconds
+    for a million points); when every point has the item's style, one lookup serves them all (a
+    fraction of the time, the same pixels). Falls back to pyqtgraph's own code if its internals change.
     """
 
     def updateSpots(self, dataSet=None):

@@ -12,7 +12,8 @@ class KernelConfig:
 
     ``block_rows`` x ``block_cols`` SNPs per thread block (each thread a 2 x 2 micro-tile of
     pairs), ``chunk_words`` plane words staged in shared memory at a time, ``carry_save`` the
-    full-adder popcount (about 1.8x fewer cycles per cell than one popcount per half-word).
+    full-adder popcount (about 1.8x fewer cycles per cell than one popcount per half-word;
+    bench/bench_gpu.py --variant-size P, its "popc plain" row).
     """
 
     block_rows: int = 32
@@ -62,16 +63,17 @@ class MmaConfig:
     the blocks per SM the register allocation aims at for the <2,2> kernel and for the others.
     """
 
-    # 4 x 4 warps (one block of 512 threads an SM at 128 registers) was 4 % faster at 500k than 2 x 4
-    # (two blocks an SM): the per-block costs (per-SNP terms, barriers, the fold) spread over twice
-    # the pairs (docs/PERFORMANCE.md). With 32 rows a warp a block is 128 x 64 SNPs.
+    # 4 x 4 warps (one block of 512 threads an SM at 128 registers) is a few percent faster at 500k
+    # than 2 x 4 (two blocks an SM): the per-block costs (per-SNP terms, barriers, the fold) spread
+    # over twice the pairs (bench/bench_gpu.py --variant-size 500000 --variants "mma 4x4 warps,mma 2x4
+    # warps"). With 32 rows a warp a block is 128 x 64 SNPs.
     warps_rows: int = 4
     warps_cols: int = 4
     # Row SNPs a warp owns: 32 (two tiles of 16) lets each ldmatrix of the <2,2> ring's column operands
     # feed twice the mmas, with both classes packed into one accumulator (boost_mma.cu, GM_KC), which
-    # needs every class below 2^16 samples: for_classes() gives 16 beyond that. On an H100 against 16:
-    # kernel -16.5 % at 200k x 5k without missing calls, -1.9 % with 1 %, -9.6 % and -9.7 % at
-    # n = 20k and 50k; counting alone -25 % at 50k (docs/PERFORMANCE.md, issue 18, tenth round).
+    # needs every class below 2^16 samples: for_classes() gives 16 beyond that. Against 16 it shortens
+    # the kernel at every size measured, most without missing calls (where counting is the larger
+    # share of the kernel), least with them.
     warp_rows: int = 32
     min_blocks: tuple[int, int] = (1, 1)
     # Every block (fully called and with missing calls): KSA first in float32 with a proven error bound,
@@ -82,14 +84,15 @@ class MmaConfig:
     # (cp.async; a power of two; one block barrier every bar_steps k-steps), with or without the
     # pre-screen; 0 or 1: each warp's register prefetch of one k-step.
     stages: int = 8
-    # k-steps a block barrier of that ring covers (stages a multiple of it, at least twice it). On an
-    # H100 at 500k: 8 stages with a barrier every 4 k-steps, kernel 4.68 s; 4 and 2, 4.99 s; 4 and 1,
-    # 5.32 s (docs/PERFORMANCE.md): every barrier waits for the block's slowest warp.
+    # k-steps a block barrier of that ring covers (stages a multiple of it, at least twice it). Fewer
+    # barriers are faster, 8 stages and a barrier every 4 k-steps the fastest of those tried
+    # (bench/bench_gpu.py --variant-size P, its "stages ... steps/bar" rows): every barrier waits for
+    # the block's slowest warp.
     bar_steps: int = 4
     # Which c ln c of the pre-screen come from the SFU (lg2) instead of the shared-memory table:
-    # 0 none, 1 the nine x(n_ab) a pair (boost_mma.cu, gm_xlx). 1 was the fastest in every
-    # run on an H100 (2.4-3.8 % of kernel time against 0, docs/PERFORMANCE.md). 2: no table, each
-    # bracket x(c0) + x(c1) - x(c0 + c1) by shares (boost_mma.cu, gm_xlr; 11 % slower at 150k x 5k):
+    # 0 none, 1 the nine x(n_ab) a pair (boost_mma.cu, gm_xlx). 1 is a few percent faster than 0
+    # (bench/bench_gpu.py --variant-size P, its "mma sfu" rows). 2: no table, each
+    # bracket x(c0) + x(c1) - x(c0 + c1) by shares (boost_mma.cu, gm_xlr; slower than the table):
     # the build takes it where the table does not fit. (The kernels with missing calls always take
     # their brackets by shares.)
     sfu_xlogx: int = 1

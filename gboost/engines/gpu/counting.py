@@ -118,8 +118,8 @@ class PopcCounting(_Counting):
         b.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1), *extra), shared_mem=b.dyn_smem[name])
 
     def pairs_per_second(self, sms: int, cells: int) -> float:
-        # Measured on an H100 (docs/PERFORMANCE.md): about 7 table cells x 64-bit words per SM and
-        # cycle, in both counting modes; count 8 at 1.8 GHz.
+        # Measured on an H100: about 7 table cells x 64-bit words per SM and cycle, in both counting
+        # modes (bench/bench_gpu.py prints the rate); count 8 at 1.8 GHz.
         return sms * 8 * 1.8e9 / (max(1, self.n_words) * cells)
 
 
@@ -158,7 +158,8 @@ class MmaCounting(_Counting):
         # block, so where it does not fit the kernels are compiled without it (boost_mma.cu, gm_screen).
         # Where the table cannot fit (n >= ~12.8k) the pre-screen forms its brackets by shares
         # (sfu_xlogx 2: no table, boost_mma.cu, gm_xlr and GM_TABF): at 50k samples the float64
-        # epilogue it replaces was 45 % of the kernel (docs/PERFORMANCE.md, issue 18).
+        # epilogue it replaces was nearly half of the kernel (bench/bench_gpu.py --n 50000
+        # --variant-size P, its "mma f64 epilogue" row).
         cfg = self.config
         optin = int(props.get("sharedMemPerBlockOptin", 48 << 10))
         n_tab_max = n_samples + 1
@@ -245,7 +246,7 @@ class MmaCounting(_Counting):
         args = (*args, bar[:half], bar[half:])
         # While planes still go up, one SM is left to the upload's layout kernels: a persistent
         # kernel holds every SM for its whole tile, and a chunk's layout would wait for the
-        # tile's end (the first tiles then wait for their chunks; measured, docs/PERFORMANCE.md).
+        # tile's end (the first tiles would then wait for their chunks).
         blocks = b.grid_blocks[name]
         if uploading and blocks > 1:
             blocks -= max(1, blocks // int(props["multiProcessorCount"]))

@@ -35,9 +35,10 @@ def is_cuda_error(cp, exc: BaseException) -> bool:
 
 # -- page-locking host memory through the driver ----------------------------------------------
 # CuPy's runtime calls may hold the GIL while the driver works (its getDeviceCount held it through
-# cuInit: gboost/engines/early.py); a registration pins ~256 MB in ~45 ms, and ctypes releases the
-# GIL around a foreign call, so the other Python threads (the encoder's loop, the tile thread, the
-# host work) run meanwhile. Portable: valid in every GPU's context (runners share one pinner).
+# cuInit: gboost/engines/early.py); a registration pins a piece for tens of milliseconds, and ctypes
+# releases the GIL around a foreign call, so the other Python threads (the encoder's loop, the tile
+# thread, the host work) run meanwhile. Portable: valid in every GPU's context (runners share one
+# pinner).
 _CU_MEMHOSTREGISTER_PORTABLE = 0x01
 
 
@@ -118,8 +119,7 @@ def end_context(device_id: int) -> None:
     """End GPU ``device_id``'s primary context now: every allocation, registration, module and
     stream of this process on it is gone, so no CUDA object made before may be used after (the
     GIL released). For a command that exits right after: the driver ends the contexts that are
-    left after the process's last instruction, 0.09-0.13 s on the H100 host that no stage of
-    run.json could hold (bench/probe_teardown.py, docs/PERFORMANCE.md)."""
+    left after the process's last instruction, time that no stage of run.json could hold."""
     import ctypes
 
     lib = _driver()
@@ -141,8 +141,8 @@ def release_driver_files(prefix: str = "/dev/nvidia", fds: str = "/proc/self/fd"
     """Point every descriptor this process holds on the driver's device files (``prefix``*) at
     /dev/null, and return how many: the kernel then ends the process's connection to the driver
     (its mappings, the unified-memory teardown) here, on the calling thread, instead of after the
-    process's last instruction, where it took 0.05-0.09 s on the H100 host that no stage of run.json
-    could hold, even with the contexts reset (bench/probe_release.py, docs/PERFORMANCE.md). dup2,
+    process's last instruction, where it takes time that no stage of run.json could hold, even with
+    the contexts reset. dup2,
     not close: no descriptor number is freed for a later open to reuse while the driver's library
     still holds it. For a process that has ended its contexts (:func:`end_context`) and exits right
     after: no CUDA call can work after this. Where ``fds`` cannot be listed (not Linux), nothing."""

@@ -1,17 +1,17 @@
 """Streamed SNP blocks decoded on the GPU from the .bed's own bytes, where the host's encoder has not
-reached them yet (issue 21).
+reached them yet.
 
-At biobank scale the host encodes a block of planes slower than the GPU screens it: the first tile
-of a 100k SNPs x 2.32M samples study waited 3.2 s for the encoder's first 13,888 SNPs (8 GB of .bed
-at ~2.5 GB/s beside the page-locking of the same rows), while four threads read those bytes from
-the page cache at ~19 GB/s (docs/PERFORMANCE.md). So a block whose rows the encoder has not written
-is read here instead — a chunk of .bed rows at a time into one of two page-locked staging buffers,
-copied up, decoded by one kernel (``gb_decode_bed``, boost_common.cu; the GPU tests hold it equal to
-``encode.decode_bed_rows``, which the CPU tests check against ``encode.bed_encode``) and laid out in
-the kernels' layout. The counts of the decoded rows are
-checked against the counting pass's (a .bed changed since is refused, as the encoder refuses it).
-The host's encoder goes on beside: the host planes still serve the checkpoint, the exact tests and
-every later block it has reached.
+At biobank scale the host encodes a block of planes slower than the GPU screens it: with millions of
+samples the first tile waited seconds for the encoder's first block (beside the page-locking of the
+same rows), while four threads read those bytes from the page cache several times faster
+(bench/bench_biobank.py times the command at that scale). So a block whose rows the encoder has not
+written is read here instead — a chunk of .bed rows at a time into one of two page-locked staging
+buffers, copied up, decoded by one kernel (``gb_decode_bed``, boost_common.cu; the GPU tests hold it
+equal to ``encode.decode_bed_rows``, which the CPU tests check against ``encode.bed_encode``) and
+laid out in the kernels' layout. The counts of the decoded rows are checked against the counting
+pass's (a .bed changed since is refused, as the encoder refuses it). The host's encoder goes on
+beside: the host planes still serve the checkpoint, the exact tests and every later block it has
+reached.
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class BedDecoder:
         stream; returns once they are queued and their counts checked. ``gate``: the pinner's
         (pinning.CopyGate), held for the whole block. Held only while each chunk was queued, it let
         the pinner start a registration during each chunk's read, which the chunk's copy then
-        waited for: block 0 of the over-sized study took 10.4 s instead of ~2 (s8d)."""
+        waited for: the first block of a study too large for the GPU then took several times longer."""
         with GateHold(gate) as held:
             held.hold(True)
             self._decode(a, b, out, off)

@@ -200,8 +200,8 @@ class DeviceRunner:
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.copy_stream = cp.cuda.Stream(non_blocking=True)
         # Streamed blocks go up on a stream of their own while the tile before runs (the compute
-        # stream waits for them by event): on the compute stream each tile's 2 GB block left the
-        # GPU idle 0.04 s a tile at 200k x 200k (bench/probe_stream_gaps.py).
+        # stream waits for them by event): on the compute stream each tile's block left the GPU idle
+        # while it copied (run.json's gpu_idle_s counts such gaps).
         self.upload_stream = cp.cuda.Stream(non_blocking=True)
         with self.stream:
             self.counts = cp.asarray(np.ascontiguousarray(study.counts.reshape(self.p, 6), dtype=np.int32))
@@ -247,7 +247,7 @@ class DeviceRunner:
         self._last_end.record(self.stream)
         if self.streaming:
             # Last: a registration holds the driver, so each CUDA call of the set-up above would
-            # wait for the one in hand (the engine's prepare took 0.73 s against 0.27 s).
+            # wait for the one in hand (the engine's prepare took several times longer).
             self._start_pinning()
 
     def _setup_lists(self, plan: missing_lists.ListPlan) -> None:
@@ -276,7 +276,7 @@ class DeviceRunner:
         """The planes' resident array, or None where the device cannot hold it (the study then streams).
         An array with the fragment-native copy that does not fit is tried again without it: the planes
         then stay resident and take the standard kernels, as a streamed study would, without its blocks'
-        uploads (the copy is worth 2-3 % of the missing-call kernel; docs/PERFORMANCE.md, issue 18)."""
+        uploads (the copy saves a few percent of the missing-call kernel, less than streaming would cost)."""
         cp = self.cp
         while True:
             try:
@@ -319,7 +319,7 @@ class DeviceRunner:
     def _start_pinning(self) -> None:
         """Page-lock the host planes in pieces on a thread, in SNP order (block uploads from
         registered rows are asynchronous DMA, the others pageable copies). Registering the whole
-        array at once held prepare for 28.8 s at 87 GB (docs/PERFORMANCE.md); the thread lets the
+        array at once holds prepare for tens of seconds at biobank size; the thread lets the
         first tile start. One pinner serves every GPU's runner (the same host array): the first
         starts it."""
         if self.host_planes.nbytes:
@@ -480,7 +480,7 @@ class DeviceRunner:
         self.where = tile
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         # No registration while the tile's calls are queued: each would wait for the one in hand
-        # (queueing the first streamed tiles took 0.94 and 0.76 s while pinning ran, its uploads 0.06 s).
+        # (queueing the first streamed tiles took over ten times their uploads' time while pinning ran).
         # The streamed blocks' uploads and decodes hold the gate themselves: an upload only while
         # it queues copies from page-locked memory (not through a pageable copy), a decode
         # throughout (decode.py says why).

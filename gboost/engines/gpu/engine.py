@@ -329,7 +329,7 @@ class GpuEngine(Engine):
         through them from page-locked host memory: studies larger than half a GPU's budget,
         docs/DESIGN.md), the tiles, the device time of the kernels, and how long the GPUs waited
         before and between tiles (for plane chunks, the encoder or the host) in all and at most once,
-        beside the mean tile (issue 21: never idle for more than a tile). Streamed planes add what
+        beside the mean tile (the longest wait should stay below a tile's time). Streamed planes add what
         the page-locking thread did (device.py, pinning.py; complete once the engine is closed):
         its seconds in cudaHostRegister, the bytes it locked, and the block copies' bytes from
         page-locked and from pageable host memory (rows not locked yet when a tile needed them)."""

@@ -35,9 +35,9 @@ LIST_MAX = 255
 # The missing-call rate at which summing the lists costs about what the direct count's 5 further products
 # a word cost: on an H100 at 200k x 5k the screen took 3.49 s + 0.03 s per missing call of a class and SNP
 # counted by correction, 6.32 s directly, so the two meet at ~94 of ~2,500 (3.8 %); both grow with n, so
-# the rate is what holds (docs/PERFORMANCE.md, the CUDA-core fallback). Where the study's SNPs average a
-# higher rate (fully called ones count 0), no SNP is listed. (Single SNPs above it cost their blocks less:
-# their lists are walked beside the others', on other threads.)
+# the rate is what holds (bench/bench_popc_missing.py measures both against the rate). Where the
+# study's SNPs average a higher rate (fully called ones count 0), no SNP is listed. (Single SNPs above
+# it cost their blocks less: their lists are walked beside the others', on other threads.)
 RATE_BREAK_EVEN = 0.035
 UNLISTED = 2  # the flag of a SNP with missing calls that is not listed (boost_screen.cu, GB_UNLISTED)
 CLASS_MAX = 1 << 16

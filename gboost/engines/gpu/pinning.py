@@ -1,7 +1,7 @@
 """Streamed host planes page-locked in pieces on a host thread, in SNP order, off the critical path.
 
-Registering a biobank's planes with one ``cudaHostRegister`` held the engine's prepare for 28.8 s
-(87 GB on the H100 host, docs/PERFORMANCE.md) before the first tile. :class:`HostPinner` registers
+Registering a biobank's planes with one ``cudaHostRegister`` holds the engine's prepare for tens of
+seconds before the first tile. :class:`HostPinner` registers
 them piece by piece on a thread, in the order the tiles read them, behind a watermark (the end of
 the registered bytes). A copy below it is an asynchronous DMA; one above it goes from pageable
 memory (synchronous, through the driver's staging buffer: slower, never wrong).
@@ -13,14 +13,14 @@ already registered. A block's copies are cut at those byte boundaries (:func:`sp
 since a copy's source must lie within one registration to be treated as page-locked.
 
 While a tile's calls are being queued a registration must not run: a registration holds the
-driver, and on the H100 host every CUDA call of the tile thread waited for the one in hand (~45 ms
-a piece), so a tile's 2 GB block took 0.81 s to queue instead of a few milliseconds and the GPU
-waited 1.4 s before its first tile (bench/probe_stream_gaps.py, docs/PERFORMANCE.md). The runner
+driver, and every CUDA call of the tile thread waits for the one in hand (tens of milliseconds a
+piece), so a tile's block took most of a second to queue instead of a few milliseconds and the
+GPU waited for its first tile (run.json's gpu_idle_s shows such waits). The runner
 queues a tile (its block copies, buffers, launches) inside :meth:`CopyGate.copying`; the pinner
 registers each piece inside :meth:`CopyGate.registering`,
 which waits while a copier copies or waits to (a plain lock starved the copier: the pinner
-released and took it again before the waiting thread woke, so the first block waited for all
-15 GB to be registered, 2.0 s).
+released and took it again before the waiting thread woke, so the first block waited for every
+piece to be registered).
 
 The runners of several GPUs stream from one host array: they share one pinner
 (:meth:`HostPinner.shared`; registrations are portable, device.py), which unregisters its pieces
@@ -38,10 +38,10 @@ import threading
 import time
 from typing import Callable, Iterator
 
-# About this much host memory a registration (~0.1 s at the ~3 GB/s that registering 87 GB took
-# on the H100 host): large enough that the calls' fixed cost is small, small enough that the first
-# rows are registered soon, that close() stops promptly between pieces, and that a registration
-# holds the driver (if it holds it from the tile thread's launches and copies) only briefly.
+# About this much host memory a registration (a small fraction of a second): large enough that
+# the calls' fixed cost is small, small enough that the first rows are registered soon, that
+# close() stops promptly between pieces, and that a registration holds the driver (if it holds it
+# from the tile thread's launches and copies) only briefly.
 PIN_PIECE_BYTES = 256 << 20
 PAGE_BYTES = 4096  # the host's page (registrations are cut on page boundaries)
 # Pinners running now, by (base address, bytes) of their rows (HostPinner.shared).
@@ -53,8 +53,8 @@ class GateHold:
     """A copier's hold of a :class:`CopyGate` (or of none) over some stretches of a loop: a block's
     copies from page-locked rows are queued inside the gate, its pageable copies outside it. A
     pageable copy is synchronous and slow, and holding the gate through it kept the pinner from
-    the very rows still to be locked, so that later blocks went pageable too (the over-sized study
-    on the H100: 127 GB copied from pageable memory once the GPU's decode ran ahead, s7b)."""
+    the very rows still to be locked, so that later blocks went pageable too (a study too large for
+    the GPU then copied nearly everything from pageable memory once the GPU's decode ran ahead)."""
 
     def __init__(self, gate: CopyGate | None):
         self.gate = gate
@@ -141,7 +141,7 @@ class CopyGate:
     def copying(self):
         with self._cond:
             self.copiers += 1
-            while self._registering:  # the piece in hand (~45 ms at most)
+            while self._registering:  # the piece in hand (one registration at most)
                 self._cond.wait()
         try:
             yield

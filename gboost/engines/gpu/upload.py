@@ -13,8 +13,7 @@ if TYPE_CHECKING:
 
 # Resident planes go up on a host thread while the first tiles run (_PlaneUpload), through two
 # page-locked buffers of this size: the first tile waits only for its own SNPs' chunks. (Pageable
-# 64 MB chunks beside the tiles ran at ~2.5 GB/s on the H100 host: the first two tiles waited
-# 0.12 s for them, docs/PERFORMANCE.md.)
+# large chunks beside the tiles copied slowly enough that the first tiles waited for them.)
 PRELOAD_CHUNK_BYTES = 8 << 20
 
 

@@ -243,7 +243,7 @@ extern "C" __global__ void gb_reduce_partials(int n, int nb, const int* __restri
 // a warp's loads of it are contiguous). Code 11 -> type 0, 10 -> type 1, 00 -> type 2; 01 (missing)
 // and padding set no bit. Counts (type, class; class 0 for words < w_ctrl) are summed per warp and
 // added atomically to `counts`, which the caller zeroes. One kernel in place of ~20 array operations
-// a chunk, which bounded the decode at 3.8 GB/s of .bed on the H100 (docs/PERFORMANCE.md).
+// a chunk, whose passes over device memory bounded the decode below the rate the .bed is read at.
 extern "C" __global__ void gb_decode_bed(const unsigned char* __restrict__ raw, long long row_bytes, int n_words,
                                          int w_ctrl, const int* __restrict__ cols_t, gb_u64* __restrict__ planes,
                                          gb_u64* __restrict__ counts) {

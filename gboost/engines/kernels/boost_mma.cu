@@ -101,7 +101,7 @@ __device__ __forceinline__ void gm_mma(gb_u32 (&d)[4], gb_u64 top, gb_u64 bot, g
 // this one multiplies, no copies between them); and a load's address is its type's base plus a
 // 32-bit word offset that each k-step advances, one IMAD.WIDE.U32 a load. With 64-bit offsets formed
 // per load (k-step x stride) the loop issued ~7 other instructions per mma, most of them address
-// arithmetic and reloads of the kernel's pointer arguments (Nsight Compute's SASS view, issue 18).
+// arithmetic and reloads of the kernel's pointer arguments (Nsight Compute's SASS view).
 // The offsets need each type's planes of one side to span fewer than 2^32 words: the engine never
 // hands this kernel a larger plane array (MmaCounting.max_snps streams such a study in blocks).
 // ZERO false: add to acc as it is (the classes packed into one word, gm_count_packed).
@@ -119,7 +119,7 @@ template <int NA> __device__ __forceinline__ constexpr int gm_half(int ri, int t
 // l = g * 4 + q's 16 bytes at 16 l: [SNP g at k-word 2q, SNP g + 8 at 2q, SNP g at 2q + 1, SNP g + 8 at
 // 2q + 1] = the A fragment of those 16 SNPs in the mma's register order, one 16-byte load a type where
 // the standard layout takes four 4-byte loads and two addresses (the counting of the missing-call modes
-// took 10.7 % less time so in a probe, docs/PERFORMANCE.md, issue 18). B's fragment of column g of a
+// takes measurably less time so). B's fragment of column g of a
 // group's half h is that lane's words h and h + 2. Used where the tile's rows and columns start at
 // multiples of 16 (the engine's default tiles; --part or an odd --tile take the standard loads).
 template <int NA, int NB, int CJ, bool ZERO = true, bool FAST = false>
@@ -303,8 +303,8 @@ __device__ __forceinline__ unsigned gm_ring_off(int unit, int r, int half) {
 // The <2,2> ring's accumulators, acc[GM_KC][2 * GM_TR][4][4] (A fragment f: row SNPs 8 f to 8 f + 7 of
 // the warp, both types; column unit v = cj * 2 + type). GM_TR == 1: both classes apart (GM_KC == 2),
 // exact for any class size. GM_TR == 2: a warp owns 32 rows, so each ldmatrix of B feeds twice the
-// mmas (at large n the counting is bound by feeding fragments through shared memory: docs/PERFORMANCE.md,
-// issue 18), and the 64 accumulators that allows hold both classes, (controls << 16) | cases: the
+// mmas (at large n the counting is bound by feeding fragments through shared memory), and the 64
+// accumulators that allows hold both classes, (controls << 16) | cases: the
 // controls counted, shifted at the first cases' k-step, the cases added (an mma adds integers; exact
 // while every class has fewer than 2^16 samples, which the host ensures: gboost/engines/gpu/config.py,
 // MmaConfig.for_classes).
@@ -408,7 +408,7 @@ __device__ __forceinline__ void gm_count22_block(gb_u32 (&acc)[GM_KC][2 * GM_TR]
     // i = type + 2 * half; fragment f is 2 f units = 512 f bytes on) and B units 0 and 1 (matrix i =
     // unit * 2 + half; units 2 and 3 are 512 bytes on). Made opaque to the compiler (the empty asm): ptxas otherwise
     // recomputed them from the shared window's base at every k-step, ~20 integer instructions a step
-    // against 4 ldmatrix and 8 mma (SASS of the counting-only build, issue 18), so each step then costs
+    // against 4 ldmatrix and 8 mma (SASS of the counting-only build), so each step then costs
     // only its stage's offset, an immediate.
     const int mi = lane >> 3, mr = lane & 7;
     unsigned ra = ring_s + gm_ring_off(wy * GM_TR * 4 + (mi & 1), mr, mi >> 1);
@@ -761,7 +761,7 @@ __device__ __forceinline__ float gm_xlrf(float f0, float f1) {
     return fmaf(f1, gm_lg2(fmaf(f1, r, 1e-30f)), f0 * gm_lg2(fmaf(f0, r, 1e-30f)));
 }
 // gm_xlr: of two int counts, the sum's reciprocal from their int sum (taken from the float sum instead, the
-// <2,2> pre-screen without its table was 1.3 % slower at 60k x 20k, H100, docs/PERFORMANCE.md).
+// <2,2> pre-screen without its table was slightly slower).
 __device__ __forceinline__ float gm_xlr(int c0, int c1) {
     const float f0 = gm_i2f(c0), f1 = gm_i2f(c1), r = gm_rcp(gm_i2f(c0 + c1) + 1e-30f);
     return fmaf(f1, gm_lg2(fmaf(f1, r, 1e-30f)), f0 * gm_lg2(fmaf(f0, r, 1e-30f)));
@@ -1043,10 +1043,10 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_cells22& pk, cons
 // from the SFU (gm_rcp, relative error <= 2u). Every bracket is formed by shares (gm_xlr: n_a0 ln(n_a0 /
 // n_a) + n_a1 ln(n_a1 / n_a) for x(n_a0) + x(n_a1) - x(n_a), the margins' shares being P_ak and
 // n_bk / n_b), so no table is read and each bracket's error is bounded by its size: 11.3 u N for each
-// of the four kinds (cells, rows, columns, class). Until the eleventh session the 21 x(t) came from the
-// float32 table and the 27 others from lg2, E = 4u (42 N ln N + 126 N) + ...: against that, E is 2.8x
-// smaller at N = 5,000 and 5.4x at 50,000, and 1 % missing calls at 150k x 5k took 1.6 % less kernel
-// time on an H100 (docs/PERFORMANCE.md, issue 18). Further first-order error of KSA/2 (u = 2^-24,
+// of the four kinds (cells, rows, columns, class). Had the 21 x(t) come from the float32 table and the
+// 27 others from lg2 (an earlier build), E = 4u (42 N ln N + 126 N) + ...: against that, E is 2.8x
+// smaller at N = 5,000 and 5.4x at 50,000, so fewer pairs go to float64, and the kernels with missing
+// calls are a little faster. Further first-order error of KSA/2 (u = 2^-24,
 // N the study's samples, N' <= N): 35 further additions of partial sums below 4 N ln 2, 97 u N; tau
 // 20 u relative (P 3u, Q 6u, product and fma 2u, 3 accumulations, 2 sums: 16u, with room), 20 u N;
 // __logf 2^-21.41 absolute, 6 u N, and 6 u relative; the last fma u (4 N ln 2 + N |ln tau|). So
@@ -1199,7 +1199,7 @@ __device__ __forceinline__ void gm_pairs_f32m(gm_summ& sm, gm_park& pk, int pass
     // pair, or whose table is invalid, is computed on counts all the same and its result dropped):
     // the two chains of dependent float32 work interleave. One slot at a time behind its tests, each
     // ran alone, ~440 instructions of latency the warp's 4 warps a scheduler could not hide (ncu:
-    // waits on fixed-latency results and long scoreboards first, issue 18).
+    // waits on fixed-latency results and long scoreboards first).
 #pragma unroll
     for (int s2 = 0; s2 < 4; s2 += 2) {
         float v[2], lt[2];
@@ -1473,8 +1473,8 @@ __device__ __forceinline__ void gm_screen(
         // adjacent (rows r_blk0 + 16 h, staged together); the per-warp counting takes the block in
         // GM_TR slices of 16 GM_WI rows, tile h of the warp at row h * 16 GM_WI + 16 wy, all warps in
         // one slice at a time (a barrier between slices): the warps sharing a tile's operands then load
-        // them together, from L1 (with the tiles adjacent and no barrier, kernels with 1 % missing
-        // calls were 10 % slower, docs/PERFORMANCE.md).
+        // them together, from L1 (with the tiles adjacent and no barrier, the kernels with missing
+        // calls were slower: each warp fetched its operands apart).
         const int r_blk0 = wy * 16 * GM_TR, c_blk0 = wx * 16;
         const int nrow = min(16 * GM_TR, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
         // Warp-uniform: a warp (row tile) with no row, no column or only pairs on or below the diagonal skips.

@@ -76,7 +76,7 @@
 #endif
 #define GB_UNLISTED 2  // miss[] of a SNP with missing calls that is not listed (missing_lists.UNLISTED)
 #ifndef GB_MINB2C  // the mode-4 kernel (counting by correction): three blocks per SM, as <2,2>. Its correction
-#define GB_MINB2C GB_MINB22  // loop is latency-bound: 4.21 s against 4.69 s with two (H100, 200k x 5k, 1 % missing)
+#define GB_MINB2C GB_MINB22  // loop is latency-bound: faster than with two (bench/bench_popc_missing.py, minb2)
 #endif
 
 #define GB_TI 2
@@ -274,8 +274,8 @@ __device__ __forceinline__ void gb_fill_class(int* t, const gb_u32 (&c)[NA][NB],
 #define GB_CORR_FITS (GB_BI % 4 == 0 && GB_BJ % 4 == 0 && 6 * GB_BJ * GB_CROW <= 3 * GB_KW * GB_BI * 8 && \
                       4 * GB_BI * GB_RROW <= 3 * GB_KW * GB_BJ * 8)
 #define GB_CBITS 8  // bits of a bit-sliced counter: counts up to 255
-// Samples of a list an iteration of gb_corrections (even). 8 took 4.69 s against 4.22 at 200k x 5k with 1 %
-// missing calls (H100, s18k): its registers spilled more, and few lists are longer than 4 iterations of 4.
+// Samples of a list an iteration of gb_corrections (even). 8 was slower with missing calls: its registers
+// spilled more, and few lists are longer than 4 iterations of 4.
 #define GB_CSTEP 4
 
 // v += a + b for 32 counters at once (bit q of v[b] is bit b of counter q): a full adder at the lowest
@@ -500,7 +500,7 @@ __device__ __forceinline__ void gb_block_pairs(
 // Which mode a block runs: 4 (counting by correction) where some SNP of the block has missing calls and
 // every such SNP is listed; else 2 * (rows have missing calls) + (columns have). Every CUDA-core kernel
 // derives it the same way (and the host, missing_lists.block_modes); the host launches one kernel per mode
-// present. (A rule on the block's list lengths, summed here, cost every kernel 4-7 %: its registers
+// present. (A rule on the block's list lengths, summed here, cost every kernel a few percent: its registers
 // spilled. Where lists cost more than the direct count the host lists no SNP, missing_lists.plan_lists.)
 __device__ __forceinline__ int gb_block_mode(const unsigned char* __restrict__ miss, int i0, int ni, int j0,
                                              int nj, int bi0, int bj0, int tid) {
