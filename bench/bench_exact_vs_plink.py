@@ -19,10 +19,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from ld_study import write_ld_study  # noqa: E402
+from tests.helpers import write_ld_study  # noqa: E402
 
 
 def main() -> int:

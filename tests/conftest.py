@@ -29,3 +29,11 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="module")
+def qc_fileset(tmp_path_factory):
+    """The QC fileset of tests/helpers.py (write_qc_fileset): ``(folder, prefix)``, written once a module."""
+    from tests.helpers import write_qc_fileset
+
+    return write_qc_fileset(tmp_path_factory.mktemp("qc"))

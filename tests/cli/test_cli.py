@@ -11,7 +11,7 @@ import pytest
 from gboost.cli import main
 from gboost.simulate import PlantedPair, simulate_study
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="module")

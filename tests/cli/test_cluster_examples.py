@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMPARED = ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv", "marginal.tsv")
 GBOOST = str(Path(sys.executable).parent / "gboost")  # the console script beside this Python
 

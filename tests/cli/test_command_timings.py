@@ -13,7 +13,7 @@ import pytest
 
 from gboost.simulate import PlantedPair, simulate_study
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT
 STAGES = ("startup", "setup", "read", "encode", "engine_start", "upload", "screen", "checkpoint", "exact", "marginal",
           "calibration", "format_outputs", "write_outputs", "inputs_sha256_wait", "run_json")
 FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")

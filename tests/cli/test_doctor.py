@@ -1,5 +1,5 @@
 """``gboost doctor`` says what the install found and always exits 0. The CPU path runs here; the
-GPU path through a stand-in CuPy (tests/fake_cupy.py), since no GPU is needed to check that the
+GPU path through a stand-in CuPy (tests/helpers.py, write_fake_cupy), since no GPU is needed to check that the
 report reads the devices, versions and caches right."""
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_cupy import write_fake_cupy
+from tests.helpers import ROOT, write_fake_cupy
 
 from gboost import numba_cache
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def doctor(env: dict, *args) -> subprocess.CompletedProcess:

@@ -1,6 +1,6 @@
 """Issue 19: bad .pgen/.pvar/.psam, VCF/BCF and BGEN/.sample files, and a missing optional
 package, each give exit code 2 and one line naming the file and the problem; no traceback, no
-output folder (the style of tests/test_bad_input.py)."""
+output folder (the style of tests/cli/test_bad_input.py)."""
 from __future__ import annotations
 
 import gzip
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from formats_study import make_study, needs_plink2
+from tests.helpers import make_formats_study, needs_plink2
 from gboost.cli import main
 
 pytestmark = needs_plink2
@@ -17,7 +17,7 @@ pytestmark = needs_plink2
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    return make_study(str(tmp_path_factory.mktemp("badformats")))
+    return make_formats_study(str(tmp_path_factory.mktemp("badformats")))
 
 
 def one_line_error(tmp_path, capsys, args, names, words):
@@ -78,7 +78,7 @@ PFILE_CASES = {
         replace_field(r, 2, "dup"), 2, "dup", first_data_line(r) + 1)), "p.pvar", "duplicate"),
     "pvar non-numeric position": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: replace_field(r, 1, "12x")),
                                   "p.pvar", "not an integer"),
-    # a trait value makes the column quantitative (as in a .fam: a QT scan, tests/test_formats.py); one that is
+    # a trait value makes the column quantitative (as in a .fam: a QT scan, tests/parity/test_formats.py); one that is
     # not finite is refused
     "non-finite phenotype": (lambda p: edit_lines(p + ".psam", p + ".psam", lambda r: replace_field(r, 3, "inf")),
                              "p.psam", "not a finite number"),

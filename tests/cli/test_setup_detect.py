@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_cupy import write_fake_cupy
+from tests.helpers import write_fake_cupy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = """+-----------------------------------------------------------------------------------------+
 | NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: {cuda}          |
 +-----------------------------------------+------------------------+----------------------+

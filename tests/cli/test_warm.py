@@ -13,11 +13,10 @@ import subprocess
 import sys
 
 import pytest
-from fake_cupy import write_fake_cupy
+from tests.helpers import ROOT, write_fake_cupy
 
 from gboost.simulate import PlantedPair, simulate_study
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "sample_data", "sample")
 
 # Runs gboost's CLI in-process and prints what it compiled.

@@ -1,8 +1,8 @@
 """Issue 21 (biobank scale): the progress's ETA, the GPU memory budget override, and (on a GPU) a
 scan whose planes stream through a forced small budget giving the CPU engine's bytes.
 
-The memory pre-check's tests are in tests/test_load.py; the loader's reader and encoder in
-tests/test_io.py and tests/test_encode.py.
+The memory pre-check's tests are in tests/unit/test_load.py; the loader's reader and encoder in
+tests/unit/test_io.py and tests/unit/test_encode.py.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # CuPy's own shape (cupy/__init__.py, cupy/_environment.py): the table of preloads, None until tried;
 # the preload records {} first, then loads; the package asks for it before anything else.

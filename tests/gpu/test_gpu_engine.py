@@ -7,7 +7,7 @@ CPU fallback of ``--device auto``.
 
 Every test that needs a device carries the one ``gpu`` marker (tests/helpers.py) and is skipped,
 with the reason, where CuPy is missing or sees no GPU; they are run for real on the GPU machine
-(``python -m pytest tests/test_gpu_engine.py``).
+(``python -m pytest tests/gpu/test_gpu_engine.py``).
 """
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gboost.engines.base import Thresholds, Tile, TileResult
+from gboost.engines.base import Tile
 from gboost.engines.cpu import CpuEngine
 from gboost.scan import ScanParams, run_scan
 from gboost.tiles import plan_tiles
-from gboost.stats.pvalues import thresholds_by_df
 from gboost.engines.gpu.config import MmaConfig
-from tests.helpers import assert_scan_equal, gpu_engine, gpu_study, gpu_unavailable, mma_unavailable
+from tests.helpers import (LOOSE, STREAMED, assert_scan_equal, assert_tile_equal, gpu_engine, gpu_study,
+                           gpu_unavailable, mma_unavailable, pool_baseline, tiles_of)
 
 _NO_GPU = gpu_unavailable()
 
@@ -36,9 +36,6 @@ STUDIES = {
     "no-missing": dict(p=100, n=130, n_case=61, missing=0.0, seed=2, monomorphic=(3,)),
     "many-words": dict(p=70, n=1500, n_case=700, missing=0.01, seed=3, fully_called=35),
 }
-
-LOOSE = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2))  # plenty of survivors and non-survivors
-
 
 @pytest.fixture(scope="module", params=sorted(STUDIES))
 def study(request):
@@ -53,36 +50,11 @@ def counting(request):
     return request.param
 
 
-def _assert_tile_equal(got: TileResult, want: TileResult) -> None:
-    assert got.tile == want.tile
-    np.testing.assert_array_equal(got.surv_i, want.surv_i)
-    np.testing.assert_array_equal(got.surv_j, want.surv_j)
-    np.testing.assert_array_equal(got.surv_tables, want.surv_tables)
-    np.testing.assert_allclose(got.surv_ksa, want.surv_ksa, rtol=1e-10, atol=1e-10)
-    assert got.n_valid == want.n_valid
-    for g, w in ((got.rows, want.rows), (got.cols, want.cols)):
-        assert g.start == w.start
-        np.testing.assert_array_equal(g.n_sig, w.n_sig)
-        np.testing.assert_array_equal(g.n_tot, w.n_tot)
-        np.testing.assert_array_equal(g.best_partner, w.best_partner)
-        np.testing.assert_array_equal(np.isneginf(g.best), np.isneginf(w.best))
-        fin = np.isfinite(w.best)
-        np.testing.assert_allclose(g.best[fin], w.best[fin], rtol=1e-10, atol=1e-10)
-
-
-def _tiles_of(engine, study, thresholds, tiles):
-    engine.prepare(study, thresholds)
-    try:
-        return [engine.run_tile(t) for t in tiles]
-    finally:
-        engine.close()
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("tile", [40, 64])
 def test_tiles_equal_cpu_engine(study, tile, counting):
     tiles = plan_tiles(study.n_snps, tile)
-    want = _tiles_of(CpuEngine(tile=tile), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=tile), study, LOOSE, tiles)
     eng = gpu_engine(tile=tile, counting=counting)
     eng.prepare(study, LOOSE)
     try:
@@ -93,7 +65,7 @@ def test_tiles_equal_cpu_engine(study, tile, counting):
     assert sum(len(r.surv_i) for r in want) > 0
     assert sum(r.rows.n_tot.sum() - len(r.surv_i) for r in want) > 0  # non-survivors in the summary too
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 def _scan(study, engine, **params):
@@ -123,7 +95,7 @@ def test_tiny_survivor_buffer_still_yields_every_pair(counting):
 def test_run_tiles_yields_each_tile_once_as_run_tile_does(counting):
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 32)
-    want = _tiles_of(CpuEngine(tile=32), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=32), study, LOOSE, tiles)
     eng = gpu_engine(tile=32, counting=counting)
     eng.prepare(study, LOOSE)
     try:
@@ -133,7 +105,7 @@ def test_run_tiles_yields_each_tile_once_as_run_tile_does(counting):
         eng.close()
     assert sorted(r.tile.index for r in got) == [t.index for t in tiles]
     for g in got:
-        _assert_tile_equal(g, want[g.tile.index])
+        assert_tile_equal(g, want[g.tile.index])
 
 
 @pytest.mark.gpu
@@ -145,10 +117,10 @@ def test_table_read_from_global_memory_gives_the_same_tiles(monkeypatch, countin
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
     eng = gpu_engine(tile=64, counting=counting)
-    got = _tiles_of(eng, study, LOOSE, tiles)
+    got = tiles_of(eng, study, LOOSE, tiles)
     assert eng.table_in_shared_memory is False
-    for g, w in zip(got, _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)):
-        _assert_tile_equal(g, w)
+    for g, w in zip(got, tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)):
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu
@@ -163,7 +135,7 @@ def test_a_study_too_large_for_the_pre_screen_table_counts_through_the_block_rin
         pytest.skip(mma_unavailable())
     study = gpu_study(p=160, n=13_000, n_case=6_100, missing=0.01, fully_called=96, seed=7)
     tiles = plan_tiles(study.n_snps, 64)
-    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
     for cfg in (MmaConfig(), MmaConfig(f32_screen=False)):
         eng = gpu_engine(tile=64, counting="mma", mma_config=cfg)
         eng.prepare(study, LOOSE)
@@ -179,7 +151,7 @@ def test_a_study_too_large_for_the_pre_screen_table_counts_through_the_block_rin
         finally:
             eng.close()
         for g in got:
-            _assert_tile_equal(g, want[g.tile.index])
+            assert_tile_equal(g, want[g.tile.index])
 
 
 def _class_edge_study(n_class: int, seed: int = 3):
@@ -215,11 +187,11 @@ def test_the_largest_class_a_packed_accumulator_holds(n_class, warp_rows):
         got = list(eng.run_tiles(tiles))
     finally:
         eng.close()
-    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
     edge = 0
     for gt in got:
         w = want[gt.tile.index]
-        _assert_tile_equal(gt, w)
+        assert_tile_equal(gt, w)
         edge += int(np.sum(w.surv_tables == n_class))
     assert edge > 0  # some survivor's table holds a cell of a whole class
 
@@ -233,10 +205,10 @@ def test_tiles_of_a_part_equal_cpu_engine(counting):
     assert any(t.diagonal and t.i1 - t.i0 != t.j1 - t.j0 for t in tiles)
     n = len(tiles)  # and overlapping tiles that do not start on the diagonal
     tiles += [Tile(n, 29, 67, 40, 90), Tile(n + 1, 60, 140, 10, 157), Tile(n + 2, 100, 101, 90, 157)]
-    want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(gpu_engine(tile=48, counting=counting), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
+    got = tiles_of(gpu_engine(tile=48, counting=counting), study, LOOSE, tiles)
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu(mma=True)
@@ -258,7 +230,7 @@ def test_the_fragment_native_kernels_screen_the_aligned_tiles_and_equal_the_cpu_
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 40)  # tiles at 0, 40, 80, 120: some start at multiples of 16, some not
     tiles += [Tile(len(tiles), 32, 64, 48, 157), Tile(len(tiles) + 1, 29, 67, 40, 90)]
-    want = _tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
     eng = gpu_engine(tile=40, counting="mma")
     eng.prepare(study, LOOSE)
     try:
@@ -267,7 +239,7 @@ def test_the_fragment_native_kernels_screen_the_aligned_tiles_and_equal_the_cpu_
     finally:
         eng.close()
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
     fast = {(o_r, o_c) for name, o_r, o_c in launched if name.endswith("f")}
     plain = {(o_r, o_c) for name, o_r, o_c in launched if name in ("gm_screen_32", "gm_screen_33")}
     assert fast and all(o_r % 16 == 0 and o_c % 16 == 0 for o_r, o_c in fast)
@@ -306,7 +278,7 @@ def test_planes_stay_resident_without_the_fragment_native_copy_where_it_does_not
     monkeypatch.setattr(ways.MmaCounting, "launch", launch)
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
-    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
     eng = gpu_engine(tile=64, counting="mma")
     eng.prepare(study, LOOSE)
     try:
@@ -318,7 +290,7 @@ def test_planes_stay_resident_without_the_fragment_native_copy_where_it_does_not
         eng.close()
     assert {"gm_screen_32", "gm_screen_33"} & set(launched) and not any(name.endswith("f") for name in launched)
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu
@@ -343,10 +315,10 @@ def test_other_kernel_configurations_give_the_same_tiles(config):
 
     study = gpu_study(**STUDIES["many-words"])
     tiles = plan_tiles(study.n_snps, 48)
-    want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(gpu_engine(tile=48, config=KernelConfig(**config), counting="popc"), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
+    got = tiles_of(gpu_engine(tile=48, config=KernelConfig(**config), counting="popc"), study, LOOSE, tiles)
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu(mma=True)
@@ -358,10 +330,10 @@ def test_other_tensor_core_configurations_give_the_same_tiles(config, name):
 
     study = gpu_study(**STUDIES[name])
     tiles = plan_tiles(study.n_snps, 48)
-    want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
-    got = _tiles_of(gpu_engine(tile=48, mma_config=MmaConfig(**config), counting="mma"), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
+    got = tiles_of(gpu_engine(tile=48, mma_config=MmaConfig(**config), counting="mma"), study, LOOSE, tiles)
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu(devices=2)
@@ -380,7 +352,7 @@ def test_two_gpus_give_the_same_as_one(counting):
             eng.close()
     assert len(results[1]) == len(tiles)
     for g, w in zip(results[1], results[0]):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
     assert_scan_equal(_scan(study, gpu_engine(gpus=[0, 1], tile=32, counting=counting)),
                       _scan(study, gpu_engine(gpus=[0], tile=32, counting=counting)))
     if counting == "popc":
@@ -416,17 +388,6 @@ def test_kernel_source_ships_with_the_package():
 
 # -- memory: planes streamed through a small budget, out-of-memory back-off (issue 8) ----------
 
-STREAMED = dict(p=300, n=700, n_case=330, missing=0.02, fully_called=150, seed=5)
-
-
-def _pool_baseline() -> int:
-    import cupy
-
-    pool = cupy.get_default_memory_pool()
-    pool.free_all_blocks()
-    return pool.used_bytes()
-
-
 @pytest.mark.gpu
 def test_small_memory_limit_streams_the_planes_and_backs_off_with_the_same_scan(counting):
     import cupy
@@ -435,7 +396,7 @@ def test_small_memory_limit_streams_the_planes_and_backs_off_with_the_same_scan(
     want = _scan(study, CpuEngine(tile=64))
     # 128 KiB: far less than twice the planes (so they stay on the host) and less than a tile
     # of 128 SNPs needs (two blocks, an upload buffer, partials), so the first tile runs out.
-    limit = _pool_baseline() + (128 << 10)
+    limit = pool_baseline() + (128 << 10)
     before = cupy.get_default_memory_pool().get_limit()
     eng = gpu_engine(tile=128, counting=counting, memory_limit_bytes=limit)
     got = _scan(study, eng)
@@ -450,9 +411,9 @@ def test_streamed_tiles_equal_cpu_engine(counting):
     study = gpu_study(**STREAMED)
     tiles = plan_tiles(study.n_snps, 48)
     tiles += [Tile(len(tiles), 29, 67, 40, 90), Tile(len(tiles) + 1, 100, 140, 90, 130)]  # off the grid
-    want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
     # 320 KiB: less than twice the planes and their upload buffer (so they stream), room for tiles of 48.
-    eng = gpu_engine(tile=48, counting=counting, memory_limit_bytes=_pool_baseline() + (320 << 10))
+    eng = gpu_engine(tile=48, counting=counting, memory_limit_bytes=pool_baseline() + (320 << 10))
     eng.prepare(study, LOOSE)
     try:
         assert eng.streaming is True
@@ -461,7 +422,7 @@ def test_streamed_tiles_equal_cpu_engine(counting):
         eng.close()
     assert sorted(r.tile.index for r in got) == [t.index for t in tiles]
     for g in got:
-        _assert_tile_equal(g, want[g.tile.index])
+        assert_tile_equal(g, want[g.tile.index])
 
 
 @pytest.mark.gpu
@@ -524,7 +485,7 @@ def test_tiles_queued_while_the_planes_upload_equal_cpu_engine(monkeypatch, coun
     # Off the grid and out of order: the first tile needs the last chunks, the second the first.
     tiles = [Tile(0, 120, 157, 130, 157), Tile(1, 0, 30, 5, 50)] + [
         Tile(k + 2, t.i0, t.i1, t.j0, t.j1) for k, t in enumerate(tiles)]
-    want = _tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=40), study, LOOSE, tiles)
     # (chunks are whole groups of 32 SNPs, the smallest: the missing-call lists' sample-major copy is built
     # a group at a time, missing_lists.DeviceLists.add)
     calls = _slow_chunks(monkeypatch, study, snps_per_chunk=32, delay_s=0.02)
@@ -541,7 +502,7 @@ def test_tiles_queued_while_the_planes_upload_equal_cpu_engine(monkeypatch, coun
     assert not _upload_threads()
     assert sorted(r.tile.index for r in got) == [t.index for t in tiles]
     for g in got:
-        _assert_tile_equal(g, want[g.tile.index])
+        assert_tile_equal(g, want[g.tile.index])
 
 
 @pytest.mark.gpu
@@ -571,7 +532,7 @@ def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monk
     monkeypatch.setattr(DeviceRunner, "submit", submit)
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 64)
-    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
     eng = gpu_engine(tile=64, counting=counting)
     eng.prepare(study, LOOSE)
     try:
@@ -582,7 +543,7 @@ def test_out_of_memory_in_a_tile_halves_the_tile_and_gives_the_same_results(monk
     assert any(t.i1 - t.i0 == 32 for t in seen)  # screened as 32-SNP sub-tiles
     assert len(got) == len(tiles)
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 def _fail_at(monkeypatch, index: int):
@@ -708,7 +669,7 @@ def test_sub_tile_results_merge_into_the_tile_result():
                 if sub.n_pairs:
                     parts.append(cpu.run_tile(sub))
         assert len(parts) > 4
-        _assert_tile_equal(merge_tile_results(tile, parts), whole)
+        assert_tile_equal(merge_tile_results(tile, parts), whole)
 
 
 def test_tensor_core_build_plans_shared_memory_and_skips_the_f32_build_it_cannot_use(monkeypatch):
@@ -821,7 +782,7 @@ def test_run_json_engine_info_says_where_the_planes_were_and_how_long_the_gpu_wa
     study = gpu_study(**STREAMED)
     resident = run_scan(study, ScanParams(epi1=1e-3), engine=gpu_engine(tile=64, counting=counting))
     streamed = run_scan(study, ScanParams(epi1=1e-3), engine=gpu_engine(
-        tile=48, counting=counting, memory_limit_bytes=_pool_baseline() + (320 << 10)))
+        tile=48, counting=counting, memory_limit_bytes=pool_baseline() + (320 << 10)))
     for res, planes in ((resident, "resident"), (streamed, "streamed")):
         info = res.engine_info
         assert info["planes"] == planes

@@ -1,4 +1,4 @@
-"""The GPU engine on the LD-rich study (tests/ld_study.py) against the CPU engine: near-diagonal
+"""The GPU engine on the LD-rich study (tests/helpers.py, ld_study) against the CPU engine: near-diagonal
 tables, empty cells, DF 1 and 2, missing calls in every block, at loose thresholds so thousands
 of pairs pass the screen. Run on the GPU machine; skipped with the reason elsewhere."""
 from __future__ import annotations
@@ -9,8 +9,7 @@ from gboost.engines.cpu import CpuEngine
 from gboost.load import load_study
 from gboost.scan import ScanParams, run_scan
 from gboost.study import QCOptions
-from tests.helpers import assert_scan_equal, gpu_engine
-from tests.ld_study import ld_study
+from tests.helpers import assert_scan_equal, gpu_engine, ld_study
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Missing calls counted by correction on the CUDA cores (boost_screen.cu, mode 4; missing_lists.py), on
 the GPU: the build kernels equal their NumPy references word for word, and tiles of every mix of modes
-equal the CPU engine's (tables exactly). tests/test_gpu_engine.py runs the CUDA-core path on its
+equal the CPU engine's (tables exactly). tests/gpu/test_gpu_engine.py runs the CUDA-core path on its
 studies with missing calls too, where mode 4 now takes most blocks."""
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from gboost.engines.cpu import CpuEngine
 from gboost.engines.gpu import missing_lists as ml
 from gboost.engines.gpu.config import KernelConfig
 from gboost.tiles import plan_tiles
-from tests.helpers import gpu_engine, gpu_study, study_from_genotypes
-from tests.test_gpu_engine import LOOSE, STREAMED, _assert_tile_equal, _pool_baseline, _tiles_of
-from tests.test_missing_lists import _build
+from tests.helpers import (LOOSE, STREAMED, assert_tile_equal, gpu_engine, gpu_study, missing_lists_of, pool_baseline,
+                           tiles_of, two_rate_study)
 
 STUDY = dict(p=150, n=1500, n_case=700, missing=0.01, seed=11, fully_called=40, all_missing=(70,), maf=(0.01, 0.5))
 
@@ -41,7 +40,7 @@ def _run(study, tile, **kw):
 def test_the_build_kernels_equal_their_references():
     study = gpu_study(**STUDY)
     _, _, lists, listed = _run(study, 64)
-    plan, gt, lst, S = _build(study)
+    plan, gt, lst, S = missing_lists_of(study)
     assert lists is not None and listed == int(ml.is_listed(plan.flags).sum()) > 0
     dgt, dlst, width, flags = lists
     np.testing.assert_array_equal(flags, plan.flags)
@@ -64,25 +63,14 @@ def test_tiles_counted_by_correction_equal_the_cpu_engine(monkeypatch, tile, lis
     monkeypatch.setattr(ml, "LIST_MAX", list_max)
     study = gpu_study(**STUDY)
     tiles = plan_tiles(study.n_snps, tile)
-    want = _tiles_of(CpuEngine(tile=tile), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=tile), study, LOOSE, tiles)
     got, modes, lists, listed = _run(study, tile)
     assert 4 in modes and listed > 0
     if list_max == 12:
         assert modes & {1, 2, 3}, modes
     assert sum(len(r.surv_i) for r in want) > 0
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
-
-
-def two_rate_study(p=192, n=1200, n_case=600, rates=(0.005, 0.08), heavy_every=8, seed=21):
-    """Random genotypes, every ``heavy_every``-th SNP missing calls at rates[1], the others at rates[0]."""
-    rng = np.random.default_rng(seed)
-    g = rng.binomial(2, rng.uniform(0.03, 0.5, p)[:, None], (p, n)).astype(np.int8)
-    rate = np.where(np.arange(p) % heavy_every == 0, rates[1], rates[0])
-    g[rng.random((p, n)) < rate[:, None]] = -1
-    is_case = np.zeros(n, bool)
-    is_case[rng.choice(n, n_case, replace=False)] = True
-    return study_from_genotypes(g, is_case)
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu
@@ -92,14 +80,14 @@ def test_heavy_snps_among_light_ones_are_listed_and_a_heavy_study_counts_directl
     short ones); one in 2 (an average past the break-even), none listed. Every tile equals the CPU engine's."""
     study = two_rate_study(heavy_every=heavy_every)
     tiles = plan_tiles(study.n_snps, 64)
-    want = _tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=64), study, LOOSE, tiles)
     got, modes, _, listed = _run(study, 64)
     if heavy_every == 8:
         assert modes == {4} and listed == int(study.has_missing.sum())
     else:
         assert 4 not in modes and listed == 0
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu
@@ -107,11 +95,11 @@ def test_a_smaller_block_shape_counts_by_correction_too():
     """16 x 16 SNPs a block: half of each sample-major word is the block's."""
     study = gpu_study(**STUDY)
     tiles = plan_tiles(study.n_snps, 48)
-    want = _tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
+    want = tiles_of(CpuEngine(tile=48), study, LOOSE, tiles)
     got, modes, _, listed = _run(study, 48, config=KernelConfig(block_rows=16, block_cols=16))
     assert 4 in modes and listed > 0
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)
 
 
 @pytest.mark.gpu
@@ -123,8 +111,8 @@ def test_streamed_planes_and_shapes_without_room_count_directly():
     assert lists is None and listed == 0 and 4 not in modes
     streamed = gpu_study(**STREAMED)
     tiles = plan_tiles(streamed.n_snps, 48)
-    want = _tiles_of(CpuEngine(tile=48), streamed, LOOSE, tiles)
-    got, modes, lists, listed = _run(streamed, 48, memory_limit_bytes=_pool_baseline() + (320 << 10))
+    want = tiles_of(CpuEngine(tile=48), streamed, LOOSE, tiles)
+    got, modes, lists, listed = _run(streamed, 48, memory_limit_bytes=pool_baseline() + (320 << 10))
     assert lists is None and listed == 0 and 4 not in modes
     for g, w in zip(got, want):
-        _assert_tile_equal(g, w)
+        assert_tile_equal(g, w)

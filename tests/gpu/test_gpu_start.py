@@ -2,16 +2,15 @@
 imports CuPy, whose import holds the GIL, only once the CLI says its own thread has turned to
 compiled work that releases it (or after a timeout, so that it never waits forever); the driver's
 start through ctypes comes before and needs no signal. Checked in a fresh interpreter with the
-stand-in CuPy of tests/fake_cupy.py on its path."""
+stand-in CuPy of tests/helpers.py (write_fake_cupy) on its path."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 
-from fake_cupy import write_fake_cupy
+from tests.helpers import ROOT, write_fake_cupy
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROBE = r"""
 import sys, threading, time

@@ -462,15 +462,14 @@ def _recording(monkeypatch, gate: threading.Event | None = None):
 def test_prepare_returns_before_any_piece_is_registered_and_close_unregisters_every_piece(monkeypatch):
     import cupy
 
-    from tests.helpers import gpu_engine, gpu_study
-    from tests.test_gpu_engine import LOOSE, STREAMED, _pool_baseline
+    from tests.helpers import LOOSE, STREAMED, gpu_engine, gpu_study, pool_baseline
 
     study = gpu_study(**STREAMED)
     row = 3 * 8 * study.layout.n_words
     _small_pieces(monkeypatch, 7, row)  # (pieces of at least a page: 15 SNPs of 288 bytes)
     gate = threading.Event()
     calls = _recording(monkeypatch, gate)
-    eng = gpu_engine(tile=48, memory_limit_bytes=_pool_baseline() + (320 << 10))
+    eng = gpu_engine(tile=48, memory_limit_bytes=pool_baseline() + (320 << 10))
     try:
         eng.prepare(study, LOOSE)  # would hang on the gate if prepare waited for the pinner
         assert eng.streaming is True

@@ -11,7 +11,7 @@
   and an all-het SNP, n not a multiple of 64 and tiles that do not divide p, at thresholds that sit
   exactly on pairs' STATs.
 
-Tests marked ``gpu`` run the same on CuPy (``python -m pytest tests/test_qt_gpu.py`` on the GPU
+Tests marked ``gpu`` run the same on CuPy (``python -m pytest tests/gpu/test_qt_gpu.py`` on the GPU
 machine); they skip, with the reason, where there is none.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ each is the study of the .bed it was converted from (the readers' own tests comp
 import numpy as np
 import pytest
 
-from formats_study import PLINK2, make_study, needs_plink2
+from tests.helpers import PLINK2, make_formats_study, needs_plink2
 from guihelpers import load
 from gboost.inputs import open_input
 from gboost.load import load_study
@@ -42,7 +42,7 @@ def test_open_dialog_offers_every_format(window, monkeypatch):
 def formats(tmp_path_factory):
     if PLINK2 is None:
         pytest.skip("plink2 not on PATH (apt-get install plink2; scripts/setup.sh installs it)")
-    return make_study(str(tmp_path_factory.mktemp("guiformats")))
+    return make_formats_study(str(tmp_path_factory.mktemp("guiformats")))
 
 
 @needs_plink2

@@ -13,7 +13,7 @@ import pytest
 
 from gboost.simulate import PlantedPair, simulate_study
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT
 
 # Runs gboost's CLI in-process, then reports every numba dispatcher of gboost's modules that
 # compiled (cache miss) or loaded (cache hit) in this process.

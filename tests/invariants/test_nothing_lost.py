@@ -14,7 +14,7 @@ import pytest
 from gboost.cli import main
 from gboost.simulate import simulate_study
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tree(folder: Path) -> dict[str, str]:

@@ -180,8 +180,8 @@ def test_rows_formatted_beside_the_screen_on_an_ld_rich_study(epi1):
     """The row blocks' .epi.cc and pairs.tsv rows formatted beside the screen, on a study shaped
     like a chip (LD blocks, 1 % missing calls, X, unknown sex, rare alleles; the PLINK parity
     tests' shape): the same files as the serial scan, whose .epi.cc and .summary equal plink1.9's
-    (tests/test_plink_parity_ld.py)."""
-    from tests.ld_study import ld_study
+    (tests/parity/test_plink_parity_ld.py)."""
+    from tests.helpers import ld_study
 
     ld = load_study(ld_study(n_snps=1600, n_cases=300, n_controls=300, seed=4).source())
     prm = params(epi1=epi1)

@@ -12,7 +12,7 @@ from gboost.checkpoint import LEDGER
 from gboost.cli import main
 from gboost.simulate import PlantedPair, simulate_study
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT
 COMPARED = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
 
 

@@ -18,8 +18,7 @@ from gboost.errors import InputError, ScanCancelled
 from gboost.io.plink_bed import open_bfile
 from gboost.load import load_study
 from gboost.study import PlanesReady, QCOptions
-from tests.ld_study import write_ld_study
-from tests.test_load import QC_CASES, qc_fileset  # noqa: F401 - the fixture, reused
+from tests.helpers import QC_CASES, bed_rows, write_ld_study
 
 FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
 
@@ -49,9 +48,9 @@ def small_steps(monkeypatch):
 
 @pytest.mark.parametrize("case", sorted(QC_CASES))
 @pytest.mark.parametrize("block_snps", [64, None])
-def test_counting_pass_gives_the_encoders_counts_and_verdicts(qc_fileset, case, block_snps):  # noqa: F811
+def test_counting_pass_gives_the_encoders_counts_and_verdicts(qc_fileset, case, block_snps):
     """Every QC filter, X/Y/XY/MT/0, unknown sex, rare alleles, monomorphic, all-het, all-missing,
-    non-founders and missing phenotypes (tests/test_load.py's fileset): the counting pass keeps
+    non-founders and missing phenotypes (tests/conftest.py's qc_fileset): the counting pass keeps
     the same SNPs with the same counts, and the planes encoded after it are the one-pass load's."""
     tmp, prefix = qc_fileset
     qc = _qc(tmp, case)
@@ -66,7 +65,7 @@ def test_counting_pass_gives_the_encoders_counts_and_verdicts(qc_fileset, case, 
 
 def test_ld_rich_study_with_missing_calls(tmp_path):
     """LD blocks with r^2 near 1, 1 % missing calls, X with hemizygous males, unknown sex, rare
-    alleles (tests/ld_study.py), with and without filters."""
+    alleles (tests/helpers.py, ld_study), with and without filters."""
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=300, n_controls=260)
     for qc in (QCOptions(), QCOptions(maf=0.02, geno=0.05, hwe=1e-6, mind=0.2)):
         want = load_study(open_bfile(prefix), qc)
@@ -350,7 +349,7 @@ def test_gpu_engine_with_the_planes_encoded_beside_the_screen(tmp_path, monkeypa
     common = ["--bfile", prefix, "--quiet", "--epi1", "1e-3", "--calibration-pairs", "2000"]
     monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "0")
     assert main(["scan", *common, "--out", str(tmp_path / "cpu"), "--device", "cpu"]) == 0
-    if planes == "streamed":  # as tests/test_biobank.py forces it: the planes stay on the host
+    if planes == "streamed":  # as tests/gpu/test_biobank.py forces it: the planes stay on the host
         monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", str(int(1.5 * 4000 * 3 * 32 * 8)))
     monkeypatch.setenv("GBOOST_BACKGROUND_ENCODE", "1")
     monkeypatch.setattr(load_mod, "ENCODE_STEP_ROWS", 97)
@@ -377,7 +376,6 @@ def test_gpu_decode_kernel_equals_the_numpy_reference(build, n, rows):
     from gboost.engines.gpu.config import KernelConfig, MmaConfig
     from gboost.engines.gpu.decode import decode_columns, decode_rows
     from tests.helpers import gpu_skip_reason
-    from tests.test_encode import _bed_rows
 
     reason = gpu_skip_reason()
     if reason:
@@ -386,7 +384,7 @@ def test_gpu_decode_kernel_equals_the_numpy_reference(build, n, rows):
 
     rng = np.random.default_rng(n)
     codes = rng.choice(4, (rows, n), p=[0.4, 0.02, 0.38, 0.2]).astype(np.uint8)
-    raw = _bed_rows(codes)
+    raw = bed_rows(codes)
     cols = np.flatnonzero(rng.random(n) < 0.9)
     is_case = rng.random(len(cols)) < 0.45
     plan = bed_plan(np.r_[cols[~is_case], cols[is_case]], np.r_[np.zeros((~is_case).sum(), bool),
@@ -491,13 +489,12 @@ def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     """bed_class_counts (the counting pass's kernel: popcounts of the 2-bit codes in place) gives
     bed_encode's counts, and the counts of the decoded calls, on every row length and class mix."""
     from gboost.encode import bed_class_counts, bed_encode, bed_plan, monomorphic
-    from tests.test_encode import _bed_rows
 
     rng = np.random.default_rng(n)
     codes = rng.integers(0, 4, (23, n)).astype(np.uint8)
     codes[3] = 1  # all missing
     codes[4] = 0
-    raw = _bed_rows(codes)
+    raw = bed_rows(codes)
     geno = np.array([2, -1, 1, 0], np.int8)[codes]
     member = rng.random(n) < 0.8 if pattern == "some left out" and n > 1 else np.ones(n, bool)
     cols = np.flatnonzero(member)
@@ -525,13 +522,12 @@ def test_decoded_rows_equal_the_encoders(n, pattern):
     """decode_bed_rows (the GPU's decode of SNP blocks, as array operations; here on NumPy) gives
     bed_encode's planes, padding included, and its counts, on every row length and class mix."""
     from gboost.encode import bed_columns, bed_encode, bed_gather, bed_plan, decode_bed_rows
-    from tests.test_encode import _bed_rows
 
     rng = np.random.default_rng(1000 + n)
     codes = rng.integers(0, 4, (23, n)).astype(np.uint8)
     codes[3] = 1  # all missing
     codes[6, :] = rng.choice([0, 1], n, p=[0.99, 0.01])  # a rare call beside many homozygotes
-    raw = _bed_rows(codes)
+    raw = bed_rows(codes)
     member = rng.random(n) < 0.8 if pattern == "some left out" and n > 1 else np.ones(n, bool)
     cols = np.flatnonzero(member)
     is_case = (rng.random(len(cols)) < 0.5) if pattern != "one class first" else (np.arange(len(cols)) >= len(cols) // 2)

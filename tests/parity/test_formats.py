@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from formats_study import make_study, needs_plink2, plink2
+from tests.helpers import make_formats_study, needs_plink2, plink2
 from gboost.cli import main
 
 pytestmark = needs_plink2
@@ -25,7 +25,7 @@ QC = ["--maf", "0.08", "--geno", "0.05", "--hwe", "0.001", "--mind", "0.05"]
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    return make_study(str(tmp_path_factory.mktemp("formats")))
+    return make_formats_study(str(tmp_path_factory.mktemp("formats")))
 
 
 def scan(tmp_path, name, *args):

@@ -1,4 +1,4 @@
-"""Parity with PLINK 1.9 on an LD-rich study (tests/ld_study.py), at the thresholds users set.
+"""Parity with PLINK 1.9 on an LD-rich study (tests/helpers.py, ld_study), at the thresholds users set.
 
 Independent simulated SNPs never give the tables of real chips: near-diagonal, with empty cells,
 DF 2 and DF 1, and exact tests whose IPF needs hundreds of sweeps. A cap of 100 sweeps or another
@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ld_study import ld_study, write_ld_study
-from tests.helpers import NO_PLINK, PLINK, assert_parity, run_both
+from tests.helpers import NO_PLINK, PLINK, assert_parity, ld_study, run_both, write_ld_study
 
 pytestmark = [
     pytest.mark.plink,

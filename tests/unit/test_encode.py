@@ -7,7 +7,7 @@ from gboost.encode import (ClassLayout, bed_missing_counts, decode_planes, encod
                            genotype_counts, mask_words, masked_counts, plane_counts, sample_order,
                            to_gpu_layout)
 from gboost.stats.table import pair_table, pair_table_bruteforce
-from tests.helpers import random_genotypes
+from tests.helpers import bed_rows, random_genotypes
 
 # GBOOST supplement, Fig. S3: 2 SNPs x 16 samples (8 controls, 8 cases). The controls of X1 are
 # [0 2 1 1 2 2 0 0]; X2 is chosen to give the figure's tables.
@@ -114,20 +114,11 @@ def test_numba_encoder_equals_numpy_reference(rng, n, case_frac):
     np.testing.assert_array_equal(encode_block(g, is_case), encode_block_reference(g, is_case))
 
 
-def _bed_rows(codes: np.ndarray) -> np.ndarray:
-    """2-bit .bed codes ``(b, n)`` packed as a .bed stores them: 4 samples a byte, low bits first."""
-    b, n = codes.shape
-    padded = np.zeros((b, -(-n // 4) * 4), np.uint8)
-    padded[:, :n] = codes
-    q = padded.reshape(b, -1, 4)
-    return (q[:, :, 0] | (q[:, :, 1] << 2) | (q[:, :, 2] << 4) | (q[:, :, 3] << 6)).astype(np.uint8)
-
-
 @pytest.mark.parametrize("n", [1, 3, 4, 63, 64, 65, 257])
 def test_bed_bytes_decode_as_plink_codes_say(rng, n):
     """.bed codes 00 / 10 / 11 are 2 / 1 / 0 copies of A1 (PLINK's count_A1), 01 is missing."""
     codes = rng.integers(0, 4, (11, n)).astype(np.uint8)
-    raw = _bed_rows(codes)
+    raw = bed_rows(codes)
     geno = np.array([2, -1, 1, 0], np.int8)[codes]
     np.testing.assert_array_equal(bed_missing_counts(raw, n), (codes == 1).sum(axis=0))
     cols = rng.permutation(n)[: max(1, n - 2)]  # a subset of the samples, in any order
@@ -140,7 +131,7 @@ def test_bed_bytes_encode_picked_rows_into_a_given_array(rng):
     planes; the words are those of the rows copied out and encoded, padding bits included."""
     n = 131
     codes = rng.integers(0, 4, (9, n)).astype(np.uint8)
-    raw = _bed_rows(codes)
+    raw = bed_rows(codes)
     cols = rng.permutation(n)
     is_case = rng.random(n) < 0.4
     rows = np.array([7, 0, 3, 3, 8])
@@ -162,7 +153,7 @@ def test_compressed_bed_words_equal_the_sample_by_sample_gather(rng, n, pattern)
     from gboost.encode import bed_encode, bed_plan, monomorphic
 
     codes = rng.integers(0, 4, (13, n)).astype(np.uint8)
-    raw = _bed_rows(codes)
+    raw = bed_rows(codes)
     raw[:, -1] |= np.uint8(0xFF) << np.uint8(2 * (n % 4)) if n % 4 else np.uint8(0)  # garbage padding codes
     geno = np.array([2, -1, 1, 0], np.int8)[codes]
     case = {"interleaved": rng.random(n) < 0.5, "sorted": np.arange(n) >= n // 2,
@@ -198,7 +189,7 @@ def test_bed_set_counts_equal_counts_of_the_decoded_calls(rng, n):
     from gboost.encode import bed_set_counts, file_masks
 
     codes = rng.integers(0, 4, (9, n)).astype(np.uint8)
-    raw = _bed_rows(codes)
+    raw = bed_rows(codes)
     geno = np.array([2, -1, 1, 0], np.int8)[codes]
     member = rng.random((5, n)) < 0.5
     rows = np.array([8, 1, 1, 4])

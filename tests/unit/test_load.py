@@ -18,6 +18,7 @@ from gboost.load import load_study, plink_chrom_code
 from gboost.stats.hwe import hwe_exact_p, hwe_exact_pvalues
 from gboost.simulate import simulate_study
 from gboost.study import QCOptions
+from tests.helpers import QC_CASES
 
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
 needs_plink = pytest.mark.skipif(PLINK is None, reason="plink1.9 is not on PATH (apt-get install plink1.9)")
@@ -161,61 +162,6 @@ def test_plink_chrom_code(code, canonical):
 
 # ---------------------------------------------------------------------------------------------
 # A fileset exercising every QC rule, compared with plink1.9
-
-
-@pytest.fixture(scope="module")
-def qc_fileset(tmp_path_factory):
-    """Missing calls varying by SNP and sample, HWE departures (X too), sex chromosomes, XY/MT/0,
-    monomorphic SNPs of every kind, missing phenotypes and non-founders."""
-    tmp = tmp_path_factory.mktemp("qc")
-    chroms = ["1", "2", "0", "X", "Y", "XY", "MT"]
-    sim = simulate_study(700, 160, 150, seed=21, chromosomes=chroms, maf_range=(0.004, 0.5))
-    rng = np.random.default_rng(4)
-    g, chrom = sim.genotypes, sim.variants.chrom
-    g[rng.random(g.shape) < rng.uniform(0, 0.12, len(g))[:, None]] = -1
-    g[:, :8][rng.random((len(g), 8)) < 0.25] = -1  # a few samples with many missing calls
-    auto = np.flatnonzero(np.isin(chrom, ["1", "2"]))
-    g[auto[:6]] = np.where(rng.random((6, g.shape[1])) < 0.5, 0, 2)  # no heterozygotes
-    females = sim.samples.sex == 2
-    x = np.flatnonzero(chrom == "X")[:3]
-    g[np.ix_(x, np.flatnonzero(females))] = np.where(rng.random((3, int(females.sum()))) < 0.5, 0, 2)
-    sim.samples.status[10:25] = 0  # missing phenotypes
-    pheno_missing = np.flatnonzero(sim.samples.status == 0)
-    g[auto[10]] = 0                      # monomorphic
-    g[auto[11]] = 1                      # all heterozygous: one genotype class
-    g[auto[12]] = 2
-    g[auto[12], ::9] = -1                # one class plus missing calls
-    g[auto[13]] = 0
-    g[auto[13], pheno_missing] = 2       # polymorphic only through samples without phenotype
-    g[auto[14]] = 0
-    g[auto[14], 30] = 1                  # a single het: polymorphic
-    g[auto[15]] = -1                     # all missing
-    prefix = str(tmp / "qc")
-    sim.write(prefix)
-    fam = (tmp / "qc.fam").read_text().splitlines()
-    for k in range(30, 45):  # non-founders: their calls do not count in --maf/--hwe
-        t = fam[k].split()
-        t[2] = "someone"
-        fam[k] = " ".join(t)
-    (tmp / "qc.fam").write_text("\n".join(fam) + "\n")
-    snps = sim.variants.snp
-    (tmp / "extract.txt").write_text(" ".join(snps[::2]) + "\n" + "\n".join(snps[1:300:3]) + "\nnot_a_snp\n")
-    (tmp / "exclude.txt").write_text("\n".join(snps[::7]) + "\n")
-    return tmp, prefix
-
-
-QC_CASES = {
-    "none": ([], QCOptions()),
-    "maf": (["--maf", "0.05"], QCOptions(maf=0.05)),
-    "geno": (["--geno", "0.06"], QCOptions(geno=0.06)),
-    "mind": (["--mind", "0.1"], QCOptions(mind=0.1)),
-    "hwe": (["--hwe", "1e-4"], QCOptions(hwe=1e-4)),
-    "all": (["--mind", "0.08", "--geno", "0.07", "--hwe", "1e-3", "--maf", "0.02"],
-            QCOptions(mind=0.08, geno=0.07, hwe=1e-3, maf=0.02)),
-    "chr": (["--chr", "1,XY,26", "--maf", "0.1"], QCOptions(chrom=["1", "XY", "26"], maf=0.1)),
-    "extract-exclude": (["--extract", "extract.txt", "--exclude", "exclude.txt", "--geno", "0.05"],
-                        QCOptions(extract="extract.txt", exclude="exclude.txt", geno=0.05)),
-}
 
 
 def plink_count(log: str, pattern: str) -> int:

@@ -1,7 +1,7 @@
 """Missing calls counted by correction (gboost/engines/gpu/missing_lists.py; the CUDA-core kernel's
 mode 4): the plan of which SNPs are listed, the NumPy references of the two build kernels, and the
 correction's arithmetic, which must give every pair's table exactly as the direct count does. These run
-without a GPU; tests/test_gpu_missing_lists.py holds the kernels equal to these references."""
+without a GPU; tests/gpu/test_gpu_missing_lists.py holds the kernels equal to these references."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,36 +10,12 @@ import pytest
 from gboost.engines.gpu import missing_lists as ml
 from gboost.engines.gpu.config import KernelConfig
 from gboost.stats.table import pair_table
-from tests.helpers import gpu_study
-
-
-def _build(study, chunk=64, *, any_rate=False):
-    """gt and the lists of ``study``, chunk by chunk as the upload lands them (chunks of whole groups);
-    ``any_rate``: listed whatever the study's average missing-call rate (for the arithmetic's tests)."""
-    lay = study.layout
-    p, W = study.n_snps, lay.n_words
-    low = ml.RATE_BREAK_EVEN
-    try:
-        if any_rate:
-            ml.RATE_BREAK_EVEN = 1.0
-        plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
-    finally:
-        ml.RATE_BREAK_EVEN = low
-    S = 64 * W
-    gt = np.full(ml.groups(p) * 3 * S, 0xDEADBEEF, dtype=np.uint32)  # every word must be written
-    lst = np.full(p * 2 * max(plan.width, 1), 0xFFFF, dtype=np.uint16)
-    planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
-    for o in range(0, p, chunk):
-        x = planes[o:o + chunk]
-        ml.transpose_ref(x, len(x), W, o // 32, S, gt)
-        if plan.listed:
-            ml.lists_ref(x, len(x), W, lay.w_ctrl, lay.n_ctrl, lay.n_case, o, plan.flags, plan.width, lst)
-    return plan, gt, lst, S
+from tests.helpers import gpu_study, missing_lists_of, two_rate_study
 
 
 def test_transpose_ref_puts_each_plane_bit_at_its_snp_and_sample():
     study = gpu_study(p=77, n=150, n_case=70, missing=0.05, seed=4)
-    plan, gt, lst, S = _build(study, chunk=32)
+    plan, gt, lst, S = missing_lists_of(study, chunk=32)
     planes = study.planes
     g3 = gt.reshape(-1, 3, S)
     rng = np.random.default_rng(0)
@@ -54,7 +30,7 @@ def test_transpose_ref_puts_each_plane_bit_at_its_snp_and_sample():
 def test_lists_ref_lists_each_class_samples_without_a_call():
     study = gpu_study(p=40, n=300, n_case=130, missing=0.03, seed=5, fully_called=10)
     lay = study.layout
-    plan, gt, lst, S = _build(study)
+    plan, gt, lst, S = missing_lists_of(study)
     view = lst.reshape(-1, 2, plan.width)
     calls = study.planes[:, 0] | study.planes[:, 1] | study.planes[:, 2]
     for g in range(40):
@@ -78,7 +54,7 @@ def test_every_pair_table_by_correction_equals_the_direct_count(name, kw):
     """The kernel's arithmetic (corrected_table, the reference of gb_fill_corrected and gb_corrections)
     against pair_table's direct count, every pair of SNPs that mode 4 may meet."""
     study = gpu_study(**kw)
-    plan, gt, lst, S = _build(study, any_rate=True)
+    plan, gt, lst, S = missing_lists_of(study, any_rate=True)
     assert plan.listed
     ok = np.flatnonzero(plan.flags < ml.UNLISTED)
     want = np.zeros((3, 3, 2), dtype=np.int64)
@@ -97,7 +73,7 @@ def test_every_pair_table_by_correction_equals_the_direct_count(name, kw):
 def test_a_wrong_correction_is_seen():
     """The equality above can fail: one sample dropped from a list changes that SNP's tables."""
     study = gpu_study(p=30, n=400, n_case=200, missing=0.03, seed=2)
-    plan, gt, lst, S = _build(study)
+    plan, gt, lst, S = missing_lists_of(study)
     view = lst.reshape(-1, 2, plan.width)
     g = int(np.flatnonzero(ml.is_listed(plan.flags) & (view[:, 0, 0] > 0))[0])
     view[g, 0, 0] -= 1
@@ -182,10 +158,8 @@ def test_the_default_block_shape_counts_by_correction_and_a_shape_without_room_d
 
 
 def test_the_two_rate_studies_of_the_gpu_tests_are_planned_as_they_say():
-    """tests/test_gpu_missing_lists.py: light SNPs with a few heavy ones are all listed; light and heavy
+    """tests/gpu/test_gpu_missing_lists.py: light SNPs with a few heavy ones are all listed; light and heavy
     halves (an average past the break-even) none."""
-    from tests.test_gpu_missing_lists import two_rate_study
-
     for kw, listed in ((dict(heavy_every=8), True), (dict(heavy_every=2), False)):
         study = two_rate_study(**kw)
         lay = study.layout

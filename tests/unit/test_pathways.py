@@ -34,7 +34,7 @@ from gboost.pathways import (  # noqa: E402
 )
 from gboost.pathways.annotation import GeneAnnotation  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT
 
 # Hand-made genes, 0-based half-open: A covers 1-based positions 5001..6000, B 5501..9000
 # (overlapping A), C 20001..20100 on chr1; D on chrX.

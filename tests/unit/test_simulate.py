@@ -15,7 +15,7 @@ from gboost import cli_simulate
 from gboost.io.plink_bed import open_bfile
 from gboost.simulate import PlantedPair, hwe_frequencies, pair_factors, simulate_study
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
 
 
