@@ -241,16 +241,16 @@ def test_device_gpu_without_a_gpu_is_refused_in_one_line(tmp_path, capsys):
 
 class SlowRunner(QTDeviceRunner):
     """A simulated device that screens its tiles late (device 1 here), so that the other takes
-    more of the queue and tiles finish out of order. Device 0 holds its first tile until device 1
-    has taken one (or 5 s passed): on a loaded machine device 1's thread could otherwise start
-    after device 0 had emptied a short queue (CI saw {0: 3, 1: 0} on 2026-11-26), and the test
-    would not exercise two devices at all."""
+    more of the queue and tiles finish out of order. Device 0 holds its first tile until another
+    device has taken one: on a loaded machine device 1's thread could otherwise start after device
+    0 had emptied a short queue (CI saw {0: 3, 1: 0} on 2026-11-26), and the test would not
+    exercise two devices at all."""
 
     started = threading.Event()
 
     def screen(self, tile, alpha1, alpha2):
         if self.device_id == 0:
-            SlowRunner.started.wait(5.0)
+            assert SlowRunner.started.wait(120), "no other device took a tile"
         else:
             SlowRunner.started.set()
             if self.device_id == 1:
@@ -302,7 +302,7 @@ def test_a_failing_device_stops_the_scan_with_its_error(tmp_path):
                 raise RuntimeError("GPU 1: an illegal memory access")
             # Device 0 holds its first tile until device 1 has one: on a loaded 2-core VM device 0
             # could otherwise screen every tile first and the failing device never get one (CI saw it).
-            failed.wait(5)
+            assert failed.wait(120), "device 1 never took a tile"
             return super().screen(tile, alpha1, alpha2)
 
     engine = QTGPUEngine(tile=8, xp=np, gpus=[0, 1], runner=Broken)
@@ -316,17 +316,30 @@ def test_cancel_stops_every_device_between_tiles(tmp_path):
 
     study = make_study(tmp_path, 40, 150, dict(missing_rate=0.02))
     screened = []
+    # A device begins a tile only on a turn: one each to start, one more each time the caller looks
+    # at a result (cancel), two at the cancel (for the tiles the devices may have begun). So the
+    # caller always keeps up with the devices, whatever the machine's load; and devices that did
+    # not stop would wait for a turn in vain, then screen the rest of the study.
+    turns = threading.Semaphore(2)
+    overran = threading.Event()
 
     class Paced(QTDeviceRunner):
         def screen(self, tile, alpha1, alpha2):
+            if not overran.is_set() and not turns.acquire(timeout=60):
+                overran.set()
             screened.append(tile)
-            time.sleep(0.01)  # a device's tile takes longer than the caller's look at it
             return super().screen(tile, alpha1, alpha2)
 
     calls = []
+
+    def cancel():
+        calls.append(1)
+        turns.release(2 if len(calls) > 3 else 1)
+        return len(calls) > 3
+
     engine = QTGPUEngine(tile=8, xp=np, gpus=[0, 1], runner=Paced)
     with pytest.raises(ScanCancelled):
-        engine.scan(study, 20.0, 6.0, cancel=lambda: calls.append(1) or len(calls) > 3)
+        engine.scan(study, 20.0, 6.0, cancel=cancel)
     assert len(calls) == 4  # before the first tile, then after each of three
     # the two devices stop after the tile each had begun: far from the 15 tiles of the study
     assert len(screened) <= 3 + 2 + 2, len(screened)

@@ -1,39 +1,15 @@
 """Issue 8 in the GUI: a scan keeps a checkpoint; Cancel (or a crash) leaves it, the next Run of
 the same study and thresholds offers to resume, and the resumed scan gives the results of an
 uninterrupted one while computing only the tiles that were missing."""
-import threading
-import time
-
 import pytest
 from PySide6.QtCore import Qt
 
-from gboost.engines.cpu import CpuEngine
 from gboost.io.results import render_outputs
 from gui import checkpoints
-from guihelpers import EPI1, load
+from guihelpers import EPI1, HeldTiles, load
 
 TILE = 16
 RESULT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
-
-
-class TileCounter:
-    """Counts the tiles the CPU engine computes; optionally slow, to cancel mid-scan."""
-
-    def __init__(self, monkeypatch, delay=0.0):
-        self.calls = 0
-        self.delay = delay
-        self._lock = threading.Lock()
-        real = CpuEngine.run_tile
-        counter = self
-
-        def run_tile(engine, tile):
-            with counter._lock:
-                counter.calls += 1
-            if counter.delay:
-                time.sleep(counter.delay)
-            return real(engine, tile)
-
-        monkeypatch.setattr(CpuEngine, "run_tile", run_tile)
 
 
 @pytest.fixture
@@ -42,20 +18,20 @@ def interrupted(qtbot, window, study_prefix, monkeypatch):
     load(qtbot, window, study_prefix)
     window.run_panel.epi1.setText(EPI1)
     window.run_panel.tile.setValue(TILE)
-    counter = TileCounter(monkeypatch, delay=0.02)
+    counter = HeldTiles(monkeypatch, free=1)  # the second tile waits for the cancel
     cancel_once = []
 
     def cancel_on_first(ev):
         if not cancel_once:
             cancel_once.append(ev)
             qtbot.mouseClick(window.run_panel.cancel_button, Qt.MouseButton.LeftButton)
+            counter.release()
 
     window.scanProgress.connect(cancel_on_first)
     with qtbot.waitSignal(window.scanCancelled, timeout=60000):
         assert window.start_scan()
     qtbot.waitUntil(lambda: not window.busy)
     window.scanProgress.disconnect(cancel_on_first)
-    counter.delay = 0.0
     window.tiles_before_cancel = counter.calls
     window.counter = counter
     return window

@@ -215,14 +215,24 @@ def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chu
 
 
 def test_cancel_leaves_no_background_thread(study, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
     ran = []
     real = hostwork.marginal_tests
+    dropped = threading.Event()
 
-    def slow_marginal(*a, **kw):  # busy in the background when the cancel comes
-        time.sleep(0.3)
+    class Pool(ThreadPoolExecutor):
+        def shutdown(self, wait=True, *, cancel_futures=False):
+            super().shutdown(wait=False, cancel_futures=cancel_futures)  # the jobs not started dropped
+            dropped.set()
+            super().shutdown(wait=wait)
+
+    def held_marginal(*a, **kw):  # busy in the background when the cancel comes, until the close
+        assert dropped.wait(120), "the host work was never closed"
         return real(*a, **kw)
 
-    monkeypatch.setattr(hostwork, "marginal_tests", slow_marginal)
+    monkeypatch.setattr(hostwork, "ThreadPoolExecutor", Pool)
+    monkeypatch.setattr(hostwork, "marginal_tests", held_marginal)
     monkeypatch.setattr("gboost.calibration.calibrate", lambda *a, **kw: ran.append("calibration"))
     prm = params()
     engine = FakeGpuEngine(study, prm)

@@ -5,6 +5,7 @@ other settings are refused in one line."""
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -179,14 +180,24 @@ def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
     (interval 0) holds whole tiles only, and the resumed scan gives one run's files."""
     from gboost.engines.qt_gpu import QTDeviceRunner
 
+    device1_began = threading.Event()
+
     class FailsOnce(QTDeviceRunner):
-        budget = [2]  # device 1 takes a row block of 4 tiles (70 SNPs, tile 16) and fails at its third
+        """Device 1 fails at its third tile. Device 0 holds its first tile until device 1 has begun
+        one, so device 1 takes one of the first two row blocks (70 SNPs, tile 16: blocks of 5, 4, 3,
+        2, 1 tiles), whatever the threads' start order: it fails inside that block, with two tiles of
+        it done and two or more never screened. Without the hold, device 0 could take every block
+        first on a loaded machine, and device 1 never fail."""
+        budget = [2]
 
         def screen(self, tile, alpha1, alpha2):
             if self.device_id == 1:
+                device1_began.set()
                 FailsOnce.budget[0] -= 1
                 if FailsOnce.budget[0] < 0:
                     raise RuntimeError("GPU 1: an illegal memory access")
+            else:
+                assert device1_began.wait(120), "device 1 never took a tile"
             return super().screen(tile, alpha1, alpha2)
 
     study = load_study(open_input(bfile=prefix))

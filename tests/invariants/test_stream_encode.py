@@ -127,17 +127,18 @@ def test_passes_fed_by_the_reader_leave_its_threads_their_cores(tmp_path, monkey
 def test_counting_pass_is_the_only_pass_before_the_study_returns(tmp_path, monkeypatch):
     """The Study is returned while its planes are still being encoded: the watermark moves after."""
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
-    gate = threading.Event()
+    gate, held = threading.Event(), threading.Event()
     seen = []
 
-    def hook(rows):
+    def hook(rows):  # the encoder holds its first run of rows until the test has looked
         seen.append(rows)
-        gate.wait(10)
+        held.set()
+        assert gate.wait(120), "the test never let the encoder go on"
 
     monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
     study = load_study(open_bfile(prefix), background_encode=True)
     ready = study.planes_ready
-    time.sleep(0.05)
+    assert held.wait(120)
     assert not ready.done() and ready.rows == 0 and seen == [37]
     assert study.has_missing.shape == (study.n_snps,)  # from the counts: no wait
     gate.set()
@@ -183,9 +184,19 @@ def test_a_bed_that_changes_between_the_passes_is_refused(tmp_path, monkeypatch)
 
 def test_cancel_stops_the_encoder(tmp_path, monkeypatch):
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
-    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.05))
+    made = []
+    real_init = PlanesReady.__init__
+    monkeypatch.setattr(PlanesReady, "__init__", lambda self, total: (made.append(self), real_init(self, total))[1])
+
+    def hook(rows):  # the encoder holds its first run of rows until the cancel has been asked
+        deadline = time.monotonic() + 120
+        while not made[-1].stopping() and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
     study = load_study(open_bfile(prefix), background_encode=True)
     ready = study.planes_ready
+    assert ready is made[-1]
     ready.cancel()
     assert not ready.thread.is_alive() and not ready.done()
     with pytest.raises(ScanCancelled):

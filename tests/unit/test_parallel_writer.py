@@ -138,24 +138,29 @@ def test_chromosome_numbers_match_names(monkeypatch, cap):
             assert (ids[a] == ids[b]) == (names[a] == names[b])
 
 
-def test_a_file_written_while_its_runs_are_formatted_is_whole(tmp_path):
+def test_a_file_written_while_its_runs_are_formatted_is_whole(tmp_path, monkeypatch):
     """write_outputs streams each file (render_lazily(stream=True)): write_files takes an iterator
     that waits for each run; the file is whole, its write seconds leave the waits out, and an
     iterator that fails leaves the previous files as they were and no temporary file."""
     import time
+    from types import SimpleNamespace
 
+    from gboost.io import outdir
     from gboost.io.outdir import _TMP, write_files
+
+    waited = [0.0]  # moved on by the iterator's wait: write_files' clock, a real one plus the waits
+    monkeypatch.setattr(outdir, "time", SimpleNamespace(perf_counter=lambda: time.perf_counter() + waited[0]))
 
     def slow():
         yield b"head\n"
-        time.sleep(0.3)  # a run still being formatted
+        waited[0] += 1000.0  # a run still being formatted: 1000 s on that clock, without a sleep
         yield b"x" * (9 << 20)  # past _WRITEBACK_BYTES: handed to the kernel's writeback
         yield b"tail\n"
 
     times: dict = {}
     write_files(tmp_path / "o", {"pairs.tsv": slow(), "marginal.tsv": [b"m\n"]}, write_times=times)
     assert (tmp_path / "o" / "pairs.tsv").read_bytes() == b"head\n" + b"x" * (9 << 20) + b"tail\n"
-    assert times["pairs.tsv"] < 0.3 and (tmp_path / "o" / "marginal.tsv").read_bytes() == b"m\n"
+    assert times["pairs.tsv"] < 1000.0 and (tmp_path / "o" / "marginal.tsv").read_bytes() == b"m\n"
 
     def broken():
         yield b"a"
