@@ -11,11 +11,15 @@ if ROOT not in sys.path:
 
 def pytest_collection_modifyitems(config, items):
     """One marker per GPU test: ``@pytest.mark.gpu`` (``mma=True``, ``devices=2``) also skips the
-    test, with the reason, where CuPy, a GPU, binary mma or a second GPU is missing."""
+    test, with the reason, where CuPy, a GPU, binary mma or a second GPU is missing. A test that
+    runs PLINK (``@pytest.mark.plink``) is also ``slow``: the fast lane, ``pytest -m "not slow"``,
+    leaves it to the whole suite."""
     from tests.helpers import gpu_skip_reason
 
     reasons: dict = {}
     for item in items:
+        if item.get_closest_marker("plink") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
         m = item.get_closest_marker("gpu")
         if m is None:
             continue

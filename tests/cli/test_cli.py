@@ -52,6 +52,7 @@ def test_scan_writes_every_output_and_provenance(study, tmp_path):
     assert {top[1], top[4]} == {"snp6", "snp61"}  # the planted pair leads
 
 
+@pytest.mark.slow
 def test_existing_output_is_refused_then_gboosts_files_replaced_with_overwrite(study, tmp_path):
     out = tmp_path / "res"
     out.mkdir()
@@ -89,6 +90,7 @@ def _extra_fam_line(p):
         f.write("X1 X1 0 0 1 2\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage,file_ext,words", [
     (_corrupt_magic, ".bed", "expected 6c 1b 01"),
     (_truncate, ".bed", "bytes"),
@@ -110,6 +112,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(study, tmp_path, dam
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_missing_fileset_and_bad_flags_exit_2(tmp_path):
     r = run_cli("scan", "--bfile", str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "nope" in r.stderr and "Traceback" not in r.stderr

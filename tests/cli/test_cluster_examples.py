@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # subprocess scans or PLINK runs throughout
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPARED = ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv", "marginal.tsv")
 GBOOST = str(Path(sys.executable).parent / "gboost")  # the console script beside this Python

@@ -52,6 +52,7 @@ def assert_stages_cover(wall, upto, c):
     assert 0 <= wall - upto <= TAIL_S, (wall, upto)
 
 
+@pytest.mark.slow
 def test_the_stages_add_up_to_the_wall_time(study, tmp_path):
     timed_scan(study, tmp_path / "warm")  # compile caches (a new source version compiles once)
     wall, upto, c = timed_scan(study, tmp_path / "out")
@@ -68,6 +69,7 @@ def test_the_stages_add_up_to_the_wall_time(study, tmp_path):
     assert c["background"]["inputs_sha256"] > 0 and c["background"]["checkpoint_writer"] > 0
 
 
+@pytest.mark.slow
 def test_a_resumed_scan_counts_its_replay_as_checkpoint(study, tmp_path):
     from gboost.checkpoint import Ledger
     from gboost.errors import ScanCancelled

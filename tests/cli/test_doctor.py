@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.helpers import ROOT, write_fake_cupy
 
 from gboost import numba_cache
@@ -46,6 +47,7 @@ def test_without_a_gpu_doctor_names_the_cpu_engine_and_why(tmp_path):
     assert set(rep["plink"]) == {"plink1.9", "plink", "plink2"}
 
 
+@pytest.mark.slow
 def test_the_text_report_has_a_line_for_each_part(tmp_path):
     out = doctor(_env(tmp_path)).stdout
     assert "--device auto uses the CPU engine" in out
@@ -54,6 +56,7 @@ def test_the_text_report_has_a_line_for_each_part(tmp_path):
     assert "threads" in out and "cbgen" in out and "plink1.9" in out
 
 
+@pytest.mark.slow
 def test_doctor_reports_the_gpu_cupy_sees(tmp_path):
     env = _env(tmp_path, write_fake_cupy(tmp_path / "fake"))
     rep = json.loads(doctor(env, "--json").stdout)
@@ -68,6 +71,7 @@ def test_doctor_reports_the_gpu_cupy_sees(tmp_path):
     assert "GPU 0: Fake GPU X100, 80.0 GiB, compute capability 9.0" in text
 
 
+@pytest.mark.slow
 def test_doctor_says_the_kernel_cache_is_warm_only_for_the_gpu_warm_built_it_for(tmp_path):
     env = _env(tmp_path, write_fake_cupy(tmp_path / "fake"))
     folder = tmp_path / "numba" / f"gboost-{numba_cache.source_hash()}"
@@ -86,6 +90,7 @@ def test_doctor_says_the_kernel_cache_is_warm_only_for_the_gpu_warm_built_it_for
     assert state.startswith("1 compiled modules; not warmed for Fake GPU X100")
 
 
+@pytest.mark.slow
 def test_a_cupy_that_fails_to_import_is_reported_not_raised(tmp_path):
     env = _env(tmp_path, write_fake_cupy(tmp_path / "fake", broken=True))
     rep = json.loads(doctor(env, "--json").stdout)
@@ -93,12 +98,14 @@ def test_a_cupy_that_fails_to_import_is_reported_not_raised(tmp_path):
     assert "libnvrtc.so.13" in rep["gpu"]["reason"]
 
 
+@pytest.mark.slow
 def test_a_cupy_that_sees_no_device_leaves_the_cpu_engine(tmp_path):
     env = _env(tmp_path, write_fake_cupy(tmp_path / "fake", devices=0))
     rep = json.loads(doctor(env, "--json").stdout)
     assert rep["engine"]["auto"] == "cpu" and rep["gpu"]["reason"] == "no CUDA device"
 
 
+@pytest.mark.slow
 def test_doctor_imports_no_qt(tmp_path):
     code = "import sys; from gboost.cli import main; main(['doctor']); assert 'PySide6.QtCore' not in sys.modules"
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True)

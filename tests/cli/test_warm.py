@@ -17,6 +17,8 @@ from tests.helpers import ROOT, write_fake_cupy
 
 from gboost.simulate import PlantedPair, simulate_study
 
+pytestmark = pytest.mark.slow  # subprocess scans or PLINK runs throughout
+
 SAMPLE = os.path.join(ROOT, "sample_data", "sample")
 
 # Runs gboost's CLI in-process and prints what it compiled.

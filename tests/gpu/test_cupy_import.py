@@ -73,12 +73,14 @@ def test_the_first_import_skips_the_cutensor_preload_and_leaves_cupy_as_it_impor
     assert "_SkipCutensorPreload" not in got["finders"]  # the finder is gone once used
 
 
+@pytest.mark.slow
 def test_cutensor_named_in_cupy_accelerators_keeps_the_preload(tmp_path):
     got = _run(_fake(tmp_path), CUPY_ACCELERATORS="cub,cutensor")
     assert got["loaded"] == ["cutensor"]
     assert "_SkipCutensorPreload" not in got["finders"]
 
 
+@pytest.mark.slow
 def test_a_cupy_with_another_environment_module_imports_unchanged(tmp_path):
     # no preload table at all: nothing to mark, the import goes on as CuPy's own
     other = ENVIRONMENT.replace('_preload_libs = {"cudnn": None, "nccl": None, "cutensor": None}',
@@ -89,6 +91,7 @@ def test_a_cupy_with_another_environment_module_imports_unchanged(tmp_path):
     assert "_SkipCutensorPreload" not in got["finders"]
 
 
+@pytest.mark.slow
 def test_a_cupy_without_the_environment_module_imports_and_the_finder_is_removed(tmp_path):
     folder = _fake(tmp_path, environment=None)
     probe = ("import json, sys; from gboost.engines.cupy_import import import_cupy; cp = import_cupy(); "
@@ -154,6 +157,7 @@ def test_only_cupy_import_imports_cupy():
     assert bad == []
 
 
+@pytest.mark.slow
 def test_a_dask_workers_first_import_skips_the_preload(tmp_path):
     """The worker's GPU choice is where a Dask worker process first imports CuPy."""
     folder = _fake(tmp_path, ENVIRONMENT)

@@ -92,6 +92,7 @@ def _full_disk_scan(tmp_path, released: bool):
     return r, marker, torn, f"gboost: error: {failed}: No space left on device"
 
 
+@pytest.mark.slow
 def test_a_scan_that_fails_after_the_release_prints_one_line_and_exits_2_after_its_threads(tmp_path):
     """Once the driver's files are released, a normal exit would run the driver library's teardown on
     /dev/null: a scan whose outputs then fail to write (a full disk) ends as a finished one does,
@@ -104,6 +105,7 @@ def test_a_scan_that_fails_after_the_release_prints_one_line_and_exits_2_after_i
     assert not torn.exists()  # ended by os._exit, as a finished scan is
 
 
+@pytest.mark.slow
 def test_a_scan_that_fails_before_any_release_ends_as_before(tmp_path):
     r, marker, torn, line = _full_disk_scan(tmp_path, released=False)
     assert r.returncode == 2, r.stderr

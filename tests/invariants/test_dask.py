@@ -28,6 +28,7 @@ def outputs(result):
     return {k: texts[k] for k in COMPARED}
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_equals_single_process(study):
     params = ScanParams(device="cpu", epi1=1e-3, tile=32)
     single = run_scan(study, params, engine=CpuEngine(tile=32))
@@ -36,6 +37,7 @@ def test_dask_local_cluster_equals_single_process(study):
     assert distributed.n_valid == single.n_valid
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_run_loses_nothing_and_counts_nothing_twice(study):
     params = ScanParams(device="cpu", epi1=1e-3, tile=16)
     single = run_scan(study, params, engine=CpuEngine(tile=16))
@@ -62,6 +64,7 @@ def _engine_keys():
     return sorted(d._WORKER_ENGINES)  # (each holds one engine a worker thread)
 
 
+@pytest.mark.slow
 def test_prepare_builds_an_engine_on_every_worker(study):
     thr = scan_thresholds(ScanParams(device="cpu", epi1=1e-3))
     engine = DaskEngine("local:2", device="cpu")
@@ -77,6 +80,7 @@ def test_prepare_builds_an_engine_on_every_worker(study):
         engine.close()
 
 
+@pytest.mark.slow
 def test_external_cluster_address_equals_single_process_and_reprepares(study):
     from distributed import LocalCluster
 
@@ -146,6 +150,7 @@ def test_local_index_maps_tiles_and_results_back():
     assert (d.i0, d.i1, d.j0, d.j1) == (0, 64, 0, 64) and d.diagonal
 
 
+@pytest.mark.slow
 def test_a_part_on_dask_equals_the_part_in_one_process(study):
     """A --part's rows start mid-block: its grid is not the whole plan's, and the tasks still cover
     it exactly (same survivors, tables and per-SNP partials as one process)."""
@@ -167,6 +172,7 @@ def test_a_part_on_dask_equals_the_part_in_one_process(study):
         assert np.array_equal(getattr(dist.summary, f), getattr(one.summary, f))
 
 
+@pytest.mark.slow
 def test_a_gpu_fault_on_one_worker_moves_its_tasks_and_loses_nothing(study):
     """Worker 0's 'GPU' fails on every tile: it leaves the cluster and its tasks rerun on the
     other; the outputs are those of one process."""
@@ -197,6 +203,7 @@ def test_a_gpu_fault_on_one_worker_moves_its_tasks_and_loses_nothing(study):
     assert names == ["1"]  # worker 0 left after its first task (28 tasks: it was given some)
 
 
+@pytest.mark.slow
 def test_worker_dying_during_prepare_is_dropped_and_scan_completes(study, monkeypatch):
     from gboost.engines import distributed as d
 

@@ -78,6 +78,7 @@ def _try(**kw):
         assert study.n_snps >= 2 and study.n_samples >= 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ext", [".bed", ".bim", ".fam"])
 @FUZZ
 @given(ops=OPS)
@@ -115,6 +116,7 @@ def test_boost_matrix_corruptions(clean, tmp_path, ops):
     _try(boost_matrix=path)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(ops=OPS)
 def test_pheno_corruptions(clean, tmp_path, ops):

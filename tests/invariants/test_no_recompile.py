@@ -15,6 +15,8 @@ from gboost.simulate import PlantedPair, simulate_study
 
 from tests.helpers import ROOT
 
+pytestmark = pytest.mark.slow  # subprocess scans or PLINK runs throughout
+
 # Runs gboost's CLI in-process, then reports every numba dispatcher of gboost's modules that
 # compiled (cache miss) or loaded (cache hit) in this process.
 PROBE = r"""

@@ -90,6 +90,7 @@ def test_a_symlinked_out_is_followed_not_replaced(study, tmp_path):
     assert {k: tree(real)[k] for k in mine} == mine
 
 
+@pytest.mark.slow
 def test_merge_and_pathways_overwrite_keep_other_files(study, tmp_path):
     parts = []
     for k in (1, 2):

@@ -175,6 +175,7 @@ def test_rows_formatted_beside_the_screen_with_rows_set_aside_give_the_same_file
         assert 0 < res.n_reported < int((res.screened.p <= prm.epi1).sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epi1", [1e-3, 0.05])
 def test_rows_formatted_beside_the_screen_on_an_ld_rich_study(epi1):
     """The row blocks' .epi.cc and pairs.tsv rows formatted beside the screen, on a study shaped

@@ -77,6 +77,7 @@ def big_study(tmp_path_factory):
     return prefix, out
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_gives_identical_outputs(big_study, tmp_path):
     study, reference = big_study
     rnd = random.Random(7)
@@ -104,6 +105,7 @@ def test_kill_9_then_resume_gives_identical_outputs(big_study, tmp_path):
     assert not (out / LEDGER).exists()  # the finished outputs replace the checkpoint
 
 
+@pytest.mark.slow
 def test_tiles_on_record_at_a_kill_9_are_kept_by_resume(big_study, tmp_path):
     """The ledger's writer thread hands each record to the kernel as soon as it is encoded: what
     it had written before kill -9 is still there, and --resume screens only the rest."""
@@ -125,6 +127,7 @@ def test_tiles_on_record_at_a_kill_9_are_kept_by_resume(big_study, tmp_path):
     assert same_outputs(out, reference)
 
 
+@pytest.mark.slow
 def test_torn_ledger_record_is_dropped_on_resume(study, reference, tmp_path):
     out = tmp_path / "torn"
     seen = []
@@ -148,6 +151,7 @@ def test_torn_ledger_record_is_dropped_on_resume(study, reference, tmp_path):
     assert same_outputs(out, reference)
 
 
+@pytest.mark.slow
 def test_interrupted_scan_needs_resume_or_overwrite(study, tmp_path):
     out = tmp_path / "int"
     from gboost.checkpoint import Ledger

@@ -18,7 +18,7 @@ import pytest
 from tests.helpers import make_formats_study, needs_plink2, plink2
 from gboost.cli import main
 
-pytestmark = needs_plink2
+pytestmark = [pytest.mark.slow, needs_plink2]
 OUTPUTS = ("marginal.tsv", "pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary")
 QC = ["--maf", "0.08", "--geno", "0.05", "--hwe", "0.001", "--mind", "0.05"]
 

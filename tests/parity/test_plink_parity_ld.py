@@ -46,6 +46,7 @@ def test_a1_the_major_allele_prints_the_same_digits_as_plink(tmp_path):
     assert_parity(out, plink, 1e-2, min_rows=10000)
 
 
+@pytest.mark.slow
 def test_the_ld_study_has_the_tables_that_broke_the_old_exact_test():
     """Near-diagonal tables whose IPF needs more than the old cap of 100 sweeps, DF 2 and DF 1 pairs."""
     from gboost.load import load_study

@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import NO_PLINK, PLINK
 from tests.parity import sweep
 
-pytestmark = [pytest.mark.plink, pytest.mark.skipif(PLINK is None, reason=NO_PLINK)]
+pytestmark = [pytest.mark.slow, pytest.mark.plink, pytest.mark.skipif(PLINK is None, reason=NO_PLINK)]
 
 # 18 duplicates + X + --maf/--geno (a SNP and its duplicate: an exact statistic of ~0, printed as PLINK rounds it);
 # 210 X + unknown sex + 5 % missing; 214 X + duplicates + --maf/--hwe; 219 duplicates + every QC flag;

@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import gboost
 from tests.helpers import ROOT
 
@@ -18,6 +20,7 @@ def readme_example() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.slow
 def test_the_readme_example_runs_and_writes_what_the_cli_writes(tmp_path, capsys, monkeypatch):
     code = readme_example()
     assert "results/sample" in code

@@ -21,6 +21,7 @@ def test_sampled_pairs_are_uniform_over_the_triangle():
     assert len(i) == 45 and len(set(zip(i.tolist(), j.tolist()))) == 45
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_null_study_lambda_near_one_and_reported_count_as_expected(seed):
     sim = simulate_study(600, 1000, 1000, seed=seed, chromosomes=3, maf_range=(0.1, 0.5), missing_rate=0.01)
@@ -42,6 +43,7 @@ def test_lambda_is_median_over_chi2_4_median(rng):
     assert cal.lam == pytest.approx(np.median(cal.stat[cal.df == 4]) / CHI2_4_MEDIAN)
 
 
+@pytest.mark.slow
 def test_the_calibration_tables_leave_the_gil_to_the_threads_that_feed_the_gpu():
     """The calibration's tables are counted on the host-work thread beside a GPU screen, whose worker
     thread needs the GIL to queue each tile. Counted under the GIL (the 200,000 tables of a 200k-sample

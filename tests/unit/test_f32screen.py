@@ -151,6 +151,7 @@ def test_missing_call_bound_on_extreme_tables():
 # ---- Studies whose float32 table does not fit (n >= ~12.8k): brackets by shares, no table ------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shift", [-1.0, 0.0, 1.0])
 @pytest.mark.parametrize("n,n_case", [(20000, 9000), (50000, 25000), (60000, 20000)])
 def test_all_sfu_bound_of_fully_called_pairs_at_large_n(n, n_case, shift):
@@ -167,6 +168,7 @@ def test_all_sfu_bound_of_fully_called_pairs_at_large_n(n, n_case, shift):
             assert err < e / 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shift", [(1.0, 1.0), (-1.0, -1.0), (0.0, 0.0)])
 @pytest.mark.parametrize("missing", [0.01, 0.05])
 @pytest.mark.parametrize("n,n_case", [(20000, 9000), (50000, 25000)])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 import gboost
 from gboost import numba_cache
 
@@ -47,6 +49,7 @@ print(numba.np.arraymath._HAVE_BLAS, numba.np.linalg.ensure_blas.__name__, "scip
 """
 
 
+@pytest.mark.slow
 def test_numbas_first_call_imports_no_scipy_linalg():
     """numba's probe for BLAS imports all of scipy.linalg at the first compiled call (0.2-0.4 s of
     every command on the VM, issue 24); gboost's import hook leaves it out, and np.dot in compiled

@@ -84,6 +84,7 @@ switch = st.builds(lambda base, k, u: _near(base * 10.0 ** k, u),
                    st.integers(-12, 12), st.integers(-3, 3))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(tie, switch, anyf), min_size=8, max_size=120))
 def test_ties_and_notation_switches_match_the_reference(values):

@@ -49,6 +49,7 @@ def brute_table(a, b, y):
     return n, s, float((y[ok] ** 2).sum()), ok
 
 
+@pytest.mark.slow
 def test_linear_test_from_the_table_equals_least_squares_on_the_samples(rng):
     for _ in range(30):
         n_s = int(rng.integers(30, 400))
@@ -150,6 +151,7 @@ def test_summary_ties_go_to_the_earliest_partner_after_the_snp():
     assert res.summary.best_partner[3] == partner[3]
 
 
+@pytest.mark.slow
 def test_genotypic_f_test_equals_nested_least_squares(rng):
     for _ in range(10):
         n_s = 300

@@ -160,6 +160,7 @@ def test_cli_reports_impossible_requests_without_a_traceback(tmp_path, capsys):
     assert "outside 0..4" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_shipped_sample_study_is_what_its_script_makes(tmp_path):
     env = {**os.environ, "PYTHON": sys.executable}
     subprocess.run(["bash", os.path.join(ROOT, "sample_data", "make_sample.sh"), str(tmp_path / "sample")],
