@@ -14,6 +14,8 @@ import pytest
 
 from tests.helpers import PLINK2, ROOT, make_formats_study
 
+pytestmark = pytest.mark.slow  # a cold numba cache compiled in a subprocess
+
 DRIVER = os.path.join(os.path.dirname(__file__), "compile_threads.py")
 
 

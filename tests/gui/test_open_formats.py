@@ -45,6 +45,7 @@ def formats(tmp_path_factory):
     return make_formats_study(str(tmp_path_factory.mktemp("guiformats")))
 
 
+@pytest.mark.slow
 @needs_plink2
 @pytest.mark.parametrize("kind", ["pgen", "vcf", "bgen"])
 def test_window_opens_each_format_as_the_bed(qtbot, window, formats, kind):
@@ -60,6 +61,7 @@ def test_window_opens_each_format_as_the_bed(qtbot, window, formats, kind):
     assert np.array_equal(study.planes, bed.planes)
 
 
+@pytest.mark.slow
 def test_run_panel_sample_id_mode_and_threshold_reach_open_input(window):
     from gboost.io.sample_ids import IdMode
 

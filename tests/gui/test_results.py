@@ -1,10 +1,11 @@
 """The scan from the window: the pair table, its sorting/filtering/copy, and cancel."""
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication
 
-from guihelpers import load
+from guihelpers import HeldTiles, load
 from gboost.engines.cpu import CpuEngine
 from gui.models import COLUMNS
 
@@ -24,6 +25,7 @@ def test_the_table_holds_exactly_the_pairs_of_the_cli_pairs_tsv(scanned, cli_dir
     assert scanned.pairs.count.text() == f"{len(lines) - 1:,} pairs"
 
 
+@pytest.mark.slow
 def test_sorting_a_column_orders_by_value_not_text(scanned):
     view, proxy = scanned.pairs, scanned.pairs.proxy
     p_col = COLUMNS.index("P")
@@ -52,6 +54,7 @@ def test_search_by_snp_id_keeps_only_its_pairs(qtbot, scanned):
     assert scanned.pairs.proxy.rowCount() == len(rep)
 
 
+@pytest.mark.slow
 def test_copy_puts_the_selected_rows_as_tsv_on_the_clipboard(scanned, cli_dir):
     table = scanned.pairs.table
     sel = table.selectionModel()
@@ -103,6 +106,7 @@ def test_cancel_mid_run_leaves_the_previous_results(qtbot, scanned, monkeypatch)
     assert len(after.reported) > len(before.reported)
 
 
+@pytest.mark.slow
 def test_window_stays_responsive_while_scanning(qtbot, window, study_prefix, monkeypatch):
     import threading
 
@@ -140,6 +144,7 @@ def test_window_stays_responsive_while_scanning(qtbot, window, study_prefix, mon
     assert len({t for t in ticks if 0 < t < 1000}) >= 2
 
 
+@pytest.mark.slow
 def test_models_sort_and_filter_a_million_rows_without_calling_back_per_row(qtbot, monkeypatch):
     from gboost.scan import Pairs
     from gboost.study import VariantTable
@@ -176,6 +181,7 @@ def test_models_sort_and_filter_a_million_rows_without_calling_back_per_row(qtbo
     assert np.all(np.diff(stat[shown]) <= 0)
 
 
+@pytest.mark.slow
 def test_every_column_sorts_by_its_meaning(scanned):
     from gui.plots.genome import chrom_sort_key
 

@@ -80,6 +80,7 @@ def test_resume_offers_n_of_m_and_gives_the_uninterrupted_results(qtbot, interru
     assert any("Resuming the interrupted scan" in line for line in win.log_view.toPlainText().splitlines())
 
 
+@pytest.mark.slow
 def test_start_over_discards_the_checkpoint_and_scans_every_tile(qtbot, interrupted, cli_dir):
     win = interrupted
     found = checkpoints.interrupted(checkpoint_of(win))
@@ -107,6 +108,7 @@ def test_declining_the_offer_starts_nothing_and_keeps_the_checkpoint(qtbot, inte
     assert checkpoints.interrupted(checkpoint_of(win)) == before
 
 
+@pytest.mark.slow
 def test_a_torn_ledger_after_a_crash_still_resumes_to_the_same_results(qtbot, interrupted, cli_dir):
     """A crash mid-write leaves half a record at the end of the ledger: it is not counted as
     done, and the resumed scan recomputes that tile."""
@@ -126,6 +128,7 @@ def test_a_torn_ledger_after_a_crash_still_resumes_to_the_same_results(qtbot, in
     assert outputs(finished.args[0]) == cli_outputs(cli_dir)
 
 
+@pytest.mark.slow
 def test_other_thresholds_are_another_scan_and_are_not_offered(qtbot, interrupted):
     win = interrupted
     kept = checkpoint_of(win)
@@ -138,12 +141,14 @@ def test_other_thresholds_are_another_scan_and_are_not_offered(qtbot, interrupte
     assert offers == [] and checkpoints.interrupted(kept) is not None  # the other scan's checkpoint stays
 
 
+@pytest.mark.slow
 def test_an_uninterrupted_scan_leaves_no_checkpoint(qtbot, scanned):
     root = checkpoints.root()
     assert scanned.result is not None
     assert not root.exists() or not any(root.iterdir())
 
 
+@pytest.mark.slow
 def test_run_option_resumes_without_asking(qtbot, interrupted, cli_dir):
     """``gboost-gui --run`` starts the scan with ``resume=True``: no dialog, only missing tiles."""
     win = interrupted
