@@ -22,9 +22,9 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, ROOT)
 
-from parity_sweep import draw  # noqa: E402
+from tests.parity.sweep import draw  # noqa: E402
 
 FILES = ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv", "marginal.tsv")
 

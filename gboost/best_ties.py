@@ -11,7 +11,7 @@ in the order of its minor allele), and the last bits differ. PLINK's summary the
 whose double is larger, where gboost's engines, which compute the same value another way, saw a tie
 or the other order, and BEST_SNP differed (a 1,000-sample study with a duplicated eighth of its SNPs:
 10 of 337 summary rows; 20,000 SNPs with 5 % duplicated: 223 of 20,000; bench/parity_sweep.py and
-tests/test_best_ties.py). The exact statistic of a pair over the screen is already PLINK's double
+tests/parity/test_best_ties.py). The exact statistic of a pair over the screen is already PLINK's double
 (gboost/stats/exact.py evaluates it in PLINK's order), so what differs is the KSA of pairs below it.
 
 So after the scan, for each SNP whose best partner has such equivalents, z is computed again for

@@ -39,7 +39,7 @@ def study_content_hash(study) -> str:
     """SHA-256 of what the screen's results depend on, cheap enough for 500k SNPs: every SNP's
     genotype counts per class, the samples (IDs and status, in plane order) and the bit planes of
     every 16th SNP (and the last). Two studies with the same SNP IDs and class sizes but other
-    genotypes differ in their counts or in the sampled planes (tests/test_nothing_lost.py)."""
+    genotypes differ in their counts or in the sampled planes (tests/invariants/test_nothing_lost.py)."""
     # Hashed once the background encoder is done (a new ledger hashes on its own thread), not
     # beside it: building the samples' text holds the GIL, which the encoder takes between its
     # blocks; at millions of samples the fingerprint beside it slowed the encoder several-fold and

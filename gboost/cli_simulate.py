@@ -8,7 +8,7 @@ import argparse
 import sys
 
 # (gboost.simulate, which loads numba, is imported when the command runs: building the parser of
-# every `gboost ...` command stays light; tests/test_simulate.py keeps this list equal to its MODELS)
+# every `gboost ...` command stays light; tests/unit/test_simulate.py keeps this list equal to its MODELS)
 MODELS = ("xor", "additive", "threshold")
 
 

@@ -3,7 +3,7 @@
 A scan after ``gboost warm`` should compile nothing: its numba functions load from gboost's
 cache folder (gboost/numba_cache.py) and its CUDA modules from CuPy's kernel cache. This watch
 is how ``gboost warm`` reports what it built, how tests prove a later scan built nothing
-(tests/test_warm.py), and how scripts/device/first_run.sh shows it on a GPU.
+(tests/cli/test_warm.py), and how scripts/device/first_run.sh shows it on a GPU.
 
 numba: every real compilation of a dispatcher fires the ``numba:compile`` event (a load from the
 cache does not), in whichever thread it happens. NVRTC: CuPy compiles a module only when its

@@ -516,7 +516,7 @@ def decode_bed_rows(xp, raw, byte_index, shift, padding, w_ctrl: int):
     uint64 and called-genotype counts ``(n, 3, 2)`` int64 (type, class): what :func:`bed_encode`
     writes for the same rows with the plan :func:`bed_columns` was made from, by array operations
     (NumPy or CuPy as ``xp``). The reference of the GPU's decode kernel (``gb_decode_bed``,
-    gboost/engines/gpu/decode.py; tests/test_stream_encode.py holds them equal, and this equal to
+    gboost/engines/gpu/decode.py; tests/invariants/test_stream_encode.py holds them equal, and this equal to
     :func:`bed_encode`). ``byte_index,
     shift, padding``: :func:`bed_gather`. Type 0 is code 11 (two A2 alleles), 1 is 10 (het), 2 is 00 (two
     A1 alleles); 01 (missing) and the padding set no bit."""

@@ -63,7 +63,7 @@ def better(v, partner, best_v, best_partner, m) -> bool:
     partner after m beats one before m; then the smaller index. The CPU engine's tile kernels, the
     survivor fold and every merge below call this one function; the GPU kernels' ``gb_better``
     (kernels/boost_common.cu) is its restriction to partners on one side of m, and
-    tests/test_tiles.py checks the GPU engine's host-side merge against it.
+    tests/unit/test_tiles.py checks the GPU engine's host-side merge against it.
     """
     if best_partner < 0 or v > best_v:
         return True

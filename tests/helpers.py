@@ -1,6 +1,7 @@
 """Helpers shared by test modules (test modules import from here, never from each other or from
-conftest): random studies, the PLINK oracle's runs and comparisons, GPU availability and the GPU
-engine's comparisons with the CPU engine.
+conftest): random studies and the named studies several folders use (the LD-rich study, the
+formats study, the QC fileset), the PLINK oracle's runs and comparisons, a stand-in CuPy, GPU
+availability and the GPU engine's comparisons with the CPU engine.
 
 GPU tests carry one marker, ``@pytest.mark.gpu`` (``mma=True``: binary tensor cores needed;
 ``devices=2``: two GPUs): tests/conftest.py skips them, with the reason, where that is missing.
@@ -11,11 +12,16 @@ import math
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
+import pytest
 
+from gboost.engines.base import Thresholds, TileResult
 from gboost.io.results import format_epi_cc, format_summary
-from gboost.study import study_from_genotypes
+from gboost.simulate import PlantedPair, simulate_study, write_bfile
+from gboost.stats.pvalues import thresholds_by_df
+from gboost.study import QCOptions, study_from_genotypes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,6 +38,143 @@ def random_genotypes(rng: np.random.Generator, p: int, n: int, *, missing: float
     is_case = rng.random(n) < case_frac
     is_case[0], is_case[-1] = True, False  # both classes present
     return g, is_case
+
+
+
+# --- named studies ------------------------------------------------------------------------------
+
+# An LD-rich study, shaped like a real chip: haplotype blocks with r^2 up to ~1, rare alleles, 1 %
+# missing calls, chromosome X with males hemizygous, a few samples of unknown sex, and a planted pair
+# (the PLINK parity tests, the GPU tests, the background encode's and the overlap's tests).
+LD_ARGS = dict(chromosomes=["1", "2", "X"], missing_rate=0.01, maf_range=(0.01, 0.5), ld_block=20, ld_rho=0.97,
+               unknown_sex=0.02, planted=[PlantedPair(9, 1499, "xor", 4.0)])
+
+
+def ld_study(n_snps: int = 3000, n_cases: int = 600, n_controls: int = 600, seed: int = 3):
+    return simulate_study(n_snps, n_cases, n_controls, seed=seed, **LD_ARGS)
+
+
+def flip_every_other_snp(genotypes: np.ndarray) -> np.ndarray:
+    """The same study with A1 the major allele at every other SNP (0 <-> 2 copies; missing kept)."""
+    g = genotypes.copy()
+    odd = g[1::2]
+    g[1::2] = np.where(odd < 0, odd, 2 - odd)
+    return g
+
+
+def write_ld_study(prefix: str, *, flipped: bool = False, **kw) -> str:
+    sim = ld_study(**kw)
+    g = flip_every_other_snp(sim.genotypes) if flipped else sim.genotypes
+    write_bfile(prefix, g, sim.variants, sim.samples)
+    return prefix
+
+
+# A small study in every format gboost reads, for the readers' tests: one simulated PLINK 1 fileset
+# (chromosomes 1, 2 and X, 3 % missing calls, LD blocks, 10 % of samples of unknown sex) converted by
+# plink2 itself: ``--make-pgen`` (also with a zstd .pvar), ``--export vcf``, ``vcf bgz``, ``bcf`` and
+# ``bgen-1.2``. A reader that equals the .bed path on these equals ``plink2 --make-bed`` of the same file.
+PLINK2 = shutil.which("plink2")
+needs_plink2 = pytest.mark.skipif(PLINK2 is None, reason="plink2 not on PATH (apt-get install plink2; scripts/setup.sh "
+                                                          "installs it)")
+
+
+def plink2(*args: str) -> None:
+    subprocess.run([PLINK2, *args, "--silent"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_formats_study(folder) -> str:
+    """Write ``folder/s.*`` and its conversions; returns the prefix ``folder/s``."""
+    prefix = os.path.join(folder, "s")
+    simulate_study(120, 70, 70, seed=19, chromosomes=["1", "2", "X"], missing_rate=0.03, ld_block=6,
+                   unknown_sex=0.1, planted=[PlantedPair(3, 50, "xor", 4.0)]).write(prefix)
+    plink2("--bfile", prefix, "--make-pgen", "--out", prefix)
+    plink2("--bfile", prefix, "--make-pgen", "vzs", "--out", prefix + "_zst")
+    plink2("--bfile", prefix, "--export", "vcf", "--out", prefix)
+    plink2("--bfile", prefix, "--export", "vcf", "bgz", "--out", prefix + "_bgz")
+    plink2("--bfile", prefix, "--export", "bcf", "--out", prefix)
+    plink2("--bfile", prefix, "--export", "bgen-1.2", "--out", prefix)
+    plink2("--bfile", prefix, "--export", "bgen-1.3", "--out", prefix + "_13")  # zstd-compressed
+    plink2("--bfile", prefix, "--export", "bgen-1.1", "--out", prefix + "_11")  # layout 1: refused
+    # The same .bed without sexes: what a VCF holds (see tests/parity/test_formats.py)
+    for ext in (".bed", ".bim"):
+        shutil.copy(prefix + ext, prefix + "_nosex" + ext)
+    with open(prefix + ".fam") as src, open(prefix + "_nosex.fam", "w") as dst:
+        for line in src:
+            f = line.split()
+            f[4] = "0"
+            dst.write(" ".join(f) + "\n")
+    # --pheno files naming the samples as a VCF reader does: FID 0 and IID FID_IID (plink2's
+    # export pastes FID_IID; PLINK 2's import keeps the whole ID as IID), or FID/IID split at '_'
+    with open(prefix + ".fam") as src, open(prefix + "_vcf.pheno", "w") as a, open(prefix + ".pheno", "w") as b:
+        for line in src:
+            f = line.split()
+            a.write(f"0 {f[0]}_{f[1]} {f[5]}\n")
+            b.write(f"{f[0]} {f[1]} {f[5]}\n")
+    return prefix
+
+
+def write_qc_fileset(tmp: Path) -> tuple[Path, str]:
+    """Missing calls varying by SNP and sample, HWE departures (X too), sex chromosomes, XY/MT/0,
+    monomorphic SNPs of every kind, missing phenotypes and non-founders, in ``tmp`` with an --extract
+    and an --exclude list; returns ``(tmp, prefix)`` (the ``qc_fileset`` fixture of tests/conftest.py)."""
+    chroms = ["1", "2", "0", "X", "Y", "XY", "MT"]
+    sim = simulate_study(700, 160, 150, seed=21, chromosomes=chroms, maf_range=(0.004, 0.5))
+    rng = np.random.default_rng(4)
+    g, chrom = sim.genotypes, sim.variants.chrom
+    g[rng.random(g.shape) < rng.uniform(0, 0.12, len(g))[:, None]] = -1
+    g[:, :8][rng.random((len(g), 8)) < 0.25] = -1  # a few samples with many missing calls
+    auto = np.flatnonzero(np.isin(chrom, ["1", "2"]))
+    g[auto[:6]] = np.where(rng.random((6, g.shape[1])) < 0.5, 0, 2)  # no heterozygotes
+    females = sim.samples.sex == 2
+    x = np.flatnonzero(chrom == "X")[:3]
+    g[np.ix_(x, np.flatnonzero(females))] = np.where(rng.random((3, int(females.sum()))) < 0.5, 0, 2)
+    sim.samples.status[10:25] = 0  # missing phenotypes
+    pheno_missing = np.flatnonzero(sim.samples.status == 0)
+    g[auto[10]] = 0                      # monomorphic
+    g[auto[11]] = 1                      # all heterozygous: one genotype class
+    g[auto[12]] = 2
+    g[auto[12], ::9] = -1                # one class plus missing calls
+    g[auto[13]] = 0
+    g[auto[13], pheno_missing] = 2       # polymorphic only through samples without phenotype
+    g[auto[14]] = 0
+    g[auto[14], 30] = 1                  # a single het: polymorphic
+    g[auto[15]] = -1                     # all missing
+    prefix = str(tmp / "qc")
+    sim.write(prefix)
+    fam = (tmp / "qc.fam").read_text().splitlines()
+    for k in range(30, 45):  # non-founders: their calls do not count in --maf/--hwe
+        t = fam[k].split()
+        t[2] = "someone"
+        fam[k] = " ".join(t)
+    (tmp / "qc.fam").write_text("\n".join(fam) + "\n")
+    snps = sim.variants.snp
+    (tmp / "extract.txt").write_text(" ".join(snps[::2]) + "\n" + "\n".join(snps[1:300:3]) + "\nnot_a_snp\n")
+    (tmp / "exclude.txt").write_text("\n".join(snps[::7]) + "\n")
+    return tmp, prefix
+
+
+# --- QC flags and the QCOptions they give (the QC fileset's cases)
+QC_CASES = {
+    "none": ([], QCOptions()),
+    "maf": (["--maf", "0.05"], QCOptions(maf=0.05)),
+    "geno": (["--geno", "0.06"], QCOptions(geno=0.06)),
+    "mind": (["--mind", "0.1"], QCOptions(mind=0.1)),
+    "hwe": (["--hwe", "1e-4"], QCOptions(hwe=1e-4)),
+    "all": (["--mind", "0.08", "--geno", "0.07", "--hwe", "1e-3", "--maf", "0.02"],
+            QCOptions(mind=0.08, geno=0.07, hwe=1e-3, maf=0.02)),
+    "chr": (["--chr", "1,XY,26", "--maf", "0.1"], QCOptions(chrom=["1", "XY", "26"], maf=0.1)),
+    "extract-exclude": (["--extract", "extract.txt", "--exclude", "exclude.txt", "--geno", "0.05"],
+                        QCOptions(extract="extract.txt", exclude="exclude.txt", geno=0.05)),
+}
+
+
+def bed_rows(codes: np.ndarray) -> np.ndarray:
+    """2-bit .bed codes ``(b, n)`` packed as a .bed stores them: 4 samples a byte, low bits first."""
+    b, n = codes.shape
+    padded = np.zeros((b, -(-n // 4) * 4), np.uint8)
+    padded[:, :n] = codes
+    q = padded.reshape(b, -1, 4)
+    return (q[:, :, 0] | (q[:, :, 1] << 2) | (q[:, :, 2] << 4) | (q[:, :, 3] << 6)).astype(np.uint8)
 
 
 # --- PLINK 1.9, the oracle ---------------------------------------------------------------------
@@ -96,6 +239,44 @@ def _first_diff(a: str, b: str) -> str:
             return f"first difference at line {n + 1}:\n gboost {x!r}\n plink  {y!r}"
     return f"line counts differ: gboost {len(a.splitlines())}, plink {len(b.splitlines())}"
 
+
+
+# --- a stand-in CuPy ----------------------------------------------------------------------------
+# For tests of what gboost reports about a GPU on machines without one (gboost doctor, setup.sh's
+# detection, gboost warm, the early GPU start): enough of cupy.cuda.runtime, nvrtc and Device for
+# gboost.engines.gpu_available, gboost.doctor and gboost.warm, nothing that builds or runs a kernel
+# (the GPU engine fails on it as on a GPU whose driver or NVRTC is broken).
+
+FAKE_CUPY_RUNTIME = '''
+DEVICES = {devices}
+def getDeviceCount():
+    return DEVICES
+def getDeviceProperties(d):
+    return {{"name": b"Fake GPU X100", "major": 9, "minor": 0, "totalGlobalMem": 80 * 2**30}}
+def runtimeGetVersion():
+    return 13000
+def driverGetVersion():
+    return 13010
+'''
+
+
+def write_fake_cupy(folder: Path, *, devices: int = 1, broken: bool = False) -> str:
+    """Write a package ``cupy`` under ``folder`` (put it on PYTHONPATH); returns ``folder``.
+
+    ``devices``: how many GPUs it says it sees; ``broken``: importing it fails as a CuPy built for
+    another CUDA does."""
+    pkg = folder / "cupy"
+    (pkg / "cuda").mkdir(parents=True, exist_ok=True)
+    if broken:
+        (pkg / "__init__.py").write_text("raise ImportError('libnvrtc.so.13: cannot open shared object file')\n")
+        return str(folder)
+    (pkg / "__init__.py").write_text("__version__ = '99.0.0'\nfrom cupy import cuda\n")
+    (pkg / "cuda" / "__init__.py").write_text(
+        "from cupy.cuda import runtime, nvrtc\n\n\nclass Device:\n    compute_capability = '90'\n\n"
+        "    def __init__(self, device_id=0):\n        self.id = device_id\n")
+    (pkg / "cuda" / "runtime.py").write_text(FAKE_CUPY_RUNTIME.format(devices=devices))
+    (pkg / "cuda" / "nvrtc.py").write_text("def getVersion():\n    return (13, 0)\n")
+    return str(folder)
 
 
 # --- the GPU engine ----------------------------------------------------------------------------
@@ -186,3 +367,80 @@ def assert_scan_equal(got, want) -> None:
     np.testing.assert_allclose(got.summary.best, want.summary.best, rtol=1e-10)
     assert format_epi_cc(got) == format_epi_cc(want)
     assert format_summary(got) == format_summary(want)
+
+
+LOOSE = Thresholds(thresholds_by_df(0.05), thresholds_by_df(0.2))  # plenty of survivors and non-survivors
+
+
+# A study whose planes stream from the host under a small memory limit
+STREAMED = dict(p=300, n=700, n_case=330, missing=0.02, fully_called=150, seed=5)
+
+
+def assert_tile_equal(got: TileResult, want: TileResult) -> None:
+    assert got.tile == want.tile
+    np.testing.assert_array_equal(got.surv_i, want.surv_i)
+    np.testing.assert_array_equal(got.surv_j, want.surv_j)
+    np.testing.assert_array_equal(got.surv_tables, want.surv_tables)
+    np.testing.assert_allclose(got.surv_ksa, want.surv_ksa, rtol=1e-10, atol=1e-10)
+    assert got.n_valid == want.n_valid
+    for g, w in ((got.rows, want.rows), (got.cols, want.cols)):
+        assert g.start == w.start
+        np.testing.assert_array_equal(g.n_sig, w.n_sig)
+        np.testing.assert_array_equal(g.n_tot, w.n_tot)
+        np.testing.assert_array_equal(g.best_partner, w.best_partner)
+        np.testing.assert_array_equal(np.isneginf(g.best), np.isneginf(w.best))
+        fin = np.isfinite(w.best)
+        np.testing.assert_allclose(g.best[fin], w.best[fin], rtol=1e-10, atol=1e-10)
+
+
+def tiles_of(engine, study, thresholds, tiles):
+    engine.prepare(study, thresholds)
+    try:
+        return [engine.run_tile(t) for t in tiles]
+    finally:
+        engine.close()
+
+
+def pool_baseline() -> int:
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    return pool.used_bytes()
+
+
+def two_rate_study(p=192, n=1200, n_case=600, rates=(0.005, 0.08), heavy_every=8, seed=21):
+    """Random genotypes, every ``heavy_every``-th SNP missing calls at rates[1], the others at rates[0]."""
+    rng = np.random.default_rng(seed)
+    g = rng.binomial(2, rng.uniform(0.03, 0.5, p)[:, None], (p, n)).astype(np.int8)
+    rate = np.where(np.arange(p) % heavy_every == 0, rates[1], rates[0])
+    g[rng.random((p, n)) < rate[:, None]] = -1
+    is_case = np.zeros(n, bool)
+    is_case[rng.choice(n, n_case, replace=False)] = True
+    return study_from_genotypes(g, is_case)
+
+
+def missing_lists_of(study, chunk=64, *, any_rate=False):
+    """gt and the lists of ``study``, chunk by chunk as the upload lands them (chunks of whole groups);
+    ``any_rate``: listed whatever the study's average missing-call rate (for the arithmetic's tests)."""
+    from gboost.engines.gpu import missing_lists as ml
+
+    lay = study.layout
+    p, W = study.n_snps, lay.n_words
+    low = ml.RATE_BREAK_EVEN
+    try:
+        if any_rate:
+            ml.RATE_BREAK_EVEN = 1.0
+        plan = ml.plan_lists(study.counts, lay.n_ctrl, lay.n_case, study.has_missing)
+    finally:
+        ml.RATE_BREAK_EVEN = low
+    S = 64 * W
+    gt = np.full(ml.groups(p) * 3 * S, 0xDEADBEEF, dtype=np.uint32)  # every word must be written
+    lst = np.full(p * 2 * max(plan.width, 1), 0xFFFF, dtype=np.uint16)
+    planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
+    for o in range(0, p, chunk):
+        x = planes[o:o + chunk]
+        ml.transpose_ref(x, len(x), W, o // 32, S, gt)
+        if plan.listed:
+            ml.lists_ref(x, len(x), W, lay.w_ctrl, lay.n_ctrl, lay.n_case, o, plan.flags, plan.width, lst)
+    return plan, gt, lst, S

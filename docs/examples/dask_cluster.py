@@ -1,5 +1,5 @@
 """A gboost scan on a Dask cluster that a batch system starts: SLURM (dask-jobqueue) by default,
-or, with --local, a local cluster of the same shape (what tests/test_cluster_examples.py runs).
+or, with --local, a local cluster of the same shape (what tests/cli/test_cluster_examples.py runs).
 
     python docs/examples/dask_cluster.py /data/study results/study --jobs 16          # on SLURM
     python docs/examples/dask_cluster.py sample_data/sample /tmp/res --local 2        # here

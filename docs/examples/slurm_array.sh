@@ -2,7 +2,7 @@
 # One SLURM array task of a gboost scan: task k of n scans the k-th share of the pairs.
 #   sbatch --array=1-64 docs/examples/slurm_array.sh /data/study parts
 # and, once every task has finished:  gboost merge parts/part_* --out results/study
-# (tests/test_cluster_examples.py runs this file as 3 "tasks" on one machine and checks the merge
+# (tests/cli/test_cluster_examples.py runs this file as 3 "tasks" on one machine and checks the merge
 #  against a single run, byte for byte.)
 #SBATCH --job-name=gboost
 #SBATCH --gres=gpu:1

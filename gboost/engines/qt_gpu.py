@@ -435,7 +435,7 @@ class QTGPUEngine:
     simulated devices). Each device holds the study's dosages and screens tiles from one shared
     queue on a host thread of its own; a tile's outcome does not depend on which device or in which
     order it ran, except for how many pairs go to the exact re-test (each device's running bounds
-    are its own), so the files are the same whatever the number of devices (tests/test_qt_gpu.py).
+    are its own), so the files are the same whatever the number of devices (tests/gpu/test_qt_gpu.py).
     ``runner``: the class of the per-device runners (tests inject slow or failing ones).
     """
 

@@ -80,7 +80,7 @@ def hard_calls(prob: np.ndarray, ploidy: np.ndarray, missing: np.ndarray, phased
     if ploidy.size and int(ploidy.max()) > 2:
         raise InputError(path, f"variant {snp}: ploidy {int(ploidy.max())}; gboost reads haploid and diploid calls")
     # plink2's threshold in its fixed point, rounded down (plink2 calls 1.8 missing at 0.2: 3276.8 ->
-    # 3276; checked against plink2 --hard-call-threshold 0.2 in tests/test_formats.py)
+    # 3276; checked against plink2 --hard-call-threshold 0.2 in tests/parity/test_formats.py)
     limit = int(threshold * DOSAGE_MID * (1 + 2.0**-44))
     out = np.empty(len(ploidy), dtype=np.int8)
     _hard_calls(np.ascontiguousarray(prob, dtype=np.float64), ploidy, missing, bool(phased), bool(count_second),

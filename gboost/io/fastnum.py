@@ -5,7 +5,7 @@ Python rounds the exact binary value correctly. The compiled loop scales x by a 
 value for d <= 10) and rounds half up from there; where the scaled value lies within 1e-5 of a
 half-integer (a decimal tie or near one, where those roundings could decide), or the power of ten
 is out of range, the value is left to Python's own ``format``. Every other value gets the digits
-Python prints: tests/test_plink_text.py compares the two on ties, powers of ten, subnormals and
+Python prints: tests/unit/test_plink_text.py compares the two on ties, powers of ten, subnormals and
 random values. Python's per-value formatting was most of a large pairs.tsv's writing time; this is a
 small part of it (bench/bench_write.py).
 """

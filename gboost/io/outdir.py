@@ -1,6 +1,6 @@
 """Writing into an output folder without ever touching what gboost did not write.
 
-The rules (README "Nothing lost"; tests/test_nothing_lost.py checks each byte of a user's files):
+The rules (README "Nothing lost"; tests/invariants/test_nothing_lost.py checks each byte of a user's files):
 
 * gboost replaces only files of the names it writes itself (a scan's five outputs and checkpoint,
   a part file, the pathway files). Everything else in ``--out`` — a user's thesis, subfolders,

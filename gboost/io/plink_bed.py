@@ -370,7 +370,7 @@ def _read_columns(path, what: str, columns: str, kinds: tuple, numbers: dict, ha
 # release the GIL: several times faster than the NumPy passes below, and the reading no longer holds
 # the GIL against the thread that starts the GPU beside it. Anything else (a byte >= 128 or NUL, a
 # line of another length, a number outside the decimal fast paths) falls back to the NumPy passes,
-# with their messages; the result is the same table (tests/test_bim_fam_parse.py compares the two).
+# with their messages; the result is the same table (tests/unit/test_bim_fam_parse.py compares the two).
 _TEXT, _INT, _FLOAT = 0, 1, 2
 
 

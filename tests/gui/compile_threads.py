@@ -2,7 +2,7 @@
 open each input format in the window (offscreen), scan a case-control and a QT study, and print
 one JSON line: every numba compilation seen, with whether it ran on the main thread.
 
-``argv``: a folder of the formats study (tests/formats_study.py, or "" without plink2), then
+``argv``: a folder of the formats study (tests/helpers.py make_formats_study, or "" without plink2), then
 "guard" (the window's own setup) or "noguard" (the guard removed: what the test runs to show it
 would have caught the CI crashes' pattern)."""
 from __future__ import annotations

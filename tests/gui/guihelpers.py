@@ -1,6 +1,8 @@
 """Constants and helpers shared by the GUI tests (a module of its own: tests/conftest.py is
 also named ``conftest``, so test modules do not import from conftest)."""
 
+import threading
+
 N_SNPS, N_CASES, N_CONTROLS = 240, 300, 300
 # A loose --epi1 for the comparisons with the CLI: ~40 reported pairs, some SNPs with several
 # partners, so sorting, filtering and partner selection have something to get wrong.
@@ -27,3 +29,35 @@ def non_white_fraction(img) -> float:
     img = img.convertToFormat(QImage.Format.Format_RGB32)
     arr = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)[:, : img.width(), :3]
     return float((arr.min(axis=2) < 235).mean())
+
+
+class HeldTiles:
+    """Counts the tiles the CPU engine computes (``calls``); past the first ``free`` of them, each
+    waits until ``release()``. A test that cancels on a scan's first progress event (sent after the
+    first tile) releases them after its click: the scan is then surely mid-run when the cancel
+    lands, however loaded the machine, with no sleep to hope for it."""
+
+    def __init__(self, monkeypatch, free=None):
+        from gboost.engines.cpu import CpuEngine
+
+        self.calls = 0
+        self.free = free
+        self.released = threading.Event()
+        if free is None:
+            self.released.set()
+        lock = threading.Lock()
+        real = CpuEngine.run_tile
+        held = self
+
+        def run_tile(engine, tile):
+            with lock:
+                held.calls += 1
+                n = held.calls
+            if n > (held.free or 0):
+                assert held.released.wait(120), "the test never released the held tiles"
+            return real(engine, tile)
+
+        monkeypatch.setattr(CpuEngine, "run_tile", run_tile)
+
+    def release(self) -> None:
+        self.released.set()

@@ -12,8 +12,9 @@ import sys
 
 import pytest
 
-from formats_study import PLINK2, make_study
-from tests.helpers import ROOT
+from tests.helpers import PLINK2, ROOT, make_formats_study
+
+pytestmark = pytest.mark.slow  # a cold numba cache compiled in a subprocess
 
 DRIVER = os.path.join(os.path.dirname(__file__), "compile_threads.py")
 
@@ -21,7 +22,7 @@ DRIVER = os.path.join(os.path.dirname(__file__), "compile_threads.py")
 def _run(tmp_path, mode: str) -> dict:
     formats = ""
     if PLINK2 is not None and all(__import__("importlib").util.find_spec(m) for m in ("pgenlib", "cyvcf2", "cbgen")):
-        formats = make_study(str(tmp_path))
+        formats = make_formats_study(str(tmp_path))
     cache = tmp_path / f"numba-{mode}"
     cache.mkdir()
     out = tmp_path / f"out-{mode}"

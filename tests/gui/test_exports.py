@@ -32,6 +32,7 @@ def run_json(path) -> dict:
     return {k: v for k, v in d.items() if k not in VOLATILE}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,name", [("pairs_tsv", "pairs.tsv"), ("epi_cc", "pairs.epi.cc"),
                                        ("epi_summary", "pairs.epi.cc.summary"), ("marginal", "marginal.tsv")])
 def test_result_file_exports_are_the_cli_bytes(qtbot, scanned, cli_dir, tmp_path, kind, name):
@@ -55,6 +56,7 @@ def test_csv_export_has_the_rows_of_pairs_tsv(qtbot, scanned, cli_dir, tmp_path)
     assert rows == [line.split("\t") for line in (cli_dir / "pairs.tsv").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_export_all_writes_the_cli_folder(qtbot, scanned, cli_dir, tmp_path):
     out = tmp_path / "results"
     with qtbot.waitSignal(scanned.exportFinished, timeout=30000):
@@ -68,6 +70,7 @@ def test_export_all_writes_the_cli_folder(qtbot, scanned, cli_dir, tmp_path):
             assert (out / name).read_bytes() == (cli_dir / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_table_export_writes_the_rows_as_shown(qtbot, scanned, cli_dir, tmp_path):
     rep = scanned.reported
     k = int(rep.j[0])
@@ -88,6 +91,7 @@ def colour_pixels(img: QImage, colour: str, tol: int = 30) -> int:
     return int((np.abs(arr.astype(int) - bgr).max(axis=2) <= tol).sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["manhattan", "qq", "interactions", "pathways"])
 def test_plot_png_export_is_a_valid_non_blank_image(scanned, tmp_path, key):
     path = tmp_path / f"{key}.png"
@@ -114,6 +118,7 @@ def dilate(mask: np.ndarray, r: int = 2) -> np.ndarray:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["manhattan", "qq", "interactions", "pathways"])
 def test_plot_svg_draws_what_the_png_draws(scanned, tmp_path, key):
     """Axes, text and data in the same places: an SVG whose axes were scaled apart from the
@@ -132,6 +137,7 @@ def test_plot_svg_draws_what_the_png_draws(scanned, tmp_path, key):
     assert (b & dilate(a)).sum() / b.sum() > 0.95
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["manhattan", "qq", "interactions", "pathways"])
 def test_plot_svg_export_is_valid_vector_and_renders_non_blank(scanned, tmp_path, key):
     path = tmp_path / f"{key}.svg"
@@ -154,6 +160,7 @@ def test_plot_svg_export_is_valid_vector_and_renders_non_blank(scanned, tmp_path
     assert 0.005 < non_white_fraction(img) < 0.6
 
 
+@pytest.mark.slow
 def test_screenshot_option_writes_non_blank_pngs(study_prefix, tmp_path, isolated_settings):
     out = tmp_path / "shots"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(isolated_settings),

@@ -57,6 +57,7 @@ def test_pairs_with_r2_above_the_cutoff_are_tinted_and_can_be_hidden(scanned):
     assert len(table_rows(view)) == len(rows)
 
 
+@pytest.mark.slow
 def test_same_chromosome_pairs_closer_than_the_distance_are_tinted(scanned, cli_dir):
     view = scanned.pairs
     dist = [int(r[COLUMNS.index("DIST")]) for r in file_rows(cli_dir) if r[COLUMNS.index("DIST")] != "NA"]
@@ -70,6 +71,7 @@ def test_same_chromosome_pairs_closer_than_the_distance_are_tinted(scanned, cli_
     assert all(r[0] == r[3] for r, t in zip(rows, tint) if t)  # only pairs on one chromosome
 
 
+@pytest.mark.slow
 def test_ld_settings_persist(qtbot, scanned):
     from gui.main_window import MainWindow
 
@@ -80,6 +82,7 @@ def test_ld_settings_persist(qtbot, scanned):
     assert (p.ld_r2.value(), p.ld_kb.value(), p.hide_ld.isChecked()) == (0.35, 250.0, True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode,value", [("q", 0.3), ("q", 0.05), ("bonferroni", 0.05), ("p", 1e-4), ("all", None)])
 def test_significance_filters_keep_the_rows_of_pairs_tsv_that_pass(scanned, cli_dir, mode, value):
     lines = file_rows(cli_dir)
@@ -116,6 +119,7 @@ def test_significance_and_ld_filters_combine_with_the_partner_filter(scanned):
     assert scanned.pairs.proxy.rowCount() == int(((rep.i == k) | (rep.j == k)).sum())
 
 
+@pytest.mark.slow
 def test_interaction_qq_plots_the_calibration_sample_with_its_lambda(scanned):
     q = scanned.qq
     cal = scanned.result.calibration
@@ -136,6 +140,7 @@ def test_interaction_qq_plots_the_calibration_sample_with_its_lambda(scanned):
     assert scanned.summary.fields["λ (interaction)"].text().startswith(f"{cal.lam:.3f}")
 
 
+@pytest.mark.slow
 def test_interaction_qq_says_when_the_scan_had_no_calibration(scanned):
     from dataclasses import replace
 

@@ -3,7 +3,7 @@ each is the study of the .bed it was converted from (the readers' own tests comp
 import numpy as np
 import pytest
 
-from formats_study import PLINK2, make_study, needs_plink2
+from tests.helpers import PLINK2, make_formats_study, needs_plink2
 from guihelpers import load
 from gboost.inputs import open_input
 from gboost.load import load_study
@@ -42,9 +42,10 @@ def test_open_dialog_offers_every_format(window, monkeypatch):
 def formats(tmp_path_factory):
     if PLINK2 is None:
         pytest.skip("plink2 not on PATH (apt-get install plink2; scripts/setup.sh installs it)")
-    return make_study(str(tmp_path_factory.mktemp("guiformats")))
+    return make_formats_study(str(tmp_path_factory.mktemp("guiformats")))
 
 
+@pytest.mark.slow
 @needs_plink2
 @pytest.mark.parametrize("kind", ["pgen", "vcf", "bgen"])
 def test_window_opens_each_format_as_the_bed(qtbot, window, formats, kind):
@@ -60,6 +61,7 @@ def test_window_opens_each_format_as_the_bed(qtbot, window, formats, kind):
     assert np.array_equal(study.planes, bed.planes)
 
 
+@pytest.mark.slow
 def test_run_panel_sample_id_mode_and_threshold_reach_open_input(window):
     from gboost.io.sample_ids import IdMode
 

@@ -47,6 +47,7 @@ def node_labels(view):
     return [t for t in view.labels.drawn if t.startswith(("rs", "GENE"))]
 
 
+@pytest.mark.slow
 def test_label_budget_at_default_zoom_and_more_labels_on_zoom_in(view):
     view.set_graph(big_graph())
     render_image(view.plot_widget, (1400, 900))
@@ -127,6 +128,7 @@ def test_hover_text_has_gene_pathway_marginal_p_and_the_pairs_chi2(view):
     assert (d["group"] in text) or "unknown pathway" in text
 
 
+@pytest.mark.slow
 def test_print_png_has_the_resolution_and_svg_is_valid(view, tmp_path):
     view.set_graph(big_graph(600, 400, seed=5))
     png = tmp_path / "g.png"

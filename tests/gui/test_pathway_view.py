@@ -136,6 +136,7 @@ def test_score_drives_node_size_or_colour(annotated):
     assert view.colorbar.scene() is None
 
 
+@pytest.mark.slow
 def test_selected_node_is_yellow_and_its_neighbours_green(qtbot, annotated):
     win, view = annotated, annotated.pathways
     g, a = win.graph, view.arrays
@@ -180,6 +181,7 @@ def test_selected_node_is_yellow_and_its_neighbours_green(qtbot, annotated):
     assert pixels_near(img, SELECTED) < selected_px - 20 and pixels_near(img, NEIGHBOUR) < neighbour_px - 20
 
 
+@pytest.mark.slow
 def test_threshold_highlights_exactly_the_edges_above_it(qtbot, annotated):
     view, g = annotated.pathways, annotated.graph
     stats = sorted(d["stat"] for _, _, d in g.edges(data=True))
@@ -205,6 +207,7 @@ def test_threshold_highlights_exactly_the_edges_above_it(qtbot, annotated):
     assert view.threshold is None and not view.highlighted_edges()
 
 
+@pytest.mark.slow
 def test_threshold_defaults_to_the_bonferroni_chi2_and_is_drawn_orange(annotated):
     from gboost.stats.pvalues import chi2_isf
 
@@ -215,6 +218,7 @@ def test_threshold_defaults_to_the_bonferroni_chi2_and_is_drawn_orange(annotated
     assert pixels_near(img, EDGE_HIGHLIGHT, tol=25) > 100
 
 
+@pytest.mark.slow
 def test_selection_is_shared_with_the_table_and_the_manhattan_plot(annotated):
     win, view = annotated, annotated.pathways
     rep, g = win.reported, win.graph
@@ -240,6 +244,7 @@ def test_selection_is_shared_with_the_table_and_the_manhattan_plot(annotated):
     assert str(g.nodes[str(win.result.study.variants.snp[rep.i[2]])]["index"]) == str(int(rep.i[2]))
 
 
+@pytest.mark.slow
 def test_hover_names_snp_genes_and_all_pathways_cut_when_long(annotated):
     win, view = annotated, annotated.pathways
     rep = win.reported
@@ -264,6 +269,7 @@ def test_hover_names_snp_genes_and_all_pathways_cut_when_long(annotated):
     assert "no pathway" in view.describe_point(view.point_at(pos.x(), pos.y()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,content,where", [
     ("gmt", "P_OK\tdesc\tGENE1\nP_BAD\tno genes here\n", "line 2"),
     ("annotation", "1\t100\t50\tBACKWARDS\n", "line 1"),
@@ -285,6 +291,7 @@ def test_bad_annotation_files_give_a_dialog_and_change_nothing(qtbot, annotated,
     assert box is not None and box.isVisible() and str(bad) in box.text()
 
 
+@pytest.mark.slow
 def test_annotation_window_and_files_are_remembered(qtbot, annotated):
     from gui.main_window import MainWindow
 
@@ -299,6 +306,7 @@ def test_annotation_window_and_files_are_remembered(qtbot, annotated):
     assert {n: d["pathways"] for n, d in annotated.graph.nodes(data=True)} == {n: d["pathways"] for n, d in g.nodes(data=True)}
 
 
+@pytest.mark.slow
 def test_graph_export_writes_what_gboost_pathways_writes(qtbot, annotated, cli_dir, tmp_path):
     from gboost.cli import main
 
@@ -326,6 +334,7 @@ def test_graph_export_writes_what_gboost_pathways_writes(qtbot, annotated, cli_d
             assert mine.nodes[n][attr] == cli.nodes[n][attr]
 
 
+@pytest.mark.slow
 def test_pathway_view_exports_png_and_svg(annotated, tmp_path):
     from guihelpers import non_white_fraction
 
@@ -338,6 +347,7 @@ def test_pathway_view_exports_png_and_svg(annotated, tmp_path):
     assert "<svg" in text and "P_ALPHA" in text  # captions are vector text
 
 
+@pytest.mark.slow
 def test_thousands_of_nodes_use_a_fixed_number_of_graphics_items(qtbot):
     """No per-node QGraphicsItems: a 3,000-node graph puts as many items in the scene as a
     20-node one, and draws in well under a few seconds."""
@@ -388,6 +398,7 @@ def non_blank(img: QImage) -> bool:
     return bool((rgb(img).min(axis=2) < 200).mean() > 0.01)
 
 
+@pytest.mark.slow
 def test_groups_list_a_snp_once_with_all_its_pathways(annotated):
     g = annotated.graph
     v = annotated.result.study.variants

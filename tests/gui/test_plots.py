@@ -14,6 +14,7 @@ def marginal_p_from_file(cli_dir) -> dict[str, float]:
     return {r[1]: float(r[7]) for r in rows}
 
 
+@pytest.mark.slow
 def test_manhattan_draws_every_snp_tested_at_its_p(scanned, cli_dir):
     m = scanned.manhattan
     study = scanned.result.study
@@ -37,11 +38,13 @@ def test_manhattan_alternates_two_colours_by_chromosome(scanned):
         assert set(lay.chrom_of[snps] % 2) == {g}
 
 
+@pytest.mark.slow
 def test_manhattan_has_genome_wide_and_suggestive_lines(scanned):
     pos = sorted(line.value() for line in scanned.manhattan.lines)
     assert pos == pytest.approx([-math.log10(1e-5), -math.log10(5e-8)])
 
 
+@pytest.mark.slow
 def test_clicking_a_snp_filters_the_table_to_its_partners_and_draws_them(qtbot, scanned):
     res = scanned.result
     rep = res.reported
@@ -72,6 +75,7 @@ def test_clicking_a_snp_filters_the_table_to_its_partners_and_draws_them(qtbot, 
     assert proxy.rowCount() == len(rep) and len(m.partner_item.getData()[0]) == 0
 
 
+@pytest.mark.slow
 def test_clicking_empty_space_selects_nothing(qtbot, scanned):
     m = scanned.manhattan
     hits = []
@@ -80,6 +84,7 @@ def test_clicking_empty_space_selects_nothing(qtbot, scanned):
     assert hits == [] and scanned.pairs.proxy.rowCount() == len(scanned.reported)
 
 
+@pytest.mark.slow
 def test_hover_names_the_snp_position_and_p(scanned):
     m = scanned.manhattan
     v = scanned.result.study.variants
@@ -90,6 +95,7 @@ def test_hover_names_the_snp_position_and_p(scanned):
     assert str(v.snp[k]) in text and f"{int(v.bp[k]):,}" in text and f"{scanned.result.marginal_p[k]:.3g}" in text
 
 
+@pytest.mark.slow
 def test_qq_plot_shows_every_tested_snp_and_lambda(scanned):
     q = scanned.qq
     res = scanned.result

@@ -25,6 +25,7 @@ def qt_cli_dir(qt_prefix, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_a_qt_scan_fills_the_table_and_plots(qtbot, window, qt_prefix, qt_cli_dir):
     study = load(qtbot, window, qt_prefix)
     assert study.quantitative
@@ -51,6 +52,7 @@ def test_a_qt_scan_fills_the_table_and_plots(qtbot, window, qt_prefix, qt_cli_di
     assert window.pairs.table.isColumnHidden(COLUMNS.index("KSA"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,name", [("pairs_tsv", "pairs.tsv"), ("epi_cc", "pairs.epi.qt"),
                                        ("epi_summary", "pairs.epi.qt.summary"), ("marginal", "marginal.tsv")])
 def test_qt_exports_are_the_cli_bytes(qtbot, window, qt_prefix, qt_cli_dir, tmp_path, kind, name):

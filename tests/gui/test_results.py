@@ -1,11 +1,11 @@
 """The scan from the window: the pair table, its sorting/filtering/copy, and cancel."""
-import time
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication
 
-from guihelpers import load
+from guihelpers import HeldTiles, load
 from gboost.engines.cpu import CpuEngine
 from gui.models import COLUMNS
 
@@ -25,6 +25,7 @@ def test_the_table_holds_exactly_the_pairs_of_the_cli_pairs_tsv(scanned, cli_dir
     assert scanned.pairs.count.text() == f"{len(lines) - 1:,} pairs"
 
 
+@pytest.mark.slow
 def test_sorting_a_column_orders_by_value_not_text(scanned):
     view, proxy = scanned.pairs, scanned.pairs.proxy
     p_col = COLUMNS.index("P")
@@ -53,6 +54,7 @@ def test_search_by_snp_id_keeps_only_its_pairs(qtbot, scanned):
     assert scanned.pairs.proxy.rowCount() == len(rep)
 
 
+@pytest.mark.slow
 def test_copy_puts_the_selected_rows_as_tsv_on_the_clipboard(scanned, cli_dir):
     table = scanned.pairs.table
     sel = table.selectionModel()
@@ -69,15 +71,10 @@ def test_cancel_mid_run_leaves_the_previous_results(qtbot, scanned, monkeypatch)
     shown_before = table_lines(scanned.pairs)
     y_before = scanned.manhattan.y.copy()
 
-    # A slower engine (many small tiles, each a little slower) so the scan is surely mid-run when
-    # the first progress event reaches the window; a looser epi1 would report more pairs.
+    # Many small tiles, the second held until the cancel is clicked, so the scan is surely mid-run
+    # when the first progress event reaches the window; a looser epi1 would report more pairs.
     real = CpuEngine.run_tile
-
-    def slow_tile(self, tile):
-        time.sleep(0.02)
-        return real(self, tile)
-
-    monkeypatch.setattr(CpuEngine, "run_tile", slow_tile)
+    held = HeldTiles(monkeypatch, free=1)
     scanned.run_panel.tile.setValue(16)
     scanned.run_panel.epi1.setText("1e-2")
     seen = []
@@ -86,6 +83,7 @@ def test_cancel_mid_run_leaves_the_previous_results(qtbot, scanned, monkeypatch)
         if not seen:
             seen.append(ev.fraction)
             qtbot.mouseClick(scanned.run_panel.cancel_button, Qt.MouseButton.LeftButton)
+            held.release()
 
     scanned.scanProgress.connect(cancel_on_first)
     with qtbot.waitSignal(scanned.scanCancelled, timeout=60000):
@@ -108,30 +106,45 @@ def test_cancel_mid_run_leaves_the_previous_results(qtbot, scanned, monkeypatch)
     assert len(after.reported) > len(before.reported)
 
 
+@pytest.mark.slow
 def test_window_stays_responsive_while_scanning(qtbot, window, study_prefix, monkeypatch):
-    load(qtbot, window, study_prefix)
-    real = CpuEngine.run_tile
+    import threading
 
-    def slow_tile(self, tile):
-        time.sleep(0.01)
-        return real(self, tile)
-
-    monkeypatch.setattr(CpuEngine, "run_tile", slow_tile)
-    window.run_panel.tile.setValue(16)
-    ticks = []
     from PySide6.QtCore import QTimer
 
+    load(qtbot, window, study_prefix)
+    real = CpuEngine.run_tile
+    ticks = []
+    ticked = threading.Condition()
+    tiles = []
+
+    def paced_tile(self, tile):
+        # Each tile waits for one more tick of the GUI thread's timer: the scan goes on only while
+        # the GUI thread runs its timers, and lasts at least a tick (20 ms) a tile, whatever the load.
+        with ticked:
+            tiles.append(tile)
+            assert ticked.wait_for(lambda: len(ticks) >= len(tiles), timeout=120), "the GUI thread stopped"
+        return real(self, tile)
+
+    def tick():
+        with ticked:
+            ticks.append(window.run_panel.progress.value())
+            ticked.notify_all()
+
+    monkeypatch.setattr(CpuEngine, "run_tile", paced_tile)
+    window.run_panel.tile.setValue(16)
     timer = QTimer()
-    timer.timeout.connect(lambda: ticks.append(window.run_panel.progress.value()))
+    timer.timeout.connect(tick)
     timer.start(20)
-    with qtbot.waitSignal(window.scanFinished, timeout=60000):
+    with qtbot.waitSignal(window.scanFinished, timeout=300000):
         window.start_scan()
     timer.stop()
     # The GUI thread ran its own timers throughout and saw the bar move in between.
-    assert len(ticks) >= 5
+    assert len(ticks) >= len(tiles) >= 5
     assert len({t for t in ticks if 0 < t < 1000}) >= 2
 
 
+@pytest.mark.slow
 def test_models_sort_and_filter_a_million_rows_without_calling_back_per_row(qtbot, monkeypatch):
     from gboost.scan import Pairs
     from gboost.study import VariantTable
@@ -168,6 +181,7 @@ def test_models_sort_and_filter_a_million_rows_without_calling_back_per_row(qtbo
     assert np.all(np.diff(stat[shown]) <= 0)
 
 
+@pytest.mark.slow
 def test_every_column_sorts_by_its_meaning(scanned):
     from gui.plots.genome import chrom_sort_key
 

@@ -1,39 +1,15 @@
 """Issue 8 in the GUI: a scan keeps a checkpoint; Cancel (or a crash) leaves it, the next Run of
 the same study and thresholds offers to resume, and the resumed scan gives the results of an
 uninterrupted one while computing only the tiles that were missing."""
-import threading
-import time
-
 import pytest
 from PySide6.QtCore import Qt
 
-from gboost.engines.cpu import CpuEngine
 from gboost.io.results import render_outputs
 from gui import checkpoints
-from guihelpers import EPI1, load
+from guihelpers import EPI1, HeldTiles, load
 
 TILE = 16
 RESULT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
-
-
-class TileCounter:
-    """Counts the tiles the CPU engine computes; optionally slow, to cancel mid-scan."""
-
-    def __init__(self, monkeypatch, delay=0.0):
-        self.calls = 0
-        self.delay = delay
-        self._lock = threading.Lock()
-        real = CpuEngine.run_tile
-        counter = self
-
-        def run_tile(engine, tile):
-            with counter._lock:
-                counter.calls += 1
-            if counter.delay:
-                time.sleep(counter.delay)
-            return real(engine, tile)
-
-        monkeypatch.setattr(CpuEngine, "run_tile", run_tile)
 
 
 @pytest.fixture
@@ -42,20 +18,20 @@ def interrupted(qtbot, window, study_prefix, monkeypatch):
     load(qtbot, window, study_prefix)
     window.run_panel.epi1.setText(EPI1)
     window.run_panel.tile.setValue(TILE)
-    counter = TileCounter(monkeypatch, delay=0.02)
+    counter = HeldTiles(monkeypatch, free=1)  # the second tile waits for the cancel
     cancel_once = []
 
     def cancel_on_first(ev):
         if not cancel_once:
             cancel_once.append(ev)
             qtbot.mouseClick(window.run_panel.cancel_button, Qt.MouseButton.LeftButton)
+            counter.release()
 
     window.scanProgress.connect(cancel_on_first)
     with qtbot.waitSignal(window.scanCancelled, timeout=60000):
         assert window.start_scan()
     qtbot.waitUntil(lambda: not window.busy)
     window.scanProgress.disconnect(cancel_on_first)
-    counter.delay = 0.0
     window.tiles_before_cancel = counter.calls
     window.counter = counter
     return window
@@ -104,6 +80,7 @@ def test_resume_offers_n_of_m_and_gives_the_uninterrupted_results(qtbot, interru
     assert any("Resuming the interrupted scan" in line for line in win.log_view.toPlainText().splitlines())
 
 
+@pytest.mark.slow
 def test_start_over_discards_the_checkpoint_and_scans_every_tile(qtbot, interrupted, cli_dir):
     win = interrupted
     found = checkpoints.interrupted(checkpoint_of(win))
@@ -131,6 +108,7 @@ def test_declining_the_offer_starts_nothing_and_keeps_the_checkpoint(qtbot, inte
     assert checkpoints.interrupted(checkpoint_of(win)) == before
 
 
+@pytest.mark.slow
 def test_a_torn_ledger_after_a_crash_still_resumes_to_the_same_results(qtbot, interrupted, cli_dir):
     """A crash mid-write leaves half a record at the end of the ledger: it is not counted as
     done, and the resumed scan recomputes that tile."""
@@ -150,6 +128,7 @@ def test_a_torn_ledger_after_a_crash_still_resumes_to_the_same_results(qtbot, in
     assert outputs(finished.args[0]) == cli_outputs(cli_dir)
 
 
+@pytest.mark.slow
 def test_other_thresholds_are_another_scan_and_are_not_offered(qtbot, interrupted):
     win = interrupted
     kept = checkpoint_of(win)
@@ -162,12 +141,14 @@ def test_other_thresholds_are_another_scan_and_are_not_offered(qtbot, interrupte
     assert offers == [] and checkpoints.interrupted(kept) is not None  # the other scan's checkpoint stays
 
 
+@pytest.mark.slow
 def test_an_uninterrupted_scan_leaves_no_checkpoint(qtbot, scanned):
     root = checkpoints.root()
     assert scanned.result is not None
     assert not root.exists() or not any(root.iterdir())
 
 
+@pytest.mark.slow
 def test_run_option_resumes_without_asking(qtbot, interrupted, cli_dir):
     """``gboost-gui --run`` starts the scan with ``resume=True``: no dialog, only missing tiles."""
     win = interrupted

@@ -23,6 +23,7 @@ def no_sex_prefix(study_prefix, tmp_path):
     return prefix
 
 
+@pytest.mark.slow
 def test_unknown_sex_dialog_fixes_it_in_one_click_and_the_scan_runs(qtbot, window, no_sex_prefix):
     window.run_panel.epi1.setText(EPI1)
     with qtbot.waitSignal(window.taskFailed, timeout=30000) as failed:
@@ -100,6 +101,7 @@ def test_defaults_are_plinks(window):
     assert opts.cli_args() == ["--epi1", "5e-06", "--epi2", "0.01", "--device", "auto"]
 
 
+@pytest.mark.slow
 def test_run_options_reach_the_scan(qtbot, window, study_prefix, tmp_path):
     rp = window.run_panel
     keep = tmp_path / "keep.txt"
@@ -150,6 +152,7 @@ def test_bad_option_values_name_the_flag(window, tmp_path):
         rp.run_options()
 
 
+@pytest.mark.slow
 def test_a_gui_scan_runs_on_dask_through_the_shared_pipeline(qtbot, window, study_prefix):
     """The Run panel's Dask address reaches the engine (gboost.scan.run_pipeline, as --dask does):
     the scan runs on a local Dask cluster and gives the CPU engine's files."""

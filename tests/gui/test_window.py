@@ -11,6 +11,7 @@ from gui import app, settings
 from gui.loading import canonical
 
 
+@pytest.mark.slow
 def test_open_shows_the_study_summary(qtbot, window, study_prefix):
     study = load(qtbot, window, study_prefix)
     f = window.summary.fields
@@ -26,6 +27,7 @@ def test_open_shows_the_study_summary(qtbot, window, study_prefix):
     assert window.windowTitle() == "gboost: study"
 
 
+@pytest.mark.slow
 def test_qc_settings_are_applied_and_what_they_removed_is_shown(qtbot, window, study_prefix):
     rp = window.run_panel
     rp.qc_checks["maf"].setChecked(True)
@@ -38,6 +40,7 @@ def test_qc_settings_are_applied_and_what_they_removed_is_shown(qtbot, window, s
     assert window.study_qc == QCOptions(maf=0.2)
 
 
+@pytest.mark.slow
 def test_changing_qc_reloads_the_study_before_the_scan(qtbot, window, study_prefix):
     load(qtbot, window, study_prefix)
     window.run_panel.qc_checks["maf"].setChecked(True)
@@ -49,6 +52,7 @@ def test_changing_qc_reloads_the_study_before_the_scan(qtbot, window, study_pref
     assert window.summary.fields["SNPs"].text().startswith(f"{window.study.n_snps:,} of {N_SNPS:,}")
 
 
+@pytest.mark.slow
 def test_recent_files_and_run_settings_persist(qtbot, window, study_prefix):
     load(qtbot, window, study_prefix)
     assert settings.recent_files()[0] == canonical(study_prefix)

@@ -1,6 +1,6 @@
 """The two ways of counting a tile's tables, as strategy objects the device runner calls instead of
 branching on the counting's name: their kernels and shared-memory plan, the planes' device layout
-and the launch. Both give the same results (the epilogue is the same; tests/test_gpu_engine.py).
+and the launch. Both give the same results (the epilogue is the same; tests/gpu/test_gpu_engine.py).
 
 * :class:`PopcCounting` (``"popc"``): AND + popcount on the CUDA cores (``kernels/boost_screen.cu``),
   GBOOST's kernel; planes [type][word][SNP]; one thread block per block of pairs.

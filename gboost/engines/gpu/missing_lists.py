@@ -14,7 +14,7 @@ the other 5 cells of each class from five counts, each a sum over one SNP's list
 Then, with ``n_ab`` the table's cells and ``N_t`` a SNP's count of type t in the class:
 ``n_a2 = N_a(row) - n_a0 - n_a1 - c_a`` (a = 0, 1), ``n_2b = N_b(col) - n_0b - n_1b - d_b`` (b = 0, 1),
 ``n_22 = N_2(row) - n_20 - n_21 - c_2``: the same integers as the direct count (:func:`corrected_table`
-is the reference, tests/test_missing_lists.py holds it equal to ``pair_table`` on every pair).
+is the reference, tests/unit/test_missing_lists.py holds it equal to ``pair_table`` on every pair).
 
 The kernel sums the lists 32 SNPs at a time, from a sample-major copy of the planes (``gt``, one bit of
 32 SNPs a word) into bit-sliced counters. This module plans which SNPs are listed, holds the device

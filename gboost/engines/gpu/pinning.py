@@ -28,7 +28,7 @@ when the last of them closes it. (Each pinning on its own, the second's registra
 the first's and were refused: its copies all went from pageable memory.)
 
 Nothing here knows CUDA: the runner passes the register / unregister calls (device.py), so the
-plan, the cutting and the thread are tested on the CPU (tests/test_pinned_pieces.py).
+plan, the cutting and the thread are tested on the CPU (tests/gpu/test_pinned_pieces.py).
 """
 from __future__ import annotations
 

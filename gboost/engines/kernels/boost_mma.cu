@@ -610,7 +610,7 @@ __device__ __forceinline__ void gm_pairs(gm_summ& sm, Cell cell, int pass,
 // relative (P, Q rounded, 2 products, 9 fused accumulations of positive terms); logf 1 ulp; the
 // last fma u (4 N ln 2 + N |ln tau|). In all u (3 N ln N + 52 N + 3 N |ln tau|) for KSA/2; E takes
 // twice that for KSA, times a safety factor of 2: E = 4u (3 N ln N + 52 N) + 12 u N |ln tau|
-// (0.09 at N = 5,000). tests/test_gpu_tensor.py checks the kernel against the float64 one and
+// (0.09 at N = 5,000). tests/gpu/test_gpu_tensor.py checks the kernel against the float64 one and
 // gboost.stats.f32screen (the same formula in NumPy float32) against the bound.
 
 #define GM_R32_FIELDS 7  // row SNP: K_a, P_00, P_01, P_10, P_11, P_20, P_21

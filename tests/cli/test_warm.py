@@ -1,0 +1,319 @@
+"""``gboost warm`` (run by scripts/setup.sh) leaves nothing for a user's first scan to compile:
+on a fresh install (an empty numba cache folder, and an empty CuPy kernel cache on a GPU), warm
+runs, and then scans of other studies in fresh processes compile no numba function and build no
+NVRTC module (issues 19 and 24: the first scan after install as fast as the second).
+
+Compilation is seen through gboost.compile_watch (numba's compile event; CuPy's NVRTC entry),
+not through timings."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from tests.helpers import ROOT, write_fake_cupy
+
+from gboost.simulate import PlantedPair, simulate_study
+
+pytestmark = pytest.mark.slow  # subprocess scans or PLINK runs throughout
+
+SAMPLE = os.path.join(ROOT, "sample_data", "sample")
+
+# Runs gboost's CLI in-process and prints what it compiled.
+PROBE = r"""
+import json, sys
+from gboost.compile_watch import CompileWatch
+from gboost.cli import main
+with CompileWatch(watch_cupy=True) as w:
+    rc = main(sys.argv[1:])
+print(json.dumps({"rc": rc, "numba": w.numba, "nvrtc": w.nvrtc}))
+"""
+
+
+def _env(cache: str, kernels: str | None = None) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    if kernels is not None:
+        env["CUPY_CACHE_DIR"] = kernels
+    return env
+
+
+def gboost(env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gboost.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True)
+
+
+def probe(env, *args) -> dict:
+    r = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["rc"] == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def other_study(tmp_path_factory):
+    """A study unlike warm's own: other sizes, three chromosomes, 1 % missing calls, 2 % of
+    the samples of unknown sex (founders PLINK orders alleles by, not scanned)."""
+    prefix = str(tmp_path_factory.mktemp("warm") / "other")
+    simulate_study(700, 333, 290, seed=5, chromosomes=3, missing_rate=0.01, unknown_sex=0.02,
+                   planted=[PlantedPair(10, 600, "xor", 6.0)]).write(prefix)
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory):
+    """A fresh numba cache folder, filled by `gboost warm` (CPU engine)."""
+    cache = str(tmp_path_factory.mktemp("numba-cache"))
+    env = _env(cache)
+    r = gboost(env, "warm", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    return env, r.stdout
+
+
+def test_warm_on_a_fresh_install_compiles_and_says_so(warmed):
+    _, out = warmed
+    assert out.startswith("gboost warm: ") and "numba functions compiled" in out
+
+
+@pytest.mark.parametrize("flags", [
+    [],
+    ["--allelic"],
+    ["--chr", "1-2", "--maf", "0.05", "--hwe", "1e-4"],
+    ["--max-r2", "0.5", "--min-distance", "10", "--epi1", "1e-3"],
+], ids=["scan", "allelic", "qc", "filters"])
+def test_after_warm_a_first_scan_compiles_nothing(warmed, other_study, tmp_path, flags):
+    env, _ = warmed
+    got = probe(env, "scan", "--bfile", other_study, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"), *flags)
+    assert got["numba"] == [], f"compiled on the first scan after warm: {sorted(set(got['numba']))}"
+
+
+def test_after_warm_the_sample_study_compiles_nothing(warmed, tmp_path):
+    env, _ = warmed
+    got = probe(env, "scan", "--bfile", SAMPLE, "--quiet", "--out", str(tmp_path / "o"))
+    assert got["numba"] == [], f"compiled on the first scan after warm: {sorted(set(got['numba']))}"
+
+
+def test_after_warm_a_first_pgen_scan_compiles_nothing(warmed, other_study, tmp_path):
+    """The .pgen/VCF/BGEN readers' compiled helper is warmed too (a user's first .pgen compiled it;
+    in the GUI, on the loading thread)."""
+    import shutil
+
+    pytest.importorskip("pgenlib")
+    plink2 = shutil.which("plink2")
+    if plink2 is None:
+        pytest.skip("plink2 is not installed (apt-get install plink2)")
+    pfile = str(tmp_path / "other")
+    r = subprocess.run([plink2, "--bfile", other_study, "--make-pgen", "--out", pfile], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env, _ = warmed
+    got = probe(env, "scan", "--pfile", pfile, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"))
+    assert got["numba"] == [], f"compiled on the first .pgen scan after warm: {sorted(set(got['numba']))}"
+
+
+PROBE_SPLICE = r"""
+import json
+import numpy as np
+from gboost.compile_watch import CompileWatch
+from gboost.io.fastnum import pair_texts, pairs_rows_array, ragged, splice_q
+with CompileWatch() as w:
+    texts = pair_texts(ragged(["1", "X"]), ragged(["rs1", "rs2"]), np.array([7, 70], dtype=np.int64))
+    floats = [(np.full(2, 3.5), 10, None)] * 3 + [(np.full(2, 0.25), 4, "NA")]
+    holed = pairs_rows_array(np.array([0, 0]), np.array([1, 1]), texts, np.array([4, 1]), floats, holed=True)
+    splice_q(np.array([1, 0], dtype=np.int64), holed, np.array([0.5, np.nan]))
+print(json.dumps(w.numba))
+"""
+
+
+def test_after_warm_the_splice_of_q_values_compiles_nothing(warmed):
+    """A GPU or Dask screen formats pairs.tsv's rows beside it and the writer splices the q values
+    in (gboost/io/fastnum.py splice_q), which no CPU scan reaches: warm compiles it directly."""
+    env, _ = warmed
+    r = subprocess.run([sys.executable, "-c", PROBE_SPLICE], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_second_warm_compiles_nothing(warmed):
+    env, _ = warmed
+    r = gboost(env, "warm", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    assert "numba functions all loaded from the cache" in r.stdout
+
+
+def test_without_warm_the_first_scan_does_compile(tmp_path, other_study):
+    """The watch sees compilation when there is some: the tests above could not pass vacuously."""
+    env = _env(str(tmp_path / "cold"))
+    got = probe(env, "scan", "--bfile", other_study, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"),
+                "--calibration-pairs", "0")
+    assert "gboost.engines.cpu._screen_tile" in got["numba"]
+
+
+def test_doctor_reports_the_cache_warm_after_warm(warmed):
+    env, _ = warmed
+    r = gboost(env, "doctor", "--json")
+    assert r.returncode == 0, r.stderr
+    state = json.loads(r.stdout)["caches"]["numba_cache_state"]
+    assert state.startswith("warm ("), state
+
+
+def test_a_warm_that_cannot_use_the_gpu_it_was_asked_for_is_one_line_and_exit_2(tmp_path):
+    env = _env(str(tmp_path / "c"))
+    env["CUDA_VISIBLE_DEVICES"] = ""  # no device for CuPy, where there is a CuPy
+    r = gboost(env, "warm", "--device", "gpu")
+    assert r.returncode == 2
+    assert r.stderr.startswith("gboost: error: --device gpu:") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_gpu_engine_that_fails_leaves_the_cpu_engine_warm_and_says_why(warmed, tmp_path):
+    """--device auto falls back to the CPU engine when the GPU engine cannot start; so does warm."""
+    env = dict(warmed[0], PYTHONPATH=os.pathsep.join([write_fake_cupy(tmp_path / "fake"), os.environ.get("PYTHONPATH", "")]))
+    r = gboost(env, "warm")
+    assert r.returncode == 0, r.stderr
+    assert "numba functions all loaded from the cache; GPU engine not warmed: the GPU scan `gboost scan" in r.stdout
+    r = gboost(env, "warm", "--device", "gpu")
+    assert r.returncode == 2 and r.stderr.startswith("gboost: error: warming scan `gboost scan")
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+# -- on a GPU (skipped elsewhere; run on the device machine) -----------------------------------
+def _gpu_unavailable() -> str | None:
+    try:
+        import cupy
+
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - no CuPy, or no driver
+        return f"{type(exc).__name__}: {exc}"
+    return None if n > 0 else "CuPy sees no CUDA device"
+
+
+_WHY = _gpu_unavailable()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_WHY is not None, reason=f"needs an NVIDIA GPU with CuPy: {_WHY}")
+def test_after_warm_a_first_gpu_scan_builds_no_kernel(tmp_path, other_study):
+    env = _env(str(tmp_path / "numba"), str(tmp_path / "kernels"))
+    r = gboost(env, "warm")
+    assert r.returncode == 0, r.stderr
+    assert "NVRTC module" in r.stdout and " built for " in r.stdout, r.stdout  # it did build, for this GPU
+    got = probe(env, "scan", "--bfile", other_study, "--device", "gpu", "--quiet", "--out", str(tmp_path / "o"))
+    assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan after warm"
+    assert got["numba"] == [], f"compiled on the first GPU scan after warm: {sorted(set(got['numba']))}"
+    # Wide studies take other builds of the tensor-core kernels (issue 21: 9.7 s of NVRTC on the first
+    # 200k-sample scan before warm built them too): the pre-screen without its table (14,500 samples),
+    # the float64 build (90,000), and with 16 row SNPs a warp (a class of 2^16 or more: 150,000).
+    for n_case, n_ctrl in ((7_000, 7_500), (45_000, 45_000), (80_000, 70_000)):
+        wide = str(tmp_path / f"wide{n_case}")
+        simulate_study(30, n_case, n_ctrl, seed=8, chromosomes=1, missing_rate=0.01).write(wide)
+        got = probe(env, "scan", "--bfile", wide, "--device", "gpu", "--quiet", "--out", str(tmp_path / f"w{n_case}"))
+        assert got["nvrtc"] == 0, f"NVRTC compiled on the first GPU scan of {n_case + n_ctrl:,} samples after warm"
+    doctor = json.loads(gboost(env, "doctor", "--json").stdout)
+    assert doctor["caches"]["cupy_kernel_cache_state"].startswith("warm for "), doctor["caches"]
+
+
+def test_warm_writes_bytecode_even_where_python_would_not(tmp_path):
+    """Under PYTHONDONTWRITEBYTECODE (set on the GPU device, and in many container images) every
+    command compiled gboost's ~80 modules from source (0.5 s at 500k x 5k, issue 24); warm writes
+    the bytecode itself, and a fresh interpreter then imports from it."""
+    from gboost.warm import _compile_bytecode
+
+    pkg = tmp_path / "pkg_warm_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("X = 1\n")
+    (pkg / "mod.py").write_text("Y = 2\n")
+    _compile_bytecode(pkg)
+    cached = sorted(p.name.split(".")[0] for p in (pkg / "__pycache__").glob("*.pyc"))
+    assert cached == ["__init__", "mod"]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(tmp_path)}
+    code = "import importlib.util as u; s = u.find_spec('pkg_warm_probe.mod'); print(s.cached)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert os.path.exists(out.strip())
+
+
+def test_warm_compiles_the_bytecode_of_the_packages_a_scan_imports(tmp_path, monkeypatch):
+    """NumPy installed without bytecode under PYTHONDONTWRITEBYTECODE (the GPU device's image)
+    cost every command 0.27 s of compiling its modules (issue 24): warm finds the installed folders
+    of the packages a scan imports, without importing them, and compiles them where it may write;
+    a folder it may not write to is left alone."""
+    import numpy
+
+    import gboost.warm as w
+
+    folders = w._dependency_folders()
+    np_dir = os.path.dirname(numpy.__file__)
+    assert (os.path.realpath(np_dir) in {os.path.realpath(f) for f in folders}) == os.access(np_dir, os.W_OK)
+    assert all(os.access(f, os.W_OK) for f in folders)
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    assert w._dependency_folders() == []
+
+
+# A scan in a fresh process after warm, with numba's target refresh counted; "full" takes gboost's
+# light loads away first (numba's own load, which refreshes the whole target before each load).
+PROBE_LOADS = r"""
+import json, sys
+import gboost
+if sys.argv[1] == "full":
+    from gboost import numba_cache
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "name", None) != numba_cache._CACHING]
+import numba.core.base as base
+refreshes = []
+real = base.BaseContext.refresh
+def counted(self):
+    refreshes.append(1)
+    return real(self)
+base.BaseContext.refresh = counted
+from gboost.compile_watch import CompileWatch
+from gboost.cli import main
+with CompileWatch() as w:
+    rc = main(sys.argv[2:])
+print(json.dumps({"rc": rc, "numba": w.numba, "refreshes": len(refreshes)}))
+"""
+
+
+def test_after_warm_a_scan_loads_its_compiled_functions_without_numbas_whole_target(warmed, other_study, tmp_path):
+    """numba refreshes its whole CPU target (~250 registries of typing and lowering rules, 0.15-0.24 s
+    holding the GIL on the H100 host) before it loads any cached function; gboost's loads set up only
+    what the loaded code needs (gboost/numba_cache.py, issue 24). After warm, a scan of an LD-free
+    study with missing calls, three chromosomes and a planted pair, in a fresh process, loads every
+    function with no refresh at all, and its outputs are those of the same scan with numba's own
+    loads, byte for byte."""
+    env, _ = warmed
+    outs = {}
+    for how in ("light", "full"):
+        out = tmp_path / how
+        r = subprocess.run([sys.executable, "-c", PROBE_LOADS, how, "scan", "--bfile", other_study, "--device", "cpu",
+                            "--epi1", "0.05", "--quiet", "--out", str(out)], cwd=ROOT, env=env, capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        assert got["rc"] == 0 and got["numba"] == [], got
+        outs[how] = (got["refreshes"], {p.name: p.read_bytes() for p in out.iterdir() if p.name != "run.json"})
+    assert outs["light"][0] == 0, "a cached function's load refreshed numba's whole target"
+    assert outs["full"][0] > 0  # the probe does see numba's own loads refresh it
+    assert outs["light"][1].keys() == outs["full"][1].keys() and len(outs["light"][1]) >= 4
+    for name, data in outs["full"][1].items():
+        assert outs["light"][1][name] == data, name
+
+
+def test_warm_scans_a_wide_study_for_each_build_of_the_tensor_core_kernels(tmp_path):
+    """The GPU warm-up scans one study for each build the study's width selects (MmaCounting.build,
+    MmaConfig.for_classes): the pre-screen without its table (~12.8k to 2^16 samples), the float64
+    build (2^16 samples and more) and its 16 row SNPs a warp (a class of 2^16 or more)."""
+    from gboost.engines.gpu.config import MmaConfig
+    from gboost.engines.gpu.counting import MMA_TABLE_SMEM_MAX
+    from gboost.warm import _scan_commands, _write_studies
+
+    a, b, m, wide = _write_studies(tmp_path)
+    scanned = {c[c.index("--bfile") + 1] for c in _scan_commands(a, b, m, wide, tmp_path, "gpu") if "--bfile" in c}
+    assert set(wide) <= scanned
+    assert not set(wide) & {c[c.index("--bfile") + 1] for c in _scan_commands(a, b, m, wide, tmp_path, "cpu")
+                            if "--bfile" in c}
+    builds = set()
+    for w in wide:
+        status = [line.split()[5] for line in open(w + ".fam")]
+        n_case, n_ctrl = status.count("2"), status.count("1")
+        n = n_case + n_ctrl
+        builds.add(((n + 1) * 8 <= MMA_TABLE_SMEM_MAX, n < 1 << 16, MmaConfig().for_classes(n_ctrl, n_case).warp_rows))
+    assert builds == {(False, True, 32), (False, False, 32), (False, False, 16)}
