@@ -379,7 +379,7 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     if args.part:
         from gboost.parts import write_part
 
-        write_part(out, study, params, result, overwrite=True)
+        write_part(out, study, params, result, covariates=covariates, overwrite=True)
         _log(args, f"part {args.part[0]}/{args.part[1]}: {result.acc.pairs_done} pairs, {result.acc.n_valid} valid "
                    f"tests; join the parts with `gboost merge DIR... --out DIR`")
         return 0

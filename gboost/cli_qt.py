@@ -12,9 +12,6 @@ from gboost.errors import InputError
 
 
 def _refuse_unsupported(args) -> None:
-    if args.part and args.covar:
-        raise InputError(None, "--covar with --part: the covariate refit of a quantitative trait scan needs the whole "
-                               "scan (run it without --part)")
     unsupported = [("--dask", args.dask),
                    ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
