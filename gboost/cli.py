@@ -29,7 +29,7 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    help="BGEN file, optionally with plink2's REF/ALT mode ref-first, ref-last or ref-unknown "
                         "(default ref-unknown: the first allele is counted); needs cbgen")
     g.add_argument("--sample", metavar="FILE", help="the BGEN's Oxford .sample file")
-    g.add_argument("--hard-call-threshold", type=V.in_range("--hard-call-threshold", 0, 0.5, hi_open=True), default=0.1,
+    g.add_argument("--hard-call-threshold", type=V.flag_type("hard_call_threshold"), default=0.1,
                    metavar="T", help="BGEN: a dosage within T of an integer is called, the rest missing (PLINK 2's "
                                      "meaning; default 0.1)")
     g.add_argument("--double-id", action="store_true", help="VCF/BGEN sample IDs: FID = IID = the file's ID")
@@ -58,10 +58,10 @@ class _BgenAction(argparse.Action):
 
 def _add_qc_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("QC (PLINK's flags and meanings; all off by default, as in PLINK 1.9)")
-    g.add_argument("--maf", type=V.in_range("--maf", 0, 1, lo_open=True), help="drop SNPs with minor allele frequency below this")
-    g.add_argument("--geno", type=V.in_range("--geno", 0, 1), help="drop SNPs with missing-call rate above this")
-    g.add_argument("--mind", type=V.in_range("--mind", 0, 1), help="drop samples with missing-call rate above this")
-    g.add_argument("--hwe", type=V.in_range("--hwe", 0, 1, hi_open=True), help="drop SNPs with HWE exact test p below this (controls)")
+    g.add_argument("--maf", type=V.flag_type("maf"), help="drop SNPs with minor allele frequency below this")
+    g.add_argument("--geno", type=V.flag_type("geno"), help="drop SNPs with missing-call rate above this")
+    g.add_argument("--mind", type=V.flag_type("mind"), help="drop samples with missing-call rate above this")
+    g.add_argument("--hwe", type=V.flag_type("hwe"), help="drop SNPs with HWE exact test p below this (controls)")
     g.add_argument("--extract", metavar="FILE", help="keep only the SNP IDs listed in FILE")
     g.add_argument("--exclude", metavar="FILE", help="drop the SNP IDs listed in FILE")
     g.add_argument("--chr", dest="chrom", metavar="CHR", help="keep only these chromosomes, e.g. 1-4,22")
@@ -123,18 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--epi1", type=V.in_range("--epi1", 0, 1, lo_open=True), default=None,
                    help="screening/reporting p threshold (default 5e-6, PLINK's for boost; 1e-4 for a quantitative "
                         "trait, PLINK's for --epistasis, where 1 writes every pair)")
-    g.add_argument("--epi2", type=V.in_range("--epi2", 0, 1, lo_open=True, hi_open=True), default=0.01, help="p threshold counted in the .summary's N_SIG (default 0.01)")
+    g.add_argument("--epi2", type=V.in_range("--epi2", 0, 1, lo_open=True, hi_open=True), default=None, help="p threshold counted in the .summary's N_SIG (default 0.01)")
     g.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="engine (auto: GPU when CuPy sees one)")
-    g.add_argument("--threads", type=V.at_least("--threads", 1, int), help="CPU threads (default: all cores)")
+    g.add_argument("--threads", type=V.flag_type("threads", int), help="CPU threads (default: all cores)")
     g.add_argument("--gpus", type=V.gpu_list, help="GPU ids to use, e.g. 0,1 (default: all)")
     g.add_argument("--dask", metavar="ADDRESS", type=V.dask_address,
                    help="run tiles on a Dask cluster: scheduler address (tcp://host:8786), local:N for N local workers, or local:gpus for one worker per GPU of this host")
-    g.add_argument("--tile", type=V.at_least("--tile", 1, int), help="tile edge in SNPs (default: chosen by the engine)")
-    g.add_argument("--min-distance", type=V.at_least("--min-distance", 0), metavar="KB",
+    g.add_argument("--tile", type=V.flag_type("tile", int), help="tile edge in SNPs (default: chosen by the engine)")
+    g.add_argument("--min-distance", type=V.flag_type("min_distance_kb"), metavar="KB",
                    help="pairs.tsv: leave out pairs of SNPs closer than KB kilobases on one chromosome")
-    g.add_argument("--max-r2", type=V.in_range("--max-r2", 0, 1), metavar="R2", help="pairs.tsv: leave out pairs whose genotypic r^2 exceeds R2")
+    g.add_argument("--max-r2", type=V.flag_type("max_r2"), metavar="R2", help="pairs.tsv: leave out pairs whose genotypic r^2 exceeds R2")
     g.add_argument("--allelic", action="store_true", help="marginal test: PLINK's 1-df allelic chi-square instead of BOOST's 2-df LR")
-    g.add_argument("--calibration-pairs", type=V.at_least("--calibration-pairs", 0, int), default=200_000, metavar="N",
+    g.add_argument("--calibration-pairs", type=V.at_least("--calibration-pairs", 0, int), default=None, metavar="N",
                    help="exact tests of N random pairs for the interaction test's inflation lambda in run.json "
                         "(default 200000; 0: none, which saves their time on small or quick scans)")
     g.add_argument("--genotypic", action="store_true",
@@ -258,8 +258,6 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     resume = _check_out_dir(out, args)
     ped = args.ped or (args.file + ".ped" if args.file else None)
     map_file = args.map_file or (args.file + ".map" if args.file else None)
-    if args.threads is not None and args.threads < 1:
-        raise InputError(None, "--threads must be at least 1")
     clock.lap("setup")
     # What numba's first load needs first (its runtime; not its whole target: gboost/numba_cache.py),
     # then CuPy's import on the GPU thread while this one parses and counts in
@@ -273,18 +271,20 @@ def _scan_read(args, out, clock, gpu_go) -> int:
                         allow_no_sex=args.allow_no_sex, pfile=args.pfile, vcf=args.vcf, bgen=args.bgen,
                         sample=args.sample, hard_call_threshold=args.hard_call_threshold,
                         bgen_ref=getattr(args, "bgen_ref", "ref-unknown"), ids=_id_mode(args))
-    qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
-                   exclude=args.exclude, chrom=_parse_chr(args.chrom))
+    try:  # (argparse has checked the values; the library checks them again, in the same words)
+        qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
+                       exclude=args.exclude, chrom=_parse_chr(args.chrom))
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test
         from gboost.cli_qt import scan_qt
 
         return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m))
     try:
-        params = ScanParams(epi1=5e-6 if args.epi1 is None else args.epi1, epi2=args.epi2, device=args.device,
-                            threads=args.threads, tile=args.tile, gpus=args.gpus,
-                            allelic=args.allelic, part=args.part, dask=args.dask,
-                            min_distance_kb=args.min_distance, max_r2=args.max_r2,
-                            calibration_pairs=args.calibration_pairs)
+        params = ScanParams(**V.given(args, epi1="epi1", epi2="epi2", device="device", threads="threads", tile="tile",
+                                      gpus="gpus", allelic="allelic", part="part", dask="dask",
+                                      min_distance_kb="min_distance", max_r2="max_r2",
+                                      calibration_pairs="calibration_pairs"))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     load_timings: dict = {}
@@ -381,7 +381,7 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     if args.part:
         from gboost.parts import write_part
 
-        write_part(out, study, params, result, overwrite=True)
+        write_part(out, study, params, result, covariates=covariates, overwrite=True)
         _log(args, f"part {args.part[0]}/{args.part[1]}: {result.acc.pairs_done} pairs, {result.acc.n_valid} valid "
                    f"tests; join the parts with `gboost merge DIR... --out DIR`")
         return 0

@@ -12,9 +12,6 @@ from gboost.errors import InputError
 
 
 def _refuse_unsupported(args) -> None:
-    if args.part and args.covar:
-        raise InputError(None, "--covar with --part: the covariate refit of a quantitative trait scan needs the whole "
-                               "scan (run it without --part)")
     unsupported = [("--dask", args.dask),
                    ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
@@ -33,9 +30,10 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
 
     _refuse_unsupported(args)
     try:
-        params = QTParams(epi2=args.epi2, threads=args.threads, genotypic=args.genotypic,
-                          device=args.device, tile=args.tile, gpus=args.gpus, part=args.part,
-                          **({} if args.epi1 is None else {"epi1": args.epi1}))
+        from gboost.validate import given
+
+        params = QTParams(**given(args, epi1="epi1", epi2="epi2", threads="threads", genotypic="genotypic",
+                                  device="device", tile="tile", gpus="gpus", part="part"))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     log("quantitative phenotype: the scan is PLINK 1.9's linear --epistasis test (y ~ a + b + a*b, "

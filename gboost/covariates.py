@@ -14,8 +14,10 @@ the deviance still converges.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -86,6 +88,54 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
     return out, [header[c] for c in cols]
 
 
+@dataclass
+class AdjustedTable:
+    """Adjusted tests computed where the genotypes were (each ``--part``), looked up by pair where
+    they are not (``gboost merge``: its study has no planes). It stands in for the covariate
+    matrix of ``(matrix, names)``: :func:`adjusted_tests` and :func:`adjusted_linear_tests` take
+    either, so the pipeline attaches the adjusted columns in one place whichever it holds."""
+
+    i: np.ndarray
+    j: np.ndarray
+    values: tuple  # the tests' columns, row k for pair (i[k], j[k])
+
+    @classmethod
+    def of(cls, i, j, values) -> "AdjustedTable":
+        return cls(np.asarray(i, np.int64), np.asarray(j, np.int64), tuple(np.asarray(v) for v in values))
+
+    @classmethod
+    def joined(cls, tables: list["AdjustedTable"]) -> "AdjustedTable":
+        return cls.of(np.concatenate([t.i for t in tables]), np.concatenate([t.j for t in tables]),
+                      [np.concatenate(col) for col in zip(*(t.values for t in tables))])
+
+    def lookup(self, i, j) -> tuple:
+        """The columns of pairs (i[k], j[k]); each must have been tested where the genotypes were."""
+        i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+        n = int(max(self.i.max(initial=0), self.j.max(initial=0), i.max(initial=0), j.max(initial=0))) + 1
+        have = self.i * n + self.j
+        order = np.argsort(have, kind="stable")
+        want = i * n + j
+        at = np.searchsorted(have[order], want)
+        hit = at < len(have)
+        hit[hit] = have[order][at[hit]] == want[hit]
+        if not hit.all():
+            k = int(np.flatnonzero(~hit)[0])
+            raise RuntimeError(f"no adjusted test of pair ({int(i[k])}, {int(j[k])}) among the parts' "
+                               f"({len(have)} pairs)")
+        rows = order[at]
+        return tuple(v[rows] for v in self.values)
+
+
+def covariates_key(covariates: tuple | None) -> dict | None:
+    """What pins a scan's covariates for ``gboost merge`` (the parts of one scan agree on it): the
+    names and the matrix's bytes, aligned with the study's samples."""
+    if covariates is None:
+        return None
+    matrix, names = covariates
+    digest = hashlib.sha256(np.ascontiguousarray(matrix, np.float64).tobytes()).hexdigest()
+    return {"names": list(names), "sha256": digest}
+
+
 def _fit_deviance(X: np.ndarray, y: np.ndarray, max_iter: int = 60) -> float:
     """Binomial deviance (-2 log-likelihood) of the logistic MLE, by IRLS with step halving."""
     beta = np.zeros(X.shape[1])
@@ -146,7 +196,10 @@ def _chi2_sf_3(x: float) -> float:
 
 
 def adjusted_tests(study: Study, i: np.ndarray, j: np.ndarray, covars: np.ndarray):
-    """STAT_ADJ, DF_ADJ, P_ADJ for pairs (i[k], j[k]) of a study with covariates aligned to it."""
+    """STAT_ADJ, DF_ADJ, P_ADJ for pairs (i[k], j[k]) of a study with covariates aligned to it
+    (or looked up in the :class:`AdjustedTable` of the parts)."""
+    if isinstance(covars, AdjustedTable):
+        return covars.lookup(i, j)
     out_s, out_d, out_p = np.full(len(i), np.nan), np.zeros(len(i), np.int64), np.full(len(i), np.nan)
     if len(i) == 0:
         return out_s, out_d, out_p
@@ -185,7 +238,10 @@ def adjusted_linear_test(a: np.ndarray, b: np.ndarray, y: np.ndarray, covars: np
 
 def adjusted_linear_tests(study: Study, i: np.ndarray, j: np.ndarray, covars: np.ndarray):
     """(BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ) arrays for pairs (i[k], j[k]) of a QT study with
-    covariates aligned to it; dosages count PLINK's A1 (``study.a1_flip``), as the scan's."""
+    covariates aligned to it (or looked up in the :class:`AdjustedTable` of the parts); dosages
+    count PLINK's A1 (``study.a1_flip``), as the scan's."""
+    if isinstance(covars, AdjustedTable):
+        return covars.lookup(i, j)
     out = tuple(np.full(len(i), np.nan) for _ in range(4))
     if len(i) == 0:
         return out

@@ -28,3 +28,36 @@ class InputError(ValueError):
 
 class ScanCancelled(Exception):
     """Raised inside the pipeline when the caller's cancel flag is set between tiles."""
+
+
+class interrupts_held:
+    """A block that changes a scan's running totals runs whole or not at all under Ctrl-C (a
+    context manager): a SIGINT that arrives inside it is raised as the block ends, so what a
+    checkpoint saves on the interrupt is always whole tiles (row blocks). Only the main thread
+    receives signals; elsewhere, or where SIGINT has no Python handler, it changes nothing."""
+
+    __slots__ = ("_previous", "_caught")
+
+    def __enter__(self) -> "interrupts_held":
+        import signal
+        import threading
+
+        self._previous, self._caught = None, None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def _hold(self, signum, frame) -> None:
+        self._caught = (signum, frame)
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is None:
+            return
+        import signal
+
+        signal.signal(signal.SIGINT, self._previous)
+        if self._caught is not None and exc[0] is None:
+            self._previous(*self._caught)  # Python's default handler: the KeyboardInterrupt, now

@@ -17,7 +17,23 @@ def open_input(*, bfile: str | None = None, ped: str | None = None, map_file: st
                bgen: str | None = None, sample: str | None = None, hard_call_threshold: float = 0.1,
                bgen_ref: str = "ref-unknown", ids: IdMode | None = None) -> GenotypeSource:
     """Open exactly one of: a PLINK binary fileset prefix, a .ped/.map pair, a BOOST matrix, a
-    PLINK 2 fileset prefix, a VCF/BCF file or a BGEN file (with its .sample); docs/FORMATS.md."""
+    PLINK 2 fileset prefix, a VCF/BCF file or a BGEN file (with its .sample); docs/FORMATS.md.
+    Paths are str or os.PathLike (a wrong type is a TypeError naming the argument)."""
+    from gboost.validate import check_setting, check_type
+
+    paths = dict(bfile=bfile, ped=ped, map_file=map_file, boost_matrix=boost_matrix, pheno=pheno, pfile=pfile,
+                 vcf=vcf, bgen=bgen, sample=sample)
+    for name, value in paths.items():
+        check_type("open_input", name, value, "path")
+    bfile, ped, map_file, boost_matrix, pheno, pfile, vcf, bgen, sample = (
+        None if v is None else os.fspath(v) for v in paths.values())
+    check_type("open_input", "allow_no_sex", allow_no_sex, "bool", optional=False)
+    try:
+        check_setting("open_input", "hard_call_threshold", hard_call_threshold)
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
+    if ids is not None and not isinstance(ids, IdMode):
+        raise TypeError(f"open_input: ids must be a gboost.io.sample_ids.IdMode or None, got {type(ids).__name__}")
     given = [x for x in (bfile, ped or map_file, boost_matrix, pfile, vcf, bgen) if x]
     if len(given) != 1:
         raise InputError(None, f"give exactly one input: {INPUT_CHOICES}")

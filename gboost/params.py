@@ -74,10 +74,38 @@ class ScanParams:
     calibration_pairs: int = 200_000
 
     def __post_init__(self):
+        from gboost.validate import check_setting, check_type, gpu_ids
+
+        owner = "ScanParams"
         for name in ("epi1", "epi2"):
+            check_type(owner, name, getattr(self, name), "number", optional=False)
             v = getattr(self, name)
             if not 0.0 < v < 1.0:
                 raise ValueError(f"--{name} must be between 0 and 1 (exclusive), got {v}")
+        check_type(owner, "device", self.device, "str", optional=False)
+        if self.device not in ("auto", "cpu", "gpu"):
+            raise ValueError(f"--device must be auto, cpu or gpu, got {self.device!r}")
+        check_setting(owner, "threads", self.threads, "int")
+        check_setting(owner, "tile", self.tile, "int")
+        if self.gpus is not None:
+            if isinstance(self.gpus, (str, bytes)) or not hasattr(self.gpus, "__iter__"):
+                raise TypeError(f"{owner}: gpus must be a list of device numbers or None, got "
+                                f"{type(self.gpus).__name__} {self.gpus!r}")
+            self.gpus = gpu_ids(list(self.gpus))
+        check_type(owner, "dask", self.dask, "str")
+        check_type(owner, "allelic", self.allelic, "bool", optional=False)
+        if self.part is not None:
+            if isinstance(self.part, (str, bytes)) or len(tuple(self.part)) != 2:
+                raise TypeError(f"{owner}: part must be (k, n) or None, got {type(self.part).__name__} {self.part!r}")
+            for x in self.part:
+                check_type(owner, "part", x, "int", optional=False)
+            k, n = (int(x) for x in self.part)
+            if not 1 <= k <= n:
+                raise ValueError(f"--part {k}/{n}: need 1 <= K <= N")
+            self.part = (k, n)
+        check_setting(owner, "min_distance_kb", self.min_distance_kb)
+        check_setting(owner, "max_r2", self.max_r2)
+        check_type(owner, "calibration_pairs", self.calibration_pairs, "int", optional=False)
         if self.calibration_pairs < 0:
             raise ValueError(f"--calibration-pairs must be 0 (no calibration) or more, got {self.calibration_pairs}")
 

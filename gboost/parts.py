@@ -27,12 +27,17 @@ _VARIANT_FIELDS = ("chrom", "snp", "cm", "bp", "a1", "a2")
 
 
 def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, screened: ScreenResult, *,
-               overwrite: bool = False) -> Path:
-    """Write one part's screen (``part.npz`` + ``run.json``) atomically into ``out_dir``."""
+               covariates: tuple | None = None, overwrite: bool = False) -> Path:
+    """Write one part's screen (``part.npz`` + ``run.json``) atomically into ``out_dir``.
+
+    ``covariates`` = (matrix aligned with study.samples, names): the adjusted tests of the part's
+    pairs with P <= epi1, which need the genotypes the merge does not have, are made here and
+    carried (``adj_*``); the merge attaches them as a single run's finalize would."""
+    from gboost.covariates import covariates_key
     from gboost.io.results import atomic_directory
 
     arrays = screened.acc.to_arrays()
-    arrays.update(_part_ties(study, params, screened))
+    arrays.update(_part_host_work(study, params, screened, covariates))
     for f in _VARIANT_FIELDS:
         col = np.asarray(getattr(study.variants, f))
         arrays[f"var_{f}"] = col if f in ("cm", "bp") else col.astype(str)
@@ -42,7 +47,8 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
     arrays["snp_col_width"] = np.int64(study.snp_id_width)
     meta = {"part": list(params.part), "params": {k: v for k, v in params.__dict__.items() if k != "part"},
             "engine": screened.engine, "device": screened.device, "qc": study.qc.as_dict(),
-            "source_files": list(study.source_files), "timings_s": screened.timings}
+            "source_files": list(study.source_files), "timings_s": screened.timings,
+            "covariates": covariates_key(covariates)}
     arrays["meta"] = np.array(json.dumps(meta))
 
     def fill(staging: Path) -> None:
@@ -53,24 +59,38 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
     return atomic_directory(out_dir, fill, overwrite=overwrite)
 
 
-def _part_ties(study: Study, params: ScanParams, screened: ScreenResult) -> dict:
-    """What the merge needs for PLINK's BEST_SNP on ties (gboost/best_ties.py), which it cannot
-    work out without the genotypes: the SNPs alike up to their genotypes' names (``alike``), and
-    per SNP whose best partner in this part (its survivors exact-tested, as the merge will) has
-    alike SNPs, the partner and PLINK's z chosen among this part's pairs (``tie_q``, ``tie_z``)."""
+def _part_host_work(study: Study, params: ScanParams, screened: ScreenResult, covariates: tuple | None) -> dict:
+    """What the merge needs that it cannot work out without the genotypes, from this part's
+    survivors exact-tested (as the merge will test them):
+
+    - for PLINK's BEST_SNP on ties (gboost/best_ties.py): the SNPs alike up to their genotypes'
+      names (``alike``), and per SNP whose best partner in this part has alike SNPs, the partner
+      and PLINK's z chosen among this part's pairs (``tie_q``, ``tie_z``);
+    - with ``covariates``: the adjusted tests of the pairs with P <= epi1 (``adj_i``, ``adj_j``,
+      ``adj_stat``, ``adj_df``, ``adj_p``)."""
     from gboost.best_ties import repair_best
     from gboost.hostwork import HostWork
     from gboost.tiles import part_rows
 
+    out: dict = {}
     host = HostWork(study, params, background=False)
     try:
         alike = host.alike.result()
-        if alike is None:
-            return {}
+        if alike is None and covariates is None:
+            return out
         acc = screened.acc
         host.feed(acc, final=True)
         for f in host.blocks:
             f.result()
+        if covariates is not None:
+            from gboost.covariates import adjusted_tests
+
+            i, j, _ksa, _stat, _df, p, *_ = host.results(acc)
+            sel = np.flatnonzero(p <= params.epi1)
+            out["adj_i"], out["adj_j"] = i[sel], j[sel]
+            out["adj_stat"], out["adj_df"], out["adj_p"] = adjusted_tests(study, i[sel], j[sel], covariates[0])
+        if alike is None:
+            return out
         local = acc.summary.copy()
         local.merge_partial(host.folded)
     finally:
@@ -79,7 +99,8 @@ def _part_ties(study: Study, params: ScanParams, screened: ScreenResult) -> dict
     tie_z = np.full(study.n_snps, np.nan)
     done = repair_best(study, local, params.thresholds().screen, alike, rows=part_rows(study.n_snps, *params.part))
     tie_q[done], tie_z[done] = local.best_partner[done], local.best[done]
-    return {"alike": alike, "tie_q": tie_q, "tie_z": tie_z}
+    out.update(alike=alike, tie_q=tie_q, tie_z=tie_z)
+    return out
 
 
 def read_part(path, *, meta_only: bool = False):
@@ -125,7 +146,8 @@ def merge_parts(dirs: list[str | os.PathLike]):
         raise InputError(None, "merge needs at least one part directory")
     loaded = [(Path(p), *read_part(p)) for p in dirs]
     _, d0, m0 = loaded[0]
-    check_part_set(loaded, lambda m: _science(m["params"]), ("var_snp", "counts"))
+    check_part_set(loaded, lambda m: {**_science(m["params"]), "covariates": m.get("covariates")},
+                   ("var_snp", "counts"))
     acc = Accumulator.from_arrays(d0)
     for _, d, _ in loaded[1:]:
         acc.absorb(Accumulator.from_arrays(d))
@@ -137,7 +159,15 @@ def merge_parts(dirs: list[str | os.PathLike]):
     ties = None
     if all("alike" in d for _, d, _ in loaded):  # (parts written before it: the engines' order stands)
         ties = (d0["alike"], [(d["tie_z"], d["tie_q"]) for _, d, _ in loaded])
-    return finalize(study, params, ScreenResult(acc, params.thresholds(), timings, *desc), part_ties=ties)
+    covariates = None
+    if m0.get("covariates") is not None:  # the adjusted tests the parts made, looked up by pair
+        from gboost.covariates import AdjustedTable
+
+        table = AdjustedTable.joined([AdjustedTable.of(d["adj_i"], d["adj_j"], (d["adj_stat"], d["adj_df"], d["adj_p"]))
+                                      for _, d, _ in loaded])
+        covariates = (table, m0["covariates"]["names"])
+    return finalize(study, params, ScreenResult(acc, params.thresholds(), timings, *desc), covariates=covariates,
+                    part_ties=ties)
 
 
 def _science(params: dict) -> dict:

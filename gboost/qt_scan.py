@@ -119,7 +119,7 @@ class QTScanResult:
     engine_counts: dict = field(default_factory=dict)  # GPU engine: pairs re-tested on the CPU, tiles per device
 
     marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
-    _covariates = None  # (n, c) matrix aligned with study.samples, set by run_qt_scan
+    _covariates = None  # (n, c) matrix aligned with study.samples (run_qt_scan), or the parts' AdjustedTable (merge)
 
     @cached_property
     def reported(self) -> QTPairs:
@@ -167,9 +167,6 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     t = time.perf_counter()
     rows = None
     if params.part is not None:
-        if covariates is not None:
-            raise ValueError("--covar with --part: the adjusted refit needs the whole scan (run it on the merged "
-                             "pairs, or without --part)")
         from gboost.tiles import part_rows
 
         rows = part_rows(study.n_snps, *params.part)
@@ -327,14 +324,17 @@ QT_PART_KIND = "quantitative"  # meta["phenotype"] of a QT part (parts share par
 _VARIANT_FIELDS = ("chrom", "snp", "cm", "bp", "a1", "a2")
 _PAIR_FIELDS = ("i", "j", "tables", "sums", "sumsq", "ok", "beta", "se", "stat", "f", "f_df1", "f_df2", "f_p")
 _SCIENCE = ("epi1", "epi2", "genotypic")  # the parameters that change the files (engine options do not)
+_ADJ_FIELDS = ("beta", "se", "stat", "p")  # the adjusted refit's columns (QTPairs.adj)
 
 
 def write_qt_part(out_dir, result: QTScanResult, *, overwrite: bool = False):
     """One part's share of a QT scan (``part.npz`` + ``run.json``), atomically: its .epi.qt rows with
     their re-tests, its per-SNP counts and best partners after / before each SNP (uncombined: merge
-    folds them as one scan does), the marginal tests and what the writers need of the study."""
+    folds them as one scan does), the marginal tests and what the writers need of the study; with
+    covariates, the adjusted refit of its reported pairs (``adj_*``: the merge has no genotypes)."""
     import json
 
+    from gboost.covariates import covariates_key
     from gboost.io.outdir import staged_files
     from gboost.parts import PART_FILE
 
@@ -352,8 +352,13 @@ def write_qt_part(out_dir, result: QTScanResult, *, overwrite: bool = False):
         v = getattr(result.screened, f)
         if v is not None:
             arrays[f"pair_{f}"] = v
+    covariates = None
+    if result._covariates is not None:
+        covariates = (result._covariates, result.covariate_names)
+        rep = result.reported
+        arrays.update(adj_i=rep.i, adj_j=rep.j, **{f"adj_{k}": v for k, v in zip(_ADJ_FIELDS, rep.adj)})
     params = {k: v for k, v in result.params.__dict__.items() if k != "part"}
-    meta = {"phenotype": QT_PART_KIND, "part": list(result.params.part), "params": params, "test": result.test,
+    meta = {"phenotype": QT_PART_KIND, "covariates": covariates_key(covariates), "part": list(result.params.part), "params": params, "test": result.test,
             "engine": result.engine, "device": result.device, "qc": s.qc.as_dict(),
             "source_files": list(s.source_files), "timings_s": result.timings,
             "counts": {"pairs": int(sum(s.n_snps - 1 - i for i in range(*_part_rows(result)))),
@@ -416,7 +421,7 @@ def merge_qt_parts(dirs) -> QTScanResult:
             raise InputError(path, "a case-control part: it cannot be merged with a quantitative trait scan's parts")
         loaded.append((Path(path), *got))
     _, d0, m0 = loaded[0]
-    check_part_set(loaded, lambda m: {k: m["params"].get(k) for k in _SCIENCE},
+    check_part_set(loaded, lambda m: {**{k: m["params"].get(k) for k in _SCIENCE}, "covariates": m.get("covariates")},
                    ("var_snp", "counts", "trait", "a1_flip"))
     loaded.sort(key=lambda x: x[2]["part"][0])  # rows in order: the fold's ties go to the earliest partner
     p = len(d0["var_snp"])
@@ -454,8 +459,16 @@ def merge_qt_parts(dirs) -> QTScanResult:
     timings = {"screen": sum(meta["timings_s"].get("screen", 0.0) for _, _, meta in loaded)}
     summary = QTSummary(n_sig, (p - 1) - n_fail, best, partner)
     n_valid = p * (p - 1) // 2 - int(n_fail.sum()) // 2
-    return QTScanResult(study, params, engine, device, screened, summary, n_valid, alpha1, alpha2,
-                        d0["marginal_beta"], d0["marginal_stat"], d0["marginal_p"], timings, m0["test"])
+    res = QTScanResult(study, params, engine, device, screened, summary, n_valid, alpha1, alpha2,
+                       d0["marginal_beta"], d0["marginal_stat"], d0["marginal_p"], timings, m0["test"])
+    if m0.get("covariates") is not None:  # the refit the parts made, looked up by pair
+        from gboost.covariates import AdjustedTable
+
+        res._covariates = AdjustedTable.joined([AdjustedTable.of(d["adj_i"], d["adj_j"],
+                                                                 [d[f"adj_{k}"] for k in _ADJ_FIELDS])
+                                                for _, d, _ in loaded])
+        res.covariate_names = list(m0["covariates"]["names"])
+    return res
 
 
 def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = False) -> QTPairs:

@@ -179,6 +179,7 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     :class:`ScreenResult` (gboost/parts.py writes it).
     """
     params = params or ScanParams()
+    _check_pipeline_args(study, params, covariates)
     t0 = time.perf_counter()
     try:
         screened = screen(study, params, engine=engine, progress=progress, cancel=cancel, checkpoint=checkpoint)
@@ -194,6 +195,28 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     res = finalize(study, params, screened, covariates=covariates)
     res.timings["finalize_call"] = time.perf_counter() - t1
     return res
+
+
+def _check_pipeline_args(study, params, covariates) -> None:
+    """run_pipeline's arguments, before anything runs: TypeError naming the one of a wrong type,
+    ValueError for covariates that do not fit the study."""
+    if not isinstance(study, Study):
+        raise TypeError(f"run_pipeline: study must be a gboost.Study (gboost.load_study), got {type(study).__name__}")
+    if not isinstance(params, ScanParams):
+        raise TypeError(f"run_pipeline: params must be a gboost.ScanParams or None, got {type(params).__name__}")
+    if study.quantitative:
+        raise ValueError("run_pipeline: the study's phenotype is quantitative; its scan is "
+                         "gboost.qt_scan.run_qt_scan (PLINK's linear --epistasis test)")
+    if covariates is not None:
+        if not isinstance(covariates, tuple) or len(covariates) != 2:
+            raise TypeError("run_pipeline: covariates must be (matrix, names), as gboost.covariates.read_covariates "
+                            f"returns, or None; got {type(covariates).__name__}")
+        matrix, names = covariates
+        shape = np.shape(matrix)
+        if len(shape) != 2 or shape[0] != study.n_samples or shape[1] != len(names):
+            raise ValueError(f"run_pipeline: covariates of shape {shape} for {study.n_samples} samples and "
+                             f"{len(names)} names (expected ({study.n_samples}, {len(names)}), aligned with "
+                             "study.samples)")
 
 
 def run_scan(study: Study, params: ScanParams | None = None, **kwargs) -> ScanResult:

@@ -216,6 +216,20 @@ class QCOptions:
     exclude: str | None = None  # --exclude FILE: drop SNP IDs listed
     chrom: list[str] | None = None  # --chr: keep only these chromosomes
 
+    def __post_init__(self):
+        from gboost.validate import check_setting, check_type
+
+        for name in ("maf", "geno", "mind", "hwe"):
+            check_setting("QCOptions", name, getattr(self, name))
+        for name in ("extract", "exclude"):
+            check_type("QCOptions", name, getattr(self, name), "path")
+        if self.chrom is not None:
+            # A string is a list of its characters to the filter: "22" kept chromosome 2.
+            if not isinstance(self.chrom, (list, tuple)) or not all(isinstance(c, str) for c in self.chrom):
+                raise TypeError(f"QCOptions: chrom must be a list of chromosome names (e.g. ['22'] or ['1', '2']) "
+                                f"or None, got {type(self.chrom).__name__} {self.chrom!r}")
+            self.chrom = list(self.chrom)
+
 
 def founders_a1_major(f: np.ndarray) -> np.ndarray:
     """Per SNP: whether PLINK 1.9 swaps the .bim's alleles (A1 more frequent than A2 among the

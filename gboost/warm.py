@@ -58,7 +58,7 @@ class WarmResult:
         return f"gboost warm: {what} ({self.seconds:.1f} s)"
 
 
-def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tuple[str, ...]]:
+def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tuple[str, ...], tuple[str, str, str]]:
     """Small studies: a .bed with missing calls on two chromosomes, a planted pair (so pairs
     survive the screen and get exact tests and output rows) and a few samples of unknown sex (so
     PLINK's founders are not the scanned samples: their counts are made in the counting pass), a .bed without missing calls and an
@@ -69,7 +69,10 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     (from ~12.8k the float32 pre-screen has no room for its table and takes its brackets by shares),
     80,000 (from 2^16 the float64 build) and 140,000 with 70,000 a class (a class of 2^16 or more:
     16 row SNPs a warp, MmaConfig.for_classes), the widths of biobanks. ``wide``: False where no GPU
-    is warmed (the CPU engine has no other code for them, and writing them is not free)."""
+    is warmed (the CPU engine has no other code for them, and writing them is not free). Then the
+    quantitative trait scan's (PLINK's linear test: another engine, other statistics and writers,
+    CPU and GPU): a study with missing calls and one without, and a covariate file for the adjusted
+    refit."""
     import numpy as np
 
     from gboost.simulate import PlantedPair, simulate_study
@@ -86,10 +89,19 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     widths = (("w", (10_000, 10_000)), ("w80k", (40_000, 40_000)), ("w140k", (70_000, 70_000))) if wide else ()
     for name, (n_case, n_ctrl) in widths:
         simulate_study(12, n_case, n_ctrl, seed=21, chromosomes=1, missing_rate=0.01).write(str(folder / name))
-    return a, b, str(m), tuple(str(folder / name) for name, _ in widths)
+    from gboost.simulate import simulate_qt_study
+
+    q, q0 = str(folder / "q"), str(folder / "q0")
+    simulate_qt_study(90, 150, seed=19, missing_rate=0.02, effects=[(3, 60, 0.7)]).write(q)
+    simulate_qt_study(40, 77, seed=24, missing_rate=0.0).write(q0)
+    cov = folder / "cov.txt"
+    cov.write_text("FID IID c1\n" + "".join(f"{r.split()[0]} {r.split()[1]} {k % 9}\n"
+                                           for k, r in enumerate(open(q + ".fam"))))
+    return a, b, str(m), tuple(str(folder / name) for name, _ in widths), (q, q0, str(cov))
 
 
-def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], out: Path, device: str) -> list[list[str]]:
+def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str, str, str], out: Path,
+                   device: str) -> list[list[str]]:
     common = ["--device", device, "--quiet", "--epi1", "1e-2", "--overwrite"]
     o = lambda name: ["--out", str(out / f"{device}-{name}")]  # noqa: E731
     qc = ["--maf", "0.01", "--geno", "0.5", "--mind", "0.5", "--hwe", "1e-8"]
@@ -108,6 +120,18 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], out: Path, dev
         cmds += [["scan", "--bfile", a, *common, *o("part1"), "--part", "1/2"],
                  ["scan", "--bfile", a, *common, *o("part2"), "--part", "2/2"],
                  ["merge", str(out / "cpu-part1"), str(out / "cpu-part2"), "--out", str(out / "merged"), "--quiet"]]
+    # The quantitative trait scan (its default --epi1, every pair with --epi1 1, the genotypic
+    # F-test, the adjusted refit, several tiles of the GPU engine, a part) on both devices.
+    q, q0, cov = qt
+    qt_common = ["--device", device, "--quiet", "--overwrite"]
+    cmds += [["scan", "--bfile", q, *qt_common, *o("qt")],
+             ["scan", "--bfile", q, *qt_common, *o("qt-every"), "--epi1", "1", "--genotypic"],
+             ["scan", "--bfile", q, *qt_common, *o("qt-covar"), "--epi1", "0.05", "--covar", cov, "--tile", "32"],
+             ["scan", "--bfile", q0, *qt_common, *o("qt-plain"), "--epi1", "0.05"],
+             ["scan", "--bfile", q, *qt_common, *o("qt-part1"), "--part", "1/2"],
+             ["scan", "--bfile", q, *qt_common, *o("qt-part2"), "--part", "2/2"],
+             ["merge", str(out / f"{device}-qt-part1"), str(out / f"{device}-qt-part2"), "--out",
+              str(out / f"{device}-qt-merged"), "--quiet"]]
     return cmds
 
 

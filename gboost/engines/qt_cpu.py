@@ -33,6 +33,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from gboost.errors import interrupts_held
 from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
 from gboost.study import Study
@@ -529,16 +530,20 @@ class QTCPUEngine:
                     from gboost.errors import ScanCancelled
 
                     raise ScanCancelled()
-                clean = False
                 i1 = min(r1, i0 + block)
+                # The block's statistics (most of its time) change none of the totals: a Ctrl-C
+                # then, raised as the kernel returns, leaves the finished blocks to save. Their fold
+                # runs whole or not at all.
                 _stat_block(*qp.scan_args(), i0, i1, zbuf)
-                _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
-                _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
-                r, c = survivors(zbuf, i0, i1, alpha1)
-                si.append(r + i0)
-                sj.append(c)
-                next_row = i1
-                clean = True
+                with interrupts_held():
+                    clean = False
+                    _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
+                    _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
+                    r, c = survivors(zbuf, i0, i1, alpha1)
+                    si.append(r + i0)
+                    sj.append(c)
+                    next_row = i1
+                    clean = True
                 done += sum(p - 1 - i for i in range(i0, i1))
                 if checkpoint is not None and checkpoint.due():
                     checkpoint.save(state())

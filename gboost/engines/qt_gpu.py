@@ -45,6 +45,7 @@ import numba as nb
 import numpy as np
 
 from gboost.engines.qt_cpu import QTPlanes, QTScanCore, combine_best, exact_stats, qt_planes
+from gboost.errors import interrupts_held
 from gboost.stats.qt import DET_EPSILON, VIF_THRESH
 from gboost.study import Study
 
@@ -642,9 +643,10 @@ class QTGPUEngine:
                 if isinstance(item, BaseException):
                     raise item
                 k, tile, ts = item
-                clean = False  # an interrupt may land inside the addition: no checkpoint of it then
-                acc.add(k, tile, ts)
-                clean = True
+                with interrupts_held():  # the addition runs whole: a Ctrl-C then is raised after it
+                    clean = False  # (an error inside it: no checkpoint of it then)
+                    acc.add(k, tile, ts)
+                    clean = True
                 done += _tile_pairs(tile)
                 if checkpoint is not None and checkpoint.due():
                     checkpoint.save(acc.arrays())

@@ -108,18 +108,6 @@ def test_merge_refuses_a_case_control_part_among_qt_parts(prefix, tmp_path, caps
     assert len(err) == 1 and "case-control part" in err[0]
 
 
-def test_covar_with_part_is_refused_in_one_line(prefix, tmp_path, capsys):
-    cov = tmp_path / "c.txt"
-    fam = [line.split() for line in open(prefix + ".fam")]
-    cov.write_text("FID IID age\n" + "".join(f"{f[0]} {f[1]} {k % 7}\n" for k, f in enumerate(fam)))
-    out = tmp_path / "o"
-    assert gboost_main(["scan", "--bfile", prefix, "--out", str(out), "--quiet", "--part", "1/2",
-                        "--covar", str(cov)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--covar with --part" in err[0]
-    assert not out.exists() or not any(p.name != ".gboost.lock" for p in out.iterdir())
-
-
 # --- --resume ------------------------------------------------------------------------------------
 
 def _stop_after(k):
