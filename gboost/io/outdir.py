@@ -5,10 +5,12 @@ The rules (README "Nothing lost"; tests/test_nothing_lost.py checks each byte of
 * gboost replaces only files of the names it writes itself (a scan's five outputs and checkpoint,
   a part file, the pathway files). Everything else in ``--out`` — a user's thesis, subfolders,
   the input fileset — is never removed, renamed or rewritten, with or without ``--overwrite``.
-* A set of files appears whole: each is written to a hidden temporary file in the same folder,
-  flushed to disk, then renamed over its old version; ``run.json`` (the record of a complete run)
-  is removed first and renamed in last, so a crash mid-way leaves old or new files, each whole,
-  and no run.json claiming a run that did not finish.
+* A set of files appears whole: each is written to a temporary file in a hidden folder inside
+  ``--out``, flushed to disk; then the previous versions are moved aside (``run.json``, the record
+  of a complete run, first) and the new ones in (``run.json`` last). A rename that fails puts the
+  previous set back, so ``--out`` holds the previous set exactly as it was or the new one complete;
+  a run killed mid-way is rolled back by the next run into the folder. A folder at an output name
+  is refused, not moved.
 * A symlinked ``--out`` is followed, not replaced. New folders and files get the user's umask.
 * ``--out`` that is the working folder or one of its parents, or the folder of an input or one of
   its parents, is refused before anything runs (:func:`refuse_unsafe_out`).
@@ -123,8 +125,11 @@ class MarkedFolder:
             self.remove()
             raise
 
-    def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+    def remove(self, keep: bool = False) -> None:
+        """The folder removed (``keep``: left, with its marker, for a later run to clear) and its
+        lock let go."""
+        if not keep:
+            shutil.rmtree(self.path, ignore_errors=True)
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -172,6 +177,8 @@ def clear_leftovers(out: str | os.PathLike) -> list[str]:
         for name in entries:
             for prefix in prefixes:
                 if name.startswith(prefix) and _proven_leftover(folder / name, prefix):
+                    if prefix == _TMP:
+                        _roll_back(folder, folder / name)
                     shutil.rmtree(folder / name, ignore_errors=True)
                     removed.append(name)
     return removed
@@ -304,16 +311,97 @@ def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = Fa
         folder.remove()
         raise
     try:
-        if _LAST in files:
-            (out / _LAST).unlink(missing_ok=True)
-        for tmp, final in temps:
-            os.replace(tmp, final)
-        for name in remove:
-            (out / name).unlink(missing_ok=True)
-    finally:
-        folder.remove()
+        _replace_set(out, folder.path, [final.name for _, final in temps], list(remove))
+    except BaseException:
+        folder.remove(keep=(folder.path / _ASIDE).is_dir())  # (kept: the old set could not all go back)
+        raise
+    folder.remove()
     _fsync_dir(out)
     return out
+
+
+# In a write's MarkedFolder during its replace phase: the previous versions moved aside, the names
+# the new set brings (so that a run killed mid-way is rolled back by the next, :func:`_roll_back`),
+# and the mark that the new set is complete.
+_ASIDE, _NAMES, _DONE = "old", "names", "done"
+
+
+def _replace_set(out: Path, folder: Path, names: list[str], remove: list[str]) -> None:
+    """Move the new files ``names`` (run.json last) from ``folder`` into ``out`` as one change:
+    the previous versions (and the files of ``remove``) first go aside into ``folder``/old, run.json
+    first, then the new ones come in; when any rename fails, what came in goes back out and the old
+    set back in, so ``out`` is exactly as it was, and the error names the file."""
+    for name in [*names, *remove]:
+        if os.path.isdir(out / name) and not os.path.islink(out / name):
+            raise InputError(out / name, "is a folder where gboost writes a file: move it away and rerun "
+                                         "(nothing was replaced)")
+    aside = folder / _ASIDE
+    os.mkdir(aside)
+    journal = os.open(folder / _NAMES, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(journal, "".join(f"{n}\n" for n in names).encode())
+        os.fsync(journal)
+    finally:
+        os.close(journal)
+    first = sorted(set(names) | set(remove), key=lambda k: k != _LAST)  # run.json aside first
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in first:
+            if os.path.lexists(out / name):
+                _rename(out / name, aside / name, out / name)
+                moved_aside.append(name)
+        for name in names:
+            _rename(folder / name, out / name, out / name)
+            moved_in.append(name)
+    except BaseException as exc:
+        stuck = []
+        for name in reversed(moved_in):
+            try:
+                os.replace(out / name, folder / name)
+            except OSError:
+                stuck.append(name)
+        for name in reversed(moved_aside):
+            try:
+                os.replace(aside / name, out / name)
+            except OSError:
+                stuck.append(name)
+        if not stuck:
+            os.rmdir(aside)
+            raise
+        raise OSError(getattr(exc, "errno", None) or errno.EIO,
+                      f"the previous files could not all be put back; {', '.join(stuck)} and the rest of the "
+                      f"previous set are in {aside} (the next run into this folder puts them back)",
+                      str(out)) from exc
+    os.close(os.open(folder / _DONE, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def _rename(src: Path, dst: Path, named: Path) -> None:
+    try:
+        os.replace(src, dst)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror}; nothing was replaced (the previous files are as they were)",
+                      str(named)) from None
+
+
+def _roll_back(out: Path, folder: Path) -> None:
+    """The replace phase of a run killed in it (``folder``, its MarkedFolder in ``out``), undone:
+    each previous file moved aside goes back, each new file that came in without one goes. A run
+    killed after the new set was complete (``done``) needs nothing."""
+    aside = folder / _ASIDE
+    if not aside.is_dir() or (folder / _DONE).exists():
+        return
+    try:
+        names = (folder / _NAMES).read_text().split()
+    except OSError:
+        names = []
+    for name in names:
+        if name in GBOOST_FILES and not os.path.lexists(aside / name) and not os.path.lexists(folder / name):
+            (out / name).unlink(missing_ok=True)  # came in, had no previous version
+    for entry in os.listdir(aside):
+        if entry in GBOOST_FILES:
+            os.replace(aside / entry, out / entry)
+    _fsync_dir(out)
 
 
 def _fsync_dir(path: Path) -> None:
