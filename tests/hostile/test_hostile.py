@@ -72,3 +72,36 @@ def test_a_contig_name_is_kept_as_plink_keeps_it(tmp_path, guard):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert "chrUn_gl000220" in (out / "pairs.epi.cc").read_text()
     assert_parity(out, plink, 0.99)
+
+
+def _scan(prefix, out, *extra):
+    return main(["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "0.05", *extra])
+
+
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+def test_a_duplicate_sample_in_covar_is_refused_as_plink_refuses_it(tmp_path, guard, capsys):
+    """plink1.9 refuses a sample ID twice in --covar (where the sample is loaded); gboost took the
+    last row. A duplicate of a sample not in the study is ignored by both."""
+    prefix = _write_study(tmp_path / "data")
+    fam = [line.split() for line in Path(prefix + ".fam").read_text().splitlines()]
+    cov = tmp_path / "data" / "cov.txt"
+    rows = [f"{f[0]} {f[1]} {k % 5}" for k, f in enumerate(fam)]
+    cov.write_text("\n".join(rows + ["zz zz 1", "zz zz 2"]) + "\n")
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix), cov)
+    assert _scan(prefix, out, "--covar", str(cov)) == 0
+    (tmp_path / "oracle").mkdir()
+    theirs = subprocess.run([PLINK, "--bfile", prefix, "--covar", str(cov), "--logistic", "--out",
+                             str(tmp_path / "oracle" / "a")], capture_output=True, text=True)
+    assert theirs.returncode == 0, theirs.stdout
+    cov = tmp_path / "data" / "dup.txt"
+    cov.write_text("\n".join(rows + [f"{fam[3][0]} {fam[3][1]} 9"]) + "\n")
+    guard(out, cov)
+    theirs = subprocess.run([PLINK, "--bfile", prefix, "--covar", str(cov), "--logistic", "--out",
+                             str(tmp_path / "oracle" / "b")], capture_output=True, text=True)
+    assert theirs.returncode != 0 and "Duplicate sample ID in --covar file" in theirs.stdout + theirs.stderr
+    before = tree_digest(out)
+    assert _scan(prefix, out, "--covar", str(cov), "--overwrite") == 2
+    line = _one_error_line(capsys)
+    assert "duplicate sample ID" in line and f"{fam[3][0]} {fam[3][1]}" in line and "line 4" in line and f"line {len(rows) + 1}" in line
+    assert tree_digest(out) == before
