@@ -105,3 +105,114 @@ def test_a_duplicate_sample_in_covar_is_refused_as_plink_refuses_it(tmp_path, gu
     line = _one_error_line(capsys)
     assert "duplicate sample ID" in line and f"{fam[3][0]} {fam[3][1]}" in line and "line 4" in line and f"line {len(rows) + 1}" in line
     assert tree_digest(out) == before
+
+
+# An interrupted scan's checkpoint, edited with its CRCs recomputed: refused in one line, never a
+# different answer or a crash of compiled code reading past the planes.
+
+def _interrupted(tmp_path):
+    from gboost.checkpoint import Ledger
+    from gboost.errors import ScanCancelled
+    from gboost.io.plink_bed import open_bfile
+    from gboost.load import load_study
+    from gboost.scan import ScanParams, screen
+
+    prefix = _write_study(tmp_path / "data", p=120, seed=7)
+    out = tmp_path / "run" / "res"
+    st = load_study(open_bfile(prefix))
+    params = ScanParams(epi1=0.05, device="cpu", tile=16)
+    led = Ledger(out, st, params, resume=False)
+    seen = []
+    with pytest.raises(ScanCancelled):
+        screen(st, params, progress=seen.append, cancel=lambda: len(seen) >= 12, checkpoint=led)
+    led.close()
+    return prefix, out
+
+
+def _resume(prefix, out):
+    return subprocess.run([sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out),
+                           "--device", "cpu", "--quiet", "--epi1", "0.05", "--tile", "16", "--resume"],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=600)
+
+
+def _edit_records(out, edit):
+    """Each GBT2 record's arrays handed to ``edit(arrays)``, then framed again with a true CRC."""
+    import zlib
+
+    import numpy as np
+
+    from gboost.checkpoint import _HEAD, _MAGIC, _RECORD, LEDGER, _intact_records
+
+    data = (out / LEDGER).read_bytes()
+    new = b""
+    for _, magic, payload, n in _intact_records(data):
+        k, m, s = (int(x) for x in np.frombuffer(payload, np.int64, 3))
+        pos = 24
+        a = {"tiles": np.frombuffer(payload, np.int64, 7 * k, pos).reshape(k, 7).copy()}
+        pos += 56 * k
+        a["segs"] = np.frombuffer(payload, np.int64, 2 * s, pos).reshape(s, 2).copy()
+        pos += 16 * s
+        sizes = {"m": m, "L": int(a["segs"][:, 1].sum())}
+        for name, dt, size in _RECORD:
+            a[name] = np.frombuffer(payload, dt, sizes[size], pos).copy()
+            pos += sizes[size] * np.dtype(dt).itemsize
+        edit(a)
+        body = b"".join([np.array([k, m, s], np.int64).tobytes(), a["tiles"].tobytes(), a["segs"].tobytes()]
+                        + [a[name].tobytes() for name, _, _ in _RECORD])
+        new += _HEAD.pack(_MAGIC, n, len(body), zlib.crc32(body)) + body
+    assert new and len(new) == len(data)
+    (out / LEDGER).write_bytes(new)
+
+
+def _refused(prefix, out, guard, *words):
+    before = tree_digest(out)
+    guard(out, *_bfile(prefix))
+    r = _resume(prefix, out)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("gboost: error:"), (r.returncode, r.stderr)
+    assert all(w in lines[0] for w in words), lines[0]
+    assert tree_digest(out) == before  # the checkpoint is kept as it was: nothing of it is trusted, nothing lost
+    return lines[0]
+
+
+def test_an_edited_tile_size_in_checkpoint_json_is_refused(tmp_path, guard):
+    import json
+
+    prefix, out = _interrupted(tmp_path)
+    manifest = out / "checkpoint.json"
+    saved = json.loads(manifest.read_text())
+    saved["tile"] = 8
+    manifest.write_text(json.dumps(saved, indent=1))
+    _refused(prefix, out, guard, "checkpoint")
+    saved["tile"] = -16
+    manifest.write_text(json.dumps(saved, indent=1))
+    _refused(prefix, out, guard, "checkpoint")
+
+
+@pytest.mark.parametrize("edit", ["survivor_out_of_range", "survivor_outside_its_tile", "tile_moved",
+                                  "segment_out_of_range", "partner_out_of_range", "more_significant_than_tested"])
+def test_an_edited_ledger_record_is_refused(tmp_path, guard, edit):
+    import numpy as np
+
+    prefix, out = _interrupted(tmp_path)
+
+    def change(a):
+        if edit == "survivor_out_of_range" and len(a["i"]):
+            a["j"][0] = 10 ** 9  # compiled code would read far past the planes (a segfault)
+        elif edit == "survivor_outside_its_tile" and len(a["i"]):
+            a["i"][0] = a["tiles"][-1][2] + 1 if a["tiles"][-1][2] + 1 < 119 else 0
+            a["j"][0] = 119
+        elif edit == "tile_moved":
+            a["tiles"][0][1:3] += 1
+        elif edit == "segment_out_of_range":
+            a["segs"][0][0] = 10 ** 6
+        elif edit == "partner_out_of_range":
+            a["partner"][0] = 10 ** 6
+        elif edit == "more_significant_than_tested":
+            a["n_sig"][0] = a["n_tot"][0] + 1
+
+    found = []
+    _edit_records(out, lambda a: found.append(len(a["i"])) or change(a))
+    if edit.startswith("survivor") and not any(found):
+        pytest.skip("no survivor recorded to edit")
+    _refused(prefix, out, guard, "checkpoint")
