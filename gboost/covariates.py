@@ -28,6 +28,11 @@ from gboost.study import Study
 _MISSING = {"-9", "NA", "na", "nan", "NaN", "."}
 
 
+# The largest covariate value the fit takes: products of two (X'WX) and their sums over the samples
+# stay finite well past any real measurement.
+_LARGEST = 1e150
+
+
 def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | None = None):
     """Covariates aligned with ``study.samples`` (plane order): ``(matrix (n, c), names)``; NaN
     where missing. PLINK's format: FID IID then one column per covariate, an optional header
@@ -90,6 +95,11 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
             matched += 1
     if matched == 0:
         raise InputError(path, "no sample of the study has covariates here (FID/IID do not match the .fam)")
+    huge = [header[c] for k, c in enumerate(cols) if np.nanmax(np.abs(out[:, k]), initial=0.0) > _LARGEST]
+    if huge:
+        raise InputError(path, f"covariate {', '.join(huge)} has values beyond {_LARGEST:g}: the logistic fit "
+                               "multiplies covariates and would overflow; rescale it (other units) or leave it "
+                               "out with --covar-name")
     empty = [header[c] for k, c in enumerate(cols) if np.isnan(out[:, k]).all()]
     if empty:
         raise InputError(path, f"covariate {', '.join(empty)} is missing (-9/NA) for every sample of the study; "

@@ -216,3 +216,100 @@ def test_an_edited_ledger_record_is_refused(tmp_path, guard, edit):
     if edit.startswith("survivor") and not any(found):
         pytest.skip("no survivor recorded to edit")
     _refused(prefix, out, guard, "checkpoint")
+
+
+# --- 5. one line owed, not a crash or a silent all-NA answer ----------------------------------
+
+def test_a_phenotype_whose_variance_overflows_is_refused_as_plink_refuses_it(tmp_path, guard, capsys):
+    """Values of +-1e308 in --pheno: numpy overflowed (warnings), every result NA, exit 0;
+    plink1.9 --epistasis says "Phenotype is constant"."""
+    prefix = _write_study(tmp_path / "data")
+    fam = [line.split() for line in Path(prefix + ".fam").read_text().splitlines()]
+    pheno = tmp_path / "data" / "huge.txt"
+    pheno.write_text("".join(f"{f[0]} {f[1]} {(k + 1) * 1e306:g}\n" for k, f in enumerate(fam)))
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix), pheno)
+    if PLINK is not None:
+        (tmp_path / "oracle").mkdir()
+        r = subprocess.run([PLINK, "--bfile", prefix, "--pheno", str(pheno), "--epistasis", "--out",
+                            str(tmp_path / "oracle" / "q")], capture_output=True, text=True)
+        assert r.returncode != 0 and "Phenotype is constant" in r.stdout + r.stderr
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warning on the way to the refusal
+        assert _scan(prefix, out, "--pheno", str(pheno)) == 2
+    line = _one_error_line(capsys)
+    assert "constant" in line and str(pheno) in line
+    assert not out.exists()
+
+
+def test_a_covariate_too_large_to_fit_is_refused(tmp_path, guard, capsys):
+    """1e308 in --covar: its squares overflow in the logistic fit (NaN results, exit 0)."""
+    prefix = _write_study(tmp_path / "data")
+    fam = [line.split() for line in Path(prefix + ".fam").read_text().splitlines()]
+    cov = tmp_path / "data" / "cov.txt"
+    cov.write_text("FID IID AGE BIG\n" + "".join(f"{f[0]} {f[1]} {k % 7} {(k % 3) * 4e307:g}\n"
+                                                 for k, f in enumerate(fam)))
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix), cov)
+    assert _scan(prefix, out, "--covar", str(cov)) == 2
+    line = _one_error_line(capsys)
+    assert "BIG" in line and "rescale" in line
+    assert not out.exists()
+    assert _scan(prefix, out, "--covar", str(cov), "--covar-name", "AGE") == 0  # the usable one alone
+
+
+def _cli(*args, env=None, shell_prefix=None):
+    cmd = [sys.executable, "-m", "gboost.cli", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
+
+
+def test_a_memory_limit_that_is_not_a_number_is_one_line(tmp_path, guard):
+    prefix = _write_study(tmp_path / "data")
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix))
+    r = _cli("scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", env={"GBOOST_MEMORY_LIMIT": "abc"})
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "GBOOST_MEMORY_LIMIT" in lines[0] and "abc" in lines[0], r.stderr
+    assert not out.exists()
+    r = _cli("scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", env={"GBOOST_MEMORY_LIMIT": "4e9"})
+    assert r.returncode == 0, r.stderr  # a number, in the float form the docs allow, still works
+
+
+def test_a_scan_with_stderr_closed_succeeds_and_writes_nothing_stray(tmp_path, guard):
+    """``gboost scan ... 2>&-`` (a cron job, a daemon): exit 0, the log lines nowhere (not on
+    stdout, not in a file that took descriptor 2), the outputs those of a normal run."""
+    prefix = _write_study(tmp_path / "data")
+    out, ref = tmp_path / "run" / "res", tmp_path / "reference" / "ref"
+    assert _scan(prefix, ref) == 0
+    guard(out, *_bfile(prefix))
+    r = subprocess.run(["sh", "-c", 'exec "$@" 2>&-', "sh", sys.executable, "-m", "gboost.cli", "scan", "--bfile",
+                        prefix, "--out", str(out), "--device", "cpu", "--epi1", "0.05"],
+                       capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == 0 and r.stdout == "", (r.returncode, r.stdout)
+    for name in ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv"):
+        assert (out / name).read_bytes() == (ref / name).read_bytes(), name
+
+
+def test_merging_a_part_from_another_version_is_one_line(tmp_path, guard, capsys):
+    import numpy as np
+
+    prefix = _write_study(tmp_path / "data")
+    parts = [tmp_path / "run" / f"p{k}" for k in (1, 2)]
+    for k, d in enumerate(parts, 1):
+        assert _scan(prefix, d, "--part", f"{k}/2") == 0
+    f = parts[1] / "part.npz"
+    with np.load(f, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    dropped = next(k for k in arrays if k not in ("meta", "var_snp", "counts"))
+    del arrays[dropped]  # what an older or newer gboost writes differently
+    with open(f, "wb") as fh:
+        np.savez(fh, **arrays)
+    out = tmp_path / "run" / "merged"
+    guard(out, *_bfile(prefix), *(d / "part.npz" for d in parts))
+    assert main(["merge", *map(str, parts), "--out", str(out), "--quiet"]) == 2
+    line = _one_error_line(capsys)
+    assert str(parts[1]) in line and "version" in line
+    assert not out.exists()
