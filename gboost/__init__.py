@@ -68,6 +68,20 @@ if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) in ("g
 
     _signal.signal(_signal.SIGINT, _quiet_interrupt)
 
+    # A standard stream the caller closed (``2>&-``: cron jobs, daemons) is /dev/null from here:
+    # else the first file opened takes its descriptor and gets what is written to it, and Python's
+    # sys.stderr is None, whose flush failed a finished scan (exit 1).
+    for _fd, _name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            _os.fstat(_fd)
+        except OSError:
+            _null = _os.open(_os.devnull, _os.O_RDWR)  # the lowest free descriptor: this one
+            if _null != _fd:
+                _os.dup2(_null, _fd)
+                _os.close(_null)
+            if getattr(_sys, _name) is None:
+                setattr(_sys, _name, open(_fd, "r" if _fd == 0 else "w", closefd=False))
+
 # Before any gboost module compiles: a cache folder per source version (gboost/numba_cache.py says why).
 NUMBA_CACHE = _numba_cache.configure()
 _numba_cache.skip_blas_probe()  # numba's first call imports no scipy.linalg (gboost/numba_cache.py)

@@ -204,6 +204,53 @@ def _decode(payload: bytes, study) -> list[TileResult]:
     return out
 
 
+def _edited(directory: Path, why: str) -> InputError:
+    return InputError(Path(directory) / LEDGER, f"holds a record gboost did not write ({why}: edited or from "
+                                                "another build?); use --overwrite to start a new scan")
+
+
+def _check_record(payload: bytes, p: int) -> None:
+    """A GBT2 payload's counts and SNP indices within the study of ``p`` SNPs, read before
+    :func:`_decode` recounts the survivors' tables from the planes."""
+    if len(payload) < 24:
+        raise ValueError("a record shorter than its counts")
+    k, m, s = (int(x) for x in np.frombuffer(payload, np.int64, 3))
+    if min(k, m, s) < 0 or 24 + 56 * k + 16 * s > len(payload):
+        raise ValueError("counts that do not fit the record")
+    seg = np.frombuffer(payload, np.int64, 2 * s, 24 + 56 * k).reshape(s, 2)
+    if s and (seg.min() < 0 or (seg[:, 0] + seg[:, 1]).max() > p):
+        raise ValueError("a summary run outside the study's SNPs")
+    L = int(seg[:, 1].sum())
+    need = 24 + 56 * k + 16 * s + m * (8 + 4 + 4) + L * (8 + 4 + 4 + 4)
+    if need != len(payload):
+        raise ValueError("a record of the wrong size")
+    pos = 24 + 56 * k + 16 * s + 8 * m + 8 * L
+    ij = np.frombuffer(payload, np.int32, 2 * m, pos)
+    if m and (ij.min() < 0 or ij.max() >= p):
+        raise ValueError("a pair's SNP index outside the study")
+
+
+def _check_tile(r: TileResult, plan: list | None, p: int, seen: set, directory: Path) -> None:
+    """A replayed tile is the plan's tile of its index, its survivors are its own pairs and its
+    summary counts are counts of the study's SNPs."""
+    t = r.tile
+    if plan is not None and not (0 <= t.index < len(plan) and plan[t.index] == t):
+        raise _edited(directory, f"tile {t.index} is not a tile of this scan's plan")
+    if t.index in seen:
+        raise _edited(directory, f"tile {t.index} twice")
+    seen.add(t.index)
+    if not 0 <= r.n_valid <= t.n_pairs:
+        raise _edited(directory, f"tile {t.index} counts {r.n_valid} pairs of {t.n_pairs}")
+    i, j = np.asarray(r.surv_i), np.asarray(r.surv_j)
+    if len(i) and ((i < t.i0).any() or (i >= t.i1).any() or (j < t.j0).any() or (j >= t.j1).any() or (j <= i).any()):
+        raise _edited(directory, f"tile {t.index} lists a pair outside it")
+    for part in (r.rows, r.cols):
+        n_sig, n_tot, partner = np.asarray(part.n_sig), np.asarray(part.n_tot), np.asarray(part.best_partner)
+        if len(n_tot) and (part.start < 0 or part.start + len(n_tot) > p or (n_sig < 0).any() or (n_sig > n_tot).any()
+                           or (n_tot >= p).any() or (partner < -1).any() or (partner >= p).any()):
+            raise _edited(directory, f"tile {t.index}'s summary counts are not counts of this study's SNPs")
+
+
 def _intact_records(data: bytes) -> Iterator[tuple[int, bytes, bytes, int]]:
     """(end offset, magic, payload, tiles) of each intact record; stops at the first torn or foreign one."""
     pos = 0
@@ -255,6 +302,8 @@ class Ledger:
         self._error: OSError | None = None
         self._recorded: set[int] = set()  # tile indices in the ledger or queued for it
         self._manifest = None  # (tile, tiles) that start() left to the writer thread
+        self._saved_tiles = None  # a resumed manifest's tile count: the plan it was written for
+        self._plan: list | None = None  # the tiles start() was given: what replayed records must be
         # A finished scan's last records, sync and close left to the writer thread while the caller
         # formats the outputs (gboost/cli.py sets it; see flush and close).
         self.finish_in_background = False
@@ -275,8 +324,10 @@ class Ledger:
         if resume and manifest.exists():
             try:
                 saved = json.loads(manifest.read_text())
-                saved_fp, saved_tile = saved["fingerprint"], int(saved["tile"])
-                if not isinstance(saved_fp, dict):
+                saved_fp, saved_tile = saved["fingerprint"], saved["tile"]
+                saved_tiles = saved.get("tiles")
+                if not isinstance(saved_fp, dict) or type(saved_tile) is not int or saved_tile < 1 \
+                        or (saved_tiles is not None and type(saved_tiles) is not int):
                     raise TypeError
             except (ValueError, KeyError, TypeError, OSError):
                 raise InputError(manifest, "is not a gboost checkpoint (damaged?); use --overwrite to start "
@@ -286,6 +337,7 @@ class Ledger:
                 raise InputError(self.dir, f"the interrupted scan here was of another study or other settings "
                                            f"({what} differ); use --overwrite to start a new scan")
             self.tile = saved_tile
+            self._saved_tiles = saved_tiles
         elif not resume:
             for name in (LEDGER, MANIFEST):
                 (self.dir / name).unlink(missing_ok=True)
@@ -307,6 +359,10 @@ class Ledger:
         writer thread before it appends the first record (the file order a crash sees is the
         same: the manifest, then records)."""
         t = time.perf_counter()
+        if self._saved_tiles is not None and self._saved_tiles != tiles:
+            raise InputError(self.dir / MANIFEST, f"the checkpoint's tile size {self.tile} gives {tiles} tiles, not "
+                                                  f"the {self._saved_tiles} it was written for (edited or damaged); "
+                                                  "use --overwrite to start a new scan")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.tile = tile
         self._manifest = (tile, tiles)
@@ -343,7 +399,7 @@ class Ledger:
         good = 0
         if path.exists():
             for good, magic, payload, _ in _intact_records(path.read_bytes()):
-                tiles = _decode_v1(payload) if magic == _MAGIC_V1 else _decode(payload, self.study)
+                tiles = self._checked(magic, payload)
                 self._recorded.update(r.tile.index for r in tiles)
                 self.seconds += time.perf_counter() - t
                 yield from tiles
@@ -351,6 +407,27 @@ class Ledger:
         self._good_bytes = good
         self._open()
         self.seconds += time.perf_counter() - t
+
+    def plan(self, tiles: list) -> None:
+        """The scan's tiles (``plan_tiles``): every replayed record must be one of them."""
+        self._plan = tiles
+
+    def _checked(self, magic: bytes, payload: bytes) -> list[TileResult]:
+        """One record's tiles, each checked against the plan and the study before anything of it
+        is used: a record framed with a true CRC may still have been edited, and its SNP indices
+        reach compiled code that reads the planes without bounds checks."""
+        p = int(self.study.n_snps)
+        try:
+            if magic == _MAGIC_V1:
+                tiles = _decode_v1(payload)
+            else:
+                _check_record(payload, p)
+                tiles = _decode(payload, self.study)
+        except (ValueError, KeyError, IndexError, OSError, EOFError) as exc:
+            raise _edited(self.dir, str(exc)) from None
+        for r in tiles:
+            _check_tile(r, self._plan, p, self._recorded, self.dir)
+        return tiles
 
     def _open(self) -> None:
         if self._fh is None:

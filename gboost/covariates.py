@@ -30,6 +30,11 @@ from gboost.study import Study
 _MISSING = {"-9", "NA", "na", "nan", "NaN", "."}
 
 
+# The largest covariate value the fit takes: products of two (X'WX) and their sums over the samples
+# stay finite well past any real measurement.
+_LARGEST = 1e150
+
+
 def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | None = None):
     """Covariates aligned with ``study.samples`` (plane order): ``(matrix (n, c), names)``; NaN
     where missing. PLINK's format: FID IID then one column per covariate, an optional header
@@ -48,6 +53,8 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
     if len(header) != width - 2:
         raise InputError(path, f"the header names {len(header)} covariates but rows have {width - 2}")
     values = {}
+    first_line: dict = {}
+    repeated: dict = {}  # (FID, IID) -> the line that repeats it
     for line, tok in rows:
         if len(tok) != width:
             raise InputError(path, f"line {line}: expected {width} columns, found {len(tok)}")
@@ -64,7 +71,12 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
                 col = header[len(vals)] if header else f"COV{len(vals) + 1}"
                 raise InputError(path, f"line {line}: covariate {col} value {t!r} is not a finite number")
             vals.append(v)
-        values[(tok[0], tok[1])] = vals
+        key = (tok[0], tok[1])
+        if key in values:
+            repeated.setdefault(key, line)
+        else:
+            first_line[key] = line
+        values[key] = vals
     cols = list(range(len(header)))
     if names:
         unknown = [n for n in names if n not in header]
@@ -75,12 +87,21 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
     out = np.full((n, len(cols)), np.nan)
     matched = 0
     for s in range(n):
-        v = values.get((str(study.samples.fid[s]), str(study.samples.iid[s])))
+        key = (str(study.samples.fid[s]), str(study.samples.iid[s]))
+        if key in repeated:  # plink1.9 refuses it too (a repeat of a sample not loaded it ignores)
+            raise InputError(path, f"line {repeated[key]}: duplicate sample ID {key[0]} {key[1]} (first on line "
+                                   f"{first_line[key]}); each sample may have one row of covariates")
+        v = values.get(key)
         if v is not None:
             out[s] = [v[c] for c in cols]
             matched += 1
     if matched == 0:
         raise InputError(path, "no sample of the study has covariates here (FID/IID do not match the .fam)")
+    huge = [header[c] for k, c in enumerate(cols) if np.nanmax(np.abs(out[:, k]), initial=0.0) > _LARGEST]
+    if huge:
+        raise InputError(path, f"covariate {', '.join(huge)} has values beyond {_LARGEST:g}: the logistic fit "
+                               "multiplies covariates and would overflow; rescale it (other units) or leave it "
+                               "out with --covar-name")
     empty = [header[c] for k, c in enumerate(cols) if np.isnan(out[:, k]).all()]
     if empty:
         raise InputError(path, f"covariate {', '.join(empty)} is missing (-9/NA) for every sample of the study; "

@@ -118,16 +118,10 @@ def engine_section(gpu: dict) -> dict:
     return {"auto": "cpu", "why": why, "cpu_threads": threads, "numba_threads": numba.config.NUMBA_NUM_THREADS}
 
 
-def caches_section(gpu: dict) -> dict:
-    """The numba cache folder and the CuPy kernel cache, and what ``gboost warm`` recorded in them."""
+def _numba_state(folder: str, mark: dict | None) -> dict:
     import numba
 
-    import gboost
-    from gboost.warm import kernel_cache_dir, read_marker
-
-    folder = str(gboost.NUMBA_CACHE)
     indexes = list(Path(folder).rglob("*.nbi"))  # numba keeps one index a source file, in subfolders
-    mark = read_marker(folder)
     if mark is None:
         state = "cold: run `gboost warm` (the first scan would compile for ~15 s)" if not indexes else \
             f"{len(indexes)} cached function files; `gboost warm` has not run for this version"
@@ -138,7 +132,20 @@ def caches_section(gpu: dict) -> dict:
         state = "warm.json present but the cached functions are gone: run `gboost warm`"
     else:
         state = f"warm ({len(indexes)} cached function files; `gboost warm` at {mark.get('when')})"
-    out = {"numba_cache": folder, "numba_cache_state": state}
+    return {"numba_cache": folder, "numba_cache_state": state}
+
+
+def caches_section(gpu: dict) -> dict:
+    """The numba cache folder and the CuPy kernel cache, and what ``gboost warm`` recorded in them."""
+    import gboost
+    from gboost.warm import kernel_cache_dir, read_marker
+
+    if gboost.NUMBA_CACHE is None:
+        mark = None
+        out = {"numba_cache": "off", "numba_cache_state": "off: no cache folder could be made private to this user"}
+    else:
+        mark = read_marker(str(gboost.NUMBA_CACHE))
+        out = _numba_state(str(gboost.NUMBA_CACHE), mark)
     kc = kernel_cache_dir()
     n = len(list(Path(kc).glob("*.cubin")))
     out["cupy_kernel_cache"] = kc

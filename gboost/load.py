@@ -180,7 +180,14 @@ def available_memory() -> int | None:
     nodes whose job has a smaller share than the machine)."""
     forced = os.environ.get("GBOOST_MEMORY_LIMIT")
     if forced:
-        return int(float(forced))
+        try:
+            limit = float(forced)
+            if not 0 <= limit < 2 ** 63:
+                raise ValueError
+        except ValueError:
+            raise InputError(None, f"GBOOST_MEMORY_LIMIT={forced!r} is not a number of bytes (e.g. 8e9 or "
+                                   "8000000000); set it so or unset it") from None
+        return int(limit)
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -457,11 +464,16 @@ def _sample_masks(source, index: np.ndarray) -> np.ndarray:
 def _check_trait(source, trait: np.ndarray, report) -> None:
     """PLINK 1.9's --epistasis on a quantitative trait refuses a constant one ("Phenotype is
     constant"), which includes having no phenotyped sample."""
-    if len(trait) >= 2 and np.ptp(trait) > 0:
+    with np.errstate(all="ignore"):  # values near 1e308 overflow the variance: PLINK calls that constant too
+        spread = np.var(np.asarray(trait, np.float64)) if len(trait) >= 2 else 0.0
+    if len(trait) >= 2 and np.ptp(trait) > 0 and np.isfinite(spread):
         return
     path = getattr(source, "pheno_path", None) or _source_file(source, "fam_path")
     what = (f"only {len(trait)} sample{_s(len(trait))} with a quantitative phenotype" if len(trait) < 2
-            else f"the quantitative phenotype is {trait[0]:g} for all {len(trait)} samples that have one")
+            else f"the quantitative phenotype is {trait[0]:g} for all {len(trait)} samples that have one"
+            if np.ptp(trait) == 0 else
+            f"the quantitative phenotype's values (as large as {np.abs(trait).max():g}) overflow its variance, "
+            "so it is constant to PLINK 1.9 too; rescale it")
     raise InputError(path, f"{what} ({report.samples_in} in the file, {report.samples_mind} removed by --mind, "
                            f"{report.samples_missing_pheno} missing); a scan of a quantitative trait needs it to vary, "
                            "as PLINK 1.9 does")

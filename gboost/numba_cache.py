@@ -9,7 +9,8 @@ folder (compiled once, then loaded), and an unchanged install never recompiles.
 
 The folder is ``$NUMBA_CACHE_DIR/gboost-<hash>`` when the user set NUMBA_CACHE_DIR, else
 ``$XDG_CACHE_HOME/gboost/numba/<hash>`` (``~/.cache/...``), else a folder in the temp directory
-when the home is not writable. Imported by ``gboost/__init__`` before any module compiles.
+when the home is not writable; each is used only once proven private to this user (see
+:func:`configure`). Imported by ``gboost/__init__`` before any module compiles.
 """
 from __future__ import annotations
 
@@ -34,35 +35,170 @@ def source_hash() -> str:
 
 def cache_dir() -> Path:
     """The folder for this source version (not created)."""
+    return _levels()[-1]
+
+
+def _levels() -> list[Path]:
+    """The cache folder for this source version, after the folders above it that gboost makes
+    (and so must prove are private): ``gboost/``, ``gboost/numba/`` under the user's cache home,
+    ``gboost-numba-*`` in the temp directory. A folder the user named (NUMBA_CACHE_DIR) is theirs."""
     tag = source_hash()
     user = os.environ.get("NUMBA_CACHE_DIR")
     if user and Path(user).name in (tag, f"gboost-{tag}"):  # set by configure() here or in a parent process
-        return Path(user)
+        path = Path(user)
+        if path.name == f"gboost-{tag}":
+            return [path]
+        above = [path.parent] if path.parent.name.startswith("gboost-numba-") else []
+        if path.parent.name == "numba" and path.parent.parent.name == "gboost":
+            above = [path.parent.parent, path.parent]
+        return [*above, path]
     if user:
-        return Path(user) / f"gboost-{tag}"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gboost" / "numba" / tag
+        return [Path(user) / f"gboost-{tag}"]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"))
+    return [base / "gboost", base / "gboost" / "numba", base / "gboost" / "numba" / tag]
 
 
-def configure() -> Path:
-    """Point numba's cache at :func:`cache_dir` (created; the temp directory if that fails).
+def _uid() -> int:
+    return os.getuid() if hasattr(os, "getuid") else 0
+
+
+def untrusted(path: Path) -> str | None:
+    """Why ``path`` may not hold code this process loads (None when it may): numba unpickles
+    what a cache folder holds, so it must be a real folder (not a symlink) owned by this user
+    and writable by nobody else."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if hasattr(os, "getuid") and st.st_uid != _uid():
+        return f"is owned by uid {st.st_uid}, not {_uid()}"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by {'others' if st.st_mode & stat.S_IWOTH else 'its group'} (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+class Untrusted(OSError):
+    """A cache folder that exists but is not private to this user."""
+
+
+def _make_private(levels: list[Path]) -> Path:
+    """Each of ``levels`` made (mode 0o700) where missing, then proven private (:func:`untrusted`);
+    returns the last. Raises :class:`Untrusted` for one that is not, OSError when one cannot be made.
+    The folders above the first (the user's cache home, their NUMBA_CACHE_DIR) are theirs: made
+    where missing, as before, and not judged."""
+    os.makedirs(levels[0].parent, exist_ok=True)
+    for level in levels:
+        try:
+            os.mkdir(level, 0o700)
+        except FileExistsError:
+            pass
+        why = untrusted(level)
+        if why is not None:
+            raise Untrusted(f"{level} {why}")
+    path = levels[-1]
+    if not os.access(path, os.W_OK):
+        raise PermissionError(path)
+    return path
+
+
+def _say(line: str) -> None:
+    import sys
+
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(f"gboost: {line}\n")
+    except (OSError, ValueError):  # stderr closed: the run goes on without the line
+        pass
+
+
+def configure() -> Path | None:
+    """Point numba's cache at :func:`cache_dir`, made and proven private to this user; None when
+    caching is off for this run.
+
+    A folder numba caches in is code this process runs (numba unpickles its index), so each folder
+    gboost makes there is created private (0o700) and then checked (owner, mode, not a symlink).
+    Where the user's cache home cannot be written, a folder of gboost's name in the temp directory
+    is used on the same terms; where that is not private (another user may have made it first), a
+    fresh private folder from ``tempfile.mkdtemp`` holds this run's cache, and when even that
+    fails numba's caching is turned off. Either is said in one line on stderr.
 
     Through the environment when numba is not imported yet (so ``import gboost`` stays light: the
     CLI answers Ctrl-C and bad flags before numba loads), and numba's config when it is."""
     import sys
 
-    path = cache_dir()
+    levels = _levels()
+    tag = levels[-1].name
+    path = None
+    why = None
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        if not os.access(path, os.W_OK):
-            raise PermissionError(path)
+        path = _make_private(levels)
+    except Untrusted as exc:
+        why = str(exc)
     except OSError:
-        path = Path(tempfile.gettempdir()) / f"gboost-numba-{os.getuid() if hasattr(os, 'getuid') else 0}" / path.name
-        path.mkdir(parents=True, exist_ok=True)
+        pass
+    if path is None and why is None:  # the user's cache home cannot be written: the temp directory
+        base = Path(tempfile.gettempdir()) / f"gboost-numba-{_uid()}"
+        try:
+            path = _make_private([base, base / tag])
+        except OSError as exc:
+            why = str(exc)
+    if path is None:
+        try:
+            fresh = Path(tempfile.mkdtemp(prefix="gboost-numba-"))  # made 0o700 by mkdtemp
+            path = _make_private([fresh, fresh / tag])
+            _say(f"numba's cache folder {why}; compiled code for this run is kept in {path} instead")
+            _remove_at_exit(fresh)
+        except OSError:
+            _say(f"numba's cache folder {why}; numba's cache is off for this run")
+            os.environ.pop("NUMBA_CACHE_DIR", None)  # not handed on to the processes this one starts
+            caching_off()
+            return None
     if "numba" in sys.modules:
         sys.modules["numba"].config.CACHE_DIR = str(path)
     os.environ["NUMBA_CACHE_DIR"] = str(path)
     return path
+
+
+def _remove_at_exit(folder: Path) -> None:
+    """``folder`` (this run's own cache, made by this process) removed when the process ends, so
+    runs that cannot keep a cache do not fill the temp directory with compiled code."""
+    import atexit
+    import shutil
+
+    owner = os.getpid()
+    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
+
+
+_DISPATCHER = "numba.core.dispatcher"
+
+
+def caching_off() -> None:
+    """numba's ``cache=True`` ignored from now on (no cache folder could be made private): each
+    compiled function is compiled in this process and neither read from nor written to a disk."""
+    import sys
+
+    module = sys.modules.get(_DISPATCHER)
+    if module is not None:
+        _no_caching(module)
+    else:
+        _hook(_DISPATCHER, _run_then_no_caching)
+
+
+def _run_then_no_caching(exec_module, module) -> None:
+    exec_module(module)
+    _no_caching(module)
+
+
+def _no_caching(module) -> None:
+    dispatcher = getattr(module, "Dispatcher", None)
+    if dispatcher is not None:
+        dispatcher.enable_caching = lambda self: None
 
 
 _ARRAYMATH = "numba.np.arraymath"

@@ -146,11 +146,20 @@ def merge_parts(dirs: list[str | os.PathLike]):
         raise InputError(None, "merge needs at least one part directory")
     loaded = [(Path(p), *read_part(p)) for p in dirs]
     _, d0, m0 = loaded[0]
+    accs = []
+    for path, d, meta in loaded:  # each part whole before anything is merged: one line naming a foreign one
+        try:
+            accs.append(Accumulator.from_arrays(d))
+            _science(meta["params"]), meta["part"][1], meta["engine"], meta["device"], meta["timings_s"]
+            _study_from_part(d, meta)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise InputError(path / PART_FILE, f"a part file of another version of gboost ({type(exc).__name__}: "
+                                               f"{exc}); rescan this part with this version") from None
     check_part_set(loaded, lambda m: {**_science(m["params"]), "covariates": m.get("covariates")},
                    ("var_snp", "counts"))
-    acc = Accumulator.from_arrays(d0)
-    for _, d, _ in loaded[1:]:
-        acc.absorb(Accumulator.from_arrays(d))
+    acc = accs[0]
+    for other in accs[1:]:
+        acc.absorb(other)
     study = _study_from_part(d0, m0)
     params = ScanParams(**_science(m0["params"]))
     engines = sorted({(meta["engine"], meta["device"]) for _, _, meta in loaded})

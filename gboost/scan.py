@@ -261,6 +261,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
         acc = Accumulator(p)
         if checkpoint is not None:
             checkpoint.start(tile=tile, tiles=len(tiles))
+            checkpoint.plan(tiles)
             for res in checkpoint.replay():
                 acc.add(res)
         if host is not None:

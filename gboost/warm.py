@@ -218,7 +218,8 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
                         nvrtc_compiled=watch.nvrtc, gpu=gpu, gpu_skipped=skipped, numba=numba.__version__,
                         python=sys.version.split()[0], when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                         runs=runs)
-    _record(Path(gboost.NUMBA_CACHE), result)
+    if gboost.NUMBA_CACHE is not None:  # None: numba's cache is off for this run (gboost/numba_cache.py)
+        _record(Path(gboost.NUMBA_CACHE), result)
     return result
 
 

@@ -5,25 +5,32 @@ The rules (README "Nothing lost"; tests/invariants/test_nothing_lost.py checks e
 * gboost replaces only files of the names it writes itself (a scan's five outputs and checkpoint,
   a part file, the pathway files). Everything else in ``--out`` — a user's thesis, subfolders,
   the input fileset — is never removed, renamed or rewritten, with or without ``--overwrite``.
-* A set of files appears whole: each is written to a hidden temporary file in the same folder,
-  flushed to disk, then renamed over its old version; ``run.json`` (the record of a complete run)
-  is removed first and renamed in last, so a crash mid-way leaves old or new files, each whole,
-  and no run.json claiming a run that did not finish.
+* A set of files appears whole: each is written to a temporary file in a hidden folder inside
+  ``--out``, flushed to disk; then the previous versions are moved aside (``run.json``, the record
+  of a complete run, first) and the new ones in (``run.json`` last). A rename that fails puts the
+  previous set back, so ``--out`` holds the previous set exactly as it was or the new one complete;
+  a run killed mid-way is rolled back by the next run into the folder. A folder at an output name
+  is refused, not moved.
 * A symlinked ``--out`` is followed, not replaced. New folders and files get the user's umask.
 * ``--out`` that is the working folder or one of its parents, or the folder of an input or one of
   its parents, is refused before anything runs (:func:`refuse_unsafe_out`).
 * A run holds ``.gboost.lock`` in ``--out`` (:class:`OutLock`); a second run into the same folder
   is refused with the first one's PID; a lock whose process is gone is taken over.
-* Temporary files and folders left by a killed run (``.gboost-tmp-*``, ``.gboost-staging-*``,
-  and the ``.NAME.partial-*``/``.NAME.old-*`` folders of gboost before 0.2) are cleared on the next
-  run into the same folder, once their process is gone.
+* gboost's temporary files are written in folders of its own (``.gboost-tmp-PID-TOKEN``,
+  ``.gboost-staging-PID-TOKEN``), each made with a marker (``.gboost-made``) that names its PID and
+  random token and is held locked by that process (:class:`MarkedFolder`). A later run removes
+  such a folder only when the marker proves gboost made it and its process is gone; anything else
+  of a similar name (a user's ``.res.partial-backup`` beside ``--out``, a marker-less folder) is
+  left as it is.
 * Errors from the disk (no space, no permission) name the file.
 """
 from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
+import stat
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -33,6 +40,7 @@ from gboost.errors import InputError
 LOCK = ".gboost.lock"
 _TMP = ".gboost-tmp-"
 _STAGING = ".gboost-staging-"
+_MARK = ".gboost-made"  # in each folder gboost makes for itself: the proof it made it
 # run.json last: its presence says the set is complete.
 _LAST = "run.json"
 
@@ -74,45 +82,106 @@ def refuse_unsafe_out(out: str | os.PathLike, inputs: Iterable[str | os.PathLike
             raise InputError(out, f"holds the input {f}; give --out a folder of its own, e.g. results/")
 
 
-def _pid_of(name: str, prefix: str) -> int | None:
-    rest = name[len(prefix):]
-    head = rest.split("-", 1)[0]
-    return int(head) if head.isdigit() else None
+def _marker_text(pid: int, token: str) -> bytes:
+    return f"gboost {pid} {token}\n".encode()
+
+
+def _try_lock(fd: int) -> bool | None:
+    """An exclusive flock on ``fd`` without waiting: True when taken, False when another open file
+    holds it, None where the file system has no such locks (then the PID alone decides)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
+
+
+class MarkedFolder:
+    """A folder gboost makes for its own files (the temporary files of a write, a staging folder),
+    named ``PREFIX<pid>-<token>`` and holding a marker that repeats both, which this process keeps
+    locked for as long as the folder is in use. Only such proof lets a later run remove the folder
+    (:func:`clear_leftovers`); :meth:`remove` ends it here."""
+
+    def __init__(self, parent: str | os.PathLike, prefix: str):
+        token = os.urandom(8).hex()
+        self.path = Path(parent) / f"{prefix}{os.getpid()}-{token}"
+        os.mkdir(self.path, 0o700)
+        try:
+            fd = os.open(self.path / _MARK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except BaseException:
+            os.rmdir(self.path)
+            raise
+        self._fd: int | None = fd
+        try:
+            _try_lock(fd)
+            os.write(fd, _marker_text(os.getpid(), token))
+        except BaseException:
+            self.remove()
+            raise
+
+    def remove(self, keep: bool = False) -> None:
+        """The folder removed (``keep``: left, with its marker, for a later run to clear) and its
+        lock let go."""
+        if not keep:
+            shutil.rmtree(self.path, ignore_errors=True)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _proven_leftover(p: Path, prefix: str) -> bool:
+    """Whether ``p`` is a :class:`MarkedFolder` whose marker is valid and whose process is gone."""
+    m = re.fullmatch(re.escape(prefix) + r"(\d+)-([0-9a-f]{16})", p.name)
+    if m is None:
+        return False
+    pid, token = int(m.group(1)), m.group(2)
+    try:
+        st = os.lstat(p)
+        if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            return False
+        fd = os.open(p / _MARK, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or os.read(fd, 256) != _marker_text(pid, token):
+            return False
+        if _try_lock(fd) is False:  # its process (or a child it forked) still holds it
+            return False
+        return not pid_alive(pid)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def clear_leftovers(out: str | os.PathLike) -> list[str]:
-    """Remove what a killed gboost run left in (and, for old versions, beside) ``out``: only names
-    gboost makes, only when the process that made them is gone. Returns the names removed."""
+    """Remove the folders a killed gboost run left in (or, for a staging folder, beside) ``out``:
+    only :class:`MarkedFolder` s proven gboost's whose process is gone. Returns the names removed."""
     out = Path(out)
     removed: list[str] = []
-    if out.is_dir():
-        for p in out.iterdir():
-            for prefix in (_TMP, _STAGING):
-                if p.name.startswith(prefix):
-                    pid = _pid_of(p.name, prefix)
-                    if pid is not None and not pid_alive(pid):
-                        _remove(p)
-                        removed.append(p.name)
+    places = [(out, (_TMP, _STAGING))] if out.is_dir() else []
     parent = _real(out).parent if out.exists() else Path(os.path.abspath(out)).parent
-    name = _real(out).name if out.exists() else out.name
     if parent.is_dir():
-        for p in parent.iterdir():
-            if p.is_dir() and not p.is_symlink() and (p.name.startswith(f".{name}.partial-")
-                                                     or p.name.startswith(f".{name}.old-")):
-                pid = _pid_of(p.name, f".{name}.old-") if ".old-" in p.name else None
-                if pid is not None and pid_alive(pid):
-                    continue
-                if all(c.is_file() and c.name in GBOOST_FILES for c in p.iterdir()):
-                    _remove(p)
-                    removed.append(p.name)
+        places.append((parent, (_STAGING,)))
+    for folder, prefixes in places:
+        try:
+            entries = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in entries:
+            for prefix in prefixes:
+                if name.startswith(prefix) and _proven_leftover(folder / name, prefix):
+                    if prefix == _TMP:
+                        _roll_back(folder, folder / name)
+                    shutil.rmtree(folder / name, ignore_errors=True)
+                    removed.append(name)
     return removed
-
-
-def _remove(p: Path) -> None:
-    if p.is_dir() and not p.is_symlink():
-        shutil.rmtree(p, ignore_errors=True)
-    else:
-        p.unlink(missing_ok=True)
 
 
 # Every file name gboost writes into an output folder (scan, checkpoint, part, pathways).
@@ -131,11 +200,12 @@ GBOOST_FILES = frozenset({
 _WRITEBACK_BYTES = 8 << 20
 
 
-def _write_temp(path: Path, data, waits: list | None = None) -> Path:
+def _write_temp(path: Path, data, waits: list | None, folder: Path) -> Path:
     """``data`` (bytes-like, or an iterable of them written in order: a list, or an iterator that
-    may wait for each, those seconds added to ``waits``) in a synced hidden temporary file beside
-    ``path`` (umask modes); returns it."""
-    tmp = path.with_name(f"{_TMP}{os.getpid()}-{path.name}")
+    may wait for each, those seconds added to ``waits``) in a synced temporary file of ``path``'s
+    name in ``folder`` (the write's :class:`MarkedFolder`, in ``path``'s folder; umask modes);
+    returns it."""
+    tmp = folder / path.name
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         with os.fdopen(fd, "wb", buffering=0) as fh:
@@ -202,9 +272,14 @@ def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = Fa
     data_first = [k for k in order if not callable(files[k])]
     times = write_times if write_times is not None else {}
 
+    try:
+        folder = MarkedFolder(out, _TMP)  # this write's temporary files, until each is renamed into out
+    except OSError as exc:
+        raise _named(exc, out) from None
+
     def write(name: str, v) -> tuple[Path, Path]:
         t, waits = time.perf_counter(), []
-        tmp = _write_temp(out / name, v.encode("utf-8") if isinstance(v, str) else v, waits)
+        tmp = _write_temp(out / name, v.encode("utf-8") if isinstance(v, str) else v, waits, folder.path)
         times[name] = time.perf_counter() - t - sum(waits)  # (not the wait for data still being made)
         return tmp, out / name
 
@@ -233,17 +308,100 @@ def write_files(out_dir: str | os.PathLike, files: dict, *, overwrite: bool = Fa
             v = files[name]()  # rendered only now, after the others are on disk (run.json times them)
             temps.append(write(name, v))
     except BaseException:
-        for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
+        folder.remove()
         raise
-    if _LAST in files:
-        (out / _LAST).unlink(missing_ok=True)
-    for tmp, final in temps:
-        os.replace(tmp, final)
-    for name in remove:
-        (out / name).unlink(missing_ok=True)
+    try:
+        _replace_set(out, folder.path, [final.name for _, final in temps], list(remove))
+    except BaseException:
+        folder.remove(keep=(folder.path / _ASIDE).is_dir())  # (kept: the old set could not all go back)
+        raise
+    folder.remove()
     _fsync_dir(out)
     return out
+
+
+# In a write's MarkedFolder during its replace phase: the previous versions moved aside, the names
+# the new set brings (so that a run killed mid-way is rolled back by the next, :func:`_roll_back`),
+# and the mark that the new set is complete.
+_ASIDE, _NAMES, _DONE = "old", "names", "done"
+
+
+def _replace_set(out: Path, folder: Path, names: list[str], remove: list[str]) -> None:
+    """Move the new files ``names`` (run.json last) from ``folder`` into ``out`` as one change:
+    the previous versions (and the files of ``remove``) first go aside into ``folder``/old, run.json
+    first, then the new ones come in; when any rename fails, what came in goes back out and the old
+    set back in, so ``out`` is exactly as it was, and the error names the file."""
+    for name in [*names, *remove]:
+        if os.path.isdir(out / name) and not os.path.islink(out / name):
+            raise InputError(out / name, "is a folder where gboost writes a file: move it away and rerun "
+                                         "(nothing was replaced)")
+    aside = folder / _ASIDE
+    os.mkdir(aside)
+    journal = os.open(folder / _NAMES, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(journal, "".join(f"{n}\n" for n in names).encode())
+        os.fsync(journal)
+    finally:
+        os.close(journal)
+    first = sorted(set(names) | set(remove), key=lambda k: k != _LAST)  # run.json aside first
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in first:
+            if os.path.lexists(out / name):
+                _rename(out / name, aside / name, out / name)
+                moved_aside.append(name)
+        for name in names:
+            _rename(folder / name, out / name, out / name)
+            moved_in.append(name)
+    except BaseException as exc:
+        stuck = []
+        for name in reversed(moved_in):
+            try:
+                os.replace(out / name, folder / name)
+            except OSError:
+                stuck.append(name)
+        for name in reversed(moved_aside):
+            try:
+                os.replace(aside / name, out / name)
+            except OSError:
+                stuck.append(name)
+        if not stuck:
+            os.rmdir(aside)
+            raise
+        raise OSError(getattr(exc, "errno", None) or errno.EIO,
+                      f"the previous files could not all be put back; {', '.join(stuck)} and the rest of the "
+                      f"previous set are in {aside} (the next run into this folder puts them back)",
+                      str(out)) from exc
+    os.close(os.open(folder / _DONE, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def _rename(src: Path, dst: Path, named: Path) -> None:
+    try:
+        os.replace(src, dst)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror}; nothing was replaced (the previous files are as they were)",
+                      str(named)) from None
+
+
+def _roll_back(out: Path, folder: Path) -> None:
+    """The replace phase of a run killed in it (``folder``, its MarkedFolder in ``out``), undone:
+    each previous file moved aside goes back, each new file that came in without one goes. A run
+    killed after the new set was complete (``done``) needs nothing."""
+    aside = folder / _ASIDE
+    if not aside.is_dir() or (folder / _DONE).exists():
+        return
+    try:
+        names = (folder / _NAMES).read_text().split()
+    except OSError:
+        names = []
+    for name in names:
+        if name in GBOOST_FILES and not os.path.lexists(aside / name) and not os.path.lexists(folder / name):
+            (out / name).unlink(missing_ok=True)  # came in, had no previous version
+    for entry in os.listdir(aside):
+        if entry in GBOOST_FILES:
+            os.replace(aside / entry, out / entry)
+    _fsync_dir(out)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -265,13 +423,12 @@ def staged_files(out_dir: str | os.PathLike, fill: Callable[[Path], None], *, ov
     out = Path(out_dir)
     parent = out if out.is_dir() else Path(os.path.abspath(out)).parent
     parent.mkdir(parents=True, exist_ok=True)
-    staging = parent / f"{_STAGING}{os.getpid()}-{os.urandom(4).hex()}"
-    staging.mkdir()
+    made = MarkedFolder(parent, _STAGING)
     try:
-        fill(staging)
-        files = {p.name: p.read_bytes() for p in staging.iterdir() if p.is_file()}
+        fill(made.path)
+        files = {p.name: p.read_bytes() for p in made.path.iterdir() if p.is_file() and p.name != _MARK}
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        made.remove()
     return write_files(out, files, overwrite=overwrite)
 
 

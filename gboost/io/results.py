@@ -34,12 +34,14 @@ def ipf_cap_hits(result) -> int:
 
 
 def plink_chrom(code: str) -> str:
-    """Chromosome as PLINK 1.9 prints it: numeric, 'chr' prefix dropped, X/Y/XY/MT as 23-26."""
+    """Chromosome as PLINK 1.9 prints it: numeric, 'chr' prefix dropped, X/Y/XY/MT as 23-26. A
+    name PLINK does not know (a contig, ``chrUn_gl000220``) is printed whole, prefix and all, as
+    plink1.9 --allow-extra-chr does."""
     c = str(code)
-    if c.lower().startswith("chr"):
-        c = c[3:]
-    c = _CHROM_CODES.get(c.upper(), c)
-    return c.lstrip("0") or "0" if c.isdigit() else c
+    text = c[3:] if c.lower().startswith("chr") else c
+    if text.isascii() and text.isdigit():
+        return text.lstrip("0") or "0"
+    return _CHROM_CODES.get(text.upper(), c)
 
 
 def clear_low_bits(x: float) -> float:

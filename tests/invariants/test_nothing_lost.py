@@ -150,19 +150,27 @@ def test_leftovers_of_a_killed_run_are_cleared_and_user_files_kept(study, tmp_pa
     out = tmp_path / "k"
     user_files(out)
     mine = tree(out)
+    # A run killed while writing: its marked temporary folder (gboost/io/outdir.py MarkedFolder).
+    killed = subprocess.run([sys.executable, "-c", "import os, sys; from gboost.io import outdir; "
+                             "f = outdir.MarkedFolder(sys.argv[1], outdir._TMP); "
+                             "(f.path / 'pairs.tsv').write_text('half'); os._exit(9)", str(out)],
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert killed.returncode == 9
+    assert [n for n in os.listdir(out) if n.startswith(".gboost-tmp-")]
     dead = 2 ** 22 + 12345  # no such process
-    (out / f".gboost-tmp-{dead}-pairs.tsv").write_text("half")
-    (out / f".gboost-staging-{dead}-ab12").mkdir()
+    # Shapes gboost once used, with nothing proving gboost made them: kept.
+    unproven = out / f".gboost-staging-{dead}-ab12"
+    unproven.mkdir()
     old = tmp_path / f".k.old-{dead}"
     old.mkdir()
     (old / "pairs.tsv").write_text("old")
-    keep = tmp_path / ".k.partial-mine"  # a user's folder of that shape with a user file: kept
+    keep = tmp_path / ".k.partial-mine"
     keep.mkdir()
     (keep / "mine.txt").write_text("x")
     assert scan(study, out, "--overwrite") == 0
     names = os.listdir(out)
-    assert not [n for n in names if n.startswith(".gboost")]
-    assert not old.exists() and (keep / "mine.txt").read_text() == "x"
+    assert [n for n in names if n.startswith(".gboost")] == [unproven.name]
+    assert (old / "pairs.tsv").read_text() == "old" and (keep / "mine.txt").read_text() == "x"
     assert {k: tree(out)[k] for k in mine} == mine
 
 
