@@ -268,7 +268,7 @@ class QTGPUEngine:
         """The devices a scan uses: ``gpus`` checked against those visible, or all of them."""
         if self.xp.__name__ == "numpy":
             return list(dict.fromkeys(self._gpus)) if self._gpus else [0]
-        from gboost.engines import select_gpus
+        from gboost.engines.devices import select_gpus
 
         return select_gpus(self._gpus, self.xp.cuda.runtime.getDeviceCount())
 
