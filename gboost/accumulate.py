@@ -5,14 +5,10 @@ worker's accumulator merges in the same way (the merges of gboost/tiles.py are o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gboost.tiles import Summary, TileResult
-
-if TYPE_CHECKING:  # hostwork imports this module
-    from gboost.hostwork import HostWork
 
 
 @dataclass
@@ -35,8 +31,6 @@ class Accumulator:
     n_valid: int = 0
     pairs_done: int = 0
     tiles_done: set = field(default_factory=set)
-    # The background host work started by screen() and collected by finalize(); never saved.
-    host: HostWork | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.summary is None:

@@ -147,6 +147,10 @@ class ScreenResult:
     engine: str  # the engine's name ('cpu', 'gpu', 'dask')
     device: str  # its describe(): the device in words, for the log and run.json
     engine_info: dict = field(default_factory=dict)  # its screen_info(): run.json's "engine_info"
+    # The finalize step's host work, already running beside the screen (screen() starts it,
+    # finalize() collects and stops it); None where it runs in finalize itself. Never saved: the
+    # accumulator it reads stays a plain record that checkpoints and part files hold.
+    host: HostWork | None = field(default=None, repr=False, compare=False)
 
 
 def _run_beside(fn, *args, beside: bool):
@@ -236,8 +240,8 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
     """The screen alone: tiles -> :class:`ScreenResult` (used by run_pipeline, --part and workers).
 
     With an engine that leaves the host's cores free (:func:`overlaps_host_work`) the returned
-    accumulator carries the finalize step's host work, already running in the background
-    (``acc.host``); :func:`finalize` collects it. If the screen is cancelled or fails, that work
+    result carries the finalize step's host work, already running in the background
+    (``ScreenResult.host``); :func:`finalize` collects it. If the screen is cancelled or fails, that work
     is stopped before the exception leaves.
     """
     from gboost.engines import make_engine
@@ -307,8 +311,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
             study.planes_ready.cancel()
         raise
     timings["screen"] = time.perf_counter() - t1
-    acc.host = host
-    return ScreenResult(acc, thr, timings, engine.name, engine.describe(), engine.screen_info())
+    return ScreenResult(acc, thr, timings, engine.name, engine.describe(), engine.screen_info(), host=host)
 
 
 def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
@@ -319,7 +322,7 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     tests (gboost.covariates) of the pairs with P <= epi1. ``part_ties`` = (alike classes, [(z,
     partner)] per part): a merge's BEST_SNP ties, as the parts chose them (gboost/best_ties.py).
 
-    Work that :func:`screen` started in the background (``acc.host``) is collected here; without
+    Work that :func:`screen` started in the background (``screened.host``) is collected here; without
     it (CPU engine, merged parts) the same work runs now, on this thread. Either way the result is
     the same, byte for byte. timings "marginal", "calibration" and "exact" are the seconds spent
     here on each (near 0 when they overlapped the screen); "host_overlapped" the seconds the
@@ -328,7 +331,7 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     acc, thr = screened.acc, screened.thresholds
     timings = dict(screened.timings)
     study.wait_planes()  # (complete after any screen; a --resume with every tile done waited in its ledger)
-    host, acc.host = acc.host, None
+    host, screened.host = screened.host, None
     if host is not None and not host.serves(study, params):
         host.close()
         host = None

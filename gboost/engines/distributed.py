@@ -164,9 +164,9 @@ def _worker_gpu() -> int:
 def _new_engine(device: str, threads: int | None, factory: Callable[[], Engine] | None) -> Engine:
     if factory is not None:
         return factory()
-    from gboost.engines import make_engine
+    from gboost.engines.local import make_local_engine
 
-    return make_engine(device, threads=threads, gpus=[_worker_gpu()] if device == "gpu" else None)
+    return make_local_engine(device, threads=threads, gpus=[_worker_gpu()] if device == "gpu" else None)
 
 
 def _worker_engine(key: str, frame: Frame, blocks: list[Block], device: str, threads: int | None,
@@ -356,7 +356,7 @@ def local_gpu_cluster():
 class DaskEngine(Engine):
     """Screens tiles on a dask.distributed cluster; see the module docstring.
 
-    ``engine_factory``: builds each worker's engine instead of ``make_engine(device)`` (a callable
+    ``engine_factory``: builds each worker's engine instead of ``make_local_engine(device)`` (a callable
     Dask can pickle; tests use it to make a worker's GPU fail)."""
 
     name = "dask"

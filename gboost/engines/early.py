@@ -52,7 +52,7 @@ def _warm(go: threading.Event | None = None) -> None:
         _driver_contexts()
         if go is not None:
             go.wait(_GO_TIMEOUT_S)
-        from gboost.engines import gpu_available
+        from gboost.engines.devices import gpu_available
 
         ok, _ = gpu_available()
         if not ok:

@@ -1,4 +1,4 @@
-"""One fused element-wise kernel from :func:`gboost.engines.qt_gpu.linear_screen` itself.
+"""One fused element-wise kernel from :func:`gboost.engines.qt_screen.linear_screen` itself.
 
 The per-pair statistic as CuPy array operations costs a kernel launch and a pass over memory per
 operation (~300 a pair). Here the same Python function runs once on symbolic values (:class:`Trace`
@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+
+from gboost.engines.qt_screen import linear_screen
 
 MOMENTS = ("N", "sa", "saa", "sb", "sbb", "sab", "saab", "sabb", "saabb", "ys", "ya", "yb", "yab", "yy")
 OUTPUTS = (("stat", "double"), ("ok", "bool"), ("margin", "double"), ("unsure", "bool"))
@@ -126,8 +128,6 @@ class _SymErrors:
 def body(device: bool) -> str:
     """The C statements of one pair: inputs ``q_`` + ``MOMENTS`` and ``q_ey, q_eay, q_eyy``; outputs
     ``o_`` + ``OUTPUTS``' names."""
-    from gboost.engines.qt_gpu import linear_screen
-
     tr = Trace(device)
     mom = [Sym(tr, f"q_{m}", "double") for m in MOMENTS]
     errs = _SymErrors(Sym(tr, "q_ey", "double"), Sym(tr, "q_eay", "double"), Sym(tr, "q_eyy", "double"))
@@ -168,5 +168,5 @@ def device_kernel():
 
 
 def fused_screen(xp, mom, errs):
-    """:func:`gboost.engines.qt_gpu.linear_screen` as one kernel on the device (same results)."""
+    """:func:`gboost.engines.qt_screen.linear_screen` as one kernel on the device (same results)."""
     return device_kernel()(*mom, errs.y, errs.ay, errs.yy)

@@ -123,8 +123,9 @@ def test_gpu_memory_limit_comes_from_the_environment(monkeypatch):
     """GBOOST_GPU_MEMORY_LIMIT reaches GpuEngine(memory_limit_bytes=...): the bench forces the
     streaming path with it (bench/bench_biobank.py)."""
     import gboost.engines as engines
+    import gboost.engines.devices as devices
 
-    monkeypatch.setattr(engines, "gpu_available", lambda: (True, "1 x Some GPU"))
+    monkeypatch.setattr(devices, "gpu_available", lambda: (True, "1 x Some GPU"))
     monkeypatch.delenv("GBOOST_GPU_MEMORY_LIMIT", raising=False)
     assert engines.make_engine("gpu").memory_limit_bytes is None
     monkeypatch.setenv("GBOOST_GPU_MEMORY_LIMIT", "1.5e9")

@@ -616,12 +616,13 @@ def test_make_engine_auto_takes_a_working_gpu():
 
 def test_auto_falls_back_to_the_cpu_engine_when_the_gpu_engine_cannot_start(monkeypatch):
     import gboost.engines as engines
+    import gboost.engines.devices as devices
     import gboost.engines.gpu as gpu
 
     def broken(self):
         raise RuntimeError("GPU 0: CompileException: nvrtc: error: invalid value for --gpu-architecture")
 
-    monkeypatch.setattr(engines, "gpu_available", lambda: (True, "1 x Some GPU"))
+    monkeypatch.setattr(devices, "gpu_available", lambda: (True, "1 x Some GPU"))
     monkeypatch.setattr(gpu.GpuEngine, "probe", broken)
     eng = engines.make_engine("auto", threads=1)
     assert eng.name == "cpu"
@@ -632,12 +633,13 @@ def test_auto_falls_back_to_the_cpu_engine_when_the_gpu_engine_cannot_start(monk
 
 def test_auto_says_why_when_cupy_sees_no_usable_device(monkeypatch):
     import gboost.engines as engines
+    import gboost.engines.devices as devices
 
-    monkeypatch.setattr(engines, "gpu_available", lambda: (False, "no CUDA device (cudaErrorNoDevice)"))
-    monkeypatch.setattr(engines, "_cupy_installed", lambda: True)
+    monkeypatch.setattr(devices, "gpu_available", lambda: (False, "no CUDA device (cudaErrorNoDevice)"))
+    monkeypatch.setattr(devices, "_cupy_installed", lambda: True)
     eng = engines.make_engine("auto", threads=1)
     assert eng.name == "cpu" and "GPU not used: no CUDA device" in eng.describe()
-    monkeypatch.setattr(engines, "_cupy_installed", lambda: False)  # a plain CPU machine: no note
+    monkeypatch.setattr(devices, "_cupy_installed", lambda: False)  # a plain CPU machine: no note
     assert engines.make_engine("auto", threads=1).describe() == "CPU (numba, 1 threads)"
 
 

@@ -346,10 +346,10 @@ def test_cancel_stops_every_device_between_tiles(tmp_path):
     assert not [t for t in threading.enumerate() if t.name.startswith("gboost-qt")]
 
 
-# --- the device policy (gboost/engines/__init__.py: choose_gpu), shared with case-control --------
+# --- the device policy (gboost/engines/devices.py: choose_gpu), shared with case-control --------
 
 def test_qt_auto_falls_back_to_the_cpu_and_says_why_when_the_gpu_engine_cannot_start(monkeypatch, caplog):
-    import gboost.engines as engines
+    import gboost.engines.devices as devices
     from gboost.engines.qt_cpu import QTCPUEngine
     from gboost.errors import InputError
     from gboost.qt_scan import make_qt_engine
@@ -361,7 +361,7 @@ def test_qt_auto_falls_back_to_the_cpu_and_says_why_when_the_gpu_engine_cannot_s
         def probe(self):
             raise RuntimeError("nvrtc: error: invalid value for --gpu-architecture")
 
-    monkeypatch.setattr(engines, "gpu_available", lambda: (True, "1 x Some GPU"))
+    monkeypatch.setattr(devices, "gpu_available", lambda: (True, "1 x Some GPU"))
     monkeypatch.setattr(qt_gpu, "QTGPUEngine", NoProbe)
     with caplog.at_level("WARNING", logger="gboost"):
         eng = make_qt_engine("auto", threads=1)
@@ -378,20 +378,20 @@ def test_qt_auto_falls_back_to_the_cpu_and_says_why_when_the_gpu_engine_cannot_s
 
 
 def test_qt_auto_says_why_when_cupy_sees_no_usable_device(monkeypatch, caplog):
-    import gboost.engines as engines
+    import gboost.engines.devices as devices
     from gboost.engines.qt_cpu import QTCPUEngine
     from gboost.errors import InputError
     from gboost.qt_scan import make_qt_engine
 
-    monkeypatch.setattr(engines, "gpu_available", lambda: (False, "no CUDA device (cudaErrorNoDevice)"))
-    monkeypatch.setattr(engines, "_cupy_installed", lambda: True)
+    monkeypatch.setattr(devices, "gpu_available", lambda: (False, "no CUDA device (cudaErrorNoDevice)"))
+    monkeypatch.setattr(devices, "_cupy_installed", lambda: True)
     with caplog.at_level("WARNING", logger="gboost"):
         assert isinstance(make_qt_engine("auto"), QTCPUEngine)
     assert "using the CPU engine for the QT scan; no CUDA device (cudaErrorNoDevice)" in caplog.text
     with pytest.raises(InputError, match=r"--device gpu: no GPU for the quantitative trait scan \(no CUDA device"):
         make_qt_engine("gpu")
     caplog.clear()
-    monkeypatch.setattr(engines, "_cupy_installed", lambda: False)  # a plain CPU machine: nothing to say
+    monkeypatch.setattr(devices, "_cupy_installed", lambda: False)  # a plain CPU machine: nothing to say
     with caplog.at_level("WARNING", logger="gboost"):
         assert isinstance(make_qt_engine("auto"), QTCPUEngine)
     assert caplog.text == ""

@@ -315,9 +315,9 @@ def test_a_failed_start_leaves_no_folder_it_made(study, tmp_path, capsys, monkey
     """--out a/b/c with none of them there, and a start that fails after the output lock is taken
     (no usable GPU for --device gpu): exit 2, one line, and neither c nor the parents made for it
     are left behind; a folder that was there already stays."""
-    import gboost.engines as engines
+    import gboost.engines.devices as devices
 
-    monkeypatch.setattr(engines, "gpu_available", lambda: (False, "CuPy is not usable (test)"))
+    monkeypatch.setattr(devices, "gpu_available", lambda: (False, "CuPy is not usable (test)"))
     (tmp_path / "keep").mkdir()
     before = tree(tmp_path)
     rc = main(["scan", "--bfile", str(study), "--out", str(tmp_path / "keep" / "a" / "b" / "c"), "--device", "gpu",

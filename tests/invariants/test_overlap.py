@@ -113,10 +113,10 @@ def test_overlapped_outputs_are_identical_and_exact_tests_run_by_row_block_durin
     during = []  # row blocks finished before the screen's last tile: proof of overlap
     engine = FakeGpuEngine(study, prm, on_tile=lambda k, n: k == n - 1 and during.append(wait_until(lambda: chunks)))
     sr = screen(study, prm, engine=engine)  # the CLI's and the GUI's way
-    assert sr.acc.host is not None and engine.closed
+    assert sr.host is not None and engine.closed
     res = finalize(study, prm, sr)
     assert during == [True]
-    assert sr.acc.host is None and not host_threads()
+    assert sr.host is None and not host_threads()
     # made beside the screen only: the SNP texts and marginal.tsv, each row block's output rows
     assert set(res.prepared) == {"outputs", "formatted"} and not serial.prepared
     assert len(res.prepared["formatted"]) == -(-study.n_snps // TILE)
@@ -157,8 +157,8 @@ def test_run_scan_overlaps_with_a_gpu_like_engine_and_not_with_parts(study, chun
     assert all(a.tobytes() == b.tobytes() for a, b in zip(res.screened.adj, serial.screened.adj))
     # A --part is finalized by `gboost merge`, not here: nothing starts in the background.
     part = params(part=(1, 2))
-    acc = screen(study, part, engine=FakeGpuEngine(study, part)).acc
-    assert acc.host is None and not host_threads()
+    sr = screen(study, part, engine=FakeGpuEngine(study, part))
+    assert sr.host is None and not host_threads()
 
 
 @pytest.mark.parametrize("kw", [{"max_r2": 0.001}, {"min_distance_kb": 60000.0}, {"epi1": 0.5}])

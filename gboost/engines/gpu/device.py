@@ -242,7 +242,8 @@ class DeviceRunner:
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
         cp.cuda.Device(self.device_id).synchronize()
         if self.planes is not None:
-            self._uploading = PlaneUpload(self, self.planes)
+            self._uploading = PlaneUpload(cp, self.device_id, self.host_planes, self.planes,
+                                          wait_rows=self.study.wait_planes, lay_out=self.lay_out)
         self._last_end = cp.cuda.Event()
         self._last_end.record(self.stream)
         if self.streaming:

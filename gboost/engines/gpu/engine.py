@@ -89,7 +89,7 @@ class GpuEngine(Engine):
 
     # -- devices -------------------------------------------------------------------------------
     def device_ids(self) -> list[int]:
-        from gboost.engines import select_gpus
+        from gboost.engines.devices import select_gpus
 
         return select_gpus(self._gpus, cupy().cuda.runtime.getDeviceCount())
 

@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Callable
 
 import numpy as np
 
 from gboost.errors import InputError
-
-if TYPE_CHECKING:
-    from gboost.engines.gpu.device import DeviceRunner
 
 # Resident planes go up on a host thread while the first tiles run (_PlaneUpload), through two
 # page-locked buffers of this size: the first tile waits only for its own SNPs' chunks. (Pageable
@@ -27,32 +24,40 @@ class PlaneUpload:
     stream is ordered after it). Tiles go row block by row block, and the first needs only its own
     columns' chunks, so the upload stays ahead of the tiles. While a background encode still writes
     the host planes (``study.planes_ready``), each chunk first waits for its rows to be encoded.
+
+    The runner hands over what the upload reads and calls, and nothing else: ``host_planes`` (the
+    SNP-major host planes, ``(p, 3, n_words)``), ``wait_rows(b, stop)`` (returns once rows [0, b) are
+    encoded, raising the encoder's error) and ``lay_out(x, planes, a)`` (the chunk ``x`` of SNPs from
+    ``a`` on into the device planes' kernel layout, on the current stream).
     """
 
-    def __init__(self, runner: DeviceRunner, planes):
-        cp = runner.cp
+    def __init__(self, cp, device_id: int, host_planes: np.ndarray, planes, *,
+                 wait_rows: Callable[..., None], lay_out: Callable[..., None]):
         self.cp = cp
+        self.device_id, self.host_planes = device_id, host_planes
+        self.p, self.n_words = host_planes.shape[0], host_planes.shape[2]
+        self._wait_rows, self._lay_out = wait_rows, lay_out
         # Whole groups of 32 SNPs a chunk: the missing-call lists' sample-major copy is built a group at a
         # time (missing_lists.DeviceLists.add).
-        step = max(32, PRELOAD_CHUNK_BYTES // max(1, 3 * 8 * runner.n_words) // 32 * 32)
-        self.starts = list(range(0, runner.p, step))
+        step = max(32, PRELOAD_CHUNK_BYTES // max(1, 3 * 8 * self.n_words) // 32 * 32)
+        self.starts = list(range(0, self.p, step))
         self.step = step
         self.ready = [threading.Event() for _ in self.starts]
         self.events = [cp.cuda.Event(disable_timing=True) for _ in self.starts]
         self.waited = [False] * len(self.starts)
         self.error: BaseException | None = None
         self._stop = threading.Event()
-        self._runner, self._planes = runner, planes
+        self._planes = planes
         self._stream = cp.cuda.Stream(non_blocking=True)
-        self._thread = threading.Thread(target=self._run, name=f"gboost-upload{runner.device_id}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"gboost-upload{device_id}", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        r, cp = self._runner, self.cp
+        cp = self.cp
         try:
-            with cp.cuda.Device(r.device_id), self._stream:
+            with cp.cuda.Device(self.device_id), self._stream:
                 # Two page-locked staging buffers: the host fills one while the other is copied up.
-                shape = (self.step, 3, r.n_words)
+                shape = (self.step, 3, self.n_words)
                 stage = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(1, int(np.prod(shape))) * 8), np.uint64,
                                        int(np.prod(shape))).reshape(shape) for _ in range(2)]
                 sent = [cp.cuda.Event(disable_timing=True) for _ in range(2)]
@@ -60,7 +65,7 @@ class PlaneUpload:
                     if self._stop.is_set():  # closed mid-way: the chunks not sent must not pass for sent
                         self.error = RuntimeError("the upload was stopped (engine closed)")
                         break
-                    self._send(k, a, min(r.p, a + self.step), stage[k % 2], sent[k % 2])
+                    self._send(k, a, min(self.p, a + self.step), stage[k % 2], sent[k % 2])
                     self.ready[k].set()
                 self._stream.synchronize()  # the staging buffers outlive their last copies
         except BaseException as exc:  # noqa: BLE001 - raised where a tile waits for the chunk
@@ -75,17 +80,17 @@ class PlaneUpload:
 
     def _send(self, k: int, a: int, b: int, buf: np.ndarray, sent) -> None:
         """Chunk ``k`` (SNPs [a, b)) through staging buffer ``buf``, whose last copy ``sent`` marks."""
-        r, cp = self._runner, self.cp
+        cp = self.cp
         # A background encode (gboost/load.py) may still be writing these rows: wait for them (an
         # encoder's error is raised here and reaches the tile that waits for this chunk).
-        r.study.wait_planes(b, stop=self._stop.is_set)
+        self._wait_rows(b, stop=self._stop.is_set)
         sent.synchronize()  # the copy that last read this buffer is done
         n = b - a
-        np.copyto(buf[:n], r.host_planes[a:b])
-        x = cp.empty((n, 3, r.n_words), dtype=np.uint64)
+        np.copyto(buf[:n], self.host_planes[a:b])
+        x = cp.empty((n, 3, self.n_words), dtype=np.uint64)
         x.set(buf[:n], stream=self._stream)  # page-locked source: an asynchronous DMA
         sent.record(self._stream)
-        r.lay_out(x, self._planes, a)
+        self._lay_out(x, self._planes, a)
         self.events[k].record(self._stream)
 
     def wait(self, a: int, b: int) -> bool:
