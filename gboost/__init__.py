@@ -17,7 +17,7 @@ The pipeline from Python, in the order a scan runs (the same calls as ``gboost s
 The library never imports Qt, CuPy or Dask at import time; engines load them when chosen. The names
 below are imported on first use, so ``import gboost`` stays cheap for the command line.
 """
-__version__ = "0.1.0"
+from gboost.version import __version__
 
 # The public surface: name -> module that defines it.
 _API = {

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-import gboost
+from gboost.version import __version__
 from gboost.io.results import SnpTexts, _json_default, _rj, _sha256
 
 QT_OUTPUT_FILES = ("pairs.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv", "run.json")
@@ -140,7 +140,7 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
         clock.end_stages()  # the command's last work, where the CLI gave any
     y = s.trait
     return {
-        "gboost_version": gboost.__version__,
+        "gboost_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "python": platform.python_version(),
         "host": platform.node(),

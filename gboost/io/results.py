@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-import gboost
+from gboost.version import __version__
 from gboost.io.plink_format import plink_g
 from gboost.stats.marginal import minor_allele_frequency
 from gboost.stats.pvalues import chi2_sf
@@ -484,7 +484,7 @@ def run_record(result, extra: dict | None = None) -> dict:
         clock.background["inputs_sha256"] = sum(_HASHED.values())
         clock.end_stages()  # the command's last work (the CLI: the GPUs' contexts ended)
     return {
-        "gboost_version": gboost.__version__,
+        "gboost_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "python": platform.python_version(),
         "host": platform.node(),

@@ -11,7 +11,7 @@ from tests.helpers import ROOT
 
 # Layers, lowest first; a module may import its own layer and those below, never one above.
 LAYERS = [
-    ("errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch", "compile_guard",
+    ("version", "errors", "numba_cache", "stages", "validate", "tiles", "progress", "stats", "compile_watch", "compile_guard",
      "engines.cupy_import"),  # leaves
     ("encode", "params", "io.fastnum", "io.plink_format", "io.outdir", "io.pheno", "io.plink_text", "study",
      "plink_skips"),
@@ -200,14 +200,27 @@ def test_every_module_is_in_a_layer():
     assert not missing, missing
 
 
+# The one circle still open, named so that any other fails: `gboost warm` runs the command itself
+# (warm -> cli.main), while the command's table of subcommands names warm and doctor by string
+# (cli -> warm, cli -> doctor). Cutting it means the table moving above both into a module of its
+# own; until then only these two edges may run up.
+COMMAND_TABLE = {("gboost.cli", "gboost.warm"), ("gboost.cli", "gboost.doctor")}
+
+
 def test_no_import_runs_back_up_a_layer():
     up = [f"{mod} -> {target} ({where})" for mod, targets in imports().items() for target, where in targets
-          if layer_of(target) > layer_of(mod)]
+          if layer_of(target) > layer_of(mod) and (mod, target) not in COMMAND_TABLE]
     assert not up, up
+
+
+def test_the_command_table_is_the_only_open_circle_and_still_there():
+    """The exception above names real edges: when the table moves, this fails and the exception goes."""
+    found = {(m, t) for m, ts in imports().items() for t, _ in ts}
+    assert COMMAND_TABLE <= found
 
 
 def test_no_import_cycles_of_any_kind():
     found = imports()
-    graph = {m: {t for t, _ in ts if t in found} for m, ts in found.items()}
+    graph = {m: {t for t, _ in ts if t in found and (m, t) not in COMMAND_TABLE} for m, ts in found.items()}
     cycles = _cycles(graph)
     assert not cycles, [" -> ".join(c) for c in cycles]
