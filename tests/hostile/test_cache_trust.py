@@ -24,7 +24,7 @@ NOBODY = 65534
 def _as_other_user(fn) -> None:
     """``fn()`` in a forked child running as uid/gid ``nobody``; raises if it failed."""
     pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
+    if pid == 0:  # the child: plants the folder as the other user, then exits
         code = 1
         try:
             os.setgroups([])
