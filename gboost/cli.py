@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module, help_text in _SUBCOMMANDS:
         sp = sub.add_parser(name, help=help_text)
         importlib.import_module(module).add_arguments(sp)
+        sp.set_defaults(run_command=main)  # a subcommand that runs others (warm's scans) runs them through main
     return parser
 
 

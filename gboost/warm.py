@@ -169,8 +169,12 @@ def kernel_cache_dir() -> str:
     return os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
 
 
-def warm(device: str = "auto", *, log=None) -> WarmResult:
+def warm(device: str = "auto", *, log=None, command) -> WarmResult:
     """Run the scans described in the module docstring; returns what they compiled.
+
+    ``command``: runs one command line (argv without the program name) as ``gboost`` does and
+    returns its exit status; the command line hands over its own ``main``, so that this module,
+    one of its subcommands, does not import it back.
 
     ``device``: 'auto' warms the CPU engine and, when CuPy sees a GPU, the GPU engine; 'cpu' the
     CPU engine only; 'gpu' both, and fails when no GPU can be used. Raises RuntimeError when a
@@ -179,7 +183,6 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
     import numba
 
     import gboost
-    from gboost.cli import main
     from gboost.compile_watch import CompileWatch
 
     t0 = time.perf_counter()
@@ -199,7 +202,7 @@ def warm(device: str = "auto", *, log=None) -> WarmResult:
                 err = io.StringIO()
                 try:
                     with contextlib.redirect_stderr(err):
-                        rc = main(cmd)
+                        rc = command(cmd)
                     failure = None if rc == 0 else f"exit {rc}: {err.getvalue().strip()}"
                 except Exception as exc:  # noqa: BLE001 - a driver or NVRTC failure of the GPU engine, say
                     failure = f"{type(exc).__name__}: {exc}"
@@ -325,7 +328,7 @@ def run(args) -> int:
 
     log = (lambda m: print(m, file=sys.stderr)) if args.verbose else None
     try:
-        result = warm(args.device, log=log)
+        result = warm(args.device, log=log, command=args.run_command)
     except RuntimeError as exc:
         raise InputError(None, str(exc)) from None
     print(result.summary())
