@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gboost.stats.qt import DET_EPSILON, VIF_THRESH
+from gboost.stats.qt import DET_EPSILON, VIF_THRESH, cofactors4
 
 U = 2.0**-53  # unit roundoff of float64 (round to nearest)
 RSS_DEPTH = 12  # roundings along any path of PLINK's expanded RSS (9 counted; docs/qt_epistasis.md §4)
@@ -191,28 +191,9 @@ def linear_screen(xp, mom, errs: TraitSumErrors):
 
 
 def _adjugate_inverse(xp, m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
-    """:func:`gboost.stats.qt._adjugate_inverse` on arrays, operation for operation; returns
-    ``(fails, i00, i01, i02, i03, i11, i12, i13, i22, i23, i33)``."""
-    t_a = m11 * m23 - m12 * m13
-    t_b = m12 * m23 - m13 * m22
-    t_c = m12 * m33 - m13 * m23
-    t_d = m22 * m33 - m23 * m23
-    c00 = m11 * t_d - m12 * t_c + m13 * t_b
-    c01 = m02 * t_c - m01 * t_d - m03 * t_b
-    c02 = m01 * t_c + m02 * (m13 * m13 - m11 * m33) + m03 * t_a
-    t_e = m11 * m22 - m12 * m12
-    c03 = m02 * t_a - m01 * t_b - m03 * t_e
-    det = m00 * c00 + m01 * c01 + m02 * c02 + m03 * c03
+    """:func:`gboost.stats.qt._adjugate_inverse` on arrays, through the same cofactors (one order
+    of operations for both); returns ``(fails, i00, i01, i02, i03, i11, i12, i13, i22, i23, i33)``."""
+    det, *cof = cofactors4(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33)
     fails = xp.abs(det) < DET_EPSILON
-    c11 = m00 * t_d + m02 * (m03 * m23 - m02 * m33) + m03 * (m02 * m23 - m03 * m22)
-    t_f = m01 * m33 - m03 * m13
-    c12 = m02 * t_f - m00 * t_c + m03 * (m03 * m12 - m01 * m23)
-    t_g = m01 * m23 - m02 * m13
-    t_h = m01 * m22 - m02 * m12
-    c13 = m00 * t_b - m02 * t_g + m03 * t_h
-    c22 = m00 * (m11 * m33 - m13 * m13) - m01 * t_f + m03 * (m01 * m13 - m03 * m11)
-    t_i = m01 * m12 - m02 * m11
-    c23 = m01 * t_g - m00 * t_a - m03 * t_i
-    c33 = m00 * t_e - m01 * t_h + m02 * t_i
     r = 1.0 / det
-    return fails, c00 * r, c01 * r, c02 * r, c03 * r, c11 * r, c12 * r, c13 * r, c22 * r, c23 * r, c33 * r
+    return (fails, *(c * r for c in cof))

@@ -152,13 +152,13 @@ def _invert4(m, out):
     return True
 
 
-@nb.njit(cache=True, nogil=True)
-def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
-    """Inverse of the symmetric 4x4 X'X by cofactors (rows expanded along the first), every
-    product in the order PLINK 1.9 evaluates it, so that STAT agrees to the last bit (its 6
-    printed digits then agree even next to a rounding tie). Returns ``(ok, i00, i01, i02, i03, i11,
-    i12, i13, i22, i23, i33)``; ``ok`` False when |det| < 2^-30. (Scalars, not an array: no
-    allocation per pair in the parallel loops.)"""
+def cofactors4(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
+    """The determinant and upper-triangle cofactors of the symmetric 4x4 X'X (rows expanded along
+    the first), every product in the order PLINK 1.9 evaluates it, so that STAT agrees to the last
+    bit (its 6 printed digits then agree even next to a rounding tie). Only ``+ - *``: the same
+    code runs on floats (compiled below for the CPU's loops) and on NumPy/CuPy arrays (the GPU's
+    screen, gboost/engines/qt_screen.py), so the two paths share one order of operations.
+    Returns ``(det, c00, c01, c02, c03, c11, c12, c13, c22, c23, c33)``."""
     t_a = m11 * m23 - m12 * m13
     t_b = m12 * m23 - m13 * m22
     t_c = m12 * m33 - m13 * m23
@@ -169,9 +169,6 @@ def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
     t_e = m11 * m22 - m12 * m12
     c03 = m02 * t_a - m01 * t_b - m03 * t_e
     det = m00 * c00 + m01 * c01 + m02 * c02 + m03 * c03
-    if abs(det) < DET_EPSILON:
-        z = 0.0
-        return False, z, z, z, z, z, z, z, z, z, z
     c11 = m00 * t_d + m02 * (m03 * m23 - m02 * m33) + m03 * (m02 * m23 - m03 * m22)
     t_f = m01 * m33 - m03 * m13
     c12 = m02 * t_f - m00 * t_c + m03 * (m03 * m12 - m01 * m23)
@@ -182,6 +179,22 @@ def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
     t_i = m01 * m12 - m02 * m11
     c23 = m01 * t_g - m00 * t_a - m03 * t_i
     c33 = m00 * t_e - m01 * t_h + m02 * t_i
+    return det, c00, c01, c02, c03, c11, c12, c13, c22, c23, c33
+
+
+_cofactors4 = nb.njit(cache=True, nogil=True)(cofactors4)
+
+
+@nb.njit(cache=True, nogil=True)
+def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
+    """Inverse of the symmetric 4x4 X'X by cofactors (:func:`cofactors4`). Returns ``(ok, i00,
+    i01, i02, i03, i11, i12, i13, i22, i23, i33)``; ``ok`` False when |det| < 2^-30. (Scalars, not
+    an array: no allocation per pair in the parallel loops.)"""
+    det, c00, c01, c02, c03, c11, c12, c13, c22, c23, c33 = _cofactors4(
+        m00, m01, m02, m03, m11, m12, m13, m22, m23, m33)
+    if abs(det) < DET_EPSILON:
+        z = 0.0
+        return False, z, z, z, z, z, z, z, z, z, z
     r = 1.0 / det
     return True, c00 * r, c01 * r, c02 * r, c03 * r, c11 * r, c12 * r, c13 * r, c22 * r, c23 * r, c33 * r
 

@@ -1,4 +1,5 @@
-"""What the hostile tests share: every byte of a folder's neighbours, before and after."""
+"""What the hostile tests share: a small study in a folder of its own, a CPU scan of it through the
+command's main, and every byte of a folder's neighbours, before and after."""
 from __future__ import annotations
 
 import hashlib
@@ -37,3 +38,22 @@ def neighbours_digest(out: str | os.PathLike) -> dict[str, str]:
     """Every byte beside ``out`` (its parent folder's other entries, recursively)."""
     out = Path(out)
     return tree_digest(out.parent, skip=(out.name,))
+
+
+def small_study(tmp_path_factory, name: str, seed: int) -> str:
+    """A 50-SNP, 40+40-sample study with 1 % missing calls in ``<tmp>/<name>/data/``; its prefix.
+    The data sit one folder below, so that OUT/'s neighbours (the tests' tmp folder) hold no input."""
+    from gboost.simulate import simulate_study
+
+    d = tmp_path_factory.mktemp(name)
+    os.makedirs(d / "data")
+    prefix = str(d / "data" / "s")
+    simulate_study(50, 40, 40, seed=seed, chromosomes=2, missing_rate=0.01).write(prefix)
+    return prefix
+
+
+def cpu_scan(study: str, out, *extra: str) -> int:
+    """``gboost scan`` of ``study`` into ``out`` on the CPU, quiet; its exit status."""
+    from gboost.cli import main
+
+    return main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", *extra])

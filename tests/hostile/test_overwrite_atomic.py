@@ -11,24 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from gboost.cli import main
-from gboost.simulate import simulate_study
-from tests.hostile.hostile_helpers import neighbours_digest, tree_digest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
+from tests.hostile.hostile_helpers import cpu_scan, neighbours_digest, small_study, tree_digest
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    d = tmp_path_factory.mktemp("hostile-overwrite")
-    os.makedirs(d / "data")
-    prefix = str(d / "data" / "s")
-    simulate_study(50, 40, 40, seed=49, chromosomes=2, missing_rate=0.01).write(prefix)
-    return prefix
+    return small_study(tmp_path_factory, "hostile-overwrite", seed=49)
 
 
 def scan(study, out, *extra):
-    return main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", *extra])
+    return cpu_scan(study, out, *extra)
 
 
 def _previous(study, tmp_path):
