@@ -74,8 +74,6 @@ PFILE_CASES = {
                               "2 ALT alleles"),
     "pvar header without REF": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: [x.replace("\tREF\t", "\tXREF\t")
                                                                                          for x in r]), "p.pvar", "REF"),
-    "duplicate variant ID": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: replace_field(
-        replace_field(r, 2, "dup"), 2, "dup", first_data_line(r) + 1)), "p.pvar", "duplicate"),
     "pvar non-numeric position": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: replace_field(r, 1, "12x")),
                                   "p.pvar", "not an integer"),
     # a trait value makes the column quantitative (as in a .fam: a QT scan, tests/parity/test_formats.py); one that is
@@ -126,8 +124,6 @@ VCF_CASES = {
     "multi-allelic record": (lambda s, t: _vcf(s, t, lambda r: replace_field(r, 4, "A,C")), "v.vcf", "2 ALT alleles"),
     "half call": (lambda s, t: _vcf(s, t, _half_call), "v.vcf", "half-missing"),
     "no GT field": (lambda s, t: _vcf(s, t, _no_gt), "v.vcf", "GT"),
-    "duplicate IDs": (lambda s, t: _vcf(s, t, lambda r: replace_field(replace_field(r, 2, "."), 2, ".", first_data_line(r) + 1)),
-                      "v.vcf", "duplicate ID '.'"),
     "no samples": (lambda s, t: _vcf(s, t, lambda r: ["\t".join(x.split("\t")[:8]).rstrip("\n") + "\n" if not x.startswith("##")
                                                      else x for x in r if not x.startswith("##FORMAT")]), "v.vcf", "no samples"),
 }

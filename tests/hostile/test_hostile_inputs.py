@@ -1,0 +1,152 @@
+"""Hostile inputs: names and flags PLINK reads one way and gboost read another (repeated SNP IDs,
+chromosome codes PLINK does not know, --chr lists, a flag without the flag it needs, misleading
+messages, control characters in names). Each case is run through plink1.9 (the oracle) where it
+can be, and gboost must end in PLINK's answer, or in one line naming the file and the cause with
+exit 2; the ``guard`` fixture hashes the inputs and OUT/'s neighbours before and after."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gboost.cli import main
+from gboost.simulate import simulate_study
+from tests.helpers import NO_PLINK, PLINK, PLINK2, read
+from tests.hostile.hostile_helpers import neighbours_digest, tree_digest
+
+
+@pytest.fixture
+def guard():
+    """``guard(out, *inputs)``: every byte of ``inputs`` and beside ``out``, checked at the end."""
+    watched = []
+
+    def watch(out, *inputs):
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        watched.append((out, inputs, neighbours_digest(out), tree_digest(*inputs)))
+
+    yield watch
+    for out, inputs, beside, before in watched:
+        assert neighbours_digest(out) == beside, "a file beside OUT/ changed"
+        assert tree_digest(*inputs) == before, "an input changed"
+
+
+def _bfile(prefix):
+    return [prefix + ext for ext in (".bed", ".bim", ".fam")]
+
+
+def _write_study(folder: Path, name="s", p=24, seed=48, **kw) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = str(folder / name)
+    simulate_study(p, 40, 40, seed=seed, chromosomes=2, missing_rate=0.01, **kw).write(prefix)
+    return prefix
+
+
+def _edit_bim(prefix, edit):
+    bim = Path(prefix + ".bim")
+    rows = [line.split("\t") for line in bim.read_text().splitlines()]
+    for k, r in enumerate(rows):
+        edit(k, r)
+    bim.write_text("".join("\t".join(r) + "\n" for r in rows))
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gboost: error:"), err
+    return err[0]
+
+
+def _gboost(out, *args):
+    return main(["scan", *args, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "0.99"])
+
+
+def _plink(out, *args, check=True):
+    run = subprocess.run([PLINK, *args, "--fast-epistasis", "boost", "--epi1", "0.99", "--out", str(out),
+                          "--threads", "2"], capture_output=True, text=True)
+    if check:
+        assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def _same_files(out, plink):
+    """pairs.epi.cc and its summary byte for byte as plink1.9's (pairs.tsv is keyed by name, so a
+    repeated ID is compared here, in PLINK's own files)."""
+    assert read(out / "pairs.epi.cc") == read(f"{plink}.epi.cc")
+    assert read(out / "pairs.epi.cc.summary") == read(f"{plink}.epi.cc.summary")
+
+
+# --- repeated SNP IDs -----------------------------------------------------------------------------
+
+def _duplicate_ids(k, r):
+    if k in (2, 4, 8, 15):
+        r[1] = "."
+    elif k in (10, 12):
+        r[1] = "rsD"
+
+
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+@pytest.mark.parametrize("flag, listed", [(None, None), ("--extract", ". snp1 snp2"), ("--exclude", "rsD"),
+                                          ("--exclude", ".")])
+def test_repeated_snp_ids_are_scanned_as_plink_scans_them(tmp_path, guard, flag, listed):
+    """plink1.9 --fast-epistasis scans a .bim whose IDs repeat ("." several times, an rs ID twice)
+    with each row its own SNP, the ID printed as given; --extract/--exclude of a repeated ID take
+    every row carrying it. gboost refused the .bim ("duplicate SNP ID")."""
+    prefix = _write_study(tmp_path / "data")
+    _edit_bim(prefix, _duplicate_ids)
+    extra = []
+    if flag:
+        ids = tmp_path / "data" / "ids.txt"
+        ids.write_text(listed.replace(" ", "\n") + "\n")
+        extra = [flag, str(ids)]
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix))
+    assert _gboost(out, "--bfile", prefix, *extra) == 0
+    (tmp_path / "oracle").mkdir()
+    _plink(tmp_path / "oracle" / "p", "--bfile", prefix, *extra)
+    _same_files(out, tmp_path / "oracle" / "p")
+    assert ("   .  " in read(out / "pairs.epi.cc.summary")) == (listed != ".")
+
+
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+def test_repeated_snp_ids_in_a_map_are_scanned_as_plink_scans_them(tmp_path, guard):
+    prefix = _write_study(tmp_path / "data")
+    _edit_bim(prefix, _duplicate_ids)
+    text = str(tmp_path / "data" / "t")
+    subprocess.run([PLINK, "--bfile", prefix, "--recode", "--out", text, "--silent"], check=True)
+    out = tmp_path / "run" / "res"
+    guard(out, text + ".ped", text + ".map")
+    assert _gboost(out, "--file", text) == 0
+    (tmp_path / "oracle").mkdir()
+    _plink(tmp_path / "oracle" / "p", "--file", text)
+    _same_files(out, tmp_path / "oracle" / "p")
+
+
+@pytest.mark.skipif(PLINK is None or PLINK2 is None, reason="plink1.9 and plink2 needed on PATH")
+def test_repeated_variant_ids_in_a_pvar_and_a_vcf_of_dots_are_scanned(tmp_path, guard):
+    """A .pvar whose IDs repeat, and a VCF whose IDs are all "." (plink1.9 --vcf keeps "." for
+    each): scanned as the .bim is, byte for byte as plink1.9 scans them."""
+    pytest.importorskip("pgenlib")
+    pytest.importorskip("cyvcf2")
+    prefix = _write_study(tmp_path / "data")
+    _edit_bim(prefix, _duplicate_ids)
+    subprocess.run([PLINK2, "--bfile", prefix, "--make-pgen", "--out", prefix, "--silent"], check=True)
+    out = tmp_path / "run_pgen" / "res"
+    guard(out, prefix + ".pgen", prefix + ".pvar", prefix + ".psam")
+    assert _gboost(out, "--pfile", prefix) == 0
+    (tmp_path / "oracle").mkdir()
+    _plink(tmp_path / "oracle" / "p", "--bfile", prefix)
+    _same_files(out, tmp_path / "oracle" / "p")
+
+    subprocess.run([PLINK2, "--bfile", prefix, "--export", "vcf", "--out", prefix, "--silent"], check=True)
+    lines = Path(prefix + ".vcf").read_text().splitlines(keepends=True)
+    vcf = Path(prefix + "_dots.vcf")
+    vcf.write_text("".join(x if x.startswith("#") else "\t".join(f if c != 2 else "." for c, f in enumerate(x.split("\t")))
+                           for x in lines))
+    pheno = tmp_path / "data" / "s.pheno"
+    pheno.write_text("".join(f"{f[0]} {f[1]} {f[5]}\n" for f in (x.split() for x in Path(prefix + ".fam").open())))
+    out = tmp_path / "run_vcf" / "res"
+    guard(out, vcf, pheno)
+    assert _gboost(out, "--vcf", str(vcf), "--id-delim", "--pheno", str(pheno), "--allow-no-sex") == 0
+    _plink(tmp_path / "oracle" / "v", "--vcf", str(vcf), "--pheno", str(pheno), "--allow-no-sex")
+    _same_files(out, tmp_path / "oracle" / "v")
+    assert "   .    1    .  " in read(out / "pairs.epi.cc")
