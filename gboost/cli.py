@@ -65,6 +65,9 @@ def _add_qc_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--extract", metavar="FILE", help="keep only the SNP IDs listed in FILE")
     g.add_argument("--exclude", metavar="FILE", help="drop the SNP IDs listed in FILE")
     g.add_argument("--chr", dest="chrom", metavar="CHR", help="keep only these chromosomes, e.g. 1-4,22")
+    g.add_argument("--allow-extra-chr", action="store_true",
+                   help="accept chromosome names PLINK does not know (HLA, chrUn_gl000220, ...): scanned and "
+                        "printed whole, as plink1.9 --allow-extra-chr does; refused without it, as by PLINK")
 
 
 def _parse_chr(spec: str | None) -> list[str] | None:
@@ -274,7 +277,7 @@ def _scan_read(args, out, clock, gpu_go) -> int:
                         bgen_ref=getattr(args, "bgen_ref", "ref-unknown"), ids=_id_mode(args))
     try:  # (argparse has checked the values; the library checks them again, in the same words)
         qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
-                       exclude=args.exclude, chrom=_parse_chr(args.chrom))
+                       exclude=args.exclude, chrom=_parse_chr(args.chrom), allow_extra_chr=args.allow_extra_chr)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test

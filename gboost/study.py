@@ -215,6 +215,7 @@ class QCOptions:
     extract: str | None = None  # --extract FILE: keep only SNP IDs listed
     exclude: str | None = None  # --exclude FILE: drop SNP IDs listed
     chrom: list[str] | None = None  # --chr: keep only these chromosomes
+    allow_extra_chr: bool = False  # --allow-extra-chr: accept chromosome names PLINK does not know (contigs)
 
     def __post_init__(self):
         from gboost.validate import check_setting, check_type

@@ -150,3 +150,73 @@ def test_repeated_variant_ids_in_a_pvar_and_a_vcf_of_dots_are_scanned(tmp_path, 
     _plink(tmp_path / "oracle" / "v", "--vcf", str(vcf), "--pheno", str(pheno), "--allow-no-sex")
     _same_files(out, tmp_path / "oracle" / "v")
     assert "   .    1    .  " in read(out / "pairs.epi.cc")
+
+
+# --- chromosome codes PLINK does not know ---------------------------------------------------------
+
+# What plink1.9 says (v1.90b6.26, the .bim's first 3 rows given the code): a name it does not know
+# is refused unless --allow-extra-chr, then printed whole; a number past 26 is refused with it too;
+# a control character ends the line for it ("fewer tokens than expected"), with it too.
+CODES = {"HLA": "extra", "-1": "extra", "chrUn_gl000220": "extra", "001": "extra", "1a": "extra",
+         "27": "never", "chr95": "never", "ch\x01r": "control", "\x1b[31m": "control", "01": "known", "chrM": "known"}
+
+
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+@pytest.mark.parametrize("code", list(CODES), ids=ascii)
+def test_a_chromosome_code_plink_does_not_know_is_refused_without_allow_extra_chr(tmp_path, guard, capsys, code):
+    prefix = _write_study(tmp_path / "data")
+    _edit_bim(prefix, lambda k, r: r.__setitem__(0, code) if k < 3 else None)
+    (tmp_path / "oracle").mkdir()
+    rule = CODES[code]
+    for extra in ([], ["--allow-extra-chr"]):
+        out = tmp_path / f"run{len(extra)}" / "res"
+        guard(out, *_bfile(prefix))
+        plink = _plink(tmp_path / "oracle" / f"p{len(extra)}", "--bfile", prefix, *extra, check=False)
+        accepted = rule == "known" or (rule == "extra" and bool(extra))
+        said = plink.stdout + plink.stderr
+        assert (plink.returncode == 0) == accepted, said
+        if accepted:
+            assert _gboost(out, "--bfile", prefix, *extra) == 0
+            _same_files(out, tmp_path / "oracle" / f"p{len(extra)}")
+            continue
+        assert _gboost(out, "--bfile", prefix, *extra) == 2
+        line = _one_error_line(capsys)
+        assert "\x1b" not in line and "\x01" not in line and ascii(code)[1:-1] in line
+        assert prefix + ".bim" in line and "variant 1 ('snp1')" in line
+        words = {"extra": ("Invalid chromosome code", "use --allow-extra-chr"),
+                 "never": ("Invalid chromosome code", "even with --allow-extra-chr"),
+                 "control": ("fewer tokens than expected", "control character")}[rule]
+        # (a control character first on the line ends it before any token: PLINK skips the line
+        # and then finds the .bed a SNP too long)
+        assert (words[0] in said or (rule == "control" and "Invalid .bed file size" in said)) and words[1] in line
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("reader", ["map", "pvar", "vcf"])
+def test_other_readers_refuse_a_contig_without_allow_extra_chr(tmp_path, guard, capsys, reader):
+    """The .map, .pvar and VCF readers go through the same check (load_study), naming their file."""
+    if reader != "map" and PLINK2 is None:
+        pytest.skip("plink2 not on PATH")
+    pytest.importorskip({"map": "numpy", "pvar": "pgenlib", "vcf": "cyvcf2"}[reader])
+    prefix = _write_study(tmp_path / "data")
+    _edit_bim(prefix, lambda k, r: r.__setitem__(0, "HLA") if k < 3 else None)
+    if reader == "map":
+        subprocess.run([PLINK, "--bfile", prefix, "--recode", "--allow-extra-chr", "--out", prefix, "--silent"], check=True)
+        args, listed = ["--file", prefix], prefix + ".map"
+    elif reader == "pvar":
+        subprocess.run([PLINK2, "--bfile", prefix, "--allow-extra-chr", "--make-pgen", "--out", prefix, "--silent"], check=True)
+        args, listed = ["--pfile", prefix], prefix + ".pvar"
+    else:
+        subprocess.run([PLINK2, "--bfile", prefix, "--allow-extra-chr", "--export", "vcf", "--out", prefix, "--silent"],
+                       check=True)
+        pheno = tmp_path / "data" / "s.pheno"
+        pheno.write_text("".join(f"0 {f[0]}_{f[1]} {f[5]}\n" for f in (x.split() for x in Path(prefix + ".fam").open())))
+        args, listed = ["--vcf", prefix + ".vcf", "--pheno", str(pheno), "--allow-no-sex"], prefix + ".vcf"
+    out = tmp_path / "run" / "res"
+    guard(out, listed)
+    assert _gboost(out, *args) == 2
+    line = _one_error_line(capsys)
+    assert listed in line and "'HLA'" in line and "--allow-extra-chr" in line
+    out = tmp_path / "run2" / "res"
+    assert _gboost(out, *args, "--allow-extra-chr") == 0
+    assert "HLA" in read(out / "pairs.epi.cc.summary")
