@@ -368,18 +368,8 @@ def _variant_filters(variants: VariantTable, chroms: tuple, qc: QCOptions, repor
 
 
 def _chrom_set(chroms: list[str]) -> set[str]:
-    """Canonical codes for a --chr list; ``"1-4"`` ranges of numbered chromosomes allowed."""
-    out = set()
-    for item in chroms:
-        for part in str(item).split(","):
-            part = part.strip()
-            lo, sep, hi = part.partition("-")
-            if sep and lo and hi:
-                a, b = int(plink_chrom_code(lo)), int(plink_chrom_code(hi))
-                out.update(str(k) for k in range(min(a, b), max(a, b) + 1))
-            elif part:
-                out.add(plink_chrom_code(part))
-    return out
+    """Canonical codes for a --chr list (QCOptions has expanded its ranges: ``study.chr_list``)."""
+    return {plink_chrom_code(c) for c in chroms}
 
 
 def _id_list(path: str, flag: str) -> np.ndarray:

@@ -220,3 +220,50 @@ def test_other_readers_refuse_a_contig_without_allow_extra_chr(tmp_path, guard, 
     out = tmp_path / "run2" / "res"
     assert _gboost(out, *args, "--allow-extra-chr") == 0
     assert "HLA" in read(out / "pairs.epi.cc.summary")
+
+
+# --- --chr lists ----------------------------------------------------------------------------------
+
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+@pytest.mark.parametrize("spec, plink_says", [("1,foo", "Invalid --chr chromosome code 'foo'"),
+                                              ("1-99", "Invalid --chr chromosome code '99'"),
+                                              ("27", "Invalid --chr chromosome code '27'"),
+                                              ("001", "Invalid --chr chromosome code '001'"),
+                                              ("1-contig", "Invalid --chr chromosome code 'contig'")])
+def test_a_chr_list_plink_refuses_is_refused(tmp_path, guard, capsys, spec, plink_says):
+    """plink1.9 refuses a --chr name it does not know and a range past its codes; gboost kept
+    chromosome 1 of ``1,foo`` and took ``1-99`` as 1-26."""
+    prefix = _write_study(tmp_path / "data")
+    (tmp_path / "oracle").mkdir()
+    plink = _plink(tmp_path / "oracle" / "p", "--bfile", prefix, "--chr", spec, check=False)
+    assert plink.returncode != 0 and plink_says in plink.stdout + plink.stderr
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix))
+    assert _gboost(out, "--bfile", prefix, "--chr", spec) == 2
+    line = _one_error_line(capsys)
+    assert "--chr" in line and repr(plink_says.split("'")[1]) in line
+    assert not out.exists()
+
+
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+def test_chr_as_space_separated_words_is_read_as_plink_reads_it(tmp_path, guard):
+    """``--chr 2 3``: PLINK's space-separated form; gboost's argparse refused the second word."""
+    prefix = _write_study(tmp_path / "data", p=36)
+    _edit_bim(prefix, lambda k, r: r.__setitem__(0, str(1 + k // 12)))
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix))
+    assert _gboost(out, "--bfile", prefix, "--chr", "2", "3") == 0
+    (tmp_path / "oracle").mkdir()
+    _plink(tmp_path / "oracle" / "p", "--bfile", prefix, "--chr", "2", "3")
+    _same_files(out, tmp_path / "oracle" / "p")
+    assert {line.split()[0] for line in read(out / "pairs.epi.cc.summary").splitlines()[1:]} == {"2", "3"}
+
+
+def test_qc_options_check_chr_names_against_allow_extra_chr():
+    from gboost.study import QCOptions
+
+    with pytest.raises(ValueError, match="'HLA'.*--allow-extra-chr"):
+        QCOptions(chrom=["HLA"])
+    assert QCOptions(chrom=["HLA", "1-3"], allow_extra_chr=True).chrom == ["HLA", "1", "2", "3"]
+    with pytest.raises(ValueError, match="range '1-HLA'"):
+        QCOptions(chrom=["1-HLA"], allow_extra_chr=True)
