@@ -210,6 +210,10 @@ def cmd_scan(args) -> int:
 
     from gboost.io.outdir import OutLock, refuse_unsafe_out
 
+    try:  # before OUT/ is touched: a flag without the file it needs
+        V.check_covar_names(args.covar_name, args.covar)
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
     out = Path(args.out)
     refuse_unsafe_out(out, _input_paths(args))
     with OutLock(out):

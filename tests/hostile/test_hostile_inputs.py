@@ -267,3 +267,20 @@ def test_qc_options_check_chr_names_against_allow_extra_chr():
     assert QCOptions(chrom=["HLA", "1-3"], allow_extra_chr=True).chrom == ["HLA", "1", "2", "3"]
     with pytest.raises(ValueError, match="range '1-HLA'"):
         QCOptions(chrom=["1-HLA"], allow_extra_chr=True)
+
+
+# --- a flag without the flag it needs -------------------------------------------------------------
+
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+def test_covar_name_without_covar_is_refused_as_plink_refuses_it(tmp_path, guard, capsys):
+    """gboost ran the scan unadjusted, the --covar-name silently ignored."""
+    prefix = _write_study(tmp_path / "data")
+    theirs = subprocess.run([PLINK, "--bfile", prefix, "--covar-name", "c1", "--logistic", "--out",
+                             str(tmp_path / "oracle")], capture_output=True, text=True)
+    assert theirs.returncode != 0 and "--covar-name must be used with --covar" in theirs.stdout + theirs.stderr
+    out = tmp_path / "run" / "res"
+    guard(out, *_bfile(prefix))
+    assert _gboost(out, "--bfile", prefix, "--covar-name", "c1") == 2
+    line = _one_error_line(capsys)
+    assert "--covar-name c1" in line and "--covar FILE" in line
+    assert not out.exists()
