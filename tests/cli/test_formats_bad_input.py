@@ -148,11 +148,12 @@ def test_vcf_id_delim_on_ids_without_the_delimiter(study, tmp_path, capsys):
                    "is not FID+IID")
 
 
-def test_vcf_pheno_naming_no_sample_gives_no_cases(study, tmp_path, capsys):
+def test_vcf_pheno_naming_no_sample_names_the_ids(study, tmp_path, capsys):
     """A --pheno file written with the .fam's IDs does not name the VCF's default IDs (FID 0,
-    IID FID_IID): the one line names the --pheno file and the counts."""
+    IID FID_IID): the one line names the --pheno file, the IDs and the flags that set them."""
     pytest.importorskip("cyvcf2", reason="cyvcf2 not installed (pip install 'gboost[formats]')")
-    one_line_error(tmp_path, capsys, ["--vcf", study + ".vcf", "--pheno", study + ".pheno"], "s.pheno", "0 cases")
+    one_line_error(tmp_path, capsys, ["--vcf", study + ".vcf", "--pheno", study + ".pheno"], "s.pheno",
+                   "no entry of the --pheno file matches a loaded sample ID")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -284,3 +284,29 @@ def test_covar_name_without_covar_is_refused_as_plink_refuses_it(tmp_path, guard
     line = _one_error_line(capsys)
     assert "--covar-name c1" in line and "--covar FILE" in line
     assert not out.exists()
+
+
+# --- messages that named the wrong cause ----------------------------------------------------------
+
+@pytest.mark.skipif(PLINK2 is None, reason="plink2 not on PATH")
+@pytest.mark.parametrize("reader", ["bfile", "file"])
+def test_a_pheno_matching_no_sample_is_blamed_on_the_ids(tmp_path, guard, capsys, reader):
+    """gboost blamed the phenotype coding ("only 0 cases ... 0, -9, non-numeric or unknown sex");
+    plink2 names the cause: "No entries in FILE correspond to loaded sample IDs"."""
+    prefix = _write_study(tmp_path / "data")
+    pheno = tmp_path / "data" / "other.pheno"
+    pheno.write_text("".join(f"zz{f[0]} {f[1]} {f[5]}\n" for f in (x.split() for x in Path(prefix + ".fam").open())))
+    theirs = subprocess.run([PLINK2, "--bfile", prefix, "--pheno", str(pheno), "--glm", "allow-no-covars", "--out",
+                             str(tmp_path / "oracle")], capture_output=True, text=True)
+    assert theirs.returncode != 0 and "correspond to loaded sample IDs" in theirs.stdout + theirs.stderr
+    args = ["--bfile", prefix]
+    if reader == "file":
+        subprocess.run([PLINK2, "--bfile", prefix, "--export", "ped", "--out", prefix, "--silent"], check=True)
+        args = ["--file", prefix]
+    out = tmp_path / "run" / "res"
+    guard(out, pheno)
+    assert _gboost(out, *args, "--pheno", str(pheno)) == 2
+    line = _one_error_line(capsys)
+    assert str(pheno) in line and "no entry of the --pheno file matches a loaded sample ID" in line
+    assert "'zzfam1 ind1' (line 1)" in line and "'fam1 ind1'" in line and "cases" not in line
+    assert not out.exists()
