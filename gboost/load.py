@@ -42,7 +42,7 @@ from gboost import plink_skips
 from gboost.encode import (ClassLayout, bed_class_counts, bed_column_counts, bed_columns, bed_encode,
                            bed_missing_counts, bed_plan, bed_set_counts, encode_block, file_masks, monomorphic, move_rows, plane_counts,
                            sample_order)
-from gboost.errors import InputError
+from gboost.errors import InputError, printable
 from gboost.io.pheno import read_text
 from gboost.io.plink_bed import fed_threads
 from gboost.io.plink_format import HUMAN_CHROMS, chrom_number
@@ -77,7 +77,7 @@ def plink_chrom_code(code: str) -> str:
 def _shown(text: str) -> str:
     """A name from a file as a message shows it: quoted, control characters escaped (an escape
     code in a .bim must not reach the terminal raw)."""
-    return repr(text) if text.isprintable() else ascii(text)
+    return repr(printable(text))
 
 
 def check_chrom_codes(names: np.ndarray, where: np.ndarray, source: GenotypeSource, allow_extra_chr: bool) -> None:

@@ -310,3 +310,31 @@ def test_a_pheno_matching_no_sample_is_blamed_on_the_ids(tmp_path, guard, capsys
     assert str(pheno) in line and "no entry of the --pheno file matches a loaded sample ID" in line
     assert "'zzfam1 ind1' (line 1)" in line and "'fam1 ind1'" in line and "cases" not in line
     assert not out.exists()
+
+
+# --- control characters in pathway names ----------------------------------------------------------
+
+def test_control_characters_in_pathway_names_reach_neither_terminal_nor_graphml_raw(tmp_path, capsys):
+    """A .gmt name holding an escape code and other C0 controls: gboost pathways printed it raw to
+    the terminal and wrote it raw into graph.graphml, which XML 1.0 cannot hold (not well-formed)."""
+    pytest.importorskip("networkx")
+    import xml.etree.ElementTree as ET
+
+    prefix = _write_study(tmp_path / "data")
+    scan = tmp_path / "scan"
+    assert main(["scan", "--bfile", prefix, "--out", str(scan), "--device", "cpu", "--quiet", "--epi1", "0.5"]) == 0
+    bed = tmp_path / "genes.bed"
+    bed.write_text("1\t0\t300000000\tG1\n2\t0\t300000000\tG2\n")
+    gmt = tmp_path / "evil.gmt"
+    evil = "EVIL\x1b[31mRED\x01\x07\x7f"
+    gmt.write_text(f"{evil}\tdesc <&>\tG1\nP2&<b>\"\tx\tG2\n")
+    capsys.readouterr()
+    out = tmp_path / "graph"
+    assert main(["pathways", "--pairs", str(scan), "--annotation", str(bed), "--gmt", str(gmt), "--out", str(out),
+                 "--window-kb", "0"]) == 0
+    err = capsys.readouterr().err
+    assert not any(c in err for c in "\x1b\x01\x07\x7f") and "EVIL\\x1b[31mRED\\x01\\x07\\x7f" in err
+    tree = ET.parse(out / "graph.graphml")  # well-formed
+    texts = {d.text for d in tree.iter() if d.text}
+    assert "EVIL\\x1b[31mRED\\x01\\x07\x7f" in texts and 'P2&<b>"' in texts  # (DEL is legal XML: kept)
+    assert evil in (out / "nodes.tsv").read_text()  # the tables keep the name as read
