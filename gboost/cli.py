@@ -64,35 +64,25 @@ def _add_qc_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--hwe", type=V.flag_type("hwe"), help="drop SNPs with HWE exact test p below this (controls)")
     g.add_argument("--extract", metavar="FILE", help="keep only the SNP IDs listed in FILE")
     g.add_argument("--exclude", metavar="FILE", help="drop the SNP IDs listed in FILE")
-    g.add_argument("--chr", dest="chrom", metavar="CHR", help="keep only these chromosomes, e.g. 1-4,22")
+    g.add_argument("--chr", dest="chrom", metavar="CHR", nargs="+",
+                   help="keep only these chromosomes, e.g. 1-4,22 or 2 3 (PLINK's spellings)")
+    g.add_argument("--allow-extra-chr", action="store_true",
+                   help="accept chromosome names PLINK does not know (HLA, chrUn_gl000220, ...): scanned and "
+                        "printed whole, as plink1.9 --allow-extra-chr does; refused without it, as by PLINK")
 
 
-def _parse_chr(spec: str | None) -> list[str] | None:
-    """A ``--chr`` list as PLINK 1.9 reads it (``parse_chrom_ranges``): comma- (or space-)
-    separated names and ranges ``A-B``; a range's ends are standard codes, ``chr`` prefix and case
-    ignored (``1-4``, ``chr1-chr3``, ``21-X``, ``22-MT``: X, Y, XY and MT are codes 23-26), its end
-    greater than its start, and it takes every code in between. Returns canonical codes for the
-    ranges, single names as given (load.py's ``plink_chrom_code`` reads them)."""
+def _parse_chr(spec: str | list[str] | None, allow_extra_chr: bool = True) -> list[str] | None:
+    """A ``--chr`` list (one string, or PLINK's space-separated words) as ``study.chr_list`` reads
+    it: ranges expanded, names as given; the names themselves are checked again by QCOptions
+    against --allow-extra-chr."""
     if not spec:
         return None
-    from gboost.load import plink_chrom_code
+    from gboost.study import chr_list
 
-    out: list[str] = []
-    for part in spec.replace(" ", ",").split(","):
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        if sep:
-            a, b = plink_chrom_code(lo), plink_chrom_code(hi)
-            if not (lo and hi and a.isdigit() and b.isdigit()):
-                raise InputError(None, f"--chr: bad range {part!r} (a range's ends are chromosome codes: 1-22, X, "
-                                       "Y, XY, MT, with or without 'chr')")
-            if int(b) <= int(a):
-                raise InputError(None, f"--chr: bad range {part!r}: {hi!r} is not greater than {lo!r}")
-            out.extend(str(c) for c in range(int(a), int(b) + 1))
-        else:
-            out.append(part)
-    return out
+    try:
+        return chr_list([spec] if isinstance(spec, str) else spec, allow_extra_chr)
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
 
 
 def _parse_part(text: str) -> tuple[int, int]:
@@ -220,6 +210,10 @@ def cmd_scan(args) -> int:
 
     from gboost.io.outdir import OutLock, refuse_unsafe_out
 
+    try:  # before OUT/ is touched: a flag without the file it needs
+        V.check_covar_names(args.covar_name, args.covar)
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
     out = Path(args.out)
     refuse_unsafe_out(out, _input_paths(args))
     with OutLock(out):
@@ -274,7 +268,7 @@ def _scan_read(args, out, clock, gpu_go) -> int:
                         bgen_ref=getattr(args, "bgen_ref", "ref-unknown"), ids=_id_mode(args))
     try:  # (argparse has checked the values; the library checks them again, in the same words)
         qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
-                       exclude=args.exclude, chrom=_parse_chr(args.chrom))
+                       exclude=args.exclude, chrom=_parse_chr(args.chrom, args.allow_extra_chr), allow_extra_chr=args.allow_extra_chr)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test

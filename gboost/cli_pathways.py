@@ -11,7 +11,7 @@ import sys
 
 from gboost import validate as V
 
-from gboost.errors import InputError
+from gboost.errors import InputError, printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
         with_genes = sum(1 for _, d in graph.nodes(data=True) if d["genes"])
         build = f", build {annotation.build}" if annotation.build else ""
         print(f"{graph.number_of_nodes()} SNPs in {graph.number_of_edges()} pairs; {with_genes} in or within "
-              f"{window:g} kb of a gene ({annotation.path}{build}); {len(known)} pathway group(s), "
+              f"{window:g} kb of a gene ({printable(str(annotation.path))}{printable(build)}); {len(known)} pathway group(s), "
               f"{len(groups.get(UNKNOWN, []))} SNP(s) of unknown pathway", file=sys.stderr)
         for name in known[:5]:
-            print(f"  {name}: {len(groups[name])} SNP(s)", file=sys.stderr)
+            print(f"  {printable(name)}: {len(groups[name])} SNP(s)", file=sys.stderr)  # (names from the .gmt)
         print(f"wrote {out}/graph.graphml, nodes.tsv, edges.tsv", file=sys.stderr)
     return 0

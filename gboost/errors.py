@@ -26,6 +26,16 @@ class InputError(ValueError):
         super().__init__(f"{self.path}: {message}" if self.path else message)
 
 
+def printable(text: str) -> str:
+    """``text`` safe to show on a terminal: each character that is not printable (an escape code,
+    a control character, a line break) written as its Python escape (``\\x1b``), the rest as is.
+    Names read from a user's files (pathway names, chromosome codes) pass through it before they
+    are printed, so a file cannot move the cursor or recolour the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 class ScanCancelled(Exception):
     """Raised inside the pipeline when the caller's cancel flag is set between tiles."""
 

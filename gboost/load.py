@@ -42,9 +42,10 @@ from gboost import plink_skips
 from gboost.encode import (ClassLayout, bed_class_counts, bed_column_counts, bed_columns, bed_encode,
                            bed_missing_counts, bed_plan, bed_set_counts, encode_block, file_masks, monomorphic, move_rows, plane_counts,
                            sample_order)
-from gboost.errors import InputError
+from gboost.errors import InputError, printable
 from gboost.io.pheno import read_text
 from gboost.io.plink_bed import fed_threads
+from gboost.io.plink_format import HUMAN_CHROMS, chrom_number
 from gboost.plink_skips import types_from_bed_rows
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
 from gboost.study import (GenotypeSource, PlanesReady, QCOptions, QCReport, Study, VariantTable, founders_a1_major,
@@ -64,15 +65,53 @@ _ALL, _MALE, _FOUNDER, _FOUNDER_NONMALE, _FOUNDER_MALE, _FOUNDER_CTRL, _FOUNDER_
 def plink_chrom_code(code: str) -> str:
     """PLINK 1.9's canonical code for a (human) chromosome name.
 
-    ``chr`` prefix and case ignored, leading zeros dropped; ``X``, ``Y``, ``XY``, ``MT``/``M``
-    become ``23``, ``24``, ``25``, ``26`` (the numbers PLINK prints in ``.epi.cc``). Other names
-    (contigs) are returned unchanged.
+    ``chr`` prefix and case ignored, one or two digits (``01`` is 1); ``X``, ``Y``, ``XY``,
+    ``MT``/``M`` become ``23``, ``24``, ``25``, ``26`` (the numbers PLINK prints in ``.epi.cc``:
+    ``plink_format.chrom_number``). Other names (contigs, which ``check_chrom_codes`` accepts only
+    with --allow-extra-chr) are returned unchanged.
     """
-    text = code[3:] if code[:3].lower() == "chr" else code
-    upper = text.upper()
-    if upper.isdigit():
-        return str(int(upper))
-    return {"X": "23", "Y": "24", "XY": "25", "MT": "26", "M": "26"}.get(upper, code)
+    number = chrom_number(code)
+    return code if number is None else str(number)
+
+
+def _shown(text: str) -> str:
+    """A name from a file as a message shows it: quoted, control characters escaped (an escape
+    code in a .bim must not reach the terminal raw)."""
+    return repr(printable(text))
+
+
+def check_chrom_codes(names: np.ndarray, where: np.ndarray, source: GenotypeSource, allow_extra_chr: bool) -> None:
+    """Refuse, as plink1.9 does (checked on it), a chromosome code it does not know: a name
+    (``HLA``, ``-1``, ``chrUn_gl000220``) unless --allow-extra-chr; a number past the human set
+    (``27``, ``chr95``) even with it; a control character in a code always (plink1.9 reads it as
+    the end of the line: "fewer tokens than expected"). ``names``/``where``: ``_chrom_names``."""
+    for k, name in enumerate(str(c) for c in names):
+        number = chrom_number(name)
+        if number is not None and number <= HUMAN_CHROMS:
+            continue
+        row = int(np.flatnonzero(where == k)[0])
+        at = f"variant {row + 1} ({_shown(str(source.variants.snp[row]))})"
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+            why = (f"chromosome code {_shown(name)} of {at} holds a control character; PLINK 1.9 reads it as the "
+                   "end of the line (\"fewer tokens than expected\"): fix the file")
+        elif number is not None:
+            why = (f"invalid chromosome code {_shown(name)} of {at}: PLINK 1.9's human chromosome set stops at "
+                   f"{HUMAN_CHROMS} (X 23, Y 24, XY 25, MT 26) and refuses it even with --allow-extra-chr; check the data")
+        elif allow_extra_chr:
+            continue
+        else:
+            why = (f"invalid chromosome code {_shown(name)} of {at}: PLINK 1.9 refuses a name it does not know; "
+                   "use --allow-extra-chr to accept it (it is then scanned and printed whole)")
+        raise InputError(_variants_file(source), why)
+
+
+def _variants_file(source: GenotypeSource) -> str:
+    """The file that lists the source's variants (.bim, .pvar, .map), else the source's own."""
+    for attr in ("bim_path", "pvar_path"):
+        if getattr(source, attr, None):
+            return getattr(source, attr)
+    maps = [f for f in getattr(source, "files", ()) if str(f).endswith(".map")]
+    return maps[0] if maps else source.path
 
 
 def load_study(
@@ -132,6 +171,7 @@ def load_study(
         say(note)
     # Per chromosome name, then indexed per SNP: no Python step per SNP (a .bim of a million SNPs).
     names, where = _chrom_names(source.variants.chrom)
+    check_chrom_codes(names, where, source, qc.allow_extra_chr)
     name_codes = np.array([plink_chrom_code(str(c)) for c in names], dtype=object)
     codes = name_codes[where]
     _check_contiguous_chromosomes(codes, np.unique(name_codes, return_inverse=True)[1].ravel()[where], source)
@@ -328,18 +368,8 @@ def _variant_filters(variants: VariantTable, chroms: tuple, qc: QCOptions, repor
 
 
 def _chrom_set(chroms: list[str]) -> set[str]:
-    """Canonical codes for a --chr list; ``"1-4"`` ranges of numbered chromosomes allowed."""
-    out = set()
-    for item in chroms:
-        for part in str(item).split(","):
-            part = part.strip()
-            lo, sep, hi = part.partition("-")
-            if sep and lo and hi:
-                a, b = int(plink_chrom_code(lo)), int(plink_chrom_code(hi))
-                out.update(str(k) for k in range(min(a, b), max(a, b) + 1))
-            elif part:
-                out.add(plink_chrom_code(part))
-    return out
+    """Canonical codes for a --chr list (QCOptions has expanded its ranges: ``study.chr_list``)."""
+    return {plink_chrom_code(c) for c in chroms}
 
 
 def _id_list(path: str, flag: str) -> np.ndarray:

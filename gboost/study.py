@@ -215,6 +215,7 @@ class QCOptions:
     extract: str | None = None  # --extract FILE: keep only SNP IDs listed
     exclude: str | None = None  # --exclude FILE: drop SNP IDs listed
     chrom: list[str] | None = None  # --chr: keep only these chromosomes
+    allow_extra_chr: bool = False  # --allow-extra-chr: accept chromosome names PLINK does not know (contigs)
 
     def __post_init__(self):
         from gboost.validate import check_setting, check_type
@@ -228,7 +229,45 @@ class QCOptions:
             if not isinstance(self.chrom, (list, tuple)) or not all(isinstance(c, str) for c in self.chrom):
                 raise TypeError(f"QCOptions: chrom must be a list of chromosome names (e.g. ['22'] or ['1', '2']) "
                                 f"or None, got {type(self.chrom).__name__} {self.chrom!r}")
-            self.chrom = list(self.chrom)
+            self.chrom = chr_list(self.chrom, bool(self.allow_extra_chr))
+
+
+def chr_list(items, allow_extra_chr: bool) -> list[str]:
+    """A ``--chr`` list as plink1.9 reads it (checked on it): items separated by commas or
+    whitespace (``--chr 2 3`` is ``--chr 2,3``; empty items skipped), each a chromosome code or a
+    range ``A-B`` of codes (``chr`` prefix and case ignored; X, Y, XY, MT are 23-26), its end
+    greater than its start. Ranges become the codes they take, names stay as given (load.py's
+    ``plink_chrom_code`` reads them). A name PLINK does not know (``foo``, ``27``, ``001``) is
+    refused ("Invalid --chr chromosome code") unless ``allow_extra_chr``, and a range may never
+    hold one ("Chromosome ranges cannot include nonstandard names"). Raises ValueError."""
+    from gboost.io.plink_format import HUMAN_CHROMS, chrom_number
+
+    def code(name: str):
+        n = chrom_number(name)
+        return n if n is not None and n <= HUMAN_CHROMS else None
+
+    out: list[str] = []
+    for part in " ".join(items).replace(",", " ").split():
+        lo, sep, hi = part.partition("-")
+        if sep and not (lo and hi):
+            raise ValueError(f"--chr: invalid item {part!r} (PLINK 1.9: \"Invalid --chr parameter\"): a range needs "
+                             "two chromosome codes, e.g. 1-4")
+        if sep:
+            a, b = code(lo), code(hi)
+            for end, n in ((lo, a), (hi, b)):
+                if n is None:
+                    raise ValueError(f"--chr: bad range {part!r}: {end!r} is not a chromosome code (1-22, X, Y, XY, MT, "
+                                     "with or without 'chr'); a range cannot include other names, as in PLINK 1.9")
+            if b <= a:
+                raise ValueError(f"--chr: bad range {part!r}: {hi!r} is not greater than {lo!r}")
+            out.extend(str(c) for c in range(a, b + 1))
+        elif code(part) is None and not allow_extra_chr:
+            raise ValueError(f"--chr: invalid chromosome code {part!r} (PLINK 1.9 refuses it: \"Invalid --chr chromosome "
+                             "code\"); codes are 1-22, X, Y, XY, MT (or 0), with or without 'chr'; a contig's name "
+                             "needs --allow-extra-chr")
+        else:
+            out.append(part)
+    return out
 
 
 def founders_a1_major(f: np.ndarray) -> np.ndarray:

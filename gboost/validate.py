@@ -171,3 +171,12 @@ def given(args, **fields) -> dict:
     """The settings a command line gave (field -> the argparse destination of its flag), leaving
     those it did not give (None) to the library's defaults (gboost/params.py, gboost/qt_scan.py)."""
     return {field: getattr(args, dest) for field, dest in fields.items() if getattr(args, dest) is not None}
+
+
+def check_covar_names(names, covar) -> None:
+    """``--covar-name`` picks columns of the ``--covar`` file: without one it has nothing to pick
+    (plink1.9: "--covar-name must be used with --covar"), and a scan that ignored it would run
+    unadjusted while the user asked for an adjustment."""
+    if names and not covar:
+        raise ValueError(f"--covar-name {names} names covariate columns but no --covar file was given; add --covar "
+                         "FILE (PLINK 1.9: \"--covar-name must be used with --covar\")")

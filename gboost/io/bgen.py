@@ -303,9 +303,6 @@ def _walk(data, size: int, path: str):
         raise InputError(path, "the BGEN holds no variants")
     variants = VariantTable(canonical_chrom(chrom), np.array(rsid, dtype=str), np.zeros(m), np.array(pos, dtype=np.int64),
                             np.array(a1, dtype=str), np.array(a2, dtype=str))
-    from gboost.io.vcf import _check_unique_ids
-
-    _check_unique_ids(variants, path)
     return variants, offsets, n, ids
 
 

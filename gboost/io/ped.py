@@ -94,7 +94,7 @@ def open_ped(  # noqa: A002 - PLINK's names
     ------
     InputError
         A line with the wrong number of columns (named), a half-missing call, a third allele,
-        duplicate IDs, or a phenotype column PLINK would read as quantitative.
+        duplicate sample IDs, or a phenotype column PLINK would read as quantitative.
     """
     ped, map_path, pheno_file = os.fspath(ped), os.fspath(map), pheno
     chrom, snp, cm, bp = read_map(map_path)
@@ -126,15 +126,12 @@ def read_map(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     rows = read_rows(path, ".map")
     if not rows:
         raise InputError(path, "the .map file is empty: expected one line per SNP (chrom, SNP ID, cM, bp)")
-    chrom, snp, cm, bp, seen = [], [], [], [], {}
+    chrom, snp, cm, bp = [], [], [], []
     for line, tokens in rows:
         if len(tokens) not in (3, 4):
             raise InputError(
                 path, f"line {line}: expected 4 columns (chrom, SNP ID, cM, bp) or 3 (chrom, SNP ID, bp), found {len(tokens)}"
             )
-        if tokens[1] in seen:
-            raise InputError(path, f"line {line}: duplicate SNP ID {tokens[1]!r} (first on line {seen[tokens[1]]})")
-        seen[tokens[1]] = line
         chrom.append(tokens[0])
         snp.append(tokens[1])
         cm.append(_number(tokens[2], float, path, line, "cM position") if len(tokens) == 4 else 0.0)

@@ -191,7 +191,8 @@ def _zstandard(path: str):
 
 
 def read_pvar(path: str) -> VariantTable:
-    """Parse a .pvar (see the module notes); refuse multi-allelic variants and duplicate IDs."""
+    """Parse a .pvar (see the module notes); refuse multi-allelic variants. A variant ID may
+    repeat, as in a .bim (``read_bim``)."""
     data = _pvar_bytes(path)
     header = None
     for raw in data.split(b"\n", 4096):  # the header is among the first lines, after the ## ones
@@ -225,7 +226,6 @@ def read_pvar(path: str) -> VariantTable:
         as_text(alt),
         as_text(col["REF"]),
     )
-    _check_unique(variants.snp, lines, path, "variant ID")
     return variants
 
 
@@ -236,7 +236,6 @@ def _bim_from_bytes(path: str, data: bytes) -> VariantTable:
     variants = VariantTable(canonical_chrom(as_text(chrom)), as_text(snp),
                             _parse_numbers(cm, lines, path, "cM position", np.float64),
                             _parse_numbers(bp, lines, path, "base-pair position", np.int64), as_text(a1), as_text(a2))
-    _check_unique(variants.snp, lines, path, "variant ID")
     return variants
 
 

@@ -361,6 +361,16 @@ def _pheno_values(path, fid: np.ndarray, iid: np.ndarray) -> dict[int, tuple[str
     return values
 
 
+def _no_entry_matches(path, fid: np.ndarray, iid: np.ndarray) -> str:
+    """The message for a --pheno file none of whose entries names a loaded sample: the cause is
+    the IDs, not the phenotype coding (as plink2 says: "No entries in FILE correspond to loaded
+    sample IDs"; plink1.9 goes on to "requires at least two cases and two controls")."""
+    first = next(iter(_pheno_rows(path)), None)
+    theirs = f"its first is {' '.join(first[1][:2])!r} (line {first[0]})" if first else "it has no entries"
+    return (f"no entry of the --pheno file matches a loaded sample ID (FID IID): {theirs}, the first loaded sample is "
+            f"{fid[0] + ' ' + iid[0]!r}; check the IDs (for a VCF/BGEN: --double-id, --const-fid, --id-delim)")
+
+
 def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """Read a ``--pheno`` file like :func:`read_pheno_file`, case/control or quantitative.
 
@@ -373,6 +383,8 @@ def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray)
         As :func:`decode_phenotype`, one entry per sample in .fam order.
     """
     values = _pheno_values(path, fid, iid)
+    if not values and len(iid):
+        raise InputError(path, _no_entry_matches(path, fid, iid))
     status = np.zeros(len(iid), dtype=np.int8)
     keys = sorted(values)
     st, trait_part = decode_phenotype([values[k][0] for k in keys], [values[k][1] for k in keys], path)

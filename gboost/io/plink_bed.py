@@ -303,15 +303,15 @@ def read_bim(path: str | os.PathLike) -> VariantTable:
         Empty file, a line without exactly 6 columns, a non-numeric cM or bp, or a duplicate SNP ID
         (naming both lines).
     """
-    (chrom, snp, cm, bp, a1, a2), lines, (snp_hash,) = _read_columns(
+    (chrom, snp, cm, bp, a1, a2), lines, _ = _read_columns(
         path, ".bim", "chrom, SNP ID, cM, bp, A1, A2", ("text", "text", "float", "int", "text", "text"),
-        {"cM position": 2, "base-pair position": 3}, hashed=((1,),))
+        {"cM position": 2, "base-pair position": 3})
     if len(lines) == 0:
         raise InputError(path, "the .bim file is empty: expected one line per SNP (chrom, ID, cM, bp, A1, A2)")
-    variants = VariantTable(chrom, snp, cm, bp, a1, a2)
-    if _may_repeat(snp_hash):
-        _check_unique(variants.snp, lines, path, "SNP ID")
-    return variants
+    # A SNP ID may repeat (several "." are common on real chips): PLINK 1.9's --fast-epistasis
+    # scans each row as its own SNP and prints the ID as given, and --extract/--exclude of a
+    # repeated ID take every row that carries it (checked with plink1.9).
+    return VariantTable(chrom, snp, cm, bp, a1, a2)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -77,3 +77,21 @@ def plink_g(x: float, digits: int = 6) -> str:
     q = _bround(x * 10**d, eps)
     tail = str(q).rjust(d, "0").rstrip("0")
     return prefix + tail
+
+
+# PLINK 1.9's (human) chromosome set: 1-22, then X, Y, XY and MT as 23-26; 0 is "unplaced".
+HUMAN_CHROMS = 26
+_NAMED_CHROMS = {"X": 23, "Y": 24, "XY": 25, "M": 26, "MT": 26}
+
+
+def chrom_number(code: str) -> int | None:
+    """The number plink1.9 reads in a chromosome code, or None for a name it does not know (a
+    contig such as ``HLA`` or ``chrUn_gl000220``, accepted only with ``--allow-extra-chr`` and then
+    printed whole). As plink1.9 reads a .bim (checked on it): a ``chr`` prefix in any case, then
+    one or two ASCII digits (``01`` is 1, ``001`` and ``1a`` are names) or X, Y, XY, M, MT in any
+    case. A number past :data:`HUMAN_CHROMS` is returned as read: PLINK refuses it, with or without
+    --allow-extra-chr ("disallowed for humans")."""
+    text = code[3:] if code[:3].lower() == "chr" else code
+    if 0 < len(text) <= 2 and text.isascii() and text.isdigit():
+        return int(text)
+    return _NAMED_CHROMS.get(text.upper()) if text.isascii() else None

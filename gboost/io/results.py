@@ -21,12 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from gboost.version import __version__
-from gboost.io.plink_format import plink_g
+from gboost.io.plink_format import chrom_number, plink_g
 from gboost.stats.marginal import minor_allele_frequency
 from gboost.stats.pvalues import chi2_sf
-
-_CHROM_CODES = {"X": "23", "Y": "24", "XY": "25", "MT": "26", "M": "26"}
-
 
 def ipf_cap_hits(result) -> int:
     """Screened pairs whose exact test stopped at the IPF safety cap instead of PLINK's rule."""
@@ -34,14 +31,12 @@ def ipf_cap_hits(result) -> int:
 
 
 def plink_chrom(code: str) -> str:
-    """Chromosome as PLINK 1.9 prints it: numeric, 'chr' prefix dropped, X/Y/XY/MT as 23-26. A
-    name PLINK does not know (a contig, ``chrUn_gl000220``) is printed whole, prefix and all, as
-    plink1.9 --allow-extra-chr does."""
+    """Chromosome as PLINK 1.9 prints it: numeric, 'chr' prefix dropped, X/Y/XY/MT as 23-26
+    (``plink_format.chrom_number``). A name PLINK does not know (a contig, ``chrUn_gl000220``,
+    ``001``) is printed whole, prefix and all, as plink1.9 --allow-extra-chr does."""
     c = str(code)
-    text = c[3:] if c.lower().startswith("chr") else c
-    if text.isascii() and text.isdigit():
-        return text.lstrip("0") or "0"
-    return _CHROM_CODES.get(text.upper(), c)
+    number = chrom_number(c)
+    return c if number is None else str(number)
 
 
 def clear_low_bits(x: float) -> float:

@@ -141,7 +141,7 @@ def open_vcf(path: str | os.PathLike, pheno: str | None = None, *, ids: IdMode |
     ------
     InputError
         cyvcf2 missing, an unreadable or malformed file, no GT field, no samples, a
-        multi-allelic record, a duplicate variant or sample ID, or no --pheno.
+        multi-allelic record, a duplicate sample ID, or no --pheno.
     """
     path = os.fspath(path)
     vcf = _open(path)
@@ -197,17 +197,7 @@ def _read_variants(vcf, path: str) -> VariantTable:
         raise InputError(path, "the VCF holds no variant records")
     variants = VariantTable(canonical_chrom(chrom), np.array(vid, dtype=str), np.zeros(len(pos)),
                             np.array(pos, dtype=np.int64), np.array(alt, dtype=str), np.array(ref, dtype=str))
-    _check_unique_ids(variants, path)
+    # An ID may repeat (all "." where the VCF names none): plink1.9 --vcf keeps "." as each ID and
+    # scans the rows as distinct SNPs, as it does a .bim's (``read_bim``).
     return variants
 
-
-def _check_unique_ids(variants: VariantTable, path: str) -> None:
-    if len(np.unique(variants.snp)) == len(variants):
-        return
-    seen: dict = {}
-    for k, name in enumerate(variants.snp.tolist()):
-        if name in seen:
-            raise InputError(path, f"variant {k + 1} ({variants.chrom[k]}:{variants.bp[k]}): duplicate ID {name!r} "
-                                   f"(first is variant {seen[name] + 1}); gboost needs unique IDs: name them with "
-                                   "`plink2 --vcf FILE --set-all-var-ids @:#:\\$r:\\$a --make-pgen --out NEW`")
-        seen[name] = k

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -343,8 +344,35 @@ def format_edge_table(graph: nx.Graph) -> str:
     return "".join(lines)
 
 
+# Characters XML 1.0 cannot hold at all, not even as a character reference: C0 controls other than
+# tab, LF and CR, lone surrogates, U+FFFE and U+FFFF. networkx writes them raw, and the file is then
+# not well-formed XML (every reader refuses it).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(value):
+    """``value`` as GraphML can hold it: a string's characters XML 1.0 forbids written as their
+    Python escapes (``\\x1b``: readable, and the rest of the name kept); other values unchanged."""
+    if isinstance(value, str) and _NOT_XML.search(value):
+        return _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], value)
+    return value
+
+
 def write_graphml(graph: nx.Graph, path: str | os.PathLike) -> None:
-    nx.write_graphml(graph, os.fspath(path), encoding="utf-8", prettyprint=True)
+    """``graph.graphml``, well-formed XML whatever the names read from the user's files hold
+    (``xml_text``; nodes.tsv and edges.tsv keep the names as read). A graph without such names is
+    written as it is (a copy could list its edges in another order)."""
+    texts = [*graph.graph.values(), *(x for n, d in graph.nodes(data=True) for x in (n, *d.values())),
+             *(v for _, _, d in graph.edges(data=True) for v in d.values())]
+    if not any(isinstance(t, str) and _NOT_XML.search(t) for t in texts):
+        nx.write_graphml(graph, os.fspath(path), encoding="utf-8", prettyprint=True)
+        return
+    safe = graph.__class__()
+    safe.graph.update({k: xml_text(v) for k, v in graph.graph.items()})
+    safe.add_nodes_from((xml_text(n), {k: xml_text(v) for k, v in d.items()}) for n, d in graph.nodes(data=True))
+    safe.add_edges_from((xml_text(a), xml_text(b), {k: xml_text(v) for k, v in d.items()})
+                        for a, b, d in graph.edges(data=True))
+    nx.write_graphml(safe, os.fspath(path), encoding="utf-8", prettyprint=True)
 
 
 def write_graph_files(graph: nx.Graph, out_dir: str | os.PathLike, *, overwrite: bool = False) -> Path:

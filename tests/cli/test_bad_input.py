@@ -47,7 +47,6 @@ CASES = {
     "truncated bed": (lambda p: b(p, ".bed", open(p + ".bed", "rb").read()[:-3]), ".bed", "bytes"),
     "bim shorter than bed": (lambda p: edit(p + ".bim", lambda r: r[:-1]), ".bed", "bytes"),
     "fam longer than bed": (lambda p: edit(p + ".fam", lambda r: r + ["Z Z 0 0 1 2\n"]), ".bed", "bytes"),
-    "duplicate SNP ID": (lambda p: edit(p + ".bim", lambda r: set_col(r, 1, "dup", slice(0, 2))), ".bim", "dup"),
     "duplicate sample ID": (lambda p: edit(p + ".fam", lambda r: set_col(set_col(r, 0, "F", slice(0, 2)), 1, "I", slice(0, 2))), ".fam", "duplicate"),
     # (a value such as 3.7 makes the column a quantitative trait: the QT scan, issue 22; nan cannot be one)
     "non-finite quantitative phenotype": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "nan", slice(0, 1))), ".fam", "line 1"),

@@ -74,8 +74,6 @@ PFILE_CASES = {
                               "2 ALT alleles"),
     "pvar header without REF": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: [x.replace("\tREF\t", "\tXREF\t")
                                                                                          for x in r]), "p.pvar", "REF"),
-    "duplicate variant ID": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: replace_field(
-        replace_field(r, 2, "dup"), 2, "dup", first_data_line(r) + 1)), "p.pvar", "duplicate"),
     "pvar non-numeric position": (lambda p: edit_lines(p + ".pvar", p + ".pvar", lambda r: replace_field(r, 1, "12x")),
                                   "p.pvar", "not an integer"),
     # a trait value makes the column quantitative (as in a .fam: a QT scan, tests/parity/test_formats.py); one that is
@@ -126,8 +124,6 @@ VCF_CASES = {
     "multi-allelic record": (lambda s, t: _vcf(s, t, lambda r: replace_field(r, 4, "A,C")), "v.vcf", "2 ALT alleles"),
     "half call": (lambda s, t: _vcf(s, t, _half_call), "v.vcf", "half-missing"),
     "no GT field": (lambda s, t: _vcf(s, t, _no_gt), "v.vcf", "GT"),
-    "duplicate IDs": (lambda s, t: _vcf(s, t, lambda r: replace_field(replace_field(r, 2, "."), 2, ".", first_data_line(r) + 1)),
-                      "v.vcf", "duplicate ID '.'"),
     "no samples": (lambda s, t: _vcf(s, t, lambda r: ["\t".join(x.split("\t")[:8]).rstrip("\n") + "\n" if not x.startswith("##")
                                                      else x for x in r if not x.startswith("##FORMAT")]), "v.vcf", "no samples"),
 }
@@ -152,11 +148,12 @@ def test_vcf_id_delim_on_ids_without_the_delimiter(study, tmp_path, capsys):
                    "is not FID+IID")
 
 
-def test_vcf_pheno_naming_no_sample_gives_no_cases(study, tmp_path, capsys):
+def test_vcf_pheno_naming_no_sample_names_the_ids(study, tmp_path, capsys):
     """A --pheno file written with the .fam's IDs does not name the VCF's default IDs (FID 0,
-    IID FID_IID): the one line names the --pheno file and the counts."""
+    IID FID_IID): the one line names the --pheno file, the IDs and the flags that set them."""
     pytest.importorskip("cyvcf2", reason="cyvcf2 not installed (pip install 'gboost[formats]')")
-    one_line_error(tmp_path, capsys, ["--vcf", study + ".vcf", "--pheno", study + ".pheno"], "s.pheno", "0 cases")
+    one_line_error(tmp_path, capsys, ["--vcf", study + ".vcf", "--pheno", study + ".pheno"], "s.pheno",
+                   "no entry of the --pheno file matches a loaded sample ID")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,7 +64,8 @@ def test_a_contig_name_is_kept_as_plink_keeps_it(tmp_path, guard):
     bim.write_text("".join("\t".join(r) + "\n" for r in rows))
     out = tmp_path / "run" / "res"
     guard(out, *_bfile(prefix))
-    assert main(["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "0.99"]) == 0
+    assert main(["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "0.99",
+                 "--allow-extra-chr"]) == 0
     (tmp_path / "oracle").mkdir()
     plink = tmp_path / "oracle" / "plink"
     subprocess.run([PLINK, "--bfile", prefix, "--fast-epistasis", "boost", "--allow-extra-chr", "--epi1", "0.99",

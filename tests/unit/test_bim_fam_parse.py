@@ -17,8 +17,7 @@ def reference_bim(path):
         raise InputError(path, "the .bim file is empty: expected one line per SNP (chrom, ID, cM, bp, A1, A2)")
     out = (as_text(chrom), as_text(snp), _parse_numbers(cm, lines, path, "cM position", np.float64),
            _parse_numbers(bp, lines, path, "base-pair position", np.int64), as_text(a1), as_text(a2))
-    _check_unique(out[1], lines, path, "SNP ID")
-    return out
+    return out  # (a repeated SNP ID is PLINK's too: accepted)
 
 
 def reference_fam(path):
@@ -85,7 +84,7 @@ def test_bim_parse_equals_the_general_tokenizer(tmp_path, seed):
     if seed % 7 == 0:
         lines.insert(int(rng.integers(0, len(lines))), "1 short 0 5 A")
     if seed % 9 == 0:
-        lines.append(lines[0])  # a duplicate ID
+        lines.append(lines[0])  # a duplicate ID (accepted by both)
     text = ("\r\n" if seed % 3 == 0 else "\n").join(lines) + ("" if seed % 4 == 0 else "\n")
     data = text.encode()
     if seed % 8 == 1:

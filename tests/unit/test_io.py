@@ -399,7 +399,6 @@ BAD_FILESETS = {
     "truncated bed": (".bed", lambda d: d[:-5], r"is \d+ bytes but 37 SNPs .* need .* = \d+ bytes; it is truncated"),
     "fam lacks a sample": (".fam", lambda t: "".join(t.splitlines(keepends=True)[1:]), r"x 52 samples \(s.fam\) need 3 \+ 37 x 13"),
     "bim lacks a SNP": (".bim", lambda t: "".join(t.splitlines(keepends=True)[:-1]), r"36 SNPs \(s.bim\) x 53 samples .* larger than expected"),
-    "duplicate SNP ID": (".bim", _replace_line(5, "1\tsnp1\t0\t5\tA\tC\n"), "line 6: duplicate SNP ID 'snp1' .first on line 1"),
     "duplicate sample": (".fam", _replace_line(3, "fam1 ind1 0 0 1 2\n"), "line 4: duplicate sample FID\\+IID 'fam1 ind1'"),
     "bim column count": (".bim", _replace_line(2, "1 snp3 0 300 A\n"), "line 3: expected 6 columns .*found 5"),
     "fam column count": (".fam", _replace_line(2, "fam3 ind3 0 0 1 2 extra\n"), "line 3: expected 6 columns .*found 7"),
