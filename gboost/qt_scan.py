@@ -43,6 +43,12 @@ class QTParams:
             if not 1 <= self.part[0] <= self.part[1]:
                 raise ValueError(f"--part {self.part[0]}/{self.part[1]}: need 1 <= k <= n")
 
+    def checkpoint_settings(self) -> tuple[str, dict]:
+        """The test and the settings a checkpoint pins (gboost/checkpoint.py): what the tiles
+        depend on (--genotypic only adds a test of the re-tested pairs; engine options none)."""
+        return "linear", {"epi1": float(self.epi1), "epi2": float(self.epi2),
+                          "part": list(self.part) if self.part else None}
+
 
 @dataclass
 class QTPairs:
@@ -115,7 +121,7 @@ class QTScanResult:
     timings: dict = field(default_factory=dict)
     test: str = "linear"
     covariate_names: list | None = None  # --covar columns of the adjusted refit
-    core: object = None  # the engine's QTScanCore (a --part writes its summary halves)
+    core: object = None  # the engine's QTScanCore (a --part writes its summary partial)
     engine_counts: dict = field(default_factory=dict)  # GPU engine: pairs re-tested on the CPU, tiles per device
 
     marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
@@ -142,7 +148,7 @@ class QTScanResult:
 
 def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
                 covariates: tuple | None = None, engine=None, checkpoint_dir=None, resume: bool = False,
-                checkpoint_interval: float = 60.0) -> QTScanResult:
+                checkpoint_options: dict | None = None) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
 
     ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
@@ -153,9 +159,10 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     made already (tests run the GPU engine's tile math on numpy this way); else ``params.device``
     chooses (:func:`make_qt_engine`).
 
-    ``checkpoint_dir``: the engine's finished work is saved there now and then (every
-    ``checkpoint_interval`` seconds) and when the scan stops early (:class:`QTCheckpoint`); with
-    ``resume`` an interrupted run's is taken up again (the outputs are one run's, byte for byte).
+    ``checkpoint_dir``: each tile the engine finishes is recorded there, as a case-control scan's
+    (:class:`gboost.checkpoint.Ledger`, pinned to the study, the trait, the thresholds and the
+    engine's plan; ``checkpoint_options``: its ``sync_every`` / ``batch_seconds``); with ``resume``
+    an interrupted run's tiles are taken up again (the outputs are one run's, byte for byte).
     """
     params = params or QTParams()
     if not study.quantitative:
@@ -171,10 +178,18 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
 
         rows = part_rows(study.n_snps, *params.part)
     extra = {} if rows is None else {"rows": rows}
+    ledger = None
     if checkpoint_dir is not None:
-        extra["checkpoint"] = QTCheckpoint(checkpoint_dir, study, params, engine.checkpoint_plan(rows), resume=resume,
-                                           interval=checkpoint_interval)
-    core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
+        from gboost.checkpoint import Ledger
+
+        ledger = Ledger(checkpoint_dir, study, params, resume=resume, plan=engine.checkpoint_plan(rows),
+                        **(checkpoint_options or {}))
+        extra["checkpoint"] = ledger
+    try:
+        core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
+    finally:
+        if ledger is not None:
+            ledger.close()
     timings["screen"] = time.perf_counter() - t
     t = time.perf_counter()
     screened = retest(qp, core.i, core.j, genotypic=params.genotypic)
@@ -231,93 +246,6 @@ def make_qt_engine(device: str = "auto", *, threads: int | None = None, tile: in
     return QTCPUEngine(threads)
 
 
-# --- --resume ------------------------------------------------------------------------------------
-
-class QTCheckpoint:
-    """An engine's finished work of one QT scan, saved whole in the output folder
-    (``checkpoint.ledger``: its arrays; ``checkpoint.json``: what they depend on), each save
-    replacing the last atomically, so a kill leaves the previous one. The engines save at clean
-    points only (whole tiles or row blocks), now and then and when the scan stops early;
-    :func:`gboost.io.qt_results.write_qt_outputs` removes it with the finished outputs.
-
-    What it pins: the study (SNP IDs, genotype counts and sampled planes, the trait and A1s), the
-    thresholds, ``--part`` and the engine's plan (which engine, its tile edge): a ``--resume``
-    with any of these changed is refused in one line naming it."""
-
-    def __init__(self, out_dir, study: Study, params: QTParams, plan: dict, *, resume: bool = False,
-                 interval: float = 60.0):
-        from pathlib import Path
-
-        self.dir = Path(out_dir)
-        self.interval = float(interval)
-        self.fingerprint = self._fingerprint(study, params, plan)
-        self.resume = resume
-        self._last = time.monotonic()
-
-    @staticmethod
-    def _fingerprint(study: Study, params: QTParams, plan: dict) -> dict:
-        import hashlib
-
-        from gboost.checkpoint import ids_sha256, study_content_hash
-
-        ids = ids_sha256(study.variants.snp)
-        trait = hashlib.sha256(np.ascontiguousarray(study.trait, np.float64).tobytes()
-                               + np.ascontiguousarray(study.a1_flip if study.a1_flip is not None
-                                                      else np.zeros(study.n_snps, bool), bool).tobytes()).hexdigest()
-        return {"phenotype": QT_PART_KIND, "snps": int(study.n_snps), "samples": int(study.n_samples),
-                "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), "trait_sha256": trait,
-                "epi1": float(params.epi1), "epi2": float(params.epi2),
-                "part": list(params.part) if params.part else None, "plan": plan}
-
-    _WHAT = {"phenotype": "the phenotype (a case-control scan's checkpoint)", "snps": "the number of SNPs",
-             "samples": "the samples", "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples",
-             "trait_sha256": "the trait or A1 alleles", "epi1": "--epi1", "epi2": "--epi2", "part": "--part",
-             "plan": "the engine (--device) or its --tile"}
-
-    def restore(self) -> dict | None:
-        """The saved arrays of an interrupted run (None: start afresh)."""
-        import json
-
-        from gboost.checkpoint import LEDGER, MANIFEST
-        from gboost.errors import InputError
-
-        if not self.resume or not (self.dir / MANIFEST).exists():
-            return None
-        try:
-            saved = json.loads((self.dir / MANIFEST).read_text())
-        except (OSError, ValueError):
-            saved = {}
-        diff = [self._WHAT.get(k, k) for k in self.fingerprint if saved.get(k) != self.fingerprint[k]]
-        if diff:
-            raise InputError(self.dir / MANIFEST, f"the interrupted scan differs in {', '.join(diff)}: rerun it as it "
-                                                  "was, or use --overwrite to start over")
-        try:
-            with open(self.dir / LEDGER, "rb") as f:
-                arrays = dict(np.load(f, allow_pickle=False))
-        except FileNotFoundError:
-            return None  # killed before its first save
-        except Exception as exc:  # noqa: BLE001 - a damaged file: one line, not a traceback
-            raise InputError(self.dir / LEDGER,
-                             f"unreadable checkpoint ({exc}): use --overwrite to start over") from None
-        return arrays
-
-    def due(self) -> bool:
-        return time.monotonic() - self._last >= self.interval
-
-    def save(self, arrays: dict) -> None:
-        import io
-        import json
-
-        from gboost.checkpoint import LEDGER, MANIFEST
-        from gboost.io.outdir import write_files
-
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        write_files(self.dir, {LEDGER: buf.getvalue(), MANIFEST: json.dumps(self.fingerprint, indent=2) + "\n"},
-                    overwrite=True)
-        self._last = time.monotonic()
-
-
 # --- --part k/n and `gboost merge` -----------------------------------------------------------------
 
 QT_PART_KIND = "quantitative"  # meta["phenotype"] of a QT part (parts share part.npz's name with case-control ones)
@@ -329,8 +257,8 @@ _ADJ_FIELDS = ("beta", "se", "stat", "p")  # the adjusted refit's columns (QTPai
 
 def write_qt_part(out_dir, result: QTScanResult, *, overwrite: bool = False):
     """One part's share of a QT scan (``part.npz`` + ``run.json``), atomically: its .epi.qt rows with
-    their re-tests, its per-SNP counts and best partners after / before each SNP (uncombined: merge
-    folds them as one scan does), the marginal tests and what the writers need of the study; with
+    their re-tests, its per-SNP counts and best partners (-1 where none beat 0: merge merges them by
+    tiles.better as one scan's tiles are), the marginal tests and what the writers need of the study; with
     covariates, the adjusted refit of its reported pairs (``adj_*``: the merge has no genotypes)."""
     import json
 
@@ -346,8 +274,7 @@ def write_qt_part(out_dir, result: QTScanResult, *, overwrite: bool = False):
                   a1_flip=(np.asarray(s.a1_flip, bool) if s.a1_flip is not None else np.zeros(s.n_snps, bool)),
                   n_sig=core.n_sig, n_fail=core.n_fail, marginal_beta=result.marginal_beta,
                   marginal_stat=result.marginal_stat, marginal_p=result.marginal_p)
-    for name, a in zip(("best_after", "after_id", "best_before", "before_id"), core.halves):
-        arrays[name] = a
+    arrays.update(best=core.partial.best, best_partner=core.partial.best_partner)  # (-inf / -1: none beat 0)
     for f in _PAIR_FIELDS:
         v = getattr(result.screened, f)
         if v is not None:
@@ -401,13 +328,14 @@ def is_qt_part(path) -> bool:
 
 def merge_qt_parts(dirs) -> QTScanResult:
     """Join the parts of one QT scan into the result one run gives (the same files byte for byte):
-    counts summed; each SNP's best partner after it from the part holding its row, before it folded
-    in part order (larger STAT, the earliest partner on ties); the rows of every part, in (i, j)
+    counts summed; each SNP's best partner merged over the parts by PLINK's rule (tiles.better,
+    as one scan merges its tiles); the rows of every part, in (i, j)
     order. Refuses parts of another scan, of other data, given twice or missing."""
     from pathlib import Path
 
     from gboost.encode import ClassLayout
-    from gboost.engines.qt_cpu import combine_best
+    from gboost.engines.qt_cpu import plink_best
+    from gboost.tiles import Summary
     from gboost.errors import InputError
     from gboost.parts import check_part_set
     from gboost.study import QCReport, SampleTable, Study, VariantTable
@@ -427,16 +355,12 @@ def merge_qt_parts(dirs) -> QTScanResult:
     p = len(d0["var_snp"])
     n_sig = np.zeros(p, np.int64)
     n_fail = np.zeros(p, np.int64)
-    best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
-    best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
+    partners = Summary.empty(p)
     for _, d, _ in loaded:
         n_sig += d["n_sig"]
         n_fail += d["n_fail"]
-        for best, bid, name, nid in ((best_after, after_id, "best_after", "after_id"),
-                                     (best_before, before_id, "best_before", "before_id")):
-            take = (d[nid] >= 0) & (d[name] > best)
-            best[take], bid[take] = d[name][take], d[nid][take]
-    best, partner = combine_best(best_after, after_id, best_before, before_id)
+        partners.merge(0, np.zeros(p, np.int64), np.zeros(p, np.int64), d["best"], d["best_partner"])
+    best, partner = plink_best(partners)
     fields = {}
     for f in _PAIR_FIELDS:
         if f"pair_{f}" in d0:
