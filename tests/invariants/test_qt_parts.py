@@ -16,7 +16,8 @@ from gboost.engines.qt_gpu import QTGPUEngine
 from gboost.inputs import open_input
 from gboost.io.qt_results import render_qt_outputs
 from gboost.load import load_study
-from gboost.qt_scan import QTParams, merge_qt_parts, run_qt_scan, write_qt_part
+from gboost.parts import merge_parts, write_qt_part
+from gboost.qt_scan import QTParams, run_qt_scan
 from gboost.simulate import simulate_qt_study
 
 FILES = ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "marginal.tsv")
@@ -69,7 +70,7 @@ def test_parts_of_the_gpu_engine_merge_to_the_cpu_engines_run(prefix, tmp_path, 
         res = run_qt_scan(study, QTParams(**params, part=(k, 3)), engine=QTGPUEngine(tile=16, xp=np, gpus=gpus))
         dirs.append(tmp_path / f"p{k}")
         write_qt_part(dirs[-1], res)
-    got = render_qt_outputs(merge_qt_parts(dirs))
+    got = render_qt_outputs(merge_parts(dirs))
     for name in FILES:
         assert got[name] == want[name], name
 
@@ -102,10 +103,31 @@ def test_merge_refuses_a_case_control_part_among_qt_parts(prefix, tmp_path, caps
                         "--device", "cpu", "--part", "2/2"]) == 0
     assert gboost_main(["scan", "--bfile", prefix, "--out", str(tmp_path / "qt1"), "--quiet", "--device", "cpu",
                         "--part", "1/2"]) == 0
-    assert gboost_main(["merge", str(tmp_path / "qt1"), str(tmp_path / "ccpart"), "--out", str(tmp_path / "m"),
-                        "--quiet"]) == 2
+    capsys.readouterr()
+    for dirs, msg in (((tmp_path / "qt1", tmp_path / "ccpart"), "a case-control part, and"),
+                      ((tmp_path / "ccpart", tmp_path / "qt1"), "a quantitative trait part, and")):
+        # one merge for both tests, which reads each part's recorded test: a mix is refused
+        assert gboost_main(["merge", *map(str, dirs), "--out", str(tmp_path / "m"), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and msg in err[0] and str(dirs[1]) in err[0], err
+
+
+def test_merge_refuses_a_qt_part_of_an_older_format_in_one_line(prefix, tmp_path, capsys):
+    """A part whose arrays this version does not know (here: its partners missing) is named, not a
+    traceback."""
+    parts = []
+    for k in (1, 2):
+        d = tmp_path / f"p{k}"
+        assert gboost_main(["scan", "--bfile", prefix, "--out", str(d), "--quiet", "--device", "cpu",
+                            "--part", f"{k}/2"]) == 0
+        parts.append(d)
+    with np.load(parts[1] / "part.npz") as z:
+        arrays = {k: z[k] for k in z.files if k not in ("best", "best_partner")}
+    np.savez(parts[1] / "part.npz", **arrays)
+    capsys.readouterr()
+    assert gboost_main(["merge", *map(str, parts), "--out", str(tmp_path / "m"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "case-control part" in err[0]
+    assert len(err) == 1 and "another version of gboost" in err[0] and "best, best_partner" in err[0], err
 
 
 # --- --resume ------------------------------------------------------------------------------------
@@ -261,7 +283,7 @@ def _gpu_parts_and_resume(prefix, tmp_path, gpus):
         res = run_qt_scan(study, QTParams(**params, part=(k, 2)), engine=QTGPUEngine(tile=16, xp=cupy, gpus=gpus))
         dirs.append(tmp_path / f"p{k}")
         write_qt_part(dirs[-1], res)
-    merged = render_qt_outputs(merge_qt_parts(dirs))
+    merged = render_qt_outputs(merge_parts(dirs))
     out = tmp_path / "o"
     with pytest.raises(ScanCancelled):
         run_qt_scan(study, QTParams(**params), engine=QTGPUEngine(tile=16, xp=cupy, gpus=gpus), checkpoint_dir=out,
