@@ -157,7 +157,7 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     ``progress(pairs_done, pairs_total)`` is called after each block of rows; ``cancel()``
     returning true between blocks raises :class:`gboost.errors.ScanCancelled`. ``engine``: one
     made already (tests run the GPU engine's tile math on numpy this way); else ``params.device``
-    chooses (:func:`make_qt_engine`).
+    chooses (:func:`gboost.engines.make_engine`, ``test="linear"``).
 
     ``checkpoint_dir``: each tile the engine finishes is recorded there, as a case-control scan's
     (:class:`gboost.checkpoint.Ledger`, pinned to the study, the trait, the thresholds and the
@@ -170,7 +170,9 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     if engine is None:
-        engine = make_qt_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+        from gboost.engines import make_engine
+
+        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus, test="linear")
     t = time.perf_counter()
     rows = None
     if params.part is not None:
@@ -214,36 +216,6 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         res.reported  # noqa: B018 - the refit, timed here rather than when a writer first asks
         res.timings["adjusted_tests"] = time.perf_counter() - t
     return res
-
-
-def make_qt_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None,
-                   gpus: list[int] | None = None):
-    """The QT scan's engine, by the case-control scan's device policy
-    (:func:`gboost.engines.choose_gpu`): 'gpu' needs a GPU engine that starts (else one line,
-    exit 2); 'auto' takes it when CuPy sees a GPU and its probe runs, else the CPU engine (the log
-    names the reason). ``gpus``: the GPU engine's devices (default: all)."""
-    import logging
-
-    from gboost.engines import GpuRefused, choose_gpu
-    from gboost.errors import InputError
-
-    def build():
-        from gboost.engines.qt_gpu import QTGPUEngine
-
-        return QTGPUEngine(threads, tile=tile, gpus=gpus)
-
-    try:
-        engine, reason = choose_gpu(device, build, probe_gpu=True, build_may_fail=True)
-    except GpuRefused as exc:
-        if exc.started:
-            raise InputError(None, f"--device gpu: the GPU engine of the quantitative trait scan failed to start "
-                                   f"({exc.reason})") from None
-        raise InputError(None, f"--device gpu: no GPU for the quantitative trait scan ({exc.reason})") from None
-    if engine is not None:
-        return engine
-    if reason is not None:
-        logging.getLogger("gboost").warning("--device auto: using the CPU engine for the QT scan; %s", reason)
-    return QTCPUEngine(threads)
 
 
 def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = False) -> QTPairs:
