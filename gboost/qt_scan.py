@@ -148,7 +148,7 @@ class QTScanResult:
 
 def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
                 covariates: tuple | None = None, engine=None, checkpoint_dir=None, resume: bool = False,
-                checkpoint_options: dict | None = None) -> QTScanResult:
+                checkpoint_options: dict | None = None, checkpoint=None) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
 
     ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
@@ -163,6 +163,8 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     (:class:`gboost.checkpoint.Ledger`, pinned to the study, the trait, the thresholds and the
     engine's plan; ``checkpoint_options``: its ``sync_every`` / ``batch_seconds``); with ``resume``
     an interrupted run's tiles are taken up again (the outputs are one run's, byte for byte).
+    ``checkpoint``: a Ledger made by the caller instead (the GUI's; its ``plan`` must be
+    ``engine.checkpoint_plan()`` of this scan's rows); closed here as run_pipeline closes one.
     """
     params = params or QTParams()
     if not study.quantitative:
@@ -180,12 +182,13 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
 
         rows = part_rows(study.n_snps, *params.part)
     extra = {} if rows is None else {"rows": rows}
-    ledger = None
-    if checkpoint_dir is not None:
+    ledger = checkpoint
+    if checkpoint_dir is not None and ledger is None:
         from gboost.checkpoint import Ledger
 
         ledger = Ledger(checkpoint_dir, study, params, resume=resume, plan=engine.checkpoint_plan(rows),
                         **(checkpoint_options or {}))
+    if ledger is not None:
         extra["checkpoint"] = ledger
     try:
         core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
