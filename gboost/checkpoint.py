@@ -87,21 +87,44 @@ def ids_sha256(ids) -> str:
     return h.hexdigest()
 
 
-def _fingerprint(study, params) -> dict:
-    """What the ledger's tiles depend on: the study and exactly the :class:`gboost.params.ScreenParams`
-    (engine options and report options never change a tile's result)."""
+BOOST = "boost"  # the case-control test (PLINK's --fast-epistasis boost); a QT scan's is "linear"
+
+
+def trait_sha256(study) -> str:
+    """SHA-256 of a quantitative trait and the SNPs' A1 orientation (what a QT tile depends on
+    besides the genotypes)."""
+    flip = study.a1_flip if study.a1_flip is not None else np.zeros(study.n_snps, bool)
+    return hashlib.sha256(np.ascontiguousarray(study.trait, np.float64).tobytes()
+                          + np.ascontiguousarray(flip, bool).tobytes()).hexdigest()
+
+
+def _fingerprint(study, params, plan: dict | None = None) -> dict:
+    """What the ledger's tiles depend on: the study, the test and exactly its screen's settings
+    (``params.checkpoint_settings()``: the case-control :class:`gboost.params.ScreenParams`, or a
+    quantitative trait's thresholds and part; engine and report options never change a tile's
+    result). A QT scan adds its trait and A1s, and ``plan``: its engine's tiles (CPU row blocks or
+    GPU tiles of one edge), since a record's tile is an index into that plan."""
+    test, settings = params.checkpoint_settings()
     ids = ids_sha256(study.variants.snp)
-    return {"snps": int(study.n_snps), "cases": int(study.layout.n_case), "controls": int(study.layout.n_ctrl),
-            "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), **params.screen.fingerprint()}
+    fp = {"test": test, "snps": int(study.n_snps), "cases": int(study.layout.n_case),
+          "controls": int(study.layout.n_ctrl), "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study)}
+    if test != BOOST:
+        fp["trait_sha256"] = trait_sha256(study)
+    fp.update(settings)
+    if plan is not None:
+        fp["plan"] = plan
+    return fp
 
 
+_TESTS = {BOOST: "a case-control scan", "linear": "a quantitative trait's scan"}
 _WHAT = {"snps": "the number of SNPs", "cases": "the number of cases", "controls": "the number of controls",
          "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples", "epi1": "--epi1",
-         "epi2": "--epi2", "part": "--part"}
+         "epi2": "--epi2", "part": "--part", "trait_sha256": "the trait or A1 alleles",
+         "plan": "the engine (--device) or its --tile"}
 
 
 def _differences(saved: dict, now: dict) -> list[str]:
-    return [_WHAT.get(k, k) for k in now if saved.get(k) != now[k]] or ["the checkpoint's format"]
+    return [_WHAT.get(k, k) for k in now if k != "test" and saved.get(k) != now[k]] or ["the checkpoint's format"]
 
 
 def _encode_v1(res: TileResult) -> bytes:
@@ -167,8 +190,9 @@ def _encode(batch: list[TileResult]) -> bytes:
                     + [arrays[name].tobytes() for name, _, _ in _RECORD])
 
 
-def _decode(payload: bytes, study) -> list[TileResult]:
-    """The tiles of one GBT2 record, survivors' tables recounted from ``study``'s planes. The
+def _decode(payload: bytes, study, tables: bool = True) -> list[TileResult]:
+    """The tiles of one GBT2 record, survivors' tables recounted from ``study``'s planes (not with
+    ``tables`` False: a QT scan re-tests its survivors itself; the tables are then zeros). The
     batch's merged segments ride on its first tiles (two per tile; the rest get empty partials):
     the accumulator merges them, which gives what merging each tile's own partials gave."""
     from gboost.engines.cpu import tables_of
@@ -188,7 +212,8 @@ def _decode(payload: bytes, study) -> list[TileResult]:
     if pos != len(payload):
         raise ValueError("checkpoint record of the wrong size")
     i, j = a["i"].astype(np.int64), a["j"].astype(np.int64)
-    tables = tables_of(study, i, j) if m else np.zeros((0, 3, 3, 2), np.int64)
+    tables = (tables_of(study, i, j) if m and tables
+              else np.broadcast_to(np.zeros((1, 3, 3, 2), np.int64), (m, 3, 3, 2)))
     parts, off = [], 0
     for start, n in seg_table.tolist():
         sl = slice(off, off + n)
@@ -279,11 +304,12 @@ class Ledger:
     often). Records are framed, so a torn write is never mistaken for data.
     """
 
-    def __init__(self, directory: str | os.PathLike, study, params, *, resume: bool, sync_every: float = 2.0,
-                 batch_seconds: float = 0.5):
+    def __init__(self, directory: str | os.PathLike, study, params, *, resume: bool, plan: dict | None = None,
+                 sync_every: float = 2.0, batch_seconds: float = 0.5):
         t = time.perf_counter()
         self.dir = Path(directory)
         self.study = study  # replay recounts the survivors' tables from its planes
+        self.test = params.checkpoint_settings()[0]  # BOOST or a QT scan's "linear" (no tables recounted)
         self._fingerprint = None
         self._fingerprinting = None
         # Seconds the caller's thread spent in the ledger (this, replay, record, flush: run.json's
@@ -311,7 +337,7 @@ class Ledger:
         self._closing = None  # the writer thread that is ending the ledger (join() waits for it)
         manifest = self.dir / MANIFEST
         if resume and manifest.exists():
-            self._fingerprint = _fingerprint(study, params)  # compared with the saved one now
+            self._fingerprint = _fingerprint(study, params, plan)  # compared with the saved one now
         else:
             # A new ledger: the fingerprint (hashing sampled planes and every SNP ID, a fraction of
             # a second at 500k SNPs) is only needed in the manifest, which the writer thread puts on
@@ -319,19 +345,30 @@ class Ledger:
             from concurrent.futures import ThreadPoolExecutor
 
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gboost-ledger-fp")
-            self._fingerprinting = pool.submit(_fingerprint, study, params)
+            self._fingerprinting = pool.submit(_fingerprint, study, params, plan)
             pool.shutdown(wait=False)
         if resume and manifest.exists():
+            old_qt = False
             try:
                 saved = json.loads(manifest.read_text())
+                old_qt = isinstance(saved, dict) and saved.get("phenotype") == "quantitative"
                 saved_fp, saved_tile = saved["fingerprint"], saved["tile"]
                 saved_tiles = saved.get("tiles")
                 if not isinstance(saved_fp, dict) or type(saved_tile) is not int or saved_tile < 1 \
                         or (saved_tiles is not None and type(saved_tiles) is not int):
                     raise TypeError
             except (ValueError, KeyError, TypeError, OSError):
+                if old_qt:  # (an older gboost saved a QT scan's arrays whole, not by tile)
+                    raise InputError(manifest, "is the checkpoint of an older gboost's quantitative trait scan, "
+                                               "which this version cannot take up; use --overwrite to start a new "
+                                               "scan") from None
                 raise InputError(manifest, "is not a gboost checkpoint (damaged?); use --overwrite to start "
                                            "a new scan") from None
+            saved_fp = {"test": BOOST, **saved_fp}  # (written before QT scans had ledgers: case-control)
+            if saved_fp["test"] != self.fingerprint["test"]:
+                was, now = (_TESTS.get(x, str(x)) for x in (saved_fp["test"], self.fingerprint["test"]))
+                raise InputError(self.dir, f"the interrupted scan here was {was}, not {now}; use --overwrite to "
+                                           "start a new scan")
             if saved_fp != self.fingerprint:
                 what = ", ".join(_differences(saved_fp, self.fingerprint))
                 raise InputError(self.dir, f"the interrupted scan here was of another study or other settings "
@@ -422,7 +459,7 @@ class Ledger:
                 tiles = _decode_v1(payload)
             else:
                 _check_record(payload, p)
-                tiles = _decode(payload, self.study)
+                tiles = _decode(payload, self.study, tables=self.test == BOOST)
         except (ValueError, KeyError, IndexError, OSError, EOFError) as exc:
             raise _edited(self.dir, str(exc)) from None
         for r in tiles:

@@ -430,11 +430,14 @@ def cmd_merge(args) -> int:
         raise InputError(out, "output directory exists and is not empty (use --overwrite to replace gboost's "
                               "files in it; nothing else there is touched)")
     with OutLock(out):
-        from gboost.cli_qt import merge_qt
+        result = merge_parts(args.parts)  # either test's parts, by the test they record
+        from gboost.qt_scan import QTScanResult
 
-        if merge_qt(args, out, lambda m: _log(args, m)):  # the parts of a quantitative trait scan
+        if isinstance(result, QTScanResult):
+            from gboost.cli_qt import write_merged_qt
+
+            write_merged_qt(result, args, out, lambda m: _log(args, m))
             return 0
-        result = merge_parts(args.parts)
         write_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
     _report(args, result, out)
     return 0

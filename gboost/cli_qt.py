@@ -66,7 +66,7 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
         print(file=sys.stderr)
     clock.lap("screen")
     if args.part:
-        from gboost.qt_scan import write_qt_part
+        from gboost.parts import write_qt_part
 
         write_qt_part(out, result, overwrite=True)
         k, n = args.part
@@ -81,17 +81,12 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     return 0
 
 
-def merge_qt(args, out, log) -> bool:
-    """``gboost merge`` of a quantitative trait scan's parts (False: the parts are case-control
-    ones, for gboost.parts). Called by :mod:`gboost.cli` with the output folder locked."""
+def write_merged_qt(result, args, out, log) -> None:
+    """The outputs of ``gboost merge`` of a quantitative trait scan's parts (merged by
+    :func:`gboost.parts.merge_parts`). Called by :mod:`gboost.cli` with the output folder locked."""
     from gboost.io.qt_results import write_qt_outputs
-    from gboost.qt_scan import is_qt_part, merge_qt_parts
 
-    if not any(is_qt_part(p) for p in args.parts):  # the meta alone: case-control parts are read once, later
-        return False
-    result = merge_qt_parts(args.parts)
     write_qt_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
     log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
         f"pairs.epi.qt; {len(result.reported)} pairs with P <= {result.params.epi1:g} in pairs.tsv")
     log(f"outputs in {out}/")
-    return True

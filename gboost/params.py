@@ -121,6 +121,10 @@ class ScanParams:
     def screen(self) -> ScreenParams:
         return ScreenParams(**_pick(self, ScreenParams))
 
+    def checkpoint_settings(self) -> tuple[str, dict]:
+        """The test and the settings a checkpoint pins (gboost/checkpoint.py): the screen's."""
+        return "boost", self.screen.fingerprint()
+
     @property
     def engine(self) -> EngineOptions:
         kw = _pick(self, EngineOptions)

@@ -43,6 +43,12 @@ class QTParams:
             if not 1 <= self.part[0] <= self.part[1]:
                 raise ValueError(f"--part {self.part[0]}/{self.part[1]}: need 1 <= k <= n")
 
+    def checkpoint_settings(self) -> tuple[str, dict]:
+        """The test and the settings a checkpoint pins (gboost/checkpoint.py): what the tiles
+        depend on (--genotypic only adds a test of the re-tested pairs; engine options none)."""
+        return "linear", {"epi1": float(self.epi1), "epi2": float(self.epi2),
+                          "part": list(self.part) if self.part else None}
+
 
 @dataclass
 class QTPairs:
@@ -115,7 +121,7 @@ class QTScanResult:
     timings: dict = field(default_factory=dict)
     test: str = "linear"
     covariate_names: list | None = None  # --covar columns of the adjusted refit
-    core: object = None  # the engine's QTScanCore (a --part writes its summary halves)
+    core: object = None  # the engine's QTScanCore (a --part writes its summary partial)
     engine_counts: dict = field(default_factory=dict)  # GPU engine: pairs re-tested on the CPU, tiles per device
 
     marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
@@ -142,7 +148,7 @@ class QTScanResult:
 
 def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
                 covariates: tuple | None = None, engine=None, checkpoint_dir=None, resume: bool = False,
-                checkpoint_interval: float = 60.0) -> QTScanResult:
+                checkpoint_options: dict | None = None, checkpoint=None) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
 
     ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
@@ -151,11 +157,14 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     ``progress(pairs_done, pairs_total)`` is called after each block of rows; ``cancel()``
     returning true between blocks raises :class:`gboost.errors.ScanCancelled`. ``engine``: one
     made already (tests run the GPU engine's tile math on numpy this way); else ``params.device``
-    chooses (:func:`make_qt_engine`).
+    chooses (:func:`gboost.engines.make_engine`, ``test="linear"``).
 
-    ``checkpoint_dir``: the engine's finished work is saved there now and then (every
-    ``checkpoint_interval`` seconds) and when the scan stops early (:class:`QTCheckpoint`); with
-    ``resume`` an interrupted run's is taken up again (the outputs are one run's, byte for byte).
+    ``checkpoint_dir``: each tile the engine finishes is recorded there, as a case-control scan's
+    (:class:`gboost.checkpoint.Ledger`, pinned to the study, the trait, the thresholds and the
+    engine's plan; ``checkpoint_options``: its ``sync_every`` / ``batch_seconds``); with ``resume``
+    an interrupted run's tiles are taken up again (the outputs are one run's, byte for byte).
+    ``checkpoint``: a Ledger made by the caller instead (the GUI's; its ``plan`` must be
+    ``engine.checkpoint_plan()`` of this scan's rows); closed here as run_pipeline closes one.
     """
     params = params or QTParams()
     if not study.quantitative:
@@ -163,7 +172,9 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     if engine is None:
-        engine = make_qt_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus)
+        from gboost.engines import make_engine
+
+        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus, test="linear")
     t = time.perf_counter()
     rows = None
     if params.part is not None:
@@ -171,10 +182,19 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
 
         rows = part_rows(study.n_snps, *params.part)
     extra = {} if rows is None else {"rows": rows}
-    if checkpoint_dir is not None:
-        extra["checkpoint"] = QTCheckpoint(checkpoint_dir, study, params, engine.checkpoint_plan(rows), resume=resume,
-                                           interval=checkpoint_interval)
-    core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
+    ledger = checkpoint
+    if checkpoint_dir is not None and ledger is None:
+        from gboost.checkpoint import Ledger
+
+        ledger = Ledger(checkpoint_dir, study, params, resume=resume, plan=engine.checkpoint_plan(rows),
+                        **(checkpoint_options or {}))
+    if ledger is not None:
+        extra["checkpoint"] = ledger
+    try:
+        core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
+    finally:
+        if ledger is not None:
+            ledger.close()
     timings["screen"] = time.perf_counter() - t
     t = time.perf_counter()
     screened = retest(qp, core.i, core.j, genotypic=params.genotypic)
@@ -198,276 +218,6 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         t = time.perf_counter()
         res.reported  # noqa: B018 - the refit, timed here rather than when a writer first asks
         res.timings["adjusted_tests"] = time.perf_counter() - t
-    return res
-
-
-def make_qt_engine(device: str = "auto", *, threads: int | None = None, tile: int | None = None,
-                   gpus: list[int] | None = None):
-    """The QT scan's engine, by the case-control scan's device policy
-    (:func:`gboost.engines.choose_gpu`): 'gpu' needs a GPU engine that starts (else one line,
-    exit 2); 'auto' takes it when CuPy sees a GPU and its probe runs, else the CPU engine (the log
-    names the reason). ``gpus``: the GPU engine's devices (default: all)."""
-    import logging
-
-    from gboost.engines import GpuRefused, choose_gpu
-    from gboost.errors import InputError
-
-    def build():
-        from gboost.engines.qt_gpu import QTGPUEngine
-
-        return QTGPUEngine(threads, tile=tile, gpus=gpus)
-
-    try:
-        engine, reason = choose_gpu(device, build, probe_gpu=True, build_may_fail=True)
-    except GpuRefused as exc:
-        if exc.started:
-            raise InputError(None, f"--device gpu: the GPU engine of the quantitative trait scan failed to start "
-                                   f"({exc.reason})") from None
-        raise InputError(None, f"--device gpu: no GPU for the quantitative trait scan ({exc.reason})") from None
-    if engine is not None:
-        return engine
-    if reason is not None:
-        logging.getLogger("gboost").warning("--device auto: using the CPU engine for the QT scan; %s", reason)
-    return QTCPUEngine(threads)
-
-
-# --- --resume ------------------------------------------------------------------------------------
-
-class QTCheckpoint:
-    """An engine's finished work of one QT scan, saved whole in the output folder
-    (``checkpoint.ledger``: its arrays; ``checkpoint.json``: what they depend on), each save
-    replacing the last atomically, so a kill leaves the previous one. The engines save at clean
-    points only (whole tiles or row blocks), now and then and when the scan stops early;
-    :func:`gboost.io.qt_results.write_qt_outputs` removes it with the finished outputs.
-
-    What it pins: the study (SNP IDs, genotype counts and sampled planes, the trait and A1s), the
-    thresholds, ``--part`` and the engine's plan (which engine, its tile edge): a ``--resume``
-    with any of these changed is refused in one line naming it."""
-
-    def __init__(self, out_dir, study: Study, params: QTParams, plan: dict, *, resume: bool = False,
-                 interval: float = 60.0):
-        from pathlib import Path
-
-        self.dir = Path(out_dir)
-        self.interval = float(interval)
-        self.fingerprint = self._fingerprint(study, params, plan)
-        self.resume = resume
-        self._last = time.monotonic()
-
-    @staticmethod
-    def _fingerprint(study: Study, params: QTParams, plan: dict) -> dict:
-        import hashlib
-
-        from gboost.checkpoint import ids_sha256, study_content_hash
-
-        ids = ids_sha256(study.variants.snp)
-        trait = hashlib.sha256(np.ascontiguousarray(study.trait, np.float64).tobytes()
-                               + np.ascontiguousarray(study.a1_flip if study.a1_flip is not None
-                                                      else np.zeros(study.n_snps, bool), bool).tobytes()).hexdigest()
-        return {"phenotype": QT_PART_KIND, "snps": int(study.n_snps), "samples": int(study.n_samples),
-                "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study), "trait_sha256": trait,
-                "epi1": float(params.epi1), "epi2": float(params.epi2),
-                "part": list(params.part) if params.part else None, "plan": plan}
-
-    _WHAT = {"phenotype": "the phenotype (a case-control scan's checkpoint)", "snps": "the number of SNPs",
-             "samples": "the samples", "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples",
-             "trait_sha256": "the trait or A1 alleles", "epi1": "--epi1", "epi2": "--epi2", "part": "--part",
-             "plan": "the engine (--device) or its --tile"}
-
-    def restore(self) -> dict | None:
-        """The saved arrays of an interrupted run (None: start afresh)."""
-        import json
-
-        from gboost.checkpoint import LEDGER, MANIFEST
-        from gboost.errors import InputError
-
-        if not self.resume or not (self.dir / MANIFEST).exists():
-            return None
-        try:
-            saved = json.loads((self.dir / MANIFEST).read_text())
-        except (OSError, ValueError):
-            saved = {}
-        diff = [self._WHAT.get(k, k) for k in self.fingerprint if saved.get(k) != self.fingerprint[k]]
-        if diff:
-            raise InputError(self.dir / MANIFEST, f"the interrupted scan differs in {', '.join(diff)}: rerun it as it "
-                                                  "was, or use --overwrite to start over")
-        try:
-            with open(self.dir / LEDGER, "rb") as f:
-                arrays = dict(np.load(f, allow_pickle=False))
-        except FileNotFoundError:
-            return None  # killed before its first save
-        except Exception as exc:  # noqa: BLE001 - a damaged file: one line, not a traceback
-            raise InputError(self.dir / LEDGER,
-                             f"unreadable checkpoint ({exc}): use --overwrite to start over") from None
-        return arrays
-
-    def due(self) -> bool:
-        return time.monotonic() - self._last >= self.interval
-
-    def save(self, arrays: dict) -> None:
-        import io
-        import json
-
-        from gboost.checkpoint import LEDGER, MANIFEST
-        from gboost.io.outdir import write_files
-
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        write_files(self.dir, {LEDGER: buf.getvalue(), MANIFEST: json.dumps(self.fingerprint, indent=2) + "\n"},
-                    overwrite=True)
-        self._last = time.monotonic()
-
-
-# --- --part k/n and `gboost merge` -----------------------------------------------------------------
-
-QT_PART_KIND = "quantitative"  # meta["phenotype"] of a QT part (parts share part.npz's name with case-control ones)
-_VARIANT_FIELDS = ("chrom", "snp", "cm", "bp", "a1", "a2")
-_PAIR_FIELDS = ("i", "j", "tables", "sums", "sumsq", "ok", "beta", "se", "stat", "f", "f_df1", "f_df2", "f_p")
-_SCIENCE = ("epi1", "epi2", "genotypic")  # the parameters that change the files (engine options do not)
-_ADJ_FIELDS = ("beta", "se", "stat", "p")  # the adjusted refit's columns (QTPairs.adj)
-
-
-def write_qt_part(out_dir, result: QTScanResult, *, overwrite: bool = False):
-    """One part's share of a QT scan (``part.npz`` + ``run.json``), atomically: its .epi.qt rows with
-    their re-tests, its per-SNP counts and best partners after / before each SNP (uncombined: merge
-    folds them as one scan does), the marginal tests and what the writers need of the study; with
-    covariates, the adjusted refit of its reported pairs (``adj_*``: the merge has no genotypes)."""
-    import json
-
-    from gboost.covariates import covariates_key
-    from gboost.io.outdir import staged_files
-    from gboost.parts import PART_FILE
-
-    s, core = result.study, result.core
-    arrays = {f"var_{f}": (np.asarray(getattr(s.variants, f)) if f in ("cm", "bp")
-                           else np.asarray(getattr(s.variants, f)).astype(str)) for f in _VARIANT_FIELDS}
-    arrays.update(counts=s.counts, layout=np.array([s.layout.n_ctrl, s.layout.n_case], np.int64),
-                  snp_col_width=np.int64(s.snp_id_width), trait=np.asarray(s.trait, np.float64),
-                  a1_flip=(np.asarray(s.a1_flip, bool) if s.a1_flip is not None else np.zeros(s.n_snps, bool)),
-                  n_sig=core.n_sig, n_fail=core.n_fail, marginal_beta=result.marginal_beta,
-                  marginal_stat=result.marginal_stat, marginal_p=result.marginal_p)
-    for name, a in zip(("best_after", "after_id", "best_before", "before_id"), core.halves):
-        arrays[name] = a
-    for f in _PAIR_FIELDS:
-        v = getattr(result.screened, f)
-        if v is not None:
-            arrays[f"pair_{f}"] = v
-    covariates = None
-    if result._covariates is not None:
-        covariates = (result._covariates, result.covariate_names)
-        rep = result.reported
-        arrays.update(adj_i=rep.i, adj_j=rep.j, **{f"adj_{k}": v for k, v in zip(_ADJ_FIELDS, rep.adj)})
-    params = {k: v for k, v in result.params.__dict__.items() if k != "part"}
-    meta = {"phenotype": QT_PART_KIND, "covariates": covariates_key(covariates), "part": list(result.params.part), "params": params, "test": result.test,
-            "engine": result.engine, "device": result.device, "qc": s.qc.as_dict(),
-            "source_files": list(s.source_files), "timings_s": result.timings,
-            "counts": {"pairs": int(sum(s.n_snps - 1 - i for i in range(*_part_rows(result)))),
-                       "epi_qt_rows": len(result.screened), **result.engine_counts}}
-    arrays["meta"] = np.array(json.dumps(meta, default=str))
-
-    def fill(staging):
-        with open(staging / PART_FILE, "wb") as f:
-            np.savez(f, **arrays)
-        (staging / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-
-    from gboost.checkpoint import LEDGER, MANIFEST
-
-    out = staged_files(out_dir, fill, overwrite=overwrite)
-    for name in (LEDGER, MANIFEST, MANIFEST + ".tmp"):  # the part's checkpoint, now done with
-        (out / name).unlink(missing_ok=True)
-    return out
-
-
-def _part_rows(result: QTScanResult) -> tuple[int, int]:
-    from gboost.tiles import part_rows
-
-    return part_rows(result.study.n_snps, *result.params.part)
-
-
-def load_qt_part(path):
-    """(arrays, meta) of a part directory, or None where it holds a case-control part."""
-    from gboost.parts import read_part
-
-    d, meta = read_part(path)
-    return (d, meta) if meta.get("phenotype") == QT_PART_KIND else None
-
-
-def is_qt_part(path) -> bool:
-    """Whether a part directory holds a QT part (its meta alone is read)."""
-    from gboost.parts import read_part
-
-    return read_part(path, meta_only=True).get("phenotype") == QT_PART_KIND
-
-
-def merge_qt_parts(dirs) -> QTScanResult:
-    """Join the parts of one QT scan into the result one run gives (the same files byte for byte):
-    counts summed; each SNP's best partner after it from the part holding its row, before it folded
-    in part order (larger STAT, the earliest partner on ties); the rows of every part, in (i, j)
-    order. Refuses parts of another scan, of other data, given twice or missing."""
-    from pathlib import Path
-
-    from gboost.encode import ClassLayout
-    from gboost.engines.qt_cpu import combine_best
-    from gboost.errors import InputError
-    from gboost.parts import check_part_set
-    from gboost.study import QCReport, SampleTable, Study, VariantTable
-
-    if not dirs:
-        raise InputError(None, "merge needs at least one part directory")
-    loaded = []
-    for path in dirs:
-        got = load_qt_part(path)
-        if got is None:
-            raise InputError(path, "a case-control part: it cannot be merged with a quantitative trait scan's parts")
-        loaded.append((Path(path), *got))
-    _, d0, m0 = loaded[0]
-    check_part_set(loaded, lambda m: {**{k: m["params"].get(k) for k in _SCIENCE}, "covariates": m.get("covariates")},
-                   ("var_snp", "counts", "trait", "a1_flip"))
-    loaded.sort(key=lambda x: x[2]["part"][0])  # rows in order: the fold's ties go to the earliest partner
-    p = len(d0["var_snp"])
-    n_sig = np.zeros(p, np.int64)
-    n_fail = np.zeros(p, np.int64)
-    best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
-    best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
-    for _, d, _ in loaded:
-        n_sig += d["n_sig"]
-        n_fail += d["n_fail"]
-        for best, bid, name, nid in ((best_after, after_id, "best_after", "after_id"),
-                                     (best_before, before_id, "best_before", "before_id")):
-            take = (d[nid] >= 0) & (d[name] > best)
-            best[take], bid[take] = d[name][take], d[nid][take]
-    best, partner = combine_best(best_after, after_id, best_before, before_id)
-    fields = {}
-    for f in _PAIR_FIELDS:
-        if f"pair_{f}" in d0:
-            fields[f] = np.concatenate([d[f"pair_{f}"] for _, d, _ in loaded])
-    order = np.lexsort((fields["j"], fields["i"]))
-    screened = QTPairs(**{f: v[order] for f, v in fields.items()})
-    params = QTParams(**{k: v for k, v in m0["params"].items() if k in QTParams.__dataclass_fields__})
-    alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
-    variants = VariantTable(*(d0[f"var_{f}"].astype(object) if f not in ("cm", "bp") else d0[f"var_{f}"]
-                              for f in _VARIANT_FIELDS))
-    empty = np.zeros(0, dtype=object)
-    samples = SampleTable(empty, empty, np.zeros(0, np.int8), np.zeros(0, np.int8))
-    n_ctrl, n_case = (int(x) for x in d0["layout"])
-    study = Study(variants, samples, ClassLayout(n_ctrl, n_case), np.zeros((p, 3, 0), np.uint64), d0["counts"],
-                  QCReport(**m0["qc"]), list(m0["source_files"]), int(d0["snp_col_width"]), trait=d0["trait"],
-                  a1_flip=d0["a1_flip"])
-    engines = sorted({(meta["engine"], meta["device"]) for _, _, meta in loaded})
-    engine = "+".join(sorted({e for e, _ in engines}))
-    device = "; ".join(dev for _, dev in engines)
-    timings = {"screen": sum(meta["timings_s"].get("screen", 0.0) for _, _, meta in loaded)}
-    summary = QTSummary(n_sig, (p - 1) - n_fail, best, partner)
-    n_valid = p * (p - 1) // 2 - int(n_fail.sum()) // 2
-    res = QTScanResult(study, params, engine, device, screened, summary, n_valid, alpha1, alpha2,
-                       d0["marginal_beta"], d0["marginal_stat"], d0["marginal_p"], timings, m0["test"])
-    if m0.get("covariates") is not None:  # the refit the parts made, looked up by pair
-        from gboost.covariates import AdjustedTable
-
-        res._covariates = AdjustedTable.joined([AdjustedTable.of(d["adj_i"], d["adj_j"],
-                                                                 [d[f"adj_{k}"] for k in _ADJ_FIELDS])
-                                                for _, d, _ in loaded])
-        res.covariate_names = list(m0["covariates"]["names"])
     return res
 
 

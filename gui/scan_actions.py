@@ -95,7 +95,8 @@ class ScanMixin:
                 log("QC or phenotype settings changed: reloading the study")
                 s = open_study(path, qc, log=log, **opts.input_kwargs())
             if s.quantitative:  # a quantitative phenotype: PLINK's linear --epistasis test
-                return _qt_job(s, params, progress, cancel, log, sources, ckpt, opts), opts, None, None
+                return (_qt_job(s, params, progress, cancel, log, sources, ckpt, opts, path=path, qc=qc, resume=resume),
+                        opts, None, None)
             covariates = None
             if opts.covar:
                 from gboost.covariates import read_covariates
@@ -169,16 +170,18 @@ class ScanMixin:
         self.scanFinished.emit(result)
 
 
-def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None):
+def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, path=None, qc=None, resume=False):
     """The scan of a quantitative trait (gboost.qt_scan), shown through the case-control views;
-    covariates refit the reported pairs (their columns are in the exported pairs.tsv)."""
+    covariates refit the reported pairs (their columns are in the exported pairs.tsv). It
+    checkpoints in ``ckpt`` as a case-control scan does (the same ledger, its tiles), so Cancel or
+    a crash can be resumed."""
     import time
 
     from gboost.qt_scan import QTParams, as_scan_result, run_qt_scan
     from gboost.scan import Progress
 
-    if ckpt is not None:
-        checkpoints.discard(ckpt)  # (the QT scan keeps no checkpoint yet)
+    from gboost.engines import make_engine
+
     qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads,
                           device=params.device)
     log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b)")
@@ -193,7 +196,13 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None):
 
         covariates = read_covariates(opts.covar, study, opts.covar_name)
         log(f"Covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
-    result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates))
+    engine = make_engine(qt_params.device, threads=qt_params.threads, test="linear")
+    ledger = None
+    if ckpt is not None and path is not None:
+        ledger = _open_ledger(ckpt, path, qc, study, qt_params, resume, log, plan=engine.checkpoint_plan())
+    result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates,
+                                        engine=engine, checkpoint=ledger))
+    checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
     graph, error = None, None
     try:
         graph = pathway_data.build_graph(result, result.reported, sources)
@@ -203,17 +212,18 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None):
     return result, graph, error
 
 
-def _open_ledger(ckpt, path, qc, study, params, resume: bool, log):
-    """The scan's checkpoint (``None`` when it cannot be kept: the scan runs without one)."""
+def _open_ledger(ckpt, path, qc, study, params, resume: bool, log, plan=None):
+    """The scan's checkpoint (``None`` when it cannot be kept: the scan runs without one);
+    ``params`` a case-control scan's or a QT scan's (``plan``: its engine's tiles)."""
     if ckpt is None:
         return None
     try:
         checkpoints.prepare(ckpt, path, qc, params)
         try:
-            ledger = Ledger(ckpt, study, params, resume=resume)
+            ledger = Ledger(ckpt, study, params, resume=resume, plan=plan)
         except InputError:  # the checkpoint is of other data: start over rather than mix two scans
             log("The interrupted scan's checkpoint does not match this study: starting over")
-            ledger = Ledger(ckpt, study, params, resume=False)
+            ledger = Ledger(ckpt, study, params, resume=False, plan=plan)
     except OSError as exc:
         log(f"Scanning without a checkpoint (cannot write {ckpt}: {exc.strerror or exc})")
         return None

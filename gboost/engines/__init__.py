@@ -10,10 +10,13 @@ from gboost.engines.devices import (  # noqa: F401 - the names callers import fr
 
 
 def make_engine(device="auto", *, threads: int | None = None, tile: int | None = None,
-                gpus: list[int] | None = None, dask: str | None = None) -> Engine:
+                gpus: list[int] | None = None, dask: str | None = None, test: str = "boost"):
     """The one place an engine is made. ``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one,
     else CPU), or a :class:`gboost.params.EngineOptions` holding every option; with ``dask`` (an
-    address or 'local:N') tiles run on a Dask cluster, each worker using that device.
+    address or 'local:N') tiles run on a Dask cluster, each worker using that device. ``test``:
+    "boost" (case-control, an :class:`Engine`) or "linear" (a quantitative trait's engine,
+    gboost/engines/qt_cpu.py or qt_gpu.py, one host only; a start failure under 'gpu' is then an
+    :class:`gboost.errors.InputError`).
 
     With 'auto', a GPU engine that fails to start (CuPy installed but no usable device, an NVRTC
     or driver failure) gives way to the CPU engine; its ``describe()`` names the reason and a
@@ -23,10 +26,12 @@ def make_engine(device="auto", *, threads: int | None = None, tile: int | None =
         opts = device
         device, threads, tile, dask = opts.device, opts.threads, opts.tile, opts.dask
         gpus = list(opts.gpus) if opts.gpus is not None else None
+    if dask and test != "boost":
+        raise ValueError("--dask: not available for a quantitative trait's scan")
     if dask:
         from gboost.engines.distributed import DaskEngine
 
         return DaskEngine(dask, device=device, threads=threads, tile=tile)
     from gboost.engines.local import make_local_engine
 
-    return make_local_engine(device, threads=threads, tile=tile, gpus=gpus)
+    return make_local_engine(device, threads=threads, tile=tile, gpus=gpus, test=test)

@@ -37,6 +37,7 @@ from gboost.errors import interrupts_held
 from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
 from gboost.study import Study
+from gboost.tiles import Summary, SummaryPartial, Tile, TileResult
 
 _ZBUF_BYTES = 64 << 20  # STAT buffer of one row block
 
@@ -457,9 +458,89 @@ class QTScanCore:
     best: np.ndarray
     best_partner: np.ndarray  # 0 (PLINK's first scanned SNP) where no partner beats 0
     n_valid: int
-    # (best_after, after_id, best_before, before_id) before combine_best: what a --part keeps, so
-    # that `gboost merge` folds the parts' partners as one scan would (id -1: none above 0)
-    halves: tuple | None = None
+    # The summary before PLINK's "0 and the first SNP" where no partner beats 0 (best -inf and
+    # partner -1 there): what a --part keeps, so that `gboost merge` merges the parts' partners by
+    # tiles.better as one scan does (gboost/parts.py)
+    partial: Summary | None = None
+
+
+def pairs_per_snp(p: int, rows: tuple[int, int] | None = None) -> np.ndarray:
+    """Each SNP's pairs i < j with SNP1 ``i`` in ``rows`` (default all: p - 1 each)."""
+    r0, r1 = rows if rows is not None else (0, p)
+    s = np.arange(p, dtype=np.int64)
+    return np.where((s >= r0) & (s < r1), p - 1 - s, 0) + np.clip(np.minimum(r1, s) - r0, 0, None)
+
+
+def tile_pairs_per_snp(tile: Tile) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs i < j of ``tile`` of each of its row SNPs and of each of its column SNPs."""
+    rows = np.arange(tile.i0, tile.i1, dtype=np.int64)
+    cols = np.arange(tile.j0, tile.j1, dtype=np.int64)
+    return (np.maximum(0, tile.j1 - np.maximum(tile.j0, rows + 1)),
+            np.maximum(0, np.minimum(tile.i1, cols) - tile.i0))
+
+
+class QTTotals:
+    """The tiles of a QT scan finished so far, as the checkpoint records them
+    (:class:`gboost.tiles.TileResult`, gboost/checkpoint.py): the per-SNP summary merged by
+    :func:`gboost.tiles.better` (PLINK's partner after a SNP, replaced by the one before it only
+    when strictly greater, as a total order, so tiles merge in any order),
+    the pairs each tile kept, its valid tests. A partial's ``n_tot`` counts the tile's pairs of the
+    SNP less those it counted as failed (a GPU tile's undecided pairs count as not failed: the exact
+    re-test decides them)."""
+
+    def __init__(self, p: int):
+        self.p = p
+        self.summary = Summary.empty(p)
+        self.pairs = np.zeros(p, np.int64)  # the finished tiles' pairs of each SNP
+        self.surv_i: list = []
+        self.surv_j: list = []
+        self.n_valid = 0
+        self.tiles_done: set = set()
+
+    def add(self, res: TileResult) -> None:
+        t = res.tile
+        if t.index in self.tiles_done:
+            return
+        self.summary.merge_partial(res.rows)
+        self.summary.merge_partial(res.cols)
+        rows, cols = tile_pairs_per_snp(t)
+        self.pairs[t.i0:t.i1] += rows
+        self.pairs[t.j0:t.j1] += cols
+        self.surv_i.append(np.asarray(res.surv_i, np.int64))
+        self.surv_j.append(np.asarray(res.surv_j, np.int64))
+        self.n_valid += res.n_valid
+        self.tiles_done.add(t.index)
+
+    @property
+    def n_fail(self) -> np.ndarray:
+        return self.pairs - self.summary.n_tot
+
+    def survivors(self) -> tuple[np.ndarray, np.ndarray]:
+        """The kept pairs in (i, j) order (replayed and new tiles come in any order)."""
+        i = np.concatenate(self.surv_i) if self.surv_i else np.zeros(0, np.int64)
+        j = np.concatenate(self.surv_j) if self.surv_j else np.zeros(0, np.int64)
+        order = np.lexsort((j, i))
+        return i[order], j[order]
+
+
+def plink_best(summary: Summary) -> tuple[np.ndarray, np.ndarray]:
+    """PLINK's BEST and its partner: 0 and the first scanned SNP where no partner beats 0."""
+    none = summary.best_partner < 0
+    return np.where(none, 0.0, summary.best), np.where(none, 0, summary.best_partner).astype(np.int64)
+
+
+def with_checkpoint(ledger, tiles: list, tile_edge: int, totals: QTTotals) -> None:
+    """Pin ``ledger`` (a :class:`gboost.checkpoint.Ledger`, or None) to the plan and take up the
+    tiles an interrupted run recorded."""
+    if ledger is None:
+        return
+    ledger.start(tile=tile_edge, tiles=len(tiles))
+    ledger.plan(tiles)
+    for res in ledger.replay():
+        totals.add(res)
+
+
+_LEDGER_TILES = 256  # row tiles of a scan at most (STAT buffers grouped): see QTCPUEngine.plan
 
 
 class QTCPUEngine:
@@ -481,84 +562,104 @@ class QTCPUEngine:
         """What a checkpoint of this engine pins besides the study and thresholds (its row blocks)."""
         return {"engine": "qt-cpu-rows", "rows": list(rows) if rows else None}
 
+    def plan(self, p: int, rows: tuple[int, int] | None = None) -> tuple[int, list[Tile]]:
+        """(rows per tile, the tiles): row blocks of whole STAT buffers, grouped into at most
+        ``_LEDGER_TILES`` tiles. A tile's checkpoint record carries its column SNPs' counts and
+        partners (20 bytes for every SNP after its first row), so one record per buffer (16 rows
+        at 500k SNPs) would write the summary 31,000 times over, 300 GB; grouped, the ledger holds
+        it at most 256 times (2.5 GB at 500k SNPs, 50 MB at 10k) and a kill loses at most one
+        tile's work, 1/256 of the rows."""
+        r0, r1 = rows if rows is not None else (0, p)
+        block = self._block(p)
+        edge = block * max(1, -(-p // (_LEDGER_TILES * block)))
+        return edge, [Tile(k, i0, min(r1, i0 + edge), i0, p) for k, i0 in enumerate(range(r0, r1, edge))]
+
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
              rows: tuple[int, int] | None = None, checkpoint=None) -> tuple[QTScanCore, QTPlanes]:
         """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share).
-        ``checkpoint`` (gboost.qt_scan.QTCheckpoint): an interrupted run's finished row blocks are
-        taken from it; the finished ones are saved to it now and then and when the scan stops."""
+        ``checkpoint`` (gboost.checkpoint.Ledger): an interrupted run's finished tiles are taken
+        from it, and each finished tile is recorded in it."""
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)
         p = study.n_snps
-        r0, r1 = rows if rows is not None else (0, p)
-        st = checkpoint.restore() if checkpoint is not None else None
-        if st is not None:
-            if len(st["n_sig"]) != p:
-                raise ValueError("the checkpoint does not match this scan")
-            start = int(st["next_row"])
-            n_sig, n_fail = st["n_sig"].astype(np.int64), st["n_fail"].astype(np.int64)
-            best_after, best_after_id = st["best_after"].astype(np.float64), st["after_id"].astype(np.int64)
-            best_before, best_before_id = st["best_before"].astype(np.float64), st["before_id"].astype(np.int64)
-            si, sj = [st["si"].astype(np.int64)], [st["sj"].astype(np.int64)]
-        else:
-            start = r0
-            n_sig = np.zeros(p, np.int64)
-            n_fail = np.zeros(p, np.int64)
-            best_after = np.zeros(p)
-            best_after_id = np.full(p, -1, np.int64)
-            best_before = np.zeros(p)
-            best_before_id = np.full(p, -1, np.int64)
-            si, sj = [], []
-        total = sum(p - 1 - i for i in range(r0, r1))
-        done = sum(p - 1 - i for i in range(r0, start))
+        edge, tiles = self.plan(p, rows)
+        totals = QTTotals(p)
+        with_checkpoint(checkpoint, tiles, edge, totals)
+        total = sum(t.n_pairs for t in tiles)
+        done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
         block = self._block(p)
         zbuf = np.empty((block, p))
-        next_row = start
-
-        def state() -> dict:
-            i = np.concatenate(si) if si else np.zeros(0, np.int64)
-            j = np.concatenate(sj) if sj else np.zeros(0, np.int64)
-            si[:], sj[:] = [i], [j]
-            return {"next_row": np.int64(next_row), "n_sig": n_sig, "n_fail": n_fail, "best_after": best_after,
-                    "after_id": best_after_id, "best_before": best_before, "before_id": best_before_id,
-                    "si": i, "sj": j}
-
-        complete = False
-        clean = True  # the arrays hold whole blocks (an interrupt may land between two folds)
         try:
-            for i0 in range(start, r1, block):
-                if cancel is not None and cancel():
-                    from gboost.errors import ScanCancelled
+            for tile in tiles:
+                if tile.index in totals.tiles_done:
+                    continue
+                # A tile's counts and partners in arrays of its own, merged into the totals when
+                # it is whole: what the checkpoint records is whole tiles.
+                n_sig_r, n_fail_r = np.zeros(p, np.int64), np.zeros(p, np.int64)
+                n_sig_c, n_fail_c = np.zeros(p, np.int64), np.zeros(p, np.int64)
+                best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
+                best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
+                si, sj = [], []
+                for i0 in range(tile.i0, tile.i1, block):
+                    if cancel is not None and cancel():
+                        from gboost.errors import ScanCancelled
 
-                    raise ScanCancelled()
-                i1 = min(r1, i0 + block)
-                # The block's statistics (most of its time) change none of the totals: a Ctrl-C
-                # then, raised as the kernel returns, leaves the finished blocks to save. Their fold
-                # runs whole or not at all.
-                _stat_block(*qp.scan_args(), i0, i1, zbuf)
-                with interrupts_held():
-                    clean = False
-                    _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id)
-                    _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
+                        raise ScanCancelled()
+                    i1 = min(tile.i1, i0 + block)
+                    # The block's statistics (most of its time) change none of the totals: a Ctrl-C
+                    # then, raised as the kernel returns, leaves the finished tiles recorded. The
+                    # folds are the tile's own; the tile goes into the totals and the checkpoint
+                    # whole or not at all.
+                    _stat_block(*qp.scan_args(), i0, i1, zbuf)
+                    _fold_rows(zbuf, i0, i1, alpha2, n_sig_r, n_fail_r, best_after, after_id)
+                    _fold_cols(zbuf, i0, i1, alpha2, n_sig_c, n_fail_c, best_before, before_id)
                     r, c = survivors(zbuf, i0, i1, alpha1)
                     si.append(r + i0)
                     sj.append(c)
-                    next_row = i1
-                    clean = True
-                done += sum(p - 1 - i for i in range(i0, i1))
-                if checkpoint is not None and checkpoint.due():
-                    checkpoint.save(state())
+                    if progress is not None and i1 < tile.i1:
+                        progress(done + sum(p - 1 - i for i in range(tile.i0, i1)), total)
+                rows_pairs, cols_pairs = tile_pairs_per_snp(tile)
+                a, b = tile.i0, tile.i1
+                ki, kj = np.concatenate(si), np.concatenate(sj)
+                # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
+                res = TileResult(tile, ki, kj, np.zeros(len(ki)), no_tables(len(ki)),
+                                 int(tile.n_pairs - n_fail_r[a:b].sum()),
+                                 SummaryPartial(a, n_sig_r[a:b], rows_pairs - n_fail_r[a:b],
+                                                _no_best(best_after[a:b], after_id[a:b]), after_id[a:b]),
+                                 SummaryPartial(a, n_sig_c[a:], cols_pairs - n_fail_c[a:],
+                                                _no_best(best_before[a:], before_id[a:]), before_id[a:]))
+                with interrupts_held():  # into the totals and onto the ledger's queue whole
+                    totals.add(res)
+                    if checkpoint is not None:
+                        checkpoint.record(res)
+                done += tile.n_pairs
                 if progress is not None:
                     progress(done, total)
-            complete = True
         finally:
-            if checkpoint is not None and not complete and clean and next_row > start:
-                checkpoint.save(state())  # what an interrupted run finished: --resume goes on from here
-        best, partner = combine_best(best_after, best_after_id, best_before, best_before_id)
-        n_valid = total - int(n_fail.sum()) // 2
-        i = np.concatenate(si) if si else np.zeros(0, np.int64)
-        j = np.concatenate(sj) if sj else np.zeros(0, np.int64)
-        return QTScanCore(i.astype(np.int64), j.astype(np.int64), n_sig, n_fail, best, partner, n_valid,
-                          (best_after, best_after_id, best_before, best_before_id)), qp
+            if checkpoint is not None:
+                checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
+        return core_of(totals, pairs_per_snp(p, rows), total), qp
+
+
+def no_tables(m: int) -> np.ndarray:
+    """A QT tile's (m, 3, 3, 2) tables: zeros, as a view that holds no memory (with --epi1 1 every
+    pair is kept; its table, if wanted, comes from the re-test)."""
+    return np.broadcast_to(np.zeros((1, 3, 3, 2), np.int64), (m, 3, 3, 2))
+
+
+def _no_best(best: np.ndarray, partner: np.ndarray) -> np.ndarray:
+    """A partial's best: -inf where no partner beat 0 (tiles.SummaryPartial's "none")."""
+    return np.where(partner < 0, -np.inf, best)
+
+
+def core_of(totals: QTTotals, pairs: np.ndarray, total: int) -> QTScanCore:
+    """The scan's core from its finished tiles: ``pairs`` each SNP's pairs in the scan, ``total``
+    the scan's pairs."""
+    s = totals.summary
+    n_fail = pairs - s.n_tot
+    best, partner = plink_best(s)
+    i, j = totals.survivors()
+    return QTScanCore(i, j, s.n_sig.copy(), n_fail, best, partner, total - int(n_fail.sum()) // 2, s.copy())
 
 
 def survivors(zbuf, i0, i1, alpha1):
@@ -575,15 +676,3 @@ def survivors(zbuf, i0, i1, alpha1):
     keep &= upper
     r, c = np.nonzero(keep)
     return r.astype(np.int64), c.astype(np.int64)
-
-
-def combine_best(best_after, after_id, best_before, before_id):
-    """PLINK's BEST: the partner after the SNP (if > 0), replaced by the one before only when
-    strictly greater; 0 and the first scanned SNP where no partner beats 0."""
-    best = np.zeros(len(best_after))
-    partner = np.zeros(len(best_after), np.int64)
-    take = (after_id >= 0) & (best_after > best)
-    best[take], partner[take] = best_after[take], after_id[take]
-    take = (before_id >= 0) & (best_before > best)
-    best[take], partner[take] = best_before[take], before_id[take]
-    return best, partner

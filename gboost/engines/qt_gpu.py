@@ -19,7 +19,7 @@ order, no FMA).
 Several GPUs (``gpus``) each hold the dosages and take row blocks of tiles from one shared queue on
 a host thread of their own; the files do not depend on how many or in which order tiles finish
 (docs/qt_epistasis.md §4). A scan can cover a share of the rows (``--part``) and be checkpointed
-and resumed (``--resume``, gboost.qt_scan.QTCheckpoint; §8 there).
+and resumed (``--resume``: each finished tile recorded in gboost/checkpoint.py's ledger; §8 there).
 """
 from __future__ import annotations
 
@@ -34,10 +34,12 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gboost.engines.qt_cpu import QTPlanes, QTScanCore, combine_best, exact_stats, qt_planes
+from gboost.engines.qt_cpu import (QTPlanes, QTScanCore, QTTotals, exact_stats, no_tables, pairs_per_snp, plink_best,
+                                   qt_planes, tile_pairs_per_snp, with_checkpoint)
 from gboost.engines.qt_screen import TraitSumErrors, linear_screen, tile_moments
 from gboost.errors import interrupts_held
 from gboost.study import Study
+from gboost.tiles import Summary, SummaryPartial, Tile, TileResult
 
 DEFAULT_TILE = 2048
 
@@ -221,12 +223,6 @@ def plan_qt_tiles(p: int, T: int, rows: tuple[int, int] | None = None) -> list[t
     return [(i0, min(r1, i0 + T), j0, min(p, j0 + T)) for i0 in range(r0, r1, T) for j0 in range(i0, p, T)]
 
 
-def _tile_pairs(tile: tuple[int, int, int, int]) -> int:
-    """Pairs i < j of a tile (a part's last row block may be shorter than its diagonal tile is wide)."""
-    i0, i1, j0, j1 = tile
-    return int(np.maximum(0, j1 - np.maximum(j0, np.arange(i0, i1) + 1)).sum())
-
-
 class QTGPUEngine:
     """All pairs of a QT study on one or more GPUs (see the module notes); ``xp`` numpy runs the
     same tile math on the CPU (the tests).
@@ -321,14 +317,15 @@ class QTGPUEngine:
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
              rows: tuple[int, int] | None = None, checkpoint=None) -> tuple[QTScanCore, QTPlanes]:
         """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share).
-        ``checkpoint`` (gboost.qt_scan.QTCheckpoint): the tiles finished by an interrupted run are
-        taken from it, and the finished ones saved to it now and then and when the scan stops."""
+        ``checkpoint`` (gboost.checkpoint.Ledger): the tiles finished by an interrupted run are
+        taken from it, and each finished tile is recorded in it."""
         nthreads = min(self.threads, nb.config.NUMBA_NUM_THREADS)
         nb.set_num_threads(nthreads)
         t0 = time.perf_counter()
         p = study.n_snps
-        tiles = plan_qt_tiles(p, max(1, self.tile), rows)
-        acc = _TileAccumulator(p, len(tiles), checkpoint.restore() if checkpoint is not None else None)
+        tiles = [Tile(k, *t) for k, t in enumerate(plan_qt_tiles(p, max(1, self.tile), rows))]
+        acc = QTTotals(p)
+        with_checkpoint(checkpoint, tiles, max(1, self.tile), acc)
         errs = TraitSumErrors.of(study.trait)
         runners = [self._runner_class(self.xp, d, p, study.n_samples, study.trait, errs, self.screen)
                    for d in self.device_ids()]
@@ -356,12 +353,11 @@ class QTGPUEngine:
             qp, self.timings["planes"] = job.result()
             self.timings["planes_wait"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        total = sum(_tile_pairs(t) for t in tiles)
-        n_sig, n_fail = acc.n_sig.copy(), acc.n_fail.copy()
+        total = sum(t.n_pairs for t in tiles)
+        # the decided pairs' counts (a tile's undecided pairs count as neither sig nor failed there)
+        n_sig, n_fail = acc.summary.n_sig.copy(), acc.n_fail
         # tiles finish in any order on several devices: the re-test's input in (i, j) order
-        xi, xj = acc.candidates()
-        order = np.lexsort((xj, xi))
-        xi, xj = xi[order], xj[order]
+        xi, xj = acc.survivors()
         self.n_exact = len(xi)
         ok = np.zeros(len(xi), np.bool_)
         stat = np.full(len(xi), np.nan)
@@ -370,28 +366,33 @@ class QTGPUEngine:
         es, ef, ba, ba_id, bb, bb_id, keep = fold_exact(p, xi, xj, ok, stat, alpha1, alpha2)
         n_sig += es
         n_fail += ef
-        best, partner = combine_best(ba, ba_id, bb, bb_id)
+        # the partners, merged as tiles merge (tiles.better; -inf / -1 where none beat 0)
+        partial = Summary(n_sig, pairs_per_snp(p, rows) - n_fail, np.full(p, -np.inf), np.full(p, -1, np.int64))
+        for best, bid in ((ba, ba_id), (bb, bb_id)):
+            partial.merge(0, np.zeros(p, np.int64), np.zeros(p, np.int64), np.where(bid < 0, -np.inf, best), bid)
+        best, partner = plink_best(partial)
         si, sj = xi[keep], xj[keep]
         self.timings["exact"] = time.perf_counter() - t0
         n_valid = total - int(n_fail.sum()) // 2
-        return QTScanCore(si, sj, n_sig, n_fail, best, partner, n_valid, (ba, ba_id, bb, bb_id)), qp
+        return QTScanCore(si, sj, n_sig.copy(), n_fail, best, partner, n_valid, partial), qp
 
-    def _run_tiles(self, runners: list, tiles: list, acc: "_TileAccumulator", alpha1: float, alpha2: float,
+    def _run_tiles(self, runners: list, tiles: list, acc: QTTotals, alpha1: float, alpha2: float,
                    progress, cancel, checkpoint) -> None:
         """Every tile not yet in ``acc`` on the devices: one host thread per device takes row blocks
         of tiles from a shared queue; this (the caller's) thread adds each result to ``acc``, so
-        that ``acc`` always holds whole tiles. ``cancel()`` is asked here before the first tile and after each; on true,
-        or on a device's error, the workers stop after their current tile, ``acc`` goes to the
-        checkpoint and the error is raised."""
+        that ``acc`` always holds whole tiles, each recorded in ``checkpoint`` (a
+        :class:`gboost.checkpoint.Ledger`) as it is added. ``cancel()`` is asked here before the
+        first tile and after each; on true, or on a device's error, the workers stop after their
+        current tile, the checkpoint is flushed and the error is raised."""
         # The queue's items are row blocks (their tiles in order): a device then sees every tile of
         # a row, so its running bound of each row SNP's best partner is the one device's (measured on
         # numpy, 3,000 SNPs, tile 100: 17,241 pairs re-tested on one device; by single tiles from the
         # queue 25,874 on two and 36,516 on four). Later blocks are smaller: the end stays balanced.
         work: queue.SimpleQueue = queue.SimpleQueue()
         blocks: dict[int, list] = {}
-        for k, t in enumerate(tiles):
-            if not acc.done[k]:
-                blocks.setdefault(t[0], []).append((k, t))
+        for t in tiles:
+            if t.index not in acc.tiles_done:
+                blocks.setdefault(t.i0, []).append(t)
         for i0 in sorted(blocks):
             work.put(blocks[i0])
         out: queue.SimpleQueue = queue.SimpleQueue()
@@ -405,10 +406,10 @@ class QTGPUEngine:
                         block = work.get_nowait()
                     except queue.Empty:
                         break
-                    for k, tile in block:
+                    for tile in block:
                         if stop.is_set():
                             break
-                        out.put((k, tile, runner.screen(tile, alpha1, alpha2)))
+                        out.put((tile, runner.screen((tile.i0, tile.i1, tile.j0, tile.j1), alpha1, alpha2)))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
                 stop.set()
                 out.put(exc)
@@ -421,14 +422,12 @@ class QTGPUEngine:
 
                 raise ScanCancelled()
 
-        total = sum(_tile_pairs(t) for t in tiles)
-        done = sum(_tile_pairs(t) for k, t in enumerate(tiles) if acc.done[k])
+        total = sum(t.n_pairs for t in tiles)
+        done = sum(t.n_pairs for t in tiles if t.index in acc.tiles_done)
         if progress is not None and done:
             progress(done, total)
         threads = [threading.Thread(target=worker, args=(r,), name=f"gboost-qt-gpu{r.device_id}", daemon=True)
                    for r in runners]
-        complete = False
-        clean = True
         try:
             cancelled()
             for t in threads:
@@ -441,61 +440,33 @@ class QTGPUEngine:
                     continue
                 if isinstance(item, BaseException):
                     raise item
-                k, tile, ts = item
-                with interrupts_held():  # the addition runs whole: a Ctrl-C then is raised after it
-                    clean = False  # (an error inside it: no checkpoint of it then)
-                    acc.add(k, tile, ts)
-                    clean = True
-                done += _tile_pairs(tile)
-                if checkpoint is not None and checkpoint.due():
-                    checkpoint.save(acc.arrays())
+                tile, ts = item
+                res = tile_result(tile, ts)
+                with interrupts_held():  # into the totals and onto the ledger's queue whole
+                    acc.add(res)
+                    if checkpoint is not None:
+                        checkpoint.record(res)
+                done += tile.n_pairs
                 if progress is not None:
                     progress(done, total)
                 if done < total:
                     cancelled()
-            complete = True
         finally:
             stop.set()
             for t in threads:
                 if t.ident is not None:  # started
                     t.join()
-            if checkpoint is not None and not complete and clean and acc.added:
-                checkpoint.save(acc.arrays())  # what an interrupted run finished: --resume goes on from here
+            if checkpoint is not None:
+                checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
 
 
-class _TileAccumulator:
-    """The tiles finished so far, on the host: which, the decided pairs' counts and the pairs for
-    the exact re-test. Its arrays are a checkpoint's (``restored``: those of an interrupted run)."""
-
-    def __init__(self, p: int, n_tiles: int, restored: dict | None = None):
-        if restored is not None:
-            if len(restored["done"]) != n_tiles or len(restored["n_sig"]) != p:
-                raise ValueError("the checkpoint does not match this scan's tiles")
-            self.done = restored["done"].astype(bool)
-            self.n_sig = restored["n_sig"].astype(np.int64)
-            self.n_fail = restored["n_fail"].astype(np.int64)
-            self._xi, self._xj = [restored["xi"].astype(np.int64)], [restored["xj"].astype(np.int64)]
-        else:
-            self.done = np.zeros(n_tiles, bool)
-            self.n_sig = np.zeros(p, np.int64)
-            self.n_fail = np.zeros(p, np.int64)
-            self._xi, self._xj = [], []
-        self.added = 0
-
-    def add(self, k: int, tile, ts: TileScreen) -> None:
-        ts.add_counts(tile, self.n_sig, self.n_fail)
-        self._xi.append(ts.xi)
-        self._xj.append(ts.xj)
-        self.done[k] = True
-        self.added += 1
-
-    def candidates(self) -> tuple[np.ndarray, np.ndarray]:
-        if len(self._xi) > 1:
-            self._xi, self._xj = [np.concatenate(self._xi)], [np.concatenate(self._xj)]
-        if not self._xi:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return self._xi[0], self._xj[0]
-
-    def arrays(self) -> dict:
-        xi, xj = self.candidates()
-        return {"done": self.done, "n_sig": self.n_sig, "n_fail": self.n_fail, "xi": xi, "xj": xj}
+def tile_result(tile: Tile, ts: TileScreen) -> TileResult:
+    """A screened tile as the checkpoint records it (gboost.engines.qt_cpu.QTTotals): the pairs
+    for the exact re-test as its kept pairs, the decided pairs' counts as its partials (no
+    partners: the re-test finds them)."""
+    rows, cols = tile_pairs_per_snp(tile)
+    m = len(ts.xi)
+    none = (lambda n: (np.full(n, -np.inf), np.full(n, -1, np.int64)))
+    return TileResult(tile, ts.xi, ts.xj, np.zeros(m), no_tables(m), int(tile.n_pairs - ts.fail_rows.sum()),
+                      SummaryPartial(tile.i0, ts.sig_rows, rows - ts.fail_rows, *none(len(rows))),
+                      SummaryPartial(tile.j0, ts.sig_cols, cols - ts.fail_cols, *none(len(cols))))

@@ -221,7 +221,7 @@ def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = Fa
 
     from gboost.checkpoint import LEDGER, MANIFEST
 
-    # the finished scan's checkpoint (gboost.qt_scan.QTCheckpoint) goes once the outputs are in place
+    # the finished scan's checkpoint (gboost/checkpoint.py's ledger) goes once the outputs are in place
     write_times: dict = {}
     return write_files(out_dir, render_qt_lazily(result, extra, threads, write_times), overwrite=overwrite,
                        remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"), write_times=write_times)

@@ -352,7 +352,7 @@ def test_qt_auto_falls_back_to_the_cpu_and_says_why_when_the_gpu_engine_cannot_s
     import gboost.engines.devices as devices
     from gboost.engines.qt_cpu import QTCPUEngine
     from gboost.errors import InputError
-    from gboost.qt_scan import make_qt_engine
+    from gboost.engines import make_engine
 
     class NoProbe(QTGPUEngine):
         def __init__(self, threads=None, tile=None, gpus=None):
@@ -364,39 +364,39 @@ def test_qt_auto_falls_back_to_the_cpu_and_says_why_when_the_gpu_engine_cannot_s
     monkeypatch.setattr(devices, "gpu_available", lambda: (True, "1 x Some GPU"))
     monkeypatch.setattr(qt_gpu, "QTGPUEngine", NoProbe)
     with caplog.at_level("WARNING", logger="gboost"):
-        eng = make_qt_engine("auto", threads=1)
+        eng = make_engine("auto", threads=1, test="linear")
     assert isinstance(eng, QTCPUEngine)
     assert "using the CPU engine for the QT scan; the GPU engine failed to start (nvrtc" in caplog.text
     with pytest.raises(InputError, match="--device gpu: the GPU engine of the quantitative trait scan failed to "
                                          r"start \(nvrtc"):
-        make_qt_engine("gpu")
+        make_engine("gpu", test="linear")
     # the engine's construction failing (here: CuPy missing) counts as a failure to start too
     monkeypatch.setattr(qt_gpu, "QTGPUEngine", lambda *a, **k: (_ for _ in ()).throw(ImportError("no cupy")))
-    assert isinstance(make_qt_engine("auto", threads=1), QTCPUEngine)
+    assert isinstance(make_engine("auto", threads=1, test="linear"), QTCPUEngine)
     with pytest.raises(InputError, match="failed to start \\(no cupy\\)"):
-        make_qt_engine("gpu")
+        make_engine("gpu", test="linear")
 
 
 def test_qt_auto_says_why_when_cupy_sees_no_usable_device(monkeypatch, caplog):
     import gboost.engines.devices as devices
     from gboost.engines.qt_cpu import QTCPUEngine
     from gboost.errors import InputError
-    from gboost.qt_scan import make_qt_engine
+    from gboost.engines import make_engine
 
     monkeypatch.setattr(devices, "gpu_available", lambda: (False, "no CUDA device (cudaErrorNoDevice)"))
     monkeypatch.setattr(devices, "_cupy_installed", lambda: True)
     with caplog.at_level("WARNING", logger="gboost"):
-        assert isinstance(make_qt_engine("auto"), QTCPUEngine)
+        assert isinstance(make_engine("auto", test="linear"), QTCPUEngine)
     assert "using the CPU engine for the QT scan; no CUDA device (cudaErrorNoDevice)" in caplog.text
     with pytest.raises(InputError, match=r"--device gpu: no GPU for the quantitative trait scan \(no CUDA device"):
-        make_qt_engine("gpu")
+        make_engine("gpu", test="linear")
     caplog.clear()
     monkeypatch.setattr(devices, "_cupy_installed", lambda: False)  # a plain CPU machine: nothing to say
     with caplog.at_level("WARNING", logger="gboost"):
-        assert isinstance(make_qt_engine("auto"), QTCPUEngine)
+        assert isinstance(make_engine("auto", test="linear"), QTCPUEngine)
     assert caplog.text == ""
     with pytest.raises(ValueError, match="--device must be auto, cpu or gpu"):
-        make_qt_engine("tpu")
+        make_engine("tpu", test="linear")
 
 
 # --- CuPy: the same on the GPU machine ----------------------------------------------------------
@@ -543,3 +543,15 @@ def test_gpus_naming_a_device_that_is_not_there_is_refused_in_one_line(tmp_path,
                         "--device", "gpu", "--gpus", f"0,{absent}"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"--gpus 0,{absent}" in err[0] and "CUDA device(s) visible" in err[0]
+
+
+def test_one_chooser_makes_either_tests_engine():
+    """make_engine is the one place an engine is made, for both tests (the QT one on one host only)."""
+    from gboost.engines import make_engine
+    from gboost.engines.cpu import CpuEngine
+    from gboost.engines.qt_cpu import QTCPUEngine
+
+    assert isinstance(make_engine("cpu", threads=1), CpuEngine)
+    assert isinstance(make_engine("cpu", threads=1, test="linear"), QTCPUEngine)
+    with pytest.raises(ValueError, match="--dask: not available for a quantitative trait"):
+        make_engine("cpu", dask="local:1", test="linear")

@@ -91,3 +91,41 @@ def test_covariates_of_the_run_panel_refit_a_qt_scan(qtbot, window, qt_prefix, t
         assert window.export_file("pairs_tsv", str(out))
     header = out.read_text().splitlines()[0].split("\t")
     assert header[-4:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
+
+
+def test_a_cancelled_qt_scan_keeps_its_checkpoint_and_resumes_to_the_cli_bytes(qtbot, window, qt_prefix, qt_cli_dir,
+                                                                                tmp_path, monkeypatch):
+    """The QT scan checkpoints in the GUI as a case-control one does (the same ledger): Cancel
+    keeps the finished tiles, Run resumes them, and the files are one CLI run's."""
+    from gboost.engines import qt_cpu
+    from gui import checkpoints
+
+    monkeypatch.setattr(qt_cpu, "_ZBUF_BYTES", 8 * 60 * 4)  # row tiles of 4 SNPs: 15 tiles
+    real = qt_cpu._stat_block
+    calls, cancelled = [], []
+
+    def stat_block(*a):
+        calls.append(1)
+        real(*a)
+        if len(calls) == 3 and not cancelled:
+            cancelled.append(1)
+            window.task.cancel()  # asked before the 4th tile: three are recorded
+
+    monkeypatch.setattr(qt_cpu, "_stat_block", stat_block)
+    load(qtbot, window, qt_prefix)
+    window.run_panel.epi1.setText("0.001")
+    with qtbot.waitSignal(window.scanCancelled, timeout=60000):
+        assert window.start_scan()
+    qtbot.waitUntil(lambda: not window.busy)
+    ckpt = checkpoints.directory_for(window.path, window.run_panel.qc_options(), window.run_panel.scan_params())
+    found = checkpoints.interrupted(ckpt)
+    assert found is not None and (found.done, found.total) == (3, 15)
+    calls.clear()
+    with qtbot.waitSignal(window.scanFinished, timeout=60000):
+        assert window.start_scan(resume=True)
+    assert len(calls) == 15 - 3  # only the missing tiles
+    assert not ckpt.exists()  # a finished scan leaves no checkpoint
+    out = tmp_path / "pairs.epi.qt"
+    with qtbot.waitSignal(window.exportFinished, timeout=30000):
+        assert window.export_file("epi_cc", str(out))
+    assert out.read_bytes() == (qt_cli_dir / "pairs.epi.qt").read_bytes()

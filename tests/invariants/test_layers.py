@@ -36,8 +36,8 @@ LAYERS = [
     ("engines.distributed", "pathways.graph"),  # 9
     ("cli_pathways", "engines", "pathways"),  # 10
     ("scan",),  # 11
-    ("gboost", "parts"),  # 12
-    ("qt_scan", "warm"),  # 13
+    ("gboost", "qt_scan"),  # 12
+    ("parts", "warm"),  # 13
     ("cli_qt", "doctor"),  # 14
     ("cli",),  # 15: the command line
 ]

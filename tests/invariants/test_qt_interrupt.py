@@ -12,11 +12,12 @@ import sys
 import numpy as np
 import pytest
 
-from gboost.checkpoint import LEDGER, MANIFEST
+from gboost.checkpoint import LEDGER, MANIFEST, tiles_recorded
 from gboost.cli import main
 from gboost.engines import qt_cpu
 from gboost.engines.qt_cpu import QTCPUEngine
-from gboost.engines.qt_gpu import QTGPUEngine, _TileAccumulator
+from gboost.engines.qt_cpu import QTTotals, tile_pairs_per_snp
+from gboost.engines.qt_gpu import QTGPUEngine
 from gboost.inputs import open_input
 from gboost.io.qt_results import render_qt_outputs
 from gboost.load import load_study
@@ -48,7 +49,7 @@ def small_blocks(monkeypatch):
 
 
 @pytest.mark.parametrize("where", ["_stat_block", "_fold_cols"])
-def test_cpu_engine_interrupted_anywhere_in_a_block_saves_the_finished_blocks(prefix, tmp_path, monkeypatch,
+def test_cpu_engine_interrupted_anywhere_in_a_tile_records_the_finished_tiles(prefix, tmp_path, monkeypatch,
                                                                               small_blocks, where):
     study = load_study(open_input(bfile=prefix))
     params = QTParams(epi1=0.01, epi2=0.1)
@@ -66,14 +67,13 @@ def test_cpu_engine_interrupted_anywhere_in_a_block_saves_the_finished_blocks(pr
     monkeypatch.setattr(qt_cpu, where, interrupted)
     out = tmp_path / "o"
     with pytest.raises(KeyboardInterrupt):
-        run_qt_scan(study, params, engine=QTCPUEngine(), checkpoint_dir=out, checkpoint_interval=1e9)
-    with np.load(out / LEDGER) as saved:  # the blocks finished before the Ctrl-C (the 4th's fold too)
-        assert int(saved["next_row"]) == 4 * (3 if where == "_stat_block" else 4)
+        run_qt_scan(study, params, engine=QTCPUEngine(), checkpoint_dir=out)
+    assert tiles_recorded(out) == 3  # the tiles finished before the Ctrl-C (the 4th, cut short, is not one)
     monkeypatch.setattr(qt_cpu, where, real)
     stats = []
     monkeypatch.setattr(qt_cpu, "_stat_block", lambda *a: (stats.append(1), real_stat(*a)))
     got = render_qt_outputs(run_qt_scan(study, params, engine=QTCPUEngine(), checkpoint_dir=out, resume=True))
-    assert len(stats) == 18 - (3 if where == "_stat_block" else 4)  # the saved blocks are not screened again
+    assert len(stats) == 18 - 3  # the recorded tiles are not screened again
     for name in FILES:
         assert got[name] == want[name], name
 
@@ -81,28 +81,31 @@ def test_cpu_engine_interrupted_anywhere_in_a_block_saves_the_finished_blocks(pr
 real_stat = qt_cpu._stat_block
 
 
-def test_gpu_engine_interrupted_inside_a_tiles_addition_saves_it_whole(prefix, tmp_path, monkeypatch):
+def test_gpu_engine_interrupted_inside_a_tiles_addition_records_it_whole(prefix, tmp_path, monkeypatch):
     study = load_study(open_input(bfile=prefix))
     params = QTParams(epi1=0.01, epi2=0.1)
     want = render_qt_outputs(run_qt_scan(study, params, engine=QTCPUEngine()))
-    real_add = _TileAccumulator.add
+    real_add = QTTotals.add
     calls: list = []
 
-    def add(self, k, tile, ts):  # the Ctrl-C between the counts and the candidates
-        ts.add_counts(tile, self.n_sig, self.n_fail)
+    def add(self, res):  # QTTotals.add with a Ctrl-C between the summary and the kept pairs
+        self.summary.merge_partial(res.rows)
+        self.summary.merge_partial(res.cols)
         _ctrl_c_at(calls, 3)
-        self._xi.append(ts.xi)
-        self._xj.append(ts.xj)
-        self.done[k] = True
-        self.added += 1
+        rows, cols = tile_pairs_per_snp(res.tile)
+        self.pairs[res.tile.i0:res.tile.i1] += rows
+        self.pairs[res.tile.j0:res.tile.j1] += cols
+        self.surv_i.append(res.surv_i)
+        self.surv_j.append(res.surv_j)
+        self.n_valid += res.n_valid
+        self.tiles_done.add(res.tile.index)
 
-    monkeypatch.setattr(_TileAccumulator, "add", add)
+    monkeypatch.setattr(QTTotals, "add", add)
     out = tmp_path / "o"
     with pytest.raises(KeyboardInterrupt):
-        run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np), checkpoint_dir=out, checkpoint_interval=1e9)
-    with np.load(out / LEDGER) as saved:
-        assert saved["done"].sum() == 3
-    monkeypatch.setattr(_TileAccumulator, "add", real_add)
+        run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np), checkpoint_dir=out)
+    assert tiles_recorded(out) == 3  # the third tile's addition ran whole, and was recorded
+    monkeypatch.setattr(QTTotals, "add", real_add)
     got = render_qt_outputs(run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np), checkpoint_dir=out,
                                         resume=True))
     for name in FILES:
@@ -159,3 +162,39 @@ def test_a_real_sigint_to_the_command_then_resume(tmp_path):
     assert subprocess.run([*cmd, "--out", str(one), "--quiet"], env=env).returncode == 0
     for name in FILES:
         assert (out / name).read_bytes() == (one / name).read_bytes(), name
+
+
+def test_a_checkpoint_of_one_test_is_not_taken_up_by_the_other(prefix, tmp_path, small_blocks, capsys):
+    """One ledger format for both tests, its fingerprint naming the test: an interrupted
+    case-control scan's checkpoint does not resume as a quantitative trait's scan, nor the other
+    way round, and the refusal is one line naming the folder."""
+    from gboost.simulate import simulate_study
+
+    cc = str(tmp_path / "cc")
+    simulate_study(70, 130, 130, seed=9).write(cc)
+    qt_out, cc_out = tmp_path / "qt", tmp_path / "ccout"
+    calls: list = []
+
+    def interrupted(*a):
+        real_stat(*a)
+        _ctrl_c_at(calls, 2)
+
+    qt_cpu_stat = qt_cpu._stat_block
+    qt_cpu._stat_block = interrupted
+    try:
+        assert main(["scan", "--bfile", prefix, "--out", str(qt_out), "--quiet", "--device", "cpu"]) == 130
+    finally:
+        qt_cpu._stat_block = qt_cpu_stat
+    assert tiles_recorded(qt_out) == 1
+    from gboost.checkpoint import Ledger
+    from gboost.params import ScanParams
+
+    led = Ledger(cc_out, load_study(open_input(bfile=cc)), ScanParams(epi1=0.01), resume=False)
+    led.start(tile=16, tiles=15)
+    led.close()
+    capsys.readouterr()
+    for bfile, out, was, now in ((cc, qt_out, "a quantitative trait's scan", "a case-control scan"),
+                                 (prefix, cc_out, "a case-control scan", "a quantitative trait's scan")):
+        assert main(["scan", "--bfile", bfile, "--out", str(out), "--quiet", "--device", "cpu", "--resume"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"was {was}, not {now}" in err[0] and str(out) in err[0], err

@@ -16,7 +16,8 @@ from gboost.engines.qt_gpu import QTGPUEngine
 from gboost.inputs import open_input
 from gboost.io.qt_results import render_qt_outputs
 from gboost.load import load_study
-from gboost.qt_scan import QTParams, merge_qt_parts, run_qt_scan, write_qt_part
+from gboost.parts import merge_parts, write_qt_part
+from gboost.qt_scan import QTParams, run_qt_scan
 from gboost.simulate import simulate_qt_study
 
 FILES = ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "marginal.tsv")
@@ -69,7 +70,7 @@ def test_parts_of_the_gpu_engine_merge_to_the_cpu_engines_run(prefix, tmp_path, 
         res = run_qt_scan(study, QTParams(**params, part=(k, 3)), engine=QTGPUEngine(tile=16, xp=np, gpus=gpus))
         dirs.append(tmp_path / f"p{k}")
         write_qt_part(dirs[-1], res)
-    got = render_qt_outputs(merge_qt_parts(dirs))
+    got = render_qt_outputs(merge_parts(dirs))
     for name in FILES:
         assert got[name] == want[name], name
 
@@ -102,10 +103,31 @@ def test_merge_refuses_a_case_control_part_among_qt_parts(prefix, tmp_path, caps
                         "--device", "cpu", "--part", "2/2"]) == 0
     assert gboost_main(["scan", "--bfile", prefix, "--out", str(tmp_path / "qt1"), "--quiet", "--device", "cpu",
                         "--part", "1/2"]) == 0
-    assert gboost_main(["merge", str(tmp_path / "qt1"), str(tmp_path / "ccpart"), "--out", str(tmp_path / "m"),
-                        "--quiet"]) == 2
+    capsys.readouterr()
+    for dirs, msg in (((tmp_path / "qt1", tmp_path / "ccpart"), "a case-control part, and"),
+                      ((tmp_path / "ccpart", tmp_path / "qt1"), "a quantitative trait part, and")):
+        # one merge for both tests, which reads each part's recorded test: a mix is refused
+        assert gboost_main(["merge", *map(str, dirs), "--out", str(tmp_path / "m"), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and msg in err[0] and str(dirs[1]) in err[0], err
+
+
+def test_merge_refuses_a_qt_part_of_an_older_format_in_one_line(prefix, tmp_path, capsys):
+    """A part whose arrays this version does not know (here: its partners missing) is named, not a
+    traceback."""
+    parts = []
+    for k in (1, 2):
+        d = tmp_path / f"p{k}"
+        assert gboost_main(["scan", "--bfile", prefix, "--out", str(d), "--quiet", "--device", "cpu",
+                            "--part", f"{k}/2"]) == 0
+        parts.append(d)
+    with np.load(parts[1] / "part.npz") as z:
+        arrays = {k: z[k] for k in z.files if k not in ("best", "best_partner")}
+    np.savez(parts[1] / "part.npz", **arrays)
+    capsys.readouterr()
+    assert gboost_main(["merge", *map(str, parts), "--out", str(tmp_path / "m"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "case-control part" in err[0]
+    assert len(err) == 1 and "another version of gboost" in err[0] and "best, best_partner" in err[0], err
 
 
 # --- --resume ------------------------------------------------------------------------------------
@@ -148,8 +170,7 @@ def test_a_cancelled_scan_resumed_writes_one_runs_files(prefix, tmp_path, monkey
     screened.clear()
     out = tmp_path / "o"
     with pytest.raises(ScanCancelled):
-        run_qt_scan(study, params, engine=engines[which](), checkpoint_dir=out, cancel=_stop_after(3),
-                    checkpoint_interval=1e9)
+        run_qt_scan(study, params, engine=engines[which](), checkpoint_dir=out, cancel=_stop_after(3))
     assert (out / LEDGER).exists() and (out / MANIFEST).exists()
     screened.clear()
     got = run_qt_scan(study, params, engine=engines[which](), checkpoint_dir=out, resume=True)
@@ -164,8 +185,8 @@ def test_a_cancelled_scan_resumed_writes_one_runs_files(prefix, tmp_path, monkey
 
 
 def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
-    """A device's error is not a clean stop for the other: the checkpoint saved after each tile
-    (interval 0) holds whole tiles only, and the resumed scan gives one run's files."""
+    """A device's error is not a clean stop for the other: the checkpoint, which records each tile
+    as it is added, holds whole tiles only, and the resumed scan gives one run's files."""
     from gboost.engines.qt_gpu import QTDeviceRunner
 
     device1_began = threading.Event()
@@ -194,11 +215,11 @@ def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
     out = tmp_path / "o"
     with pytest.raises(RuntimeError, match="illegal memory access"):
         run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np, gpus=[0, 1], runner=FailsOnce),
-                    checkpoint_dir=out, checkpoint_interval=0.0)
-    from gboost.checkpoint import LEDGER
+                    checkpoint_dir=out)
+    from gboost.checkpoint import tiles_recorded
+    from gboost.engines.qt_gpu import plan_qt_tiles
 
-    with np.load(out / LEDGER) as saved:
-        assert 2 <= saved["done"].sum() < len(saved["done"])  # whole tiles, not all of them
+    assert 2 <= tiles_recorded(out) < len(plan_qt_tiles(70, 16))  # whole tiles, not all of them
     got = render_qt_outputs(run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np), checkpoint_dir=out,
                                         resume=True))
     for name in FILES:
@@ -217,8 +238,10 @@ def test_cli_resume_finishes_the_scan_and_removes_the_checkpoint(prefix, tmp_pat
     with pytest.raises(ScanCancelled):  # as the CLI's engine would leave it (--device cpu, default tile)
         run_qt_scan(study, QTParams(epi1=0.01, device="cpu"), engine=QTCPUEngine(), checkpoint_dir=out,
                     cancel=_stop_after(0))
-    # nothing was finished before the cancel: no checkpoint, and a plain rerun is allowed
-    assert not (out / MANIFEST).exists()
+    # nothing was finished before the cancel: the checkpoint (as a case-control scan's) holds no tile
+    from gboost.checkpoint import tiles_recorded
+
+    assert (out / MANIFEST).exists() and tiles_recorded(out) == 0
     import gboost.engines.qt_cpu as qt_cpu
 
     old = qt_cpu._ZBUF_BYTES
@@ -260,7 +283,7 @@ def _gpu_parts_and_resume(prefix, tmp_path, gpus):
         res = run_qt_scan(study, QTParams(**params, part=(k, 2)), engine=QTGPUEngine(tile=16, xp=cupy, gpus=gpus))
         dirs.append(tmp_path / f"p{k}")
         write_qt_part(dirs[-1], res)
-    merged = render_qt_outputs(merge_qt_parts(dirs))
+    merged = render_qt_outputs(merge_parts(dirs))
     out = tmp_path / "o"
     with pytest.raises(ScanCancelled):
         run_qt_scan(study, QTParams(**params), engine=QTGPUEngine(tile=16, xp=cupy, gpus=gpus), checkpoint_dir=out,
