@@ -37,6 +37,7 @@ import numpy as np
 from gboost.engines.qt_cpu import QTPlanes, QTScanCore, combine_best, exact_stats, qt_planes
 from gboost.engines.qt_screen import TraitSumErrors, linear_screen, tile_moments
 from gboost.errors import interrupts_held
+from gboost.numba_cache import cached_njit
 from gboost.study import Study
 
 DEFAULT_TILE = 2048
@@ -124,7 +125,7 @@ def dosages(study: Study, rows: slice = slice(None), out: np.ndarray | None = No
     return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _decode_dosages(planes, flip, n_ctrl, w_ctrl, n_case, out):
     # Word by word, branch-free over the bits (the loop vectorises): a called sample's dosage is
     # (plane 1 bit) + 2 (plane 2 bit), a missing one's 0 - 1. A flipped SNP swaps planes 0 and 2.
