@@ -15,7 +15,10 @@ The pipeline from Python, in the order a scan runs (the same calls as ``gboost s
 .epi.cc.summary), ``result.marginal_p``. docs/DESIGN.md maps the modules behind these names.
 
 The library never imports Qt, CuPy or Dask at import time; engines load them when chosen. The names
-below are imported on first use, so ``import gboost`` stays cheap for the command line.
+below are imported on first use, so ``import gboost`` stays cheap for the command line. Importing
+gboost changes nothing in the process (signals, standard streams, environment, numba's import and
+configuration): what the commands change as they start is gboost.runtime.prepare_process, which
+only they call.
 """
 from gboost.version import __version__
 
@@ -51,38 +54,3 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(_API))
-
-import os as _os
-import sys as _sys
-
-from gboost import numba_cache as _numba_cache
-
-if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) in ("gboost", "gboost-gui")):
-    # The command line is starting: until cli.main() takes over, Ctrl-C ends it with one line and
-    # exit 130, not a traceback from whatever module was being imported.
-    import signal as _signal
-
-    def _quiet_interrupt(signum, frame):  # pragma: no cover - exercised through a subprocess
-        _sys.stderr.write("\ngboost: interrupted while starting; nothing was written\n")
-        _os._exit(130)
-
-    _signal.signal(_signal.SIGINT, _quiet_interrupt)
-
-    # A standard stream the caller closed (``2>&-``: cron jobs, daemons) is /dev/null from here:
-    # else the first file opened takes its descriptor and gets what is written to it, and Python's
-    # sys.stderr is None, whose flush failed a finished scan (exit 1).
-    for _fd, _name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
-        try:
-            _os.fstat(_fd)
-        except OSError:
-            _null = _os.open(_os.devnull, _os.O_RDWR)  # the lowest free descriptor: this one
-            if _null != _fd:
-                _os.dup2(_null, _fd)
-                _os.close(_null)
-            if getattr(_sys, _name) is None:
-                setattr(_sys, _name, open(_fd, "r" if _fd == 0 else "w", closefd=False))
-
-# Before any gboost module compiles: a cache folder per source version (gboost/numba_cache.py says why).
-NUMBA_CACHE = _numba_cache.configure()
-_numba_cache.skip_blas_probe()  # numba's first call imports no scipy.linalg (gboost/numba_cache.py)
-_numba_cache.light_cache_loads()  # nor all of numba's lowering registries for a cached function (same file)

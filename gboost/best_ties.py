@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from gboost.numba_cache import cached_njit
 from gboost.stats.plink_order import plink_counts, plink_z
 from gboost.stats.table import pair_table
 from gboost.tiles import better
@@ -46,7 +46,7 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD
                  0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53], dtype=np.uint64)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _plane_hashes(planes, rows, out):
     """A 64-bit hash of each genotype plane of SNPs ``rows`` (``out[k, t]``)."""
     n_words = planes.shape[2]
@@ -133,7 +133,7 @@ def tie_classes(planes: np.ndarray, counts: np.ndarray) -> np.ndarray:
 # ---- The repair --------------------------------------------------------------------------------
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _pair_z(planes, counts, has_missing, w_ctrl, rev, alpha1, i, j, t, c):
     """PLINK's z of pair (i, j), i < j: its table, PLINK's orientation of it, PLINK's double
     (``t``, ``c``: scratch of the caller's)."""
@@ -142,7 +142,7 @@ def _pair_z(planes, counts, has_missing, w_ctrl, rev, alpha1, i, j, t, c):
     return plink_z(c, alpha1)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _candidate_z(planes, counts, has_missing, w_ctrl, m_of, q_of, rev, alpha1, out):
     t = np.zeros((3, 3, 2), np.int64)
     c = np.zeros(18, np.int64)
@@ -152,7 +152,7 @@ def _candidate_z(planes, counts, has_missing, w_ctrl, m_of, q_of, rev, alpha1, o
         out[k] = _pair_z(planes, counts, has_missing, w_ctrl, rev, alpha1, i, j, t, c)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _all_pairs_z(planes, counts, has_missing, w_ctrl, rev, alpha1, r0, r1, z):
     """PLINK's z of every pair (i < j, r0 <= i < r1) into z[i, j] and z[j, i] (NaN elsewhere)."""
     p = z.shape[0]
@@ -163,7 +163,7 @@ def _all_pairs_z(planes, counts, has_missing, w_ctrl, rev, alpha1, r0, r1, z):
             z[i, j] = z[j, i] = _pair_z(planes, counts, has_missing, w_ctrl, rev, alpha1, i, j, t, c)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _choose_all(z, snps, best, best_partner, done):
     """For each SNP m of ``snps``, its best among every partner by PLINK's rule (``better``), where
     one has z > 0: written into ``best``/``best_partner`` and flagged in ``done``."""

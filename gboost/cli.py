@@ -465,6 +465,10 @@ def _interrupts_in_finalizers_end_the_command() -> None:
 def main(argv: list[str] | None = None) -> int:
     import signal
 
+    if argv is None:  # the process is this command (a caller handing argv keeps its process as it is)
+        from gboost.runtime import prepare_process
+
+        prepare_process()  # before numba's import: gboost/runtime.py says what and why
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

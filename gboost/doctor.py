@@ -137,15 +137,16 @@ def _numba_state(folder: str, mark: dict | None) -> dict:
 
 def caches_section(gpu: dict) -> dict:
     """The numba cache folder and the CuPy kernel cache, and what ``gboost warm`` recorded in them."""
-    import gboost
+    from gboost.numba_cache import choose
     from gboost.warm import kernel_cache_dir, read_marker
 
-    if gboost.NUMBA_CACHE is None:
+    folder = choose()  # the folder gboost's compiled functions use in this process
+    if folder is None:
         mark = None
         out = {"numba_cache": "off", "numba_cache_state": "off: no cache folder could be made private to this user"}
     else:
-        mark = read_marker(str(gboost.NUMBA_CACHE))
-        out = _numba_state(str(gboost.NUMBA_CACHE), mark)
+        mark = read_marker(str(folder))
+        out = _numba_state(str(folder), mark)
     kc = kernel_cache_dir()
     n = len(list(Path(kc).glob("*.cubin")))
     out["cupy_kernel_cache"] = kc

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from gboost.numba_cache import cached_njit
 from gboost.stats.table import popcount64  # the hardware popcount (LLVM ctpop)
 
 WORD_BITS = 64
@@ -89,7 +90,7 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
-@nb.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def _encode_words(src, sel, cols, w_first, out, bed):
     """Planes of the samples ``cols`` (in plane order) of the SNP rows ``sel`` of ``src`` into words
     ``w_first...`` of ``out`` (row k of ``out`` from row ``sel[k]``): sample s is bit s % 64 of word
@@ -144,7 +145,7 @@ _BED_SPLIT = np.array([sum(((x >> (2 * s)) & 1) << s | ((x >> (2 * s + 1)) & 1) 
                        for x in range(256)], dtype=np.uint8)
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _unshuffle(x):
     """Even bits of ``x`` to its low half, odd bits to its high half, each in order."""
     t = (x ^ (x >> _U64(1))) & _U64(0x2222222222222222)
@@ -159,7 +160,7 @@ def _unshuffle(x):
     return x ^ t ^ (t << _U64(16))
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _load8(raw, r, i):
     """Bytes i..i+7 of row r as a little-endian word (LLVM merges the loads into one)."""
     return (_U64(raw[r, i]) | (_U64(raw[r, i + 1]) << _U64(8)) | (_U64(raw[r, i + 2]) << _U64(16))
@@ -168,7 +169,7 @@ def _load8(raw, r, i):
             | (_U64(raw[r, i + 7]) << _U64(56)))
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _bed_word(raw, r, fw, split):
     """(lo, hi): the low and high code bits of file samples 64 fw ... 64 fw + 63 of row r (zero
     past the row's end)."""
@@ -187,7 +188,7 @@ def _bed_word(raw, r, fw, split):
     return lo, hi
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _compressed(x, moves, c, fw):
     """Hacker's Delight 7-4 compress of ``x`` by the mask whose moves are ``moves[c, fw]``."""
     for i in range(6):
@@ -197,7 +198,7 @@ def _compressed(x, moves, c, fw):
     return x
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _put_planes(out, k, w, lo, hi, valid):
     """Word w of row k's three planes from low/high code bits; returns their popcounts."""
     g0 = lo & hi
@@ -209,7 +210,7 @@ def _put_planes(out, k, w, lo, hi, valid):
     return popcount64(g0), popcount64(g1), popcount64(g2)
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _append(out, k, x, y, kk, acc_lo, acc_hi, filled, w, c0, c1, c2):
     """Append ``kk`` compressed samples (low bits ``x``, high bits ``y``) to a class's output
     words, storing a word (and counting it) when 64 are in hand."""
@@ -232,7 +233,7 @@ def _append(out, k, x, y, kk, acc_lo, acc_hi, filled, w, c0, c1, c2):
     return acc_lo, acc_hi, filled, w, c0, c1, c2
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _bed_encode(raw, sel, masks, moves, pops, w_first, split, out, counts, quantitative, mono):
     """Planes of rows ``sel`` of raw .bed rows into ``out`` (row k from row sel[k]) and their
     called-genotype counts per class into ``counts[k, type, class]``: class c (0 controls, 1
@@ -297,7 +298,7 @@ def _bed_encode(raw, sel, masks, moves, pops, w_first, split, out, counts, quant
             mono[k] = (t0 > 0) + (t1 > 0) + (t2 > 0) < 2
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _bed_set_counts(raw, sel, masks, split, out):
     """``out[k, type, s]``: samples of set s (bit mask ``masks[s]`` over file samples) with
     genotype type 0/1/2 in row ``sel[k]`` of raw .bed rows; by popcount, no planes made."""
@@ -323,7 +324,7 @@ def _bed_set_counts(raw, sel, masks, split, out):
 _EVEN = _U64(0x5555555555555555)
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _bed_class_counts(raw, sel, spread, n_class, quantitative, out, mono):
     """``out[k, type, c]``: called genotypes of type 0/1/2 among the samples of class c (0
     controls, 1 cases) in row ``sel[k]`` of raw .bed rows, read off the 2-bit codes in place: no
@@ -555,7 +556,7 @@ def bed_set_counts(raw: np.ndarray, rows: np.ndarray, masks: np.ndarray) -> np.n
     return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _bed_column_counts(raw, sel, cols, weight, out):
     """``out[k, type]`` += ``weight[i]`` for each file column ``cols[i]`` whose 2-bit code in row
     ``sel[k]`` is genotype type 0/1/2 (codes 3, 2, 0 as :func:`_bed_set_counts` reads them; 1, no
@@ -619,7 +620,7 @@ def encode_bed_bytes(raw: np.ndarray, columns: np.ndarray, is_case: np.ndarray, 
     return out
 
 
-@nb.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def _bed_missing(raw, n, out):
     for j in nb.prange(raw.shape[1]):  # a byte column: 4 samples
         c0 = c1 = c2 = c3 = 0
@@ -697,7 +698,7 @@ def from_gpu_layout(planes_gpu: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(planes_gpu, (2, 0, 1)))
 
 
-@nb.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def _masked_popcounts(planes, masks, out):
     for r in nb.prange(planes.shape[0]):
         for t in range(3):

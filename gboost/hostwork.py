@@ -13,6 +13,7 @@ import numba as nb
 import numpy as np
 
 from gboost.accumulate import Accumulator
+from gboost.numba_cache import cached_njit
 from gboost.params import ScanParams
 from gboost.stats.exact import exact_tests
 from gboost.stats.marginal import marginal_tests
@@ -244,7 +245,7 @@ def _join_blocks(blocks: list[tuple], p: int) -> tuple:
     return tuple(fields)
 
 
-@nb.njit(cache=True, nogil=True)  # runs on the host-work thread beside the GPU screen (HostWork)
+@cached_njit(nogil=True)  # runs on the host-work thread beside the GPU screen (HostWork)
 def _fold_loop(n_sig, best, best_partner, i, j, value, sig):
     for k in range(i.shape[0]):
         for a, b in ((i[k], j[k]), (j[k], i[k])):

@@ -10,13 +10,24 @@ folder (compiled once, then loaded), and an unchanged install never recompiles.
 The folder is ``$NUMBA_CACHE_DIR/gboost-<hash>`` when the user set NUMBA_CACHE_DIR, else
 ``$XDG_CACHE_HOME/gboost/numba/<hash>`` (``~/.cache/...``), else a folder in the temp directory
 when the home is not writable; each is used only once proven private to this user (see
-:func:`configure`). Imported by ``gboost/__init__`` before any module compiles.
+:func:`choose`).
+
+numba fixes a function's cache folder when its decorator runs (``Cache.__init__`` asks its locator
+then), that is when the module defining it is imported; so gboost's compiled functions are declared
+with :func:`cached_njit`, which points each one at this folder as it is made and leaves numba's
+configuration (``numba.config.CACHE_DIR``, ``NUMBA_CACHE_DIR``) as it found it: a library user's
+own ``cache=True`` functions keep numba's default, and ``import gboost`` changes nothing. The folder
+is chosen once per process, at the first such decorator. The command's start-up
+(:func:`gboost.runtime.prepare_process`) chooses it earlier and hands it to the processes it starts
+(:func:`configure`), and installs the import-time adjustments below (:func:`skip_blas_probe`,
+:func:`light_cache_loads`), which change numba for the whole process and so are for the command only.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -117,21 +128,28 @@ def _say(line: str) -> None:
         pass
 
 
-def configure() -> Path | None:
-    """Point numba's cache at :func:`cache_dir`, made and proven private to this user; None when
-    caching is off for this run.
+def choose() -> Path | None:
+    """:func:`cache_dir`, made and proven private to this user; None when no folder can be, and
+    gboost's compiled functions are then not cached in this process. Decided once per process (the
+    first call; later calls return the same) and changes neither the environment nor numba.
 
     A folder numba caches in is code this process runs (numba unpickles its index), so each folder
     gboost makes there is created private (0o700) and then checked (owner, mode, not a symlink).
     Where the user's cache home cannot be written, a folder of gboost's name in the temp directory
     is used on the same terms; where that is not private (another user may have made it first), a
     fresh private folder from ``tempfile.mkdtemp`` holds this run's cache, and when even that
-    fails numba's caching is turned off. Either is said in one line on stderr.
+    fails caching is off. Either is said in one line on stderr."""
+    with _LOCK:
+        if not _CHOSEN:
+            _CHOSEN.append(_choose())
+        return _CHOSEN[0]
 
-    Through the environment when numba is not imported yet (so ``import gboost`` stays light: the
-    CLI answers Ctrl-C and bad flags before numba loads), and numba's config when it is."""
-    import sys
 
+_LOCK = threading.RLock()  # one choice per process, however many threads import kernel modules at once
+_CHOSEN: list = []  # [the folder or None] once chosen
+
+
+def _choose() -> Path | None:
     levels = _levels()
     tag = levels[-1].name
     path = None
@@ -156,13 +174,61 @@ def configure() -> Path | None:
             _remove_at_exit(fresh)
         except OSError:
             _say(f"numba's cache folder {why}; numba's cache is off for this run")
-            os.environ.pop("NUMBA_CACHE_DIR", None)  # not handed on to the processes this one starts
-            caching_off()
             return None
-    if "numba" in sys.modules:
-        sys.modules["numba"].config.CACHE_DIR = str(path)
-    os.environ["NUMBA_CACHE_DIR"] = str(path)
     return path
+
+
+def configure() -> Path | None:
+    """The command's cache step (:func:`gboost.runtime.prepare_process`): :func:`choose` now, so a
+    refused folder is said before the command's own output, and the folder handed on through
+    ``NUMBA_CACHE_DIR`` to the processes this one starts (Dask's local workers, a doctor's probe),
+    which check it again (:func:`_levels`) and so share this run's folder, a fresh temporary one
+    included, instead of each making its own. With caching off, an inherited NUMBA_CACHE_DIR is
+    dropped from the environment as well. numba itself is not touched: gboost's functions find the
+    folder through :func:`cached_njit`."""
+    path = choose()
+    if path is None:
+        os.environ.pop("NUMBA_CACHE_DIR", None)  # not handed on to the processes this one starts
+    else:
+        os.environ["NUMBA_CACHE_DIR"] = str(path)
+    return path
+
+
+def cached_njit(**options):
+    """``numba.njit(cache=True, **options)`` whose cache is gboost's folder (:func:`choose`)
+    rather than wherever numba's configuration points: numba's default (``__pycache__`` beside the
+    source, checked by that file's modification time alone) would load a caller's stale machine
+    code after an edit of a callee it inlined from another module. With no private folder the
+    function is compiled in each process and never cached."""
+    import numba
+
+    options.pop("cache", None)
+
+    def decorate(func):
+        dispatcher = numba.njit(**options)(func)
+        if hasattr(dispatcher, "enable_caching"):  # not NUMBA_DISABLE_JIT's plain function
+            _cache_in(dispatcher, choose())
+        return dispatcher
+
+    return decorate
+
+
+def _cache_in(dispatcher, folder: Path | None) -> None:
+    """``dispatcher``'s cache opened in ``folder`` (nothing when None). numba's own call,
+    ``enable_caching``, reads the folder from ``numba.config.CACHE_DIR`` as it opens the cache, so
+    that setting holds gboost's folder for this call alone and is then put back as it was (under
+    the lock: two of gboost's threads importing kernel modules do not interleave their swaps)."""
+    if folder is None:
+        return
+    from numba.core import config
+
+    with _LOCK:
+        saved = config.CACHE_DIR
+        config.CACHE_DIR = str(folder)
+        try:
+            dispatcher.enable_caching()
+        finally:
+            config.CACHE_DIR = saved
 
 
 def _remove_at_exit(folder: Path) -> None:
@@ -175,30 +241,29 @@ def _remove_at_exit(folder: Path) -> None:
     atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
 
 
-_DISPATCHER = "numba.core.dispatcher"
+# numba's private layout the two adjustments below rely on (``numba.np.arraymath`` importing
+# ``ensure_blas`` from ``numba.np.linalg`` and calling it at import; ``Cache.load_overload``,
+# ``_load_overload`` and ``_guard_against_spurious_io_errors``), read and measured on these
+# versions (major, minor). On any other numba they leave numba as it is: they only save start-up
+# time, correctness never depends on them.
+VERIFIED_NUMBA = ((0, 68),)
 
 
-def caching_off() -> None:
-    """numba's ``cache=True`` ignored from now on (no cache folder could be made private): each
-    compiled function is compiled in this process and neither read from nor written to a disk."""
-    import sys
+def numba_verified(version: str | None = None) -> bool:
+    """Whether the installed numba (or ``version``) is one the adjustments were verified on; read
+    from the package's metadata, so asking imports no numba."""
+    if version is None:
+        try:
+            from importlib.metadata import version as dist_version
 
-    module = sys.modules.get(_DISPATCHER)
-    if module is not None:
-        _no_caching(module)
-    else:
-        _hook(_DISPATCHER, _run_then_no_caching)
-
-
-def _run_then_no_caching(exec_module, module) -> None:
-    exec_module(module)
-    _no_caching(module)
-
-
-def _no_caching(module) -> None:
-    dispatcher = getattr(module, "Dispatcher", None)
-    if dispatcher is not None:
-        dispatcher.enable_caching = lambda self: None
+            version = dist_version("numba")
+        except Exception:  # noqa: BLE001 - no metadata (a source tree on the path): not verified
+            return False
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) in VERIFIED_NUMBA
 
 
 _ARRAYMATH = "numba.np.arraymath"
@@ -213,8 +278,9 @@ def skip_blas_probe() -> None:
     ``scipy.linalg``) only to decide whether ``np.dot`` may use BLAS. While it is imported, the
     probe here only asks whether SciPy is installed; the real check (numba's ``ensure_blas``) is
     left in place for the moment a function calling ``np.dot`` or ``np.linalg`` is compiled, so
-    such a function behaves as before. Done by an import hook, so ``import gboost`` does not import
-    numba; where numba's layout differs, nothing is changed."""
+    such a function behaves as before. Done by an import hook (installed by the command's start-up,
+    :func:`gboost.runtime.prepare_process`, before numba is imported); on a numba not in
+    :data:`VERIFIED_NUMBA`, or where its layout differs, nothing is changed."""
     import sys
 
     if _ARRAYMATH not in sys.modules:
@@ -226,6 +292,9 @@ def _run_with_cheap_probe(exec_module, module) -> None:
     import importlib.util
     import sys
 
+    if not numba_verified():
+        exec_module(module)
+        return
     linalg = sys.modules.get("numba.np.linalg")
     if linalg is None:
         import numba.np.linalg as linalg
@@ -254,8 +323,9 @@ def _hook(name: str, run) -> None:
 
 class _ModuleHook:
     """Finds one module as the other finders do and runs it through ``run(exec_module, module)``
-    (numba's modules that gboost adjusts, above). It stays in ``sys.meta_path`` (one name compared
-    per import): removing it while another thread's import walks the list could skip a finder there."""
+    (numba's modules that the command adjusts, above). It stays in ``sys.meta_path`` (one name
+    compared per import) for the command's life: removing it while another thread's import walks
+    the list could skip a finder there. Only the command installs it (gboost.runtime)."""
 
     def __init__(self, name: str, run):
         self.name, self._run = name, run
@@ -317,8 +387,10 @@ def light_cache_loads() -> None:
     publishes at its import. Without the runtime the first compiled call crashed (measured). So
     a load here sets up those two and loads; a cache miss compiles, and numba's compiler refreshes
     the target itself as before, so only loads change. Any failure of this path falls back to
-    numba's own load. Installed by an import hook, so ``import gboost`` does not import numba;
-    where numba's layout differs, nothing is changed."""
+    numba's own load. Installed by an import hook (by the command's start-up,
+    :func:`gboost.runtime.prepare_process`), as it replaces a method of numba's class for every
+    cached function of the process, not only gboost's; on a numba not in :data:`VERIFIED_NUMBA`, or
+    where an attribute it needs is missing, nothing is changed."""
     import sys
 
     caching = sys.modules.get(_CACHING)
@@ -347,6 +419,8 @@ def _light_ready(target_context) -> bool:
 
 
 def _patch_loads(caching) -> None:
+    if not numba_verified():
+        return
     cache = getattr(caching, "Cache", None)
     needed = ("load_overload", "_load_overload", "_guard_against_spurious_io_errors")
     if cache is None or not all(hasattr(cache, a) for a in needed) or getattr(cache.load_overload, "_gboost", False):

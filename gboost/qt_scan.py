@@ -16,6 +16,7 @@ import numba as nb
 import numpy as np
 
 from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, retest_pairs
+from gboost.numba_cache import cached_njit
 from gboost.stats.qt import QT_DEFAULT_EPI1, genotypic_f_test, plink_normal_p_many, qt_thresholds
 from gboost.study import Study
 
@@ -256,7 +257,7 @@ def genotypic_tests(tables, sums, sumsq):
     return f, d1, d2, p
 
 
-@nb.njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _called_y2(miss, ty2, y2_sum):
     p, W = miss.shape
     out = np.empty(p)

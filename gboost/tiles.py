@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
+
+from gboost.numba_cache import cached_njit
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Tile:
 
 # --- PLINK's best partner -------------------------------------------------------------------------
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def better(v, partner, best_v, best_partner, m) -> bool:
     """True when ``partner`` (value ``v``) should replace the current best of SNP ``m``
     (``best_partner < 0``: none yet).
@@ -75,7 +76,7 @@ def better(v, partner, best_v, best_partner, m) -> bool:
     return partner < best_partner
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _merge_best(best, best_partner, v, b, m0):
     """Fold candidates (v[k], b[k]) for SNPs m0 + k into (best, best_partner), in place."""
     for k in range(v.shape[0]):

@@ -183,6 +183,7 @@ def warm(device: str = "auto", *, log=None, command) -> WarmResult:
     import numba
 
     import gboost
+    from gboost import numba_cache
     from gboost.compile_watch import CompileWatch
 
     t0 = time.perf_counter()
@@ -221,8 +222,9 @@ def warm(device: str = "auto", *, log=None, command) -> WarmResult:
                         nvrtc_compiled=watch.nvrtc, gpu=gpu, gpu_skipped=skipped, numba=numba.__version__,
                         python=sys.version.split()[0], when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                         runs=runs)
-    if gboost.NUMBA_CACHE is not None:  # None: numba's cache is off for this run (gboost/numba_cache.py)
-        _record(Path(gboost.NUMBA_CACHE), result)
+    folder = numba_cache.choose()
+    if folder is not None:  # None: numba's cache is off for this run (gboost/numba_cache.py)
+        _record(folder, result)
     return result
 
 
@@ -339,5 +341,7 @@ def run(args) -> int:
 
 if __name__ == "__main__":
     from gboost.cli import main as _main
+    from gboost.runtime import prepare_process
 
+    prepare_process()  # a command as `gboost warm` is (gboost/runtime.py)
     sys.exit(_main(["warm", *sys.argv[1:]]))

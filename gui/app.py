@@ -72,6 +72,12 @@ def write_screenshots(win, out_dir: str) -> list[str]:
 
 
 def main(argv=None) -> int:
+    if argv is None:  # the process is the gboost-gui command: its start-up (gboost/runtime.py)
+        from gboost.runtime import prepare_process
+
+        # Ctrl-C in the terminal ends the window's process with one line and exit 130 (Qt's event
+        # loop would not let a KeyboardInterrupt through), its streams and numba as the command's.
+        prepare_process()
     args = parse_args(argv)
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication

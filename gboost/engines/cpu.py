@@ -13,13 +13,14 @@ import numba as nb
 import numpy as np
 
 from gboost.engines.base import Engine, SummaryPartial, Thresholds, Tile, TileResult
+from gboost.numba_cache import cached_njit
 from gboost.stats.fastksa import ksa_df_lookup, xlogx_table
 from gboost.stats.table import pair_table, popcount64
 from gboost.study import Study
 from gboost.tiles import better
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _count_fused(planes, counts, has_missing, w_ctrl, i, j, t):
     """The table of (i, j) in one pass over the words: 6 loads, up to 9 AND+popcounts per word.
 
@@ -78,7 +79,7 @@ def _count_fused(planes, counts, has_missing, w_ctrl, i, j, t):
                 t[2, b, k] = counts[j, b, k] - t[0, b, k] - t[1, b, k]
 
 
-@nb.njit(parallel=True, cache=True, nogil=True)  # the GUI's thread stays free during a CPU scan
+@cached_njit(parallel=True, nogil=True)  # the GUI's thread stays free during a CPU scan
 def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, thr1, thr2, i0, i1, j0, j1, ksa_out, df_out, surv_out,
                  rn_sig, rn_tot, rbest, rbest_p):
     """KSA and DF of every pair of the tile, its survivors (KSA > screen threshold for the DF),
@@ -110,7 +111,7 @@ def _screen_tile(planes, counts, has_missing, w_ctrl, xlx, thr1, thr2, i0, i1, j
                 rbest_p[r] = j
 
 
-@nb.njit(parallel=True, cache=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p):
     """The column SNPs' summary partials over the tile's valid, non-surviving pairs."""
     for c in nb.prange(ksa.shape[1]):
@@ -132,7 +133,7 @@ def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p)
 # nogil: the calibration (gboost/calibration.py) and the ledger's replay call this beside a GPU screen,
 # whose worker thread must take the GIL between tiles. Holding it, the calibration's 200,000 tables
 # of a biobank's samples (seconds of work) would leave the GPU idle between tiles for as long.
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _tables_of(planes, counts, has_missing, w_ctrl, ii, jj):
     out = np.zeros((ii.shape[0], 3, 3, 2), dtype=np.int64)
     for m in range(ii.shape[0]):
@@ -190,7 +191,7 @@ class CpuEngine(Engine):
 # can take longer than a fast GPU's whole screen, and the command would wait for them. Only from a thread
 # that may run numba-parallel kernels (the host-work thread, which runs the parallel exact tests too, or
 # the only thread): the ledger's replay keeps the serial loop.
-@nb.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def _tables_of_parallel(planes, counts, has_missing, w_ctrl, ii, jj):
     out = np.zeros((ii.shape[0], 3, 3, 2), dtype=np.int64)
     for m in nb.prange(ii.shape[0]):

@@ -9,8 +9,12 @@ its own; CuPy's reductions use CUB unless ``CUPY_ACCELERATORS`` names cutensor),
 marked as already attempted, the state CuPy itself records after a preload, as its
 ``_environment`` module is loaded, before the package's ``__init__`` asks for the preload.
 
-Anything unexpected (a CuPy without that module, that table or that entry, or with a
-``CUPY_ACCELERATORS`` naming cutensor) leaves the import exactly as CuPy does it.
+Anything unexpected (a CuPy of a major version not in :data:`CUPY_MAJORS`, without that module,
+that table or that entry, or with a ``CUPY_ACCELERATORS`` naming cutensor) leaves the import exactly
+as CuPy does it: the skip only saves time. It is opt-in by where it runs: only :func:`import_cupy`,
+called once the GPU engine is chosen, installs its finder, and the finder leaves ``sys.meta_path``
+when the import ends, whatever happens, so the process keeps no trace of it but CuPy's own table
+entry.
 """
 from __future__ import annotations
 
@@ -18,11 +22,30 @@ import os
 import sys
 
 _ENV = "cupy._environment"
+# CuPy's major versions whose ``cupy/_environment.py`` holds the table in this shape
+# (``_preload_libs = {..., 'cutensor': None}``, read by ``_preload_library``), the pyproject's
+# ``cupy-cuda12x>=13`` / ``cupy-cuda13x>=13``. Another major version is imported untouched.
+CUPY_MAJORS = (13, 14)
+_DISTRIBUTIONS = ("cupy-cuda12x", "cupy-cuda13x", "cupy-cuda11x", "cupy")  # pip's names for CuPy's wheels
+
+
+def cupy_major() -> int | None:
+    """The installed CuPy's major version from its package metadata (no import); None when no
+    known distribution is found (a source tree, a conda build under another name)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in _DISTRIBUTIONS:
+        try:
+            return int(version(name).split(".")[0])
+        except (PackageNotFoundError, ValueError):
+            continue
+    return None
 
 
 def import_cupy():
     """``import cupy``, the first time without the cuTENSOR preload (see the module's text)."""
-    if "cupy" not in sys.modules and "cutensor" not in os.environ.get("CUPY_ACCELERATORS", ""):
+    if ("cupy" not in sys.modules and "cutensor" not in os.environ.get("CUPY_ACCELERATORS", "")
+            and cupy_major() in CUPY_MAJORS):
         finder = _SkipCutensorPreload()
         sys.meta_path.insert(0, finder)
         try:
@@ -64,7 +87,10 @@ class _SkipCutensorPreload:
         run = loader.exec_module
 
         def exec_module(module) -> None:
-            run(module)
+            try:
+                run(module)
+            finally:  # the loader (kept as the module's __spec__.loader) back to its class's method
+                loader.__dict__.pop("exec_module", None)
             _mark_attempted(module)
 
         loader.exec_module = exec_module

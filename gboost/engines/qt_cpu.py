@@ -34,6 +34,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from gboost.errors import interrupts_held
+from gboost.numba_cache import cached_njit
 from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
 from gboost.study import Study
@@ -97,7 +98,7 @@ def qt_planes(study: Study) -> QTPlanes:
     return QTPlanes(h1, h2, miss, cnt, sy, ty, ty2, n, y_sum, y2_sum, ypad, pg, sa, saa)
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _dosage_planes(planes, flip, valid, ty, h1, h2, miss, cnt, sy):
     """H1, H2 and M by dosage (type t = copies of the .bim's A1; PLINK's dosage is t, or 2 - t
     where its A1 is the .bim's A2), and per dosage the called samples and their trait sum, each
@@ -125,7 +126,7 @@ def _dosage_planes(planes, flip, valid, ty, h1, h2, miss, cnt, sy):
         sy[i, 0], sy[i, 1], sy[i, 2] = s0, s1, s2
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _ordered_totals(y, n):
     s = 0.0
     q = 0.0
@@ -149,7 +150,7 @@ def _byte_table(v: np.ndarray, W: int) -> np.ndarray:
     return np.ascontiguousarray(groups @ patterns.T)
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _wsum(t, k, w):
     """Sum of the values of word k's set bits, by byte table."""
     s = 0.0
@@ -162,7 +163,7 @@ def _wsum(t, k, w):
     return s
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s):
     """Fill the pair's table ``n`` (3x3 counts) and ``s`` (trait sums); return sum y^2 of it."""
     W = h1.shape[1]
@@ -244,7 +245,7 @@ def pair_sufficient(h1, h2, miss, cnt, sy, ty, ty2, y2_sum, i, j, n, s):
     return y2_sum - q_miss
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _sequential_sums(h1, h2, y):
     """Per SNP, summed sample by sample in file order as PLINK does: sum of dosage * y (2 * y
     added for a homozygote), and the integer sums of dosage and dosage^2."""
@@ -286,7 +287,7 @@ def cttz64(typingctx, x):
     return sig, codegen
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     """The moments of the pair's regression, each sum taken sample by sample in file order from
     PLINK's starting points (whole-sample totals, per-SNP dosage sums), so that they are the very
@@ -360,7 +361,7 @@ def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     return n, sa_, saa_, sb_, sbb_, sab, saab, sabb, saabb, ys, ya, yb, yab, yy
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     """PLINK's linear test of pair (i, j): ``(ok, beta_int, stat, se)``."""
     N, a, aa, b, bb, ab, aab, abb, aabb, ys, ya, yb, yab, yy = pair_moments(h1, h2, miss, pg, sa, saa, y, n_all,
@@ -368,7 +369,7 @@ def pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     return linear_from_moments(N, a, aa, b, bb, ab, aab, abb, aabb, ys, ya, yb, yab, yy)
 
 
-@nb.njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _stat_block(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, zbuf):
     p = h1.shape[0]
     rows = i1 - i0
@@ -384,7 +385,7 @@ def _stat_block(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, zbuf
                 zbuf[r, j] = stat if ok else np.nan
 
 
-@nb.njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
     """Row side: SNP i's partners after it (earliest wins ties; a best must exceed 0)."""
     p = zbuf.shape[1]
@@ -410,7 +411,7 @@ def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
         best_after_id[i] = bid
 
 
-@nb.njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id):
     """Column side: SNP j's partners before it, rows in order (earliest wins ties)."""
     p = zbuf.shape[1]
@@ -427,7 +428,7 @@ def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
                 best_before_id[j] = i0 + r
 
 
-@nb.njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def retest_pairs(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, pg, sa, saa, y, n_all, y_sum, y2_sum, pi, pj,
                  tables, sums, sumsq, beta, stat, se, ok):
     """Pass 2: the tables and linear tests of the pairs (pi, pj)."""
@@ -437,7 +438,7 @@ def retest_pairs(qp_h1, qp_h2, qp_miss, cnt, sy, ty, ty2, pg, sa, saa, y, n_all,
                                                           y2_sum, pi[k], pj[k])
 
 
-@nb.njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def exact_stats(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, pi, pj, ok, stat):
     """PLINK's test of the pairs (pi, pj) in PLINK's order, pass/fail and STAT only (NaN where the
     pair fails): the GPU engine's exact path for the pairs its screen cannot decide."""

@@ -38,6 +38,7 @@ from gboost.engines.qt_cpu import (QTPlanes, QTScanCore, QTTotals, exact_stats, 
                                    qt_planes, tile_pairs_per_snp, with_checkpoint)
 from gboost.engines.qt_screen import TraitSumErrors, linear_screen, tile_moments
 from gboost.errors import interrupts_held
+from gboost.numba_cache import cached_njit
 from gboost.study import Study
 from gboost.tiles import Summary, SummaryPartial, Tile, TileResult
 
@@ -126,7 +127,7 @@ def dosages(study: Study, rows: slice = slice(None), out: np.ndarray | None = No
     return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _decode_dosages(planes, flip, n_ctrl, w_ctrl, n_case, out):
     # Word by word, branch-free over the bits (the loop vectorises): a called sample's dosage is
     # (plane 1 bit) + 2 (plane 2 bit), a missing one's 0 - 1. A flipped SNP swaps planes 0 and 2.

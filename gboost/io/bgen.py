@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 
-import numba as nb
 import numpy as np
 
 from gboost.errors import InputError
@@ -36,6 +35,7 @@ from gboost.io.pheno import apply_pheno, check_regular_file, read_text
 from gboost.io.sample_ids import IdMode, split_ids
 from gboost.io.streamed import StreamedSource, c_stderr_captured, canonical_chrom, library_words
 from gboost.io.vcf import NO_SEX_NOTE
+from gboost.numba_cache import cached_njit
 from gboost.study import SampleTable, VariantTable
 
 REF_MODES = ("ref-first", "ref-last", "ref-unknown")
@@ -88,7 +88,7 @@ def hard_calls(prob: np.ndarray, ploidy: np.ndarray, missing: np.ndarray, phased
     return out
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _hard_calls(prob, ploidy, missing, phased, count_second, min_halfdist, out):
     """One pass over the samples (NumPy's dozen array passes took several times longer;
     bench/bench_load.py --formats)."""

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
+
+from gboost.numba_cache import cached_njit
 
 _WIDTH = 24  # bytes a formatted value may take: "-1.234567891e-308" is 17
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _format_g(values, digits, out, lengths, fallback):
     p10 = 10.0 ** digits
     p10m1 = 10.0 ** (digits - 1)
@@ -173,7 +174,7 @@ def ragged(values) -> tuple[np.ndarray, np.ndarray]:
     return buf, off
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _ragged_to_matrix(buf, off, width):
     m = len(off) - 1
     mat = np.zeros((m, width), np.uint8)
@@ -204,7 +205,7 @@ def take_rows(column: tuple[np.ndarray, np.ndarray], idx) -> tuple[np.ndarray, n
     return np.take(column[0], idx, axis=0), np.take(column[1], idx)
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _int_matrix(values):
     m = len(values)
     mat = np.zeros((m, 20), np.uint8)
@@ -233,7 +234,7 @@ def int_bytes(values) -> tuple[np.ndarray, np.ndarray]:
     return _int_matrix(np.ascontiguousarray(values, np.int64))
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _join_rows(mat, starts, lens):
     m, nc = lens.shape
     size = 0
@@ -277,7 +278,7 @@ def tsv_rows(columns: list[tuple[np.ndarray, np.ndarray]]) -> str:
 # once per pair), so runs format on a pool of threads without the GIL (gboost/io/results.py).
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _int_len(q):
     n = 1 if q >= 0 else 2
     q = abs(q)
@@ -287,7 +288,7 @@ def _int_len(q):
     return n
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _put_int(buf, pos, q):
     if q < 0:
         buf[pos] = 45
@@ -300,7 +301,7 @@ def _put_int(buf, pos, q):
     return pos + n
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _put_text(buf, pos, tbuf, toff, k):
     for t in range(toff[k], toff[k + 1] - 1):  # (each value ends in a newline, left out)
         buf[pos] = tbuf[t]
@@ -308,7 +309,7 @@ def _put_text(buf, pos, tbuf, toff, k):
     return pos
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _same_text(tbuf, toff, a, b):
     la, lb = toff[a + 1] - toff[a], toff[b + 1] - toff[b]
     if la != lb:
@@ -319,7 +320,7 @@ def _same_text(tbuf, toff, a, b):
     return True
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _put_float(buf, pos, fmat, flen, c, r):
     """A tab, then formatted value r of column c."""
     buf[pos] = 9
@@ -329,7 +330,7 @@ def _put_float(buf, pos, fmat, flen, c, r):
     return pos + flen[c, r]
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _pair_prefix(cbuf, coff, sbuf, soff, bp):
     """Every SNP's "CHR<tab>SNP<tab>BP" end to end, and offsets (SNP k: buf[off[k]:off[k + 1]])."""
     p = len(bp)
@@ -349,7 +350,7 @@ def _pair_prefix(cbuf, coff, sbuf, soff, bp):
     return buf[:pos], off
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _text_ids(tbuf, toff, cap):
     """A number per distinct text (equal texts, equal numbers), or all -1 past ``cap`` distinct
     texts. Runs of equal texts (a .bim's chromosomes) cost one comparison a value."""
@@ -395,7 +396,7 @@ def pair_texts(chrom: tuple, snp: tuple, bp) -> tuple:
     return buf, off, ids, bp
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _pairs_rows(i, j, pbuf, poff, cid, bp, df, fmat, flen, adj_df, marks):
     """Rows CHR1 SNP1 BP1 CHR2 SNP2 BP2 KSA STAT DF P Q R2 DIST [STAT_ADJ DF_ADJ P_ADJ]: pbuf/poff
     each SNP's "CHR<tab>SNP<tab>BP", cid its chromosome's number; fmat[c] / flen[c] the formatted
@@ -455,7 +456,7 @@ def _pairs_rows(i, j, pbuf, poff, cid, bp, df, fmat, flen, adj_df, marks):
     return buf[:pos]
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _splice_q(rows, buf, marks, qmat, qlen):
     """The rows ``rows`` of holed rows (``buf``, ``marks`` as :func:`_pairs_rows` leaves them), in
     that order, each with a tab and its formatted Q (qmat[0, k], qlen[0, k]) in its hole."""
@@ -513,7 +514,7 @@ def splice_q(rows, holed: tuple, q) -> np.ndarray:
 # ---- marginal.tsv rows ----------------------------------------------------------------------------
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _marginal_rows(k0, k1, cbuf, coff, sbuf, soff, bp, a1buf, a1off, a2buf, a2off, fmat, flen):
     """Rows CHR SNP BP A1 A2 MAF STAT P of SNPs [k0, k1); fmat[c, k - k0] the formatted MAF, STAT, P."""
     size = 0

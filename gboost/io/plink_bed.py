@@ -23,6 +23,7 @@ import numpy as np
 from gboost.errors import InputError
 from gboost.io.pheno import (_check_utf8, _line_chunks, as_text, decode_phenotype,
                              drop_phenotypes_without_sex, read_input_bytes, read_pheno_values)
+from gboost.numba_cache import cached_njit
 from gboost.study import SampleTable, VariantTable
 
 BED_MAGIC = b"\x6c\x1b"
@@ -414,7 +415,7 @@ def _table_bounds(b, n_columns):
     return _table_bounds_chunks(b, n_columns, _line_cuts(b, want))
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _line_cuts(b, want):
     """About ``want`` chunk bounds of b, 0 first and len(b) last, each inner one just after a
     newline (so every chunk holds whole lines), increasing."""
@@ -435,7 +436,7 @@ def _line_cuts(b, want):
     return cuts[: m + 1]
 
 
-@nb.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def _table_bounds_chunks(b, n_columns, cuts):
     """_table_bounds over the chunks [cuts[k], cuts[k + 1]), each starting a line: a chunk's
     newlines (a cheap pass) place its lines, so each chunk is parsed once, at rows of its own in
@@ -487,7 +488,7 @@ def _table_bounds_chunks(b, n_columns, cuts):
     return True, out_s, out_e, out_l
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _scan_lines(b, lo, hi, n_columns, starts, ends, lines, row0, line0):
     """The lines of b[lo:hi) (lo starts a line; hi ends one, or is the file's end, where a last
     line without its newline ends; its first line is line ``line0``): (ok, data lines), each data
@@ -533,7 +534,7 @@ def _gather_text(b, starts, ends):
     return _gather_rows(b, starts, ends, width)
 
 
-@nb.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def _gather_rows(b, starts, ends, width):
     """_gather_text's rows on every core, each written whole (its padding too: the pages are first
     touched by the thread that fills them): on one core a biobank's .fam columns are a visible wait."""
@@ -547,7 +548,7 @@ def _gather_rows(b, starts, ends, width):
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _decimal_column(b, starts, ends, integer):
     """``_decimal_ints`` (integer) or ``_decimal_floats`` of a column, in one pass: (ok, values);
     ok False where a token is outside those fast paths (the NumPy path then decides)."""
@@ -583,7 +584,7 @@ def _decimal_column(b, starts, ends, integer):
     return True, ints, floats
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _token_hash(b, starts, ends):
     """A 64-bit FNV-1a hash per row over its tokens in the given columns (a separator between
     them): equal rows hash equal, so distinct hashes prove distinct rows (_may_repeat)."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
 from gboost.io.plink_format import _DECADE, _DOWN_STEPS, _EPS, _UP_STEPS
+from gboost.numba_cache import cached_njit
 from gboost.stats.pvalues import chi2_sf
 
 
@@ -37,7 +37,7 @@ _DOWN_F = np.array([f for _, f in _DOWN_STEPS], np.float64)
 _NS = len(_UP_STEPS)
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _bround(x, eps):
     whole = np.int64(x)
     frac = x - whole
@@ -46,7 +46,7 @@ def _bround(x, eps):
     return whole + np.int64(frac + (0.5 + eps))
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _put_int(buf, pos, q, min_width):
     """Decimal digits of q >= 0, zero-padded on the left to ``min_width``; returns the new end.
     (Written from the last digit back: no scratch array, which cost an allocation per number.)"""
@@ -63,7 +63,7 @@ def _put_int(buf, pos, q, min_width):
     return pos + n
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _rjust_from(buf, pos, end, width):
     """Right-justify buf[pos:end] to ``width`` bytes in place (never truncated); returns the end."""
     n = end - pos
@@ -77,7 +77,7 @@ def _rjust_from(buf, pos, end, width):
     return pos + width
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _put_digits(buf, pos, q, places):
     """plink_format._digits: q with ``places`` decimals, trailing zeros and a bare point trimmed."""
     if places == 0:
@@ -97,7 +97,7 @@ def _put_digits(buf, pos, q, places):
     return tail_end + 1 + (0 * start)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _put_g(buf, pos, x, d, c):
     """plink_format.plink_g(x, d) into buf at pos; returns the new end. ``c``: _constants(d)."""
     if math.isnan(x):
@@ -156,13 +156,13 @@ def _put_g(buf, pos, x, d, c):
     return end
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _rjust_g(buf, pos, x, d, c, width):
     """_put_g right-justified to ``width`` (never truncated)."""
     return _rjust_from(buf, pos, _put_g(buf, pos, x, d, c), width)
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _put_field(buf, pos, text, off, k):
     for t in range(off[k], off[k + 1]):
         buf[pos] = text[t]
@@ -170,7 +170,7 @@ def _put_field(buf, pos, text, off, k):
     return pos
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _put_pair_ids(buf, pos, chrom, chrom_off, snp, snp_off, a, b):
     """CHR1 SNP1 CHR2 SNP2 of pair (a, b), each padded field followed by a space (.epi.cc, .epi.qt)."""
     pos = _put_field(buf, pos, chrom, chrom_off, a)
@@ -184,7 +184,7 @@ def _put_pair_ids(buf, pos, chrom, chrom_off, snp, snp_off, a, b):
     return pos
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _epi_cc_rows(ia, ib, stat_print, df, p, chrom, chrom_off, snp, snp_off, c4, c6):
     """The .epi.cc rows (df > 0) of screened pairs: fields pre-padded per SNP in chrom/snp."""
     n = len(ia)
@@ -212,7 +212,7 @@ def _epi_cc_rows(ia, ib, stat_print, df, p, chrom, chrom_off, snp, snp_off, c4, 
     return buf[:pos]
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partner, na_best, c4, k0, k1):
     """The .summary rows of SNPs [k0, k1); ``na_best``: the padded "NA NA NA" tail for SNPs with
     no test."""
@@ -258,7 +258,7 @@ def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partn
     return buf[:pos]
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _plink_p(stat_print, df):
     """P as PLINK prints it (io.results.plink_p) from the cleared STAT: 0 for a negative one."""
     n = len(stat_print)
@@ -283,7 +283,7 @@ def printed_stat_and_p(stat, df) -> tuple[np.ndarray, np.ndarray]:
     return sp, _plink_p(sp, np.ascontiguousarray(df, np.int64))
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _rjust_ragged(buf, off, width):
     """Each field of (buf, off) without its newline, right-justified to ``width`` bytes."""
     m = len(off) - 1
@@ -364,7 +364,7 @@ def summary_rows(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_part
     return b"".join(f() for f in summary_pieces(chrom, snp, w, n_sig, n_tot, best, best_partner))
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _epi_qt_rows(ia, ib, ok, beta, stat, p, chrom, chrom_off, snp, snp_off, c4, c6):
     """The .epi.qt rows (docs/qt_epistasis.md §5): BETA_INT, STAT (6 digits), P (4 digits), each
     right-justified to 12; ``nan`` in all three for a failed pair."""

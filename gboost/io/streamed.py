@@ -17,6 +17,7 @@ from typing import Iterator
 import numba as nb
 import numpy as np
 
+from gboost.numba_cache import cached_njit
 from gboost.study import SampleTable, VariantTable
 
 
@@ -53,7 +54,7 @@ class StreamedSource:
         return list(self.files) or [self.path]
 
 
-@nb.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def _gather(block, index, out):
     for r in nb.prange(block.shape[0]):
         row = block[r]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 
-import numba as nb
 import numpy as np
 
 from gboost.errors import InputError
@@ -29,6 +28,7 @@ from gboost.io.optional import require
 from gboost.io.pheno import apply_pheno, check_regular_file
 from gboost.io.sample_ids import IdMode, split_ids
 from gboost.io.streamed import StreamedSource, c_stderr_captured, canonical_chrom, library_words
+from gboost.numba_cache import cached_njit
 from gboost.study import SampleTable, VariantTable
 
 NO_SEX_NOTE = ("{what} carries no sex: every sample's phenotype is kept, as PLINK 2 does (PLINK 1.9 ignores "
@@ -105,7 +105,7 @@ def alt_counts(rec, path: str, snp: str, iid: np.ndarray) -> np.ndarray:
     return out
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _alt_counts(g, out) -> int:
     """ALT copies from cyvcf2's ``(samples, ploidy + 1)`` allele array (-1 missing allele, -2 no
     such allele: a haploid call in a diploid record; last column the phase); returns the first

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
+
+from gboost.numba_cache import cached_njit
 
 IPF_TOL = 0.001  # PLINK's convergence rule: sum |delta mu| <= 0.001 after a full sweep
 # PLINK iterates until that rule holds, with no cap. Pairs in strong LD (near-diagonal tables with
@@ -19,7 +20,7 @@ IPF_TOL = 0.001  # PLINK's convergence rule: sum |delta mu| <= 0.001 after a ful
 IPF_MAX_SWEEPS = 1_000_000
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def plink_df(t) -> int:
     """PLINK 1.9's degrees of freedom for a pair: 4; 2 when one SNP has one empty genotype class
     in the pooled table; 1 when both do; 0 (invalid, not a test) when a SNP has two empty classes.
@@ -45,7 +46,7 @@ def plink_df(t) -> int:
     return 4
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _margins(t):
     """The two-way margins n_ab, n_ak, n_bk and N of a table, as floats."""
     nab = np.zeros((3, 3))
@@ -63,7 +64,7 @@ def _margins(t):
     return nab, nak, nbk, total
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def ksa_stat(t) -> float:
     """Kirkwood superposition approximation statistic (BOOST's screen).
 
@@ -101,7 +102,7 @@ def ksa_stat(t) -> float:
     return 2.0 * s
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def ipf_fit(t, max_sweeps):
     """The fitted [AB][AC][BC] table mu of ``t`` by PLINK's IPF, the sweeps it took, and whether
     PLINK's rule (summed |delta mu| over a sweep <= 0.001) held within ``max_sweeps``.
@@ -142,7 +143,7 @@ def ipf_fit(t, max_sweeps):
     return mu, max_sweeps, False
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def ipf_stat(t):
     """Exact BOOST statistic: LR of [AB][AC][BC] against the saturated model, fitted by IPF.
 

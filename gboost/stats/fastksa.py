@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
+
+from gboost.numba_cache import cached_njit
 
 
 def xlogx_table(n: int) -> np.ndarray:
@@ -26,7 +27,7 @@ def xlogx_table(n: int) -> np.ndarray:
     return out
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def ksa_lookup(t, xlx, m) -> float:
     """KSA of table ``t[3, 3, 2]`` (int64) via the ``xlogx`` table; ``m`` is float64 scratch (>= 32)."""
     # m[0:9] n_ab, m[9:15] n_ak (a*2+k), m[15:21] n_bk (b*2+k), m[21:24] n_a, m[24:27] n_b, m[27:29] n_k
@@ -79,7 +80,7 @@ def ksa_lookup(t, xlx, m) -> float:
     return 2.0 * (s - lnp - xlx[ntot] + total * math.log(tau))
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def ksa_df_lookup(t, xlx):
     """``(KSA, PLINK DF)`` of table ``t`` in one pass with integer margins held in registers.
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from gboost.numba_cache import cached_njit
+
 SMALL_EPSILON = 2.0**-44  # PLINK's tolerance on every QC threshold (and on equally likely counts here)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def hwe_exact_p(het: int, hom1: int, hom2: int) -> float:
     """Exact two-sided Hardy-Weinberg test (Wigginton, Cutler & Abecasis, AJHG 2005; not mid-p).
 
@@ -37,7 +39,7 @@ def hwe_exact_p(het: int, hom1: int, hom2: int) -> float:
     return min(1.0, tail / total)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _ratio(h: int, rare: int, n: int, step: int) -> float:
     """P(h + step) / P(h) for the het count given the rare allele copies (Levene's distribution)."""
     if step > 0:
@@ -55,7 +57,7 @@ def _ratio(h: int, rare: int, n: int, step: int) -> float:
 _NEGLIGIBLE = 2.0**-55
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _walk(mode: int, rare: int, n: int, step: int, het: int):
     """Sum of relative probabilities from the mode outwards in one direction; also P(het) if met."""
     total, observed, r, h = 0.0, 0.0, 1.0, mode
@@ -72,7 +74,7 @@ def _walk(mode: int, rare: int, n: int, step: int, het: int):
     return total, observed
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _tail(mode: int, rare: int, n: int, step: int, limit: float) -> float:
     total, r, h = 0.0, 1.0, mode
     while (h + step >= 0) and (h + step <= rare):
@@ -87,7 +89,7 @@ def _tail(mode: int, rare: int, n: int, step: int, limit: float) -> float:
     return total
 
 
-@nb.njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _hwe_many(het, hom1, hom2, out):
     # SNPs apart on every core: each test walks its het distribution, O(samples) steps (on one core,
     # --hwe was the slowest step of loading a .bed).

@@ -1,8 +1,9 @@
 """Linkage disequilibrium of a pair and multiple-testing corrections for reported pairs."""
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from gboost.numba_cache import cached_njit
 
 
 def r2_from_tables(tables: np.ndarray) -> np.ndarray:
@@ -29,12 +30,12 @@ def r2_at(tables: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _r2_rows(t, out):
     _r2_rows_at(t, np.arange(t.shape[0]), out)
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _r2_rows_at(t, rows, out):
     # Every sum below is of integer counts times 0, 1, 2 or 4: exact in float64, so in any order
     # the same as the reference's; the operations after them are the reference's, in its order.

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from gboost.numba_cache import cached_njit
 from gboost.stats.boost import IPF_MAX_SWEEPS, IPF_TOL
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def plink_counts(t, rev_i, rev_j, c):
     """``c[18]``: table ``t[a, b, k]`` (a the first SNP's type, k 0 controls) in PLINK's order:
     cases, then controls; the first SNP's genotype outer, each in PLINK's order (A1/A1 first, A1
@@ -34,13 +34,13 @@ def plink_counts(t, rev_i, rev_j, c):
                 c[kk * 9 + pa * 3 + pb] = t[a, b, k]
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _rcp(x):
     """PLINK's reciprocal cache: 1 / x as a double, 0 for x = 0."""
     return 1.0 / float(x) if x != 0 else 0.0
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def plink_z(c, alpha1):
     """PLINK 1.9's value of a pair for the summary, from its 18 counts ``c`` in PLINK's order
     (:func:`plink_counts`) and the screen thresholds ``alpha1[d]`` for DF d = 1, 2, 4: the KSA, or
@@ -116,7 +116,7 @@ def plink_z(c, alpha1):
     return im
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def plink_exact(t, rev_i, rev_j):
     """The exact statistic of table ``t[a, b, k]`` (the LR of the [AB][AC][BC] model fitted by
     PLINK's IPF, gboost.stats.boost.ipf_stat's number) as PLINK's double, with ``rev_i``/``rev_j``
@@ -129,7 +129,7 @@ def plink_exact(t, rev_i, rev_j):
     return _plink_exact(c, n, 1.0 / float(n))
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def _plink_exact(c, n, sum_recip):
     """PLINK's exact statistic of counts ``c`` in PLINK's order (:func:`plink_counts`), ``n`` their
     sum and ``sum_recip`` its reciprocal; and whether IPF settled before IPF_MAX_SWEEPS."""

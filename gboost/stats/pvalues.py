@@ -9,11 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
+from gboost.numba_cache import cached_njit
 
-@nb.njit(cache=True)
+
+@cached_njit()
 def chi2_sf(x: float, df: int) -> float:
     """Upper tail P(X >= x) of chi-square(df) for df in {1, 2, 4} (``nan`` otherwise)."""
     if x <= 0.0:
@@ -34,7 +35,7 @@ def chi2_sf(x: float, df: int) -> float:
     return math.nan
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def chi2_logsf(x: float, df: int) -> float:
     """Natural log of :func:`chi2_sf`, finite where the tail itself underflows."""
     if x <= 0.0:

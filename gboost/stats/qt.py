@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
+
+from gboost.numba_cache import cached_njit
 
 # PLINK 1.9's tolerances: EPSILON = 2^-30 on determinants, glm's default VIF limit 50.
 DET_EPSILON = 2.0**-30
@@ -66,7 +67,7 @@ def qt_thresholds(epi1: float, epi2: float) -> tuple[float, float]:
     return acklam_quantile(epi1 * 0.5) ** 2, acklam_quantile(epi2 * 0.5) ** 2
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def plink_normal_p(zsq: float) -> float:
     """Two-sided normal tail ``2 Phi(-sqrt(zsq))`` with PLINK 1.9's approximation (Abramowitz &
     Stegun 26.2.17, absolute error < 7.5e-8): PLINK prints this, to 4 digits."""
@@ -77,7 +78,7 @@ def plink_normal_p(zsq: float) -> float:
     return 2.0 * ((1.0 - p) if z >= 0 else p)
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def plink_normal_p_many(zsq, ok):
     """:func:`plink_normal_p` of each STAT where ``ok`` (NaN elsewhere), clamped at 0 as printed."""
     out = np.empty(zsq.shape[0])
@@ -95,7 +96,7 @@ def exact_normal_p(stat, ok) -> np.ndarray:
         return np.where(ok, 2.0 * ndtr(-np.sqrt(np.where(ok, stat, 0.0))), np.nan)
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _moments(n, s):
     """The 4x4 X'X and X'y of y ~ 1 + a + b + ab from the 3x3 table (float64, exact for counts)."""
     xtx = np.zeros((4, 4))
@@ -113,7 +114,7 @@ def _moments(n, s):
     return xtx, xty
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _invert4(m, out):
     """Inverse of a symmetric 4x4 matrix by Gauss-Jordan with partial pivoting; False when the
     determinant is below PLINK's tolerance (it inverts by cofactors and refuses |det| < 2^-30)."""
@@ -182,10 +183,10 @@ def cofactors4(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
     return det, c00, c01, c02, c03, c11, c12, c13, c22, c23, c33
 
 
-_cofactors4 = nb.njit(cache=True, nogil=True)(cofactors4)
+_cofactors4 = cached_njit(nogil=True)(cofactors4)
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
     """Inverse of the symmetric 4x4 X'X by cofactors (:func:`cofactors4`). Returns ``(ok, i00,
     i01, i02, i03, i11, i12, i13, i22, i23, i33)``; ``ok`` False when |det| < 2^-30. (Scalars, not
@@ -199,7 +200,7 @@ def _adjugate_inverse(m00, m01, m02, m03, m11, m12, m13, m22, m23, m33):
     return True, c00 * r, c01 * r, c02 * r, c03 * r, c11 * r, c12 * r, c13 * r, c22 * r, c23 * r, c33 * r
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def linear_from_moments(N, sa, saa, sb, sbb, sab, saab, sabb, saabb, y, ya, yb, yab, yy):
     """PLINK 1.9's linear epistasis test from the moments of a pair (integers: ``N`` samples and
     the sums of a, a^2, b, b^2, ab, a^2 b, a b^2, a^2 b^2; floats: sums of y, a y, b y, ab y and
@@ -271,7 +272,7 @@ def linear_from_moments(N, sa, saa, sb, sbb, sab, saab, sabb, saabb, y, ya, yb, 
     return True, b3, (b3 * b3) / var, math.sqrt(var)
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def moments_of_table(n, s):
     """The integer and trait moments of ``y ~ 1 + a + b + ab`` from a 3x3 table (for
     :func:`linear_from_moments`)."""
@@ -296,7 +297,7 @@ def moments_of_table(n, s):
     return N, sa, saa, sb, sbb, sab, saab, sabb, saabb, y, ya, yb, yab
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def linear_pair_test(n, s, q):
     """PLINK 1.9's linear epistasis test of one pair from its table.
 
@@ -365,7 +366,7 @@ def linear_pair_test(n, s, q):
     return True, beta[3], beta[3] * beta[3] / var, math.sqrt(var)
 
 
-@nb.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def genotypic_f_test(n, s, q):
     """The 4-df genotypic interaction F-test: 9 cell means against ``y ~ factor(a) + factor(b)``.
 

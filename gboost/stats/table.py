@@ -6,11 +6,12 @@ test oracle), and ``pair_table`` from bit planes (the engines' inner loop; numba
 """
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from gboost.numba_cache import cached_njit
 
 
 @intrinsic
@@ -33,7 +34,7 @@ def pair_table_bruteforce(g1: np.ndarray, g2: np.ndarray, is_case: np.ndarray) -
     return t
 
 
-@nb.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _count_and(planes, i, ti, j, tj, w0, w1):
     s = np.uint64(0)
     for w in range(w0, w1):
@@ -41,7 +42,7 @@ def _count_and(planes, i, ti, j, tj, w0, w1):
     return np.int64(s)
 
 
-@nb.njit(cache=True)
+@cached_njit()
 def pair_table(planes, counts, has_missing, w_ctrl, i, j, out):
     """Fill ``out[3, 3, 2]`` with the table of SNPs i and j from CPU-layout bit planes.
 

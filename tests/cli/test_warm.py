@@ -305,14 +305,14 @@ def test_warm_compiles_the_bytecode_of_the_packages_a_scan_imports(tmp_path, mon
     assert w._dependency_folders() == []
 
 
-# A scan in a fresh process after warm, with numba's target refresh counted; "full" takes gboost's
-# light loads away first (numba's own load, which refreshes the whole target before each load).
+# A scan in a fresh process after warm, with numba's target refresh counted; "light" prepares the
+# process as the command does (its light loads), "full" leaves numba's own load, which refreshes the
+# whole target before each load.
 PROBE_LOADS = r"""
 import json, sys
-import gboost
-if sys.argv[1] == "full":
-    from gboost import numba_cache
-    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "name", None) != numba_cache._CACHING]
+if sys.argv[1] == "light":  # the command's start-up (gboost/runtime.py); "full": numba's own loads
+    from gboost.runtime import prepare_process
+    prepare_process(interrupts=False, streams=False)
 import numba.core.base as base
 refreshes = []
 real = base.BaseContext.refresh

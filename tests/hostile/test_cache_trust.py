@@ -55,14 +55,15 @@ def shared_tmp():
 
 @pytest.fixture
 def isolated(monkeypatch, tmp_path):
-    """configure() run here must not repoint this process's numba at a test folder for good."""
-    import numba
-
-    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
+    """configure() run here must not leave this process's choice, or its environment, at a test folder."""
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.setattr(numba_cache, "caching_off", lambda: offs.append(1), raising=False)
-    offs: list = []
-    return offs
+    monkeypatch.setattr(numba_cache, "_CHOSEN", [])
+
+
+def configure():
+    """configure() choosing afresh, as a new process does (the choice is once a process)."""
+    numba_cache._CHOSEN.clear()
+    return numba_cache.configure()
 
 
 def _unwritable_home(monkeypatch, tmp_path) -> None:
@@ -88,9 +89,10 @@ z = np.array([[np.nan, 1.0], [1.0, np.nan]])
 best, partner, done = np.zeros(2), np.zeros(2, np.int64), np.zeros(2, np.bool_)
 _choose_all(z, np.array([0, 1]), best, partner, done)
 from gboost.doctor import caches_section
+from gboost.numba_cache import choose
 import os
-st = os.lstat(os.path.dirname(str(gboost.NUMBA_CACHE)))
-print(gboost.NUMBA_CACHE, caches_section({"usable": False, "reason": ""})["numba_cache"], st.st_uid, oct(st.st_mode))
+st = os.lstat(os.path.dirname(str(choose())))
+print(choose(), caches_section({"usable": False, "reason": ""})["numba_cache"], st.st_uid, oct(st.st_mode))
 """
 
 
@@ -152,12 +154,12 @@ def test_the_temp_cache_folder_another_user_made_is_replaced_by_a_fresh_one(monk
         os.mkdir(planted / tag, 0o755)
 
     _as_other_user(plant)
-    got = numba_cache.configure()
+    got = configure()
     assert got is not None and not got.is_relative_to(planted)
     assert got.name == tag and numba_cache.untrusted(got) is None and numba_cache.untrusted(got.parent) is None
     assert os.environ["NUMBA_CACHE_DIR"] == str(got)
     # a child process that inherits the folder checks it again and keeps it
-    assert numba_cache.configure() == got
+    assert configure() == got
 
 
 def test_a_world_writable_cache_folder_of_ours_is_not_trusted(monkeypatch, tmp_path, isolated):
@@ -167,7 +169,7 @@ def test_a_world_writable_cache_folder_of_ours_is_not_trusted(monkeypatch, tmp_p
     normal = tmp_path / "cache" / "gboost" / "numba" / numba_cache.source_hash()
     normal.mkdir(parents=True)
     os.chmod(normal, 0o777)
-    got = numba_cache.configure()
+    got = configure()
     assert got is not None and not got.is_relative_to(tmp_path / "cache")
     assert numba_cache.untrusted(got) is None
     # the temp directory's fixed name is not used either: the fresh folder is mkdtemp's
@@ -176,11 +178,11 @@ def test_a_world_writable_cache_folder_of_ours_is_not_trusted(monkeypatch, tmp_p
     os.chmod(normal, 0o700)
     os.chmod(normal.parent, 0o770)
     monkeypatch.delenv("NUMBA_CACHE_DIR")
-    got = numba_cache.configure()
+    got = configure()
     assert got is not None and not got.is_relative_to(tmp_path / "cache")
     os.chmod(normal.parent, 0o755)
     monkeypatch.delenv("NUMBA_CACHE_DIR")
-    assert numba_cache.configure() == normal  # a private one is used
+    assert configure() == normal  # a private one is used
 
 
 def test_a_symlink_planted_at_the_temp_cache_name_is_not_followed(monkeypatch, tmp_path, isolated):
@@ -192,7 +194,7 @@ def test_a_symlink_planted_at_the_temp_cache_name_is_not_followed(monkeypatch, t
     (elsewhere / numba_cache.source_hash()).mkdir(parents=True, mode=0o700)
     os.chmod(elsewhere, 0o700)
     (tmp / f"gboost-numba-{os.getuid()}").symlink_to(elsewhere)
-    got = numba_cache.configure()
+    got = configure()
     assert got is not None and not got.resolve().is_relative_to(elsewhere.resolve())
     assert numba_cache.untrusted(got.parent) is None
 
@@ -203,7 +205,7 @@ def test_a_symlink_at_an_inherited_cache_folder_is_not_followed(monkeypatch, tmp
     (tmp_path / "gboost-numba-x").symlink_to(tmp_path / "real")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "gboost-numba-x" / tag))
-    got = numba_cache.configure()
+    got = configure()
     assert got is not None and not got.resolve().is_relative_to((tmp_path / "real").resolve())
 
 
@@ -217,21 +219,21 @@ def test_caching_is_turned_off_when_no_private_folder_can_be_made(monkeypatch, t
         raise PermissionError(13, "Permission denied", str(tmp_path))
 
     monkeypatch.setattr(tempfile, "mkdtemp", no_temp)
-    assert numba_cache.configure() is None
-    assert isolated == [1]
+    assert configure() is None
     assert "NUMBA_CACHE_DIR" not in os.environ
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cache is off" in err
 
 
-def test_caching_off_leaves_cache_true_functions_uncached():
-    class Dispatcher:
-        def enable_caching(self):
-            raise AssertionError("caching enabled")
+def test_with_caching_off_gboosts_functions_are_not_cached():
+    """No private folder (choose() gave None): cached_njit compiles the function and opens no cache."""
+    import numba
 
-    class Module:
-        pass
+    def f(x):
+        return x + 1
 
-    Module.Dispatcher = Dispatcher
-    numba_cache._no_caching(Module)
-    Dispatcher().enable_caching()
+    g = numba.njit(f)
+    numba_cache._cache_in(g, None)
+    assert type(g._cache).__name__ == "NullCache" and g(1) == 2  # numba's null cache: none opened
+    numba_cache._cache_in(g, numba_cache.choose())  # the same call with a folder does open one
+    assert type(g._cache).__name__ == "FunctionCache"

@@ -13,33 +13,34 @@ from tests.helpers import ROOT
 # Layers, lowest first, as the imports draw them: a module's layer is one above the highest module it
 # imports (every import: module level, in functions, TYPE_CHECKING), so a leaf imports no gboost
 # module and each layer holds exactly the modules whose tallest chain of imports below is that long.
-# The tallest chain (16 modules): cli -> doctor -> warm -> gboost (the package's names) -> scan -> engines
-# -> engines.distributed -> engines.local -> engines.gpu -> gpu.engine -> gpu.device -> gpu.decode
-# -> io.plink_bed -> study -> encode -> stats.table.
+# The tallest chain (18 modules): __main__ -> cli -> doctor -> warm -> gboost (the package's names) -> scan
+# -> engines -> engines.distributed -> engines.local -> engines.gpu -> gpu.engine -> gpu.device
+# -> gpu.decode -> io.plink_bed -> study -> encode -> stats.table -> numba_cache.
 LAYERS = [
     ("version", "compile_guard", "engines.cupy_import", "engines.gpu.config",
-     "engines.gpu.missing_lists", "engines.gpu.pinning", "errors", "io", "io.fastnum",
-     "io.plink_format", "numba_cache", "plink_skips", "progress", "stages", "stats", "stats.boost",
-     "stats.f32screen", "stats.fastksa", "stats.hwe", "stats.multiple", "stats.pvalues", "stats.qt",
-     "stats.table", "tiles", "validate"),  # 0: leaves
-    ("accumulate", "compile_watch", "encode", "engines.gpu.cuda", "engines.gpu.upload",
-     "engines.qt_screen", "io.optional", "io.outdir", "io.pheno", "io.plink_text", "io.sample_ids",
-     "params", "stats.marginal", "stats.plink_order"),  # 1
-    ("best_ties", "engines.gpu.compile", "engines.qt_fused", "stats.exact", "study"),  # 2
-    ("covariates", "engines.base", "engines.gpu.counting", "engines.qt_cpu", "io.ped", "io.plink_bed",
-     "io.streamed", "stats.qt_products"),  # 3
-    ("engines.cpu", "engines.gpu.decode", "io.boost_matrix", "io.pgen", "io.vcf", "load", "simulate"),  # 4
-    ("calibration", "checkpoint", "cli_simulate", "engines.devices", "engines.gpu.device", "io.bgen"),  # 5
-    ("engines.early", "engines.gpu.engine", "engines.qt_gpu", "inputs", "io.results"),  # 6
-    ("engines.gpu", "hostwork", "io.qt_results", "pathways.annotation"),  # 7
-    ("engines.local", "pathways.gmt"),  # 8
-    ("engines.distributed", "pathways.graph"),  # 9
-    ("cli_pathways", "engines", "pathways"),  # 10
-    ("scan",),  # 11
-    ("gboost", "qt_scan"),  # 12
-    ("parts", "warm"),  # 13
-    ("cli_qt", "doctor"),  # 14
-    ("cli",),  # 15: the command line
+     "engines.gpu.missing_lists", "engines.gpu.pinning", "errors", "io", "io.plink_format", "numba_cache",
+     "plink_skips", "progress", "stages", "stats", "stats.f32screen", "validate"),  # 0: leaves
+    ("compile_watch", "engines.gpu.cuda", "engines.gpu.upload", "io.fastnum", "io.optional", "io.outdir",
+     "io.pheno", "io.sample_ids", "runtime", "stats.boost", "stats.fastksa", "stats.hwe", "stats.multiple",
+     "stats.pvalues", "stats.qt", "stats.table", "tiles"),  # 1
+    ("accumulate", "encode", "engines.gpu.compile", "engines.qt_screen", "io.plink_text", "params",
+     "stats.marginal", "stats.plink_order"),  # 2
+    ("best_ties", "engines.gpu.counting", "engines.qt_fused", "stats.exact", "study"),  # 3
+    ("covariates", "engines.base", "engines.qt_cpu", "io.ped", "io.plink_bed", "io.streamed",
+     "stats.qt_products"),  # 4
+    ("engines.cpu", "engines.gpu.decode", "io.boost_matrix", "io.pgen", "io.vcf", "load", "simulate"),  # 5
+    ("calibration", "checkpoint", "cli_simulate", "engines.devices", "engines.gpu.device", "io.bgen"),  # 6
+    ("engines.early", "engines.gpu.engine", "engines.qt_gpu", "inputs", "io.results"),  # 7
+    ("engines.gpu", "hostwork", "io.qt_results", "pathways.annotation"),  # 8
+    ("engines.local", "pathways.gmt"),  # 9
+    ("engines.distributed", "pathways.graph"),  # 10
+    ("cli_pathways", "engines", "pathways"),  # 11
+    ("scan",),  # 12
+    ("gboost", "qt_scan"),  # 13
+    ("parts", "warm"),  # 14
+    ("cli_qt", "doctor"),  # 15
+    ("cli",),  # 16: the command line
+    ("__main__",),  # 17: python -m gboost
 ]
 
 
