@@ -48,9 +48,13 @@ print(json.dumps({"loaded": env.LOADED, "table": env._preload_libs.get("cutensor
 '''
 
 
-def _fake(folder: Path, environment: str | None = ENVIRONMENT) -> Path:
+def _fake(folder: Path, environment: str | None = ENVIRONMENT, version: str = "13.6.0") -> Path:
     pkg = folder / "cupy"
     pkg.mkdir(parents=True)
+    # Its wheel's metadata, first on the path: the skip runs only on the major versions it was checked on.
+    dist = folder / f"cupy_cuda12x-{version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: cupy-cuda12x\nVersion: {version}\n")
     (pkg / "__init__.py").write_text(INIT if environment is not None else "LOADED = []\n")
     if environment is not None:
         (pkg / "_environment.py").write_text(environment)
@@ -71,6 +75,12 @@ def test_the_first_import_skips_the_cutensor_preload_and_leaves_cupy_as_it_impor
     assert got["table"] == {}  # marked as CuPy marks an attempted preload
     assert got["same"] and got["attr"] and got["seen"] is True  # the module is the package's attribute, as usual
     assert "_SkipCutensorPreload" not in got["finders"]  # the finder is gone once used
+
+
+def test_a_cupy_major_version_not_checked_is_imported_untouched(tmp_path):
+    got = _run(_fake(tmp_path, version="99.0.0"))
+    assert got["loaded"] == ["cutensor"]  # CuPy's own preload ran
+    assert "_SkipCutensorPreload" not in got["finders"]
 
 
 @pytest.mark.slow
