@@ -77,7 +77,7 @@ def plink_chrom_code(code: str) -> str:
 def _shown(text: str) -> str:
     """A name from a file as a message shows it: quoted, control characters escaped (an escape
     code in a .bim must not reach the terminal raw)."""
-    return repr(printable(text))
+    return f"'{printable(text)}'"  # (not repr: that would double printable's backslashes)
 
 
 def check_chrom_codes(names: np.ndarray, where: np.ndarray, source: GenotypeSource, allow_extra_chr: bool) -> None:
