@@ -95,7 +95,7 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-# formats: the optional readers of .pgen, VCF/BCF and BGEN (issue 19; pgenlib is LGPL-3, kept optional)
+# formats: the optional readers of .pgen, VCF/BCF and BGEN (pgenlib is LGPL-3, kept optional)
 if [ -n "$EXTRA" ]; then
   .venv/bin/python -m pip install -q -e ".[gui,test,formats,$EXTRA]" || {
     echo "setup: could not install the CuPy wheel (extra $EXTRA); installing without it" >&2
@@ -115,7 +115,7 @@ else
 fi
 
 # plink1.9 is the parity oracle; plink2 converts test studies to .pgen/VCF/BGEN for the readers'
-# equality tests (issue 19)
+# equality tests
 for tool in plink1.9 plink2; do
   if ! command -v $tool >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -1,4 +1,4 @@
-"""Every kind of bad input of issue 8: exit code 2, one line naming the file and the problem,
+"""Every kind of bad input: exit code 2, one line naming the file and the problem,
 no traceback, nothing written."""
 import os
 import shutil
@@ -48,7 +48,7 @@ CASES = {
     "bim shorter than bed": (lambda p: edit(p + ".bim", lambda r: r[:-1]), ".bed", "bytes"),
     "fam longer than bed": (lambda p: edit(p + ".fam", lambda r: r + ["Z Z 0 0 1 2\n"]), ".bed", "bytes"),
     "duplicate sample ID": (lambda p: edit(p + ".fam", lambda r: set_col(set_col(r, 0, "F", slice(0, 2)), 1, "I", slice(0, 2))), ".fam", "duplicate"),
-    # (a value such as 3.7 makes the column a quantitative trait: the QT scan, issue 22; nan cannot be one)
+    # (a value such as 3.7 makes the column a quantitative trait: the QT scan; nan cannot be one)
     "non-finite quantitative phenotype": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "nan", slice(0, 1))), ".fam", "line 1"),
     "constant quantitative phenotype": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "3.7")), ".fam", "3.7 for all"),
     "no cases": (lambda p: edit(p + ".fam", lambda r: set_col(r, 5, "1")), "", "case"),

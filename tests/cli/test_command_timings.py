@@ -148,7 +148,7 @@ def test_ending_work_started_beside_runs_at_once_and_its_stage_is_the_wait():
 @pytest.mark.gpu
 def test_a_gpu_scan_ends_its_contexts_as_a_stage_and_the_stages_add_up(study, tmp_path):
     """On a GPU the command ends the CUDA contexts itself, timed as run.json's ``gpu_end`` stage,
-    so that the driver's teardown lies inside the stages (issue 24), and the stages still add up
+    so that the driver's teardown lies inside the stages, and the stages still add up
     to the wall measured from outside within 2 %."""
     def gpu_scan(out):
         cmd = [sys.executable, "-m", "gboost.cli", "scan", "--bfile", study, "--out", str(out), "--device", "gpu",

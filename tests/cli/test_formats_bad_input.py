@@ -1,4 +1,4 @@
-"""Issue 19: bad .pgen/.pvar/.psam, VCF/BCF and BGEN/.sample files, and a missing optional
+"""bad .pgen/.pvar/.psam, VCF/BCF and BGEN/.sample files, and a missing optional
 package, each give exit code 2 and one line naming the file and the problem; no traceback, no
 output folder (the style of tests/cli/test_bad_input.py)."""
 from __future__ import annotations

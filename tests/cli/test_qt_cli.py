@@ -1,4 +1,4 @@
-"""``gboost scan`` and ``gboost simulate --qt`` on quantitative traits (issue 22): what is written,
+"""``gboost scan`` and ``gboost simulate --qt`` on quantitative traits: what is written,
 what is refused (one line, exit 2, nothing written), and the loader's QT rules."""
 from __future__ import annotations
 

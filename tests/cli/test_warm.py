@@ -239,7 +239,7 @@ def test_after_warm_a_first_gpu_scan_builds_no_kernel(tmp_path, other_study):
     got = probe(env, "scan", "--bfile", other_study, "--device", "gpu", "--quiet", "--out", str(tmp_path / "o"))
     assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan after warm"
     assert got["numba"] == [], f"compiled on the first GPU scan after warm: {sorted(set(got['numba']))}"
-    # Wide studies take other builds of the tensor-core kernels (issue 21: 9.7 s of NVRTC on the first
+    # Wide studies take other builds of the tensor-core kernels (9.7 s of NVRTC on the first
     # 200k-sample scan before warm built them too): the pre-screen without its table (14,500 samples),
     # the float64 build (90,000), and with 16 row SNPs a warp (a class of 2^16 or more: 150,000).
     for n_case, n_ctrl in ((7_000, 7_500), (45_000, 45_000), (80_000, 70_000)):
@@ -271,7 +271,7 @@ def test_after_warm_a_first_qt_gpu_scan_builds_no_kernel(tmp_path, qt_study):
 
 def test_warm_writes_bytecode_even_where_python_would_not(tmp_path):
     """Under PYTHONDONTWRITEBYTECODE (set on the GPU device, and in many container images) every
-    command compiled gboost's ~80 modules from source (0.5 s at 500k x 5k, issue 24); warm writes
+    command compiled gboost's ~80 modules from source (0.5 s at 500k x 5k); warm writes
     the bytecode itself, and a fresh interpreter then imports from it."""
     from gboost.warm import _compile_bytecode
 
@@ -290,7 +290,7 @@ def test_warm_writes_bytecode_even_where_python_would_not(tmp_path):
 
 def test_warm_compiles_the_bytecode_of_the_packages_a_scan_imports(tmp_path, monkeypatch):
     """NumPy installed without bytecode under PYTHONDONTWRITEBYTECODE (the GPU device's image)
-    cost every command 0.27 s of compiling its modules (issue 24): warm finds the installed folders
+    cost every command 0.27 s of compiling its modules: warm finds the installed folders
     of the packages a scan imports, without importing them, and compiles them where it may write;
     a folder it may not write to is left alone."""
     import numpy
@@ -331,7 +331,7 @@ print(json.dumps({"rc": rc, "numba": w.numba, "refreshes": len(refreshes)}))
 def test_after_warm_a_scan_loads_its_compiled_functions_without_numbas_whole_target(warmed, other_study, tmp_path):
     """numba refreshes its whole CPU target (~250 registries of typing and lowering rules, 0.15-0.24 s
     holding the GIL on the H100 host) before it loads any cached function; gboost's loads set up only
-    what the loaded code needs (gboost/numba_cache.py, issue 24). After warm, a scan of an LD-free
+    what the loaded code needs (gboost/numba_cache.py). After warm, a scan of an LD-free
     study with missing calls, three chromosomes and a planted pair, in a fresh process, loads every
     function with no refresh at all, and its outputs are those of the same scan with numba's own
     loads, byte for byte."""

@@ -1,4 +1,4 @@
-"""Issue 21 (biobank scale): the progress's ETA, the GPU memory budget override, and (on a GPU) a
+"""At biobank scale: the progress's ETA, the GPU memory budget override, and (on a GPU) a
 scan whose planes stream through a forced small budget giving the CPU engine's bytes.
 
 The memory pre-check's tests are in tests/unit/test_load.py; the loader's reader and encoder in

@@ -1,4 +1,4 @@
-"""CuPy imported without its cuTENSOR preload (gboost/engines/cupy_import.py, issue 24).
+"""CuPy imported without its cuTENSOR preload (gboost/engines/cupy_import.py).
 
 Without a GPU: a stand-in CuPy whose package ``__init__`` asks its ``_environment`` for the preload as
 CuPy's does, each case in a fresh interpreter (the first import of "cupy" is the one that counts). On

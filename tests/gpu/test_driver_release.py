@@ -1,4 +1,4 @@
-"""The command's end of its GPU connection (issue 24): once the contexts are reset, the driver's
+"""The command's end of its GPU connection: once the contexts are reset, the driver's
 device files are released on the GPU-ending thread, beside the formatting, instead of by the
 kernel after the process's last instruction (gboost/engines/gpu/cuda.py, release_driver_files)."""
 from __future__ import annotations

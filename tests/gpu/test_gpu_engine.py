@@ -386,7 +386,7 @@ def test_kernel_source_ships_with_the_package():
         assert f"{name}(" in src
 
 
-# -- memory: planes streamed through a small budget, out-of-memory back-off (issue 8) ----------
+# -- memory: planes streamed through a small budget, out-of-memory back-off ----------
 
 @pytest.mark.gpu
 def test_small_memory_limit_streams_the_planes_and_backs_off_with_the_same_scan(counting):

@@ -1,4 +1,4 @@
-"""The thread that starts the GPU beside the input's reading (gboost/engines/early.py, issue 24): it
+"""The thread that starts the GPU beside the input's reading (gboost/engines/early.py): it
 imports CuPy, whose import holds the GIL, only once the CLI says its own thread has turned to
 compiled work that releases it (or after a timeout, so that it never waits forever); the driver's
 start through ctypes comes before and needs no signal. Checked in a fresh interpreter with the

@@ -1,4 +1,4 @@
-"""The binary tensor-core path (issue 4) beyond the shared equality tests of test_gpu_engine.py:
+"""The binary tensor-core path beyond the shared equality tests of test_gpu_engine.py:
 its plane layout kernel against NumPy, the choice of path, and studies with many k-steps.
 
 GPU tests carry the ``gpu`` marker and are skipped, with the reason, where CuPy sees no device

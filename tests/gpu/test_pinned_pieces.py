@@ -1,4 +1,4 @@
-"""Issue 21: streamed host planes page-locked in pieces on a thread (gboost/engines/gpu/pinning.py)
+"""streamed host planes page-locked in pieces on a thread (gboost/engines/gpu/pinning.py)
 instead of one cudaHostRegister in the engine's prepare.
 
 On the CPU: the piece plan, the cutting of a block's copies at piece edges, the watermark, the

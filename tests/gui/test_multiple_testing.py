@@ -1,4 +1,4 @@
-"""Issue 9 in the GUI: pairs in LD tinted or hidden, P / Q / Bonferroni filters, and the QQ plot
+"""In the GUI: pairs in LD tinted or hidden, P / Q / Bonferroni filters, and the QQ plot
 of the interaction test from the scan's calibration sample."""
 import json
 

@@ -1,4 +1,4 @@
-"""Issue 19 in the app: the Open dialog offers .pgen, VCF/BCF and BGEN, and a study opened from
+"""In the app: the Open dialog offers .pgen, VCF/BCF and BGEN, and a study opened from
 each is the study of the .bed it was converted from (the readers' own tests compare scans)."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The window on a quantitative-trait study (issue 22): it loads, scans with PLINK's linear test,
+"""The window on a quantitative-trait study: it loads, scans with PLINK's linear test,
 shows the reported pairs and plots like a case-control scan, and exports the CLI's QT files."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 8 in the GUI: a scan keeps a checkpoint; Cancel (or a crash) leaves it, the next Run of
+"""In the GUI: a scan keeps a checkpoint; Cancel (or a crash) leaves it, the next Run of
 the same study and thresholds offers to resume, and the resumed scan gives the results of an
 uninterrupted one while computing only the tiles that were missing."""
 import pytest

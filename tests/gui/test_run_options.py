@@ -61,7 +61,7 @@ def test_every_cli_scan_option_has_a_control(window):
     --quiet and the input choice belong to the command line (the window has its own Open/Export)."""
     scan_parser = build_parser()._subparsers._group_actions[0].choices["scan"]
     flags = {s for a in scan_parser._actions for s in a.option_strings if s.startswith("--")}
-    # --genotypic: the 4-df F-test of a quantitative trait's pairs, command line only so far (issue 22);
+    # --genotypic: the 4-df F-test of a quantitative trait's pairs, command line only so far;
     # --allow-extra-chr (contig names accepted): command line only so far, the panel has no control for it
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
                 "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample", "--allow-extra-chr"}

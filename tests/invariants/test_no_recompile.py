@@ -1,7 +1,7 @@
 """A second `gboost` process compiles nothing: every numba function on the command's paths loads
 from the cache the first process left (gboost/numba_cache.py). A function numba cannot cache (a
 closure, a dynamic global, an njit made on the fly) would compile in every process: ~20 s of a
-first run, seconds of every run (issue 24)."""
+first run, seconds of every run."""
 from __future__ import annotations
 
 import json
@@ -100,7 +100,7 @@ def test_a_scan_that_leaves_snps_out_loads_the_encoder_a_whole_scan_compiled(stu
 
 
 def test_a_second_qt_scan_loads_every_function_from_the_cache(tmp_path):
-    """The quantitative-trait scan (issue 22): engine, writers, F-test and covariate paths."""
+    """The quantitative-trait scan: engine, writers, F-test and covariate paths."""
     from gboost.simulate import simulate_qt_study
 
     prefix = str(tmp_path / "q")

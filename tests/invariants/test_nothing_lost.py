@@ -1,4 +1,4 @@
-"""Nothing a user owns is ever lost (issue 16): every case hashes every byte of the user's files
+"""Nothing a user owns is ever lost: every case hashes every byte of the user's files
 before and after, so a test fails if one byte of an unrelated file went missing."""
 from __future__ import annotations
 

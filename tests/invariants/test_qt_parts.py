@@ -1,4 +1,4 @@
-"""``gboost scan --part k/n``, ``gboost merge`` and ``--resume`` on a quantitative trait (issue 22):
+"""``gboost scan --part k/n``, ``gboost merge`` and ``--resume`` on a quantitative trait:
 the merged or resumed files are one run's byte for byte, whichever engine ran and however many
 parts or devices; parts of another scan, of other data, given twice or missing, and a resume with
 other settings are refused in one line."""

@@ -1,4 +1,4 @@
-"""Issue 19: a study read from .pgen, VCF/BCF or BGEN scans to outputs identical, byte for byte,
+"""a study read from .pgen, VCF/BCF or BGEN scans to outputs identical, byte for byte,
 to the scan of the PLINK 1 .bed it was converted from by plink2.
 
 VCF and BGEN carry no sex (a BGEN's .sample may), and PLINK 2 keeps every sample's phenotype,

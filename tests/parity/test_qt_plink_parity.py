@@ -1,4 +1,4 @@
-"""Parity with PLINK 1.9 ``--epistasis`` on quantitative traits (issue 22), through the real CLI.
+"""Parity with PLINK 1.9 ``--epistasis`` on quantitative traits, through the real CLI.
 
 ``pairs.epi.qt`` and ``pairs.epi.qt.summary`` must equal PLINK's files byte for byte on simulated
 QT studies with 1 % missing calls, LD, alleles in both orders (PLINK's A1 is the minor allele:

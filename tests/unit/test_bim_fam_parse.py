@@ -1,4 +1,4 @@
-"""Issue 24: the vectorised .bim/.fam parse gives what the general tokenizer (io.pheno.read_table,
+"""the vectorised .bim/.fam parse gives what the general tokenizer (io.pheno.read_table,
 NumPy's casts) gives, value for value and message for message, on adversarial files."""
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ def _numpy_path(monkeypatch, fn, path):
 
 @pytest.mark.parametrize("seed", range(30))
 def test_the_compiled_parse_equals_the_numpy_passes(tmp_path, monkeypatch, seed):
-    """The compiled passes (gboost/io/plink_bed.py, issue 24) give the NumPy passes' table, value
+    """The compiled passes (gboost/io/plink_bed.py) give the NumPy passes' table, value
     for value and dtype for dtype; on files they cannot take (non-ASCII, a short line, a number
     outside the decimal fast paths) they decline, or hand that column to NumPy's cast."""
     rng = np.random.default_rng(100 + seed)

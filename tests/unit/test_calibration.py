@@ -47,7 +47,7 @@ def test_lambda_is_median_over_chi2_4_median(rng):
 def test_the_calibration_tables_leave_the_gil_to_the_threads_that_feed_the_gpu():
     """The calibration's tables are counted on the host-work thread beside a GPU screen, whose worker
     thread needs the GIL to queue each tile. Counted under the GIL (the 200,000 tables of a 200k-sample
-    study, ~6 s), they left the H100 idle 3.7 s between two tiles (issue 21). Here another thread
+    study, ~6 s), they left the H100 idle 3.7 s between two tiles. Here another thread
     counts tables while this one keeps ticking: no tick may wait for the whole count."""
     import threading
     import time

@@ -208,7 +208,7 @@ def test_the_samples_hash_the_same_bytes_as_the_first_ledgers(n):
 
 def test_the_genotype_hash_waits_for_the_encoder_before_hashing_anything(study, monkeypatch):
     """The fingerprint's Python work (the samples' text) holds the GIL, which the background encoder
-    needs between blocks: it starts only once the encoder is done (issue 21: beside it, the
+    needs between blocks: it starts only once the encoder is done (beside it, the
     encoder ran 6x slower at 2.32M samples)."""
     import dataclasses
     import threading

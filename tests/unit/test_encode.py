@@ -127,7 +127,7 @@ def test_bed_bytes_decode_as_plink_codes_say(rng, n):
 
 
 def test_bed_bytes_encode_picked_rows_into_a_given_array(rng):
-    """Issue 21: the loader encodes a .bed block's kept rows by index straight into the study's
+    """The loader encodes a .bed block's kept rows by index straight into the study's
     planes; the words are those of the rows copied out and encoded, padding bits included."""
     n = 131
     codes = rng.integers(0, 4, (9, n)).astype(np.uint8)
@@ -147,7 +147,7 @@ def test_bed_bytes_encode_picked_rows_into_a_given_array(rng):
 @pytest.mark.parametrize("n", [1, 2, 5, 63, 64, 65, 127, 128, 129, 200, 257, 700])
 @pytest.mark.parametrize("pattern", ["interleaved", "sorted", "one class first", "some left out"])
 def test_compressed_bed_words_equal_the_sample_by_sample_gather(rng, n, pattern):
-    """Issue 24: columns in file order within each class (the loader's order) go through the
+    """Columns in file order within each class (the loader's order) go through the
     compress kernel; its planes, padding bits included, and its per-class counts equal those of
     the decoded calls, whatever the classes' pattern and wherever a word or byte ends."""
     from gboost.encode import bed_encode, bed_plan, monomorphic

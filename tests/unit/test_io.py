@@ -514,7 +514,7 @@ def test_writer_rejects_genotype_codes_outside_the_format(tmp_path):
 @pytest.mark.parametrize("readers", [1, 3])
 @pytest.mark.parametrize("block_bytes", [1, 7, 1 << 20])
 def test_iter_bed_rows_reads_the_bed_rows_in_reused_blocks(tmp_path, monkeypatch, block_bytes, readers):
-    """Issue 21: the .bed is read block by block into two reused buffers (prefetched, each block by
+    """The .bed is read block by block into two reused buffers (prefetched, each block by
     several threads at once), not mapped; with a keep mask only kept rows are read and blocks
     without one are skipped."""
     from gboost.io import plink_bed

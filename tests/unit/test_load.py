@@ -70,7 +70,7 @@ def test_hwe_exact_p_is_symmetric_in_the_homozygotes_and_tiny_far_in_the_tail():
 
 
 def _hwe_walked_to_underflow(het, hom1, hom2):
-    """hwe_exact_p as it was before issue 24: every walk runs until the ratio underflows."""
+    """hwe_exact_p as it was before its walks were cut short: every walk runs until the ratio underflows."""
     from gboost.stats.hwe import SMALL_EPSILON, _ratio
 
     def walk(mode, rare, n, step, het):
@@ -114,7 +114,7 @@ def _hwe_walked_to_underflow(het, hom1, hom2):
 
 
 def test_hwe_walks_stopped_where_the_sums_are_final_give_the_same_bits(rng):
-    """Issue 24: the walks stop once a term is below 2^-55 of its sum (it and every later one
+    """The walks stop once a term is below 2^-55 of its sum (it and every later one
     round away); the p values are those of walking on to underflow, bit for bit, over sample
     sizes from 1 to 20,000, common and rare alleles, HWE and far from it."""
     cases = [(0, 0, 0), (1, 0, 0), (0, 7, 0), (0, 5, 5), (2, 1000, 0), (0, 1000, 1), (300, 0, 0)]
@@ -395,7 +395,7 @@ def test_whole_scan_of_the_qc_fileset_equals_plinks_files(qc_fileset, case):
 
 
 def test_a_study_whose_planes_exceed_memory_is_refused_before_reading(tmp_path, monkeypatch, capsys):
-    """Issue 21: say so up front in one line naming the .bed, with what would fit (a --chr that
+    """Say so up front in one line naming the .bed, with what would fit (a --chr that
     does), instead of swapping or being killed; nothing is written. The --chr it names then runs
     under the same memory."""
     import re

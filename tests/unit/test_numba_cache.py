@@ -52,7 +52,7 @@ print(numba.np.arraymath._HAVE_BLAS, numba.np.linalg.ensure_blas.__name__, "scip
 @pytest.mark.slow
 def test_numbas_first_call_imports_no_scipy_linalg():
     """numba's probe for BLAS imports all of scipy.linalg at the first compiled call (0.2-0.4 s of
-    every command on the VM, issue 24); the command's import hook (gboost.runtime.adjust_numba) leaves it out, and np.dot in compiled
+    every command on the VM); the command's import hook (gboost.runtime.adjust_numba) leaves it out, and np.dot in compiled
     code still gets BLAS (the real check runs when such a function compiles)."""
     import importlib.util
     import os

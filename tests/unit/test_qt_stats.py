@@ -1,4 +1,4 @@
-"""The quantitative-trait statistics and engine (issue 22) against direct least squares.
+"""The quantitative-trait statistics and engine against direct least squares.
 
 Sufficient statistics (3x3 counts, trait sums, sum y^2) and the engine's PLINK-order moments must
 give the fit numpy's lstsq gives from the raw samples; the engine's tables must equal brute-force
