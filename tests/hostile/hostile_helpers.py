@@ -57,3 +57,18 @@ def cpu_scan(study: str, out, *extra: str) -> int:
     from gboost.cli import main
 
     return main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", *extra])
+
+
+def bfile(prefix: str) -> list[str]:
+    """The three files of a PLINK fileset."""
+    return [prefix + ext for ext in (".bed", ".bim", ".fam")]
+
+
+def write_study(folder: Path, name="s", p=24, seed=48, **kw) -> str:
+    """A p-SNP, 40+40-sample study with 1 % missing calls written in ``folder``; its prefix."""
+    from gboost.simulate import simulate_study
+
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = str(folder / name)
+    simulate_study(p, 40, 40, seed=seed, chromosomes=2, missing_rate=0.01, **kw).write(prefix)
+    return prefix

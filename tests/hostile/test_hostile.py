@@ -13,35 +13,9 @@ import pytest
 from gboost.cli import main
 from gboost.simulate import simulate_study
 from tests.helpers import NO_PLINK, PLINK, assert_parity
-from tests.hostile.hostile_helpers import neighbours_digest, tree_digest
+from tests.hostile.hostile_helpers import bfile as _bfile, neighbours_digest, tree_digest, write_study as _write_study
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def guard():
-    """``guard(out, *inputs)``: every byte of ``inputs`` and beside ``out``, checked at the end."""
-    watched = []
-
-    def watch(out, *inputs):
-        Path(out).parent.mkdir(parents=True, exist_ok=True)  # (OUT/ itself is the command's to make)
-        watched.append((out, inputs, neighbours_digest(out), tree_digest(*inputs)))
-
-    yield watch
-    for out, inputs, beside, before in watched:
-        assert neighbours_digest(out) == beside, "a file beside OUT/ changed"
-        assert tree_digest(*inputs) == before, "an input changed"
-
-
-def _bfile(prefix):
-    return [prefix + ext for ext in (".bed", ".bim", ".fam")]
-
-
-def _write_study(folder: Path, name="s", p=24, seed=48, **kw) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
-    prefix = str(folder / name)
-    simulate_study(p, 40, 40, seed=seed, chromosomes=2, missing_rate=0.01, **kw).write(prefix)
-    return prefix
 
 
 def _one_error_line(capsys) -> str:
