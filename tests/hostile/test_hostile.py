@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from gboost.cli import main
-from gboost.simulate import simulate_study
 from tests.helpers import NO_PLINK, PLINK, assert_parity
-from tests.hostile.hostile_helpers import bfile as _bfile, neighbours_digest, tree_digest, write_study as _write_study
+from tests.hostile.hostile_helpers import bfile as _bfile, tree_digest, write_study as _write_study
 
 ROOT = Path(__file__).resolve().parents[2]
 
