@@ -22,7 +22,7 @@ of JSON per row as it ends (``#``-prefixed), then one table, a row per size and 
 * engine s: `run_scan` in this process on the study already loaded (the engine alone), and its
   pair·samples/s;
 * covered: run.json's command_s stages summed, over the wall measured here (goal: within 2 %);
-* then the second run's stages (command_s, gboost/stages.py) and each output file's seconds.
+* then the second run's stages (command_s, gboost/pipeline/stages.py) and each output file's seconds.
 
 ``--repo DIR`` times another checkout's gboost (e.g. an older commit unpacked with git archive),
 for before/after figures on the same machine. The filesets stay in ``--dir`` for the next run.
@@ -73,9 +73,9 @@ def command(prefix: str, out: Path, device: str, epi1: float, repo: Path) -> tup
 
 def engine_only(prefix: str, device: str, epi1: float, repeat: int = 1) -> float:
     from gboost.engines import make_engine
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, run_scan
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, run_scan
 
     study = load_study(open_bfile(prefix))
     params = ScanParams(epi1=epi1, device=device)

@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from gboost.simulate import simulate_study  # noqa: E402
+from gboost.data.simulate import simulate_study  # noqa: E402
 
 
 

@@ -47,13 +47,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gboost.encode import ClassLayout  # noqa: E402
+from gboost.data.encode import ClassLayout  # noqa: E402
 from gboost.engines.base import Thresholds  # noqa: E402
 from gboost.engines.cpu import CpuEngine  # noqa: E402
 from gboost.engines.gpu import GpuEngine, KernelConfig, MmaConfig  # noqa: E402
-from gboost.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
-from gboost.tiles import plan_tiles  # noqa: E402
-from gboost.study import QCReport, SampleTable, Study, VariantTable  # noqa: E402
+from gboost.pipeline.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
+from gboost.pipeline.tiles import plan_tiles  # noqa: E402
+from gboost.data.study import QCReport, SampleTable, Study, VariantTable  # noqa: E402
 from gpu_variants import BenchMmaConfig, mma_ceiling_kernel, popc_ceiling_kernel  # noqa: E402
 
 

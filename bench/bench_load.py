@@ -47,11 +47,11 @@ sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
-from gboost.encode import ClassLayout, encode_block, genotype_counts, plane_counts  # noqa: E402
-from gboost.inputs import open_input  # noqa: E402
-from gboost.load import load_study  # noqa: E402
-from gboost.simulate import simulate_study  # noqa: E402
-from gboost.study import QCOptions  # noqa: E402
+from gboost.data.encode import ClassLayout, encode_block, genotype_counts, plane_counts  # noqa: E402
+from gboost.data.inputs import open_input  # noqa: E402
+from gboost.data.load import load_study  # noqa: E402
+from gboost.data.simulate import simulate_study  # noqa: E402
+from gboost.data.study import QCOptions  # noqa: E402
 
 
 def best_of(fn, repeats: int) -> float:
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
         p, n = study.n_snps, study.n_samples
 
         # The counting step alone, both ways, on the study's own genotypes (blocks of 4,096 SNPs).
-        from gboost.encode import decode_planes
+        from gboost.data.encode import decode_planes
 
         geno, is_case = decode_planes(study.planes, study.layout)
         layout = ClassLayout.from_status(is_case)
@@ -143,9 +143,9 @@ def main(argv=None) -> int:
 FRESH = """
 import sys, time
 t0 = time.perf_counter()
-from gboost.inputs import open_input
-from gboost.load import load_study
-from gboost.study import QCOptions
+from gboost.data.inputs import open_input
+from gboost.data.load import load_study
+from gboost.data.study import QCOptions
 t1 = time.perf_counter()
 src = open_input(bfile=sys.argv[1])
 t2 = time.perf_counter()
@@ -174,7 +174,7 @@ def bench_rates(args) -> int:
     import numba
 
     sys.path.insert(0, os.path.join(ROOT, "bench"))
-    from gboost.encode import bed_encode, bed_plan
+    from gboost.data.encode import bed_encode, bed_plan
 
     with tempfile.TemporaryDirectory() as tmp:
         prefix = args.bfile

@@ -70,8 +70,8 @@ def main() -> int:
 
     from gboost.engines.distributed import DaskEngine
     from gboost.engines.gpu import GpuEngine
-    from gboost.io.results import format_epi_cc, format_summary
-    from gboost.scan import ScanParams, run_scan
+    from gboost.outputs.results import format_epi_cc, format_summary
+    from gboost.pipeline.scan import ScanParams, run_scan
 
     g = cp.cuda.runtime.getDeviceCount()
     params = ScanParams(calibration_pairs=0)

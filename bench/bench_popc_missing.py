@@ -31,8 +31,8 @@ from gpu_variants import BenchKernelConfig  # noqa: E402
 
 from gboost.engines.gpu import GpuEngine, KernelConfig  # noqa: E402
 from gboost.engines.gpu import missing_lists as ml  # noqa: E402
-from gboost.scan import ScanParams, scan_thresholds  # noqa: E402
-from gboost.tiles import plan_tiles  # noqa: E402
+from gboost.pipeline.scan import ScanParams, scan_thresholds  # noqa: E402
+from gboost.pipeline.tiles import plan_tiles  # noqa: E402
 
 
 def screen(study, variant: str, params: ScanParams) -> dict:

@@ -44,7 +44,7 @@ sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
-from gboost.simulate import simulate_qt_study  # noqa: E402
+from gboost.data.simulate import simulate_qt_study  # noqa: E402
 
 
 def timed(cmd: list[str]) -> tuple[float, float]:
@@ -201,8 +201,8 @@ def prepare_rows(args) -> int:
 def prepare_one(prefix: str) -> int:
     from gboost.engines import qt_gpu
     from gboost.engines.qt_cpu import qt_planes
-    from gboost.inputs import open_input
-    from gboost.load import load_study
+    from gboost.data.inputs import open_input
+    from gboost.data.load import load_study
 
     study = load_study(open_input(bfile=prefix))
     p, n = study.n_snps, study.n_samples

@@ -1,5 +1,5 @@
 """What the command does before its first tile, and when: one fresh process per
-variant, timestamps from the process's start (gboost.stages.process_age) for each step of the
+variant, timestamps from the process's start (gboost.pipeline.stages.process_age) for each step of the
 CLI's way to the screen — numba's import and what its first load needs (start_target), CuPy's import, the CUDA context
 and the kernels' module on the thread the CLI starts them on, the .fam/.bim parse, the .bed's
 counting pass — so the critical path can be read off rather than guessed (the start that
@@ -25,7 +25,7 @@ import time
 
 CHILD = r"""
 import json, sys, threading, time
-from gboost.stages import process_age
+from gboost.pipeline.stages import process_age
 T0 = time.perf_counter() - process_age()
 marks = []
 def mark(what, t=None):
@@ -53,16 +53,16 @@ if variant == "gpu-only":
 import numpy; mark("numpy imported")
 import numba; mark("numba imported")
 if variant == "numpy-bim":  # the .bim/.fam through the NumPy passes (the compiled parse's fallback)
-    import gboost.io.plink_bed as pb
+    import gboost.readers.plink_bed as pb
     pb._read_columns_compiled = lambda *a: None
 else:
-    from gboost.numba_cache import start_target  # as the CLI: what numba's first load needs
+    from gboost.runtime.numba_cache import start_target  # as the CLI: what numba's first load needs
     start_target(); mark("numba ready to load (start_target)")
 if variant != "cupy-late":
     go.set()
-from gboost.inputs import open_input
-from gboost.load import load_study
-from gboost.study import QCOptions
+from gboost.data.inputs import open_input
+from gboost.data.load import load_study
+from gboost.data.study import QCOptions
 mark("gboost load modules imported")
 src = open_input(bfile=prefix, ped=None, map_file=None, boost_matrix=None, pheno=None, allow_no_sex=False,
                  pfile=None, vcf=None, bgen=None, sample=None, hard_call_threshold=None,

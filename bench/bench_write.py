@@ -8,7 +8,7 @@ shows it inside the command; no SPEC section 7 row of its own). CPU only.
 
 A synthetic ScanResult shaped like the device's 500k x 5k run (bench/make_bed.py's IDs ``snpK`` on
 one chromosome, 5,000 samples, ~680k screened pairs of which most are reported, STAT and KSA above
-the screen threshold, all four DFs) goes through gboost/io/results.py as `gboost scan` calls it.
+the screen threshold, all four DFs) goes through gboost/outputs/results.py as `gboost scan` calls it.
 Printed, one line per thread count (the best of ``--repeat``; nothing is written but a temporary folder):
 
 * format s per file (seconds of formatting work, summed over its pieces) and MB;
@@ -17,7 +17,7 @@ Printed, one line per thread count (the best of ``--repeat``; nothing is written
 * CPU s: the process's CPU seconds during the formatting (all threads), and MB/CPU-s: the four
   files' bytes over them (the per-core rate; steadier than walls on a machine shared with others).
 
-Then the checkpoint ledger (gboost/checkpoint.py) on the same study: the caller's seconds in
+Then the checkpoint ledger (gboost/pipeline/checkpoint.py) on the same study: the caller's seconds in
 Ledger (construction, start, record of every tile, flush, close: run.json's ``checkpoint``) and the
 writer thread's, for ``--tiles`` tiles carrying the screened pairs.
 """
@@ -40,12 +40,12 @@ sys.path.insert(0, str(ROOT))
 def synthetic_result(p: int, m: int, n: int = 5000, seed: int = 24, words: int = 80):
     """A ScanResult of ``p`` SNPs and ``m`` screened pairs with the shapes and value ranges of a
     real 500k x 5k run (no scan is run: the statistics are random but of the right kind)."""
-    from gboost.encode import ClassLayout
-    from gboost.scan import Pairs, ScanParams, ScanResult
+    from gboost.data.encode import ClassLayout
+    from gboost.pipeline.scan import Pairs, ScanParams, ScanResult
     from gboost.stats.marginal import marginal_tests
     from gboost.stats.pvalues import chi2_sf
-    from gboost.study import QCReport, SampleTable, Study, VariantTable, plink_snp_width
-    from gboost.tiles import Summary
+    from gboost.data.study import QCReport, SampleTable, Study, VariantTable, plink_snp_width
+    from gboost.pipeline.tiles import Summary
 
     rng = np.random.default_rng(seed)
     variants = VariantTable(np.full(p, "1", dtype=object), np.array([f"snp{k}" for k in range(p)], dtype=object),
@@ -57,7 +57,7 @@ def synthetic_result(p: int, m: int, n: int = 5000, seed: int = 24, words: int =
     g = np.stack([(1 - maf) ** 2, 2 * maf * (1 - maf), maf ** 2], 1)
     counts = np.stack([rng.multinomial(size, g) for size in (n // 2, n - n // 2)], axis=2).astype(np.int64)
     study = Study(variants, samples, ClassLayout(n // 2, n - n // 2), np.zeros((p, 3, words), np.uint64), counts,
-                  QCReport(), snp_col_width=plink_snp_width(variants.snp))  # (as gboost/load.py sets it)
+                  QCReport(), snp_col_width=plink_snp_width(variants.snp))  # (as gboost/data/load.py sets it)
     i = np.sort(rng.integers(0, p - 1, m))
     j = np.minimum(i + 1 + rng.integers(0, p, m) % np.maximum(1, p - 1 - i), p - 1)
     ksa = 30.0 + rng.exponential(4.0, m)
@@ -90,7 +90,7 @@ def outputs(result, threads: int) -> tuple[dict, float, dict, float]:
     """The four files' bytes by render_lazily, its wall seconds, each file's format seconds, and
     the CPU seconds of the process meanwhile (all threads: less disturbed by other processes on a
     shared machine than the wall)."""
-    from gboost.io.results import render_lazily
+    from gboost.outputs.results import render_lazily
 
     result.timings.clear()
     _forget_reported(result)
@@ -102,7 +102,7 @@ def outputs(result, threads: int) -> tuple[dict, float, dict, float]:
 
 
 def write_wall(result, threads: int, folder: Path) -> float:
-    from gboost.io.results import write_outputs
+    from gboost.outputs.results import write_outputs
 
     shutil.rmtree(folder, ignore_errors=True)
     _forget_reported(result)
@@ -119,8 +119,8 @@ def ledger_seconds(result, tiles: int, folder: Path, pace: float = 0.0) -> tuple
     survivors (each tile a run of them, with summary partials of its rows and columns), one tile
     every ``pace`` seconds (the device's screen: 4.6 s for 496 tiles), the wall of it all, and the
     caller's seconds split: opening (construction, start, replay), recording, flushing."""
-    from gboost.checkpoint import Ledger
-    from gboost.tiles import SummaryPartial, Tile, TileResult
+    from gboost.pipeline.checkpoint import Ledger
+    from gboost.pipeline.tiles import SummaryPartial, Tile, TileResult
 
     s, pr = result.study, result.screened
     p, m = s.n_snps, len(pr)

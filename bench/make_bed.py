@@ -8,7 +8,7 @@ whole matrix); plink1.9's --simulate takes minutes at biobank size. This writer 
 numba loops write each block of SNPs straight into .bed bytes while a thread writes the previous
 block to disk, so memory is two blocks (``--block`` SNPs x ceil(n/4) bytes each), never the matrix.
 
-The model, gboost/simulate.py's at its core, drawn from a counter-based hash of (seed, SNP,
+The model, gboost/data/simulate.py's at its core, drawn from a counter-based hash of (seed, SNP,
 sample) so that a block's bytes do not depend on the thread count or the block size:
 
 * MAF of each SNP uniform in [``--maf-min``, 0.5] (default 0.05; 0.005 gives rare alleles, a few

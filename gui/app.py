@@ -72,8 +72,8 @@ def write_screenshots(win, out_dir: str) -> list[str]:
 
 
 def main(argv=None) -> int:
-    if argv is None:  # the process is the gboost-gui command: its start-up (gboost/runtime.py)
-        from gboost.runtime import prepare_process
+    if argv is None:  # the process is the gboost-gui command: its start-up (gboost/runtime/process.py)
+        from gboost.runtime.process import prepare_process
 
         # Ctrl-C in the terminal ends the window's process with one line and exit 130 (Qt's event
         # loop would not let a KeyboardInterrupt through), its streams and numba as the command's.

@@ -4,7 +4,7 @@ The CLI checkpoints into its output directory; the GUI has none until the user e
 scan gets a folder under the application's data location (``checkpoints/<key>``; the settings
 key ``scan/checkpoint_dir`` moves the root), keyed by what decides the scan's result: the study's
 files (path, size, modification time), the QC options and ``--epi1``/``--epi2``. The folder holds
-the core's :class:`gboost.checkpoint.Ledger` files and ``gui.json`` (what the scan was, for
+the core's :class:`gboost.pipeline.checkpoint.Ledger` files and ``gui.json`` (what the scan was, for
 people looking at the folder). A finished scan deletes its folder; Cancel, a crash or a power
 cut leave it, and the next Run of the same study and thresholds offers to resume.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
-from gboost.checkpoint import MANIFEST, tiles_recorded
+from gboost.pipeline.checkpoint import MANIFEST, tiles_recorded
 from gui import settings
 from gui.loading import canonical, input_files
 

@@ -1,6 +1,6 @@
 """Exports: the CLI's result files byte for byte, the table as shown, and plots.
 
-Result files are rendered by the core (:mod:`gboost.io.results`) so they are the same bytes as
+Result files are rendered by the core (:mod:`gboost.outputs.results`) so they are the same bytes as
 ``gboost scan`` writes; this module only chooses which text goes to which path and writes it
 atomically (a temporary file in the same folder, then a rename), as the core does.
 """
@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from gboost.io import results as res
+from gboost.outputs import results as res
 from gui.models import COLUMNS, format_rows
 
 # kind: (menu text, default file name, file-dialog filter)
@@ -31,7 +31,7 @@ def render(result, kind: str) -> str:
     .epi.qt and .epi.qt.summary for the .epi.cc pair)."""
     qt = getattr(result, "qt", None)
     if qt is not None:
-        from gboost.io import qt_results as qres
+        from gboost.outputs import qt_results as qres
 
         texts = qres.render_qt_outputs(qt)
         name = {"pairs_tsv": "pairs.tsv", "pairs_csv": "pairs.tsv", "epi_cc": "pairs.epi.qt",
@@ -97,7 +97,7 @@ def export_all(result, out_dir: str | os.PathLike, overwrite: bool = False) -> P
     for a quantitative trait)."""
     qt = getattr(result, "qt", None)
     if qt is not None:
-        from gboost.io.qt_results import write_qt_outputs
+        from gboost.outputs.qt_results import write_qt_outputs
 
         return write_qt_outputs(qt, out_dir, overwrite=overwrite)
     return res.write_outputs(result, out_dir, overwrite=overwrite)

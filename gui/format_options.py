@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QWidget
 
-from gboost.io.sample_ids import IdMode
+from gboost.readers.sample_ids import IdMode
 
 IDS_TIP = ("How a VCF's or BGEN's sample IDs become FID and IID, as PLINK 2 imports them: by default FID 0 "
            "and the whole ID as IID; --double-id: FID = IID = the ID; --const-fid ID: FID = ID; --id-delim D: "

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 from gboost.errors import InputError
-from gboost.study import QCOptions, Study
+from gboost.data.study import QCOptions, Study
 
 PLINK_BINARY = (".bed", ".bim", ".fam")
 PLINK_TEXT = (".ped", ".map")
@@ -94,10 +94,10 @@ def open_study(path: str | os.PathLike, qc: QCOptions, *, pheno: str | None = No
                log: Callable[[str], None] = lambda m: None, **reading) -> Study:
     """Open the fileset at ``path`` and load it with ``qc``; raises InputError on bad input.
     ``reading``: open_input's options for other formats (``ids``, ``hard_call_threshold``)."""
-    from gboost.inputs import open_input
+    from gboost.data.inputs import open_input
 
     source = open_input(pheno=pheno, allow_no_sex=allow_no_sex, **reading, **input_kwargs(path))
-    from gboost.load import load_study
+    from gboost.data.load import load_study
 
     return load_study(source, qc, log=log)
 

@@ -37,7 +37,7 @@ from gui.worker import Task, compile_server, start_task, wait_threads
 
 class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
     studyLoaded = Signal(object)
-    scanProgress = Signal(object)  # gboost.progress.Progress, in the GUI thread
+    scanProgress = Signal(object)  # gboost.pipeline.progress.Progress, in the GUI thread
     scanFinished = Signal(object)
     scanCancelled = Signal()
     taskFailed = Signal(str, str)

@@ -1,6 +1,6 @@
 """The pair table's Qt models: millions of rows, no per-row Python objects.
 
-``PairsTableModel`` shows a :class:`gboost.scan.Pairs` (the scan's reported pairs, as in
+``PairsTableModel`` shows a :class:`gboost.pipeline.scan.Pairs` (the scan's reported pairs, as in
 ``pairs.tsv``) through a NumPy vector of row numbers, ``view``; sorting and filtering rebuild that
 vector with NumPy (argsort, boolean masks) in milliseconds at 1e6 rows. ``PairsProxyModel`` is
 the ``QSortFilterProxyModel`` the view talks to; its ``sort`` and filters are forwarded to the
@@ -17,8 +17,8 @@ from PySide6.QtGui import QBrush, QColor
 
 from types import SimpleNamespace
 
-from gboost.io import results
-from gboost.io.results import format_pairs_tsv
+from gboost.outputs import results
+from gboost.outputs.results import format_pairs_tsv
 from gui.plots.genome import genome_layout
 
 # The columns of pairs.tsv, as the core writes them.
@@ -95,7 +95,7 @@ def format_rows(variants, pairs, rows: np.ndarray) -> str:
 
 
 class PairsTableModel(QAbstractTableModel):
-    """A :class:`gboost.scan.Pairs` table over the study's variants, shown in ``view`` order."""
+    """A :class:`gboost.pipeline.scan.Pairs` table over the study's variants, shown in ``view`` order."""
 
     def __init__(self, parent=None):
         super().__init__(parent)

@@ -1,17 +1,17 @@
 """Every setting of one scan, in one object: what the Run panel reads and the scan job consumes.
 
-The fields mirror ``gboost scan``'s arguments (gboost/cli.py), grouped by the stage that uses them:
-opening the input (``allow_no_sex``, ``pheno``), QC (:class:`gboost.study.QCOptions`), the scan
-(:class:`gboost.scan.ScanParams`) and the covariate refit (``covar``, ``covar_name``). Keeping them
+The fields mirror ``gboost scan``'s arguments (gboost/cli/__init__.py), grouped by the stage that uses them:
+opening the input (``allow_no_sex``, ``pheno``), QC (:class:`gboost.data.study.QCOptions`), the scan
+(:class:`gboost.pipeline.scan.ScanParams`) and the covariate refit (``covar``, ``covar_name``). Keeping them
 together lets a shared pipeline take the whole object in one hand-over.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gboost.io.sample_ids import IdMode
-from gboost.scan import ScanParams
-from gboost.study import QCOptions
+from gboost.readers.sample_ids import IdMode
+from gboost.pipeline.scan import ScanParams
+from gboost.data.study import QCOptions
 
 
 @dataclass
@@ -30,7 +30,7 @@ class RunOptions:
         return (self.qc, self.allow_no_sex, self.pheno, self.ids, self.hard_call_threshold)
 
     def input_kwargs(self) -> dict:
-        """Keyword arguments of ``gboost.inputs.open_input`` beyond the fileset itself."""
+        """Keyword arguments of ``gboost.data.inputs.open_input`` beyond the fileset itself."""
         return {"pheno": self.pheno, "allow_no_sex": self.allow_no_sex, "ids": self.ids,
                 "hard_call_threshold": self.hard_call_threshold}
 

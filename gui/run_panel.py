@@ -14,9 +14,9 @@ from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QProgressBar, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from gboost.progress import format_duration
-from gboost.scan import ScanParams
-from gboost.study import QCOptions
+from gboost.pipeline.progress import format_duration
+from gboost.pipeline.scan import ScanParams
+from gboost.data.study import QCOptions
 from gui import settings
 from gui.run_options import RunOptions
 
@@ -417,7 +417,7 @@ class RunPanel(QWidget):
         self.rate_label.setText(text)
 
     def show_progress(self, ev) -> None:
-        """Draw a :class:`gboost.progress.Progress` event."""
+        """Draw a :class:`gboost.pipeline.progress.Progress` event."""
         self.progress.setValue(int(round(1000 * ev.fraction)))
         self.rate_label.setText(f"{ev.pairs_done:,} of {ev.pairs_total:,} pairs · {ev.pairs_per_s:,.3g} pairs/s · "
                                 f"elapsed {format_duration(ev.elapsed)} · ETA {format_duration(ev.eta)}")

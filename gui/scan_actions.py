@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox
 
-from gboost.checkpoint import Ledger
+from gboost.pipeline.checkpoint import Ledger
 from gboost.engines import make_engine
 from gboost.errors import InputError
-from gboost.scan import run_pipeline
+from gboost.pipeline.scan import run_pipeline
 from gui import checkpoints, pathway_data, settings
 from gui.loading import canonical, display_name, open_study
 from gui.worker import Task
@@ -99,7 +99,7 @@ class ScanMixin:
                         opts, None, None)
             covariates = None
             if opts.covar:
-                from gboost.covariates import read_covariates
+                from gboost.stats.covariates import read_covariates
 
                 covariates = read_covariates(opts.covar, s, opts.covar_name)
                 log(f"Covariates for the adjusted tests: {', '.join(covariates[1])}")
@@ -107,7 +107,7 @@ class ScanMixin:
             log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
                 f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
             ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
-            # The CLI's sequence (gboost.scan.run_pipeline), checkpoint and covariates included.
+            # The CLI's sequence (gboost.pipeline.scan.run_pipeline), checkpoint and covariates included.
             result = run_pipeline(s, params, engine=engine, checkpoint=ledger, progress=progress, cancel=cancel,
                                   covariates=covariates)
             checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
@@ -171,14 +171,14 @@ class ScanMixin:
 
 
 def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, path=None, qc=None, resume=False):
-    """The scan of a quantitative trait (gboost.qt_scan), shown through the case-control views;
+    """The scan of a quantitative trait (gboost.pipeline.qt_scan), shown through the case-control views;
     covariates refit the reported pairs (their columns are in the exported pairs.tsv). It
     checkpoints in ``ckpt`` as a case-control scan does (the same ledger, its tiles), so Cancel or
     a crash can be resumed."""
     import time
 
-    from gboost.qt_scan import QTParams, as_scan_result, run_qt_scan
-    from gboost.scan import Progress
+    from gboost.pipeline.qt_scan import QTParams, as_scan_result, run_qt_scan
+    from gboost.pipeline.scan import Progress
 
     from gboost.engines import make_engine
 
@@ -192,7 +192,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
 
     covariates = None
     if opts is not None and opts.covar:
-        from gboost.covariates import read_covariates
+        from gboost.stats.covariates import read_covariates
 
         covariates = read_covariates(opts.covar, study, opts.covar_name)
         log(f"Covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")

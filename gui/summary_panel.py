@@ -120,7 +120,7 @@ class SummaryPanel(QWidget):
         if calib is not None and np.isfinite(calib.lam):
             f["λ (interaction)"].setText(f"{calib.lam:.3f}  (random pairs)")
             f["λ (interaction)"].setToolTip(f"From the exact interaction test of {len(calib.p):,} pairs drawn at "
-                                            "random (gboost.calibration): median χ² / 3.357, the χ²₄ median")
+                                            "random (gboost.stats.calibration): median χ² / 3.357, the χ²₄ median")
         else:
             f["λ (interaction)"].setText("–")
         f["Scan time"].setText(f"{result.timings.get('total', float('nan')):.2f} s")

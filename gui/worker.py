@@ -7,7 +7,7 @@ takes text lines. Outcomes arrive as signals in the GUI thread: ``succeeded(valu
 ``cancelled()``, or ``failed(title, message, details)``; ``finished()`` follows each of them.
 No ``processEvents``: the GUI thread keeps running its own event loop.
 
-numba compiles on the GUI thread only (gboost/compile_guard.py, docs/DESIGN.md): a task's thread
+numba compiles on the GUI thread only (gboost/runtime/compile_guard.py, docs/DESIGN.md): a task's thread
 that needs a function compiled waits while the GUI thread compiles it, under a busy cursor.
 """
 from __future__ import annotations
@@ -90,8 +90,7 @@ class CompileServer(QObject):
 
     @Slot()
     def serve(self) -> int:
-        from gboost import compile_guard
-
+        from gboost.runtime import compile_guard
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             return compile_guard.serve()
@@ -107,11 +106,10 @@ _server: list[CompileServer] = []
 
 
 def compile_server() -> CompileServer:
-    """The GUI thread's compile server, created and installed (gboost.compile_guard) on first use;
+    """The GUI thread's compile server, created and installed (gboost.runtime.compile_guard) on first use;
     call on the GUI thread before any task starts."""
     if not _server:
-        from gboost import compile_guard
-
+        from gboost.runtime import compile_guard
         server = CompileServer()
         compile_guard.install(server.wake.emit, server._done)
         _server.append(server)
@@ -121,8 +119,7 @@ def compile_server() -> CompileServer:
 def wait_threads(threads, timeout_ms: int) -> bool:
     """Wait (GUI thread) until every QThread in ``threads`` has stopped, compiling meanwhile what
     their tasks wait for: a plain ``QThread.wait`` would deadlock on a task waiting for a compile."""
-    from gboost import compile_guard
-
+    from gboost.runtime import compile_guard
     deadline = time.monotonic() + timeout_ms / 1000
     for th in threads:
         while not th.wait(20):

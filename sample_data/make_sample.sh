@@ -12,9 +12,9 @@ import sys
 
 import numpy as np
 
-from gboost.cli_simulate import describe
+from gboost.cli.simulate import describe
 from gboost.pathways import bundled_annotation, map_snps_to_genes
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_study
 
 OUT = sys.argv[1]
 SEED = 2024

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from gboost.engines.base import Thresholds, TileResult
-from gboost.io.results import format_epi_cc, format_summary
-from gboost.simulate import PlantedPair, simulate_study, write_bfile
+from gboost.outputs.results import format_epi_cc, format_summary
+from gboost.data.simulate import PlantedPair, simulate_study, write_bfile
 from gboost.stats.pvalues import thresholds_by_df
-from gboost.study import QCOptions, study_from_genotypes
+from gboost.data.study import QCOptions, study_from_genotypes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -244,7 +244,7 @@ def _first_diff(a: str, b: str) -> str:
 # --- a stand-in CuPy ----------------------------------------------------------------------------
 # For tests of what gboost reports about a GPU on machines without one (gboost doctor, setup.sh's
 # detection, gboost warm, the early GPU start): enough of cupy.cuda.runtime, nvrtc and Device for
-# gboost.engines.gpu_available, gboost.doctor and gboost.warm, nothing that builds or runs a kernel
+# gboost.engines.gpu_available, gboost.cli.doctor and gboost.cli.warm, nothing that builds or runs a kernel
 # (the GPU engine fails on it as on a GPU whose driver or NVRTC is broken).
 
 FAKE_CUPY_RUNTIME = '''

@@ -12,7 +12,7 @@ from gboost.engines.devices import (  # noqa: F401 - the names callers import fr
 def make_engine(device="auto", *, threads: int | None = None, tile: int | None = None,
                 gpus: list[int] | None = None, dask: str | None = None, test: str = "boost"):
     """The one place an engine is made. ``device``: 'cpu', 'gpu' or 'auto' (GPU when CuPy sees one,
-    else CPU), or a :class:`gboost.params.EngineOptions` holding every option; with ``dask`` (an
+    else CPU), or a :class:`gboost.pipeline.params.EngineOptions` holding every option; with ``dask`` (an
     address or 'local:N') tiles run on a Dask cluster, each worker using that device. ``test``:
     "boost" (case-control, an :class:`Engine`) or "linear" (a quantitative trait's engine,
     gboost/engines/qt_cpu.py or qt_gpu.py, one host only; a start failure under 'gpu' is then an
@@ -22,7 +22,7 @@ def make_engine(device="auto", *, threads: int | None = None, tile: int | None =
     or driver failure) gives way to the CPU engine; its ``describe()`` names the reason and a
     warning is logged. With 'gpu' such a failure is an error.
     """
-    if not isinstance(device, str):  # EngineOptions (gboost.params)
+    if not isinstance(device, str):  # EngineOptions (gboost.pipeline.params)
         opts = device
         device, threads, tile, dask = opts.device, opts.threads, opts.tile, opts.dask
         gpus = list(opts.gpus) if opts.gpus is not None else None

@@ -14,8 +14,8 @@ from typing import Iterator
 
 # The pieces of work and the thresholds, re-exported: the engines' interface is written in them.
 from gboost.stats.pvalues import Thresholds  # noqa: F401
-from gboost.study import Study
-from gboost.tiles import SummaryPartial, Tile, TileResult  # noqa: F401
+from gboost.data.study import Study
+from gboost.pipeline.tiles import SummaryPartial, Tile, TileResult  # noqa: F401
 
 
 class Engine(ABC):
@@ -24,9 +24,9 @@ class Engine(ABC):
     name: str = "abstract"
     # True when the screen runs no numba code on this process's threads (a GPU engine's host threads
     # only drive the device; Dask tiles run in worker processes), so the pipeline may run finalize's
-    # host work beside it (gboost/hostwork.py). Never beside an engine that uses the host's cores:
+    # host work beside it (gboost/pipeline/hostwork.py). Never beside an engine that uses the host's cores:
     # numba's default (workqueue) threading layer aborts when two threads run parallel kernels at
-    # once. None: not declared (the pipeline then goes by name; see gboost/scan.py).
+    # once. None: not declared (the pipeline then goes by name; see gboost/pipeline/scan.py).
     overlaps_host_work: bool | None = None
 
     @abstractmethod

@@ -13,11 +13,11 @@ import numba as nb
 import numpy as np
 
 from gboost.engines.base import Engine, SummaryPartial, Thresholds, Tile, TileResult
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.fastksa import ksa_df_lookup, xlogx_table
 from gboost.stats.table import pair_table, popcount64
-from gboost.study import Study
-from gboost.tiles import better
+from gboost.data.study import Study
+from gboost.pipeline.tiles import better
 
 
 @cached_njit(inline="always")
@@ -130,7 +130,7 @@ def _column_summary(ksa, df, surv, thr2, i0, j0, cn_sig, cn_tot, cbest, cbest_p)
                 cbest_p[c] = i0 + r
 
 
-# nogil: the calibration (gboost/calibration.py) and the ledger's replay call this beside a GPU screen,
+# nogil: the calibration (gboost/stats/calibration.py) and the ledger's replay call this beside a GPU screen,
 # whose worker thread must take the GIL between tiles. Holding it, the calibration's 200,000 tables
 # of a biobank's samples (seconds of work) would leave the GPU idle between tiles for as long.
 @cached_njit(nogil=True)
@@ -169,7 +169,7 @@ class CpuEngine(Engine):
 
     def run_tile(self, tile: Tile) -> TileResult:
         s = self.study
-        s.wait_planes(tile.j1)  # a background encode (gboost/load.py): the tile's SNPs are all < j1
+        s.wait_planes(tile.j1)  # a background encode (gboost/data/load.py): the tile's SNPs are all < j1
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         ksa = np.empty((ni, nj))
         df = np.empty((ni, nj), np.int8)
@@ -187,7 +187,7 @@ class CpuEngine(Engine):
         return TileResult(tile, ii, jj, ksa[rr, cc], tables, int(rows.n_tot.sum()), rows, cols)
 
 
-# The same on every core, for the calibration's 200,000 pairs (gboost/calibration.py): on one core they
+# The same on every core, for the calibration's 200,000 pairs (gboost/stats/calibration.py): on one core they
 # can take longer than a fast GPU's whole screen, and the command would wait for them. Only from a thread
 # that may run numba-parallel kernels (the host-work thread, which runs the parallel exact tests too, or
 # the only thread): the ledger's replay keeps the serial loop.

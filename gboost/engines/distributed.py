@@ -36,10 +36,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from gboost.encode import ClassLayout
+from gboost.data.encode import ClassLayout
 from gboost.engines.base import Engine, Thresholds, Tile, TileResult
-from gboost.study import QCReport, SampleTable, Study, VariantTable
-from gboost.tiles import SummaryPartial
+from gboost.data.study import QCReport, SampleTable, Study, VariantTable
+from gboost.pipeline.tiles import SummaryPartial
 
 # Per worker process: for the scan (by key), each worker thread's engine and the super-block pair
 # it is prepared on.

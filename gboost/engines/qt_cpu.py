@@ -34,11 +34,11 @@ from numba import types
 from numba.extending import intrinsic
 
 from gboost.errors import interrupts_held
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
-from gboost.study import Study
-from gboost.tiles import Summary, SummaryPartial, Tile, TileResult
+from gboost.data.study import Study
+from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult
 
 _ZBUF_BYTES = 64 << 20  # STAT buffer of one row block
 
@@ -461,7 +461,7 @@ class QTScanCore:
     n_valid: int
     # The summary before PLINK's "0 and the first SNP" where no partner beats 0 (best -inf and
     # partner -1 there): what a --part keeps, so that `gboost merge` merges the parts' partners by
-    # tiles.better as one scan does (gboost/parts.py)
+    # tiles.better as one scan does (gboost/pipeline/parts.py)
     partial: Summary | None = None
 
 
@@ -482,8 +482,8 @@ def tile_pairs_per_snp(tile: Tile) -> tuple[np.ndarray, np.ndarray]:
 
 class QTTotals:
     """The tiles of a QT scan finished so far, as the checkpoint records them
-    (:class:`gboost.tiles.TileResult`, gboost/checkpoint.py): the per-SNP summary merged by
-    :func:`gboost.tiles.better` (PLINK's partner after a SNP, replaced by the one before it only
+    (:class:`gboost.pipeline.tiles.TileResult`, gboost/pipeline/checkpoint.py): the per-SNP summary merged by
+    :func:`gboost.pipeline.tiles.better` (PLINK's partner after a SNP, replaced by the one before it only
     when strictly greater, as a total order, so tiles merge in any order),
     the pairs each tile kept, its valid tests. A partial's ``n_tot`` counts the tile's pairs of the
     SNP less those it counted as failed (a GPU tile's undecided pairs count as not failed: the exact
@@ -531,7 +531,7 @@ def plink_best(summary: Summary) -> tuple[np.ndarray, np.ndarray]:
 
 
 def with_checkpoint(ledger, tiles: list, tile_edge: int, totals: QTTotals) -> None:
-    """Pin ``ledger`` (a :class:`gboost.checkpoint.Ledger`, or None) to the plan and take up the
+    """Pin ``ledger`` (a :class:`gboost.pipeline.checkpoint.Ledger`, or None) to the plan and take up the
     tiles an interrupted run recorded."""
     if ledger is None:
         return
@@ -578,7 +578,7 @@ class QTCPUEngine:
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
              rows: tuple[int, int] | None = None, checkpoint=None) -> tuple[QTScanCore, QTPlanes]:
         """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share).
-        ``checkpoint`` (gboost.checkpoint.Ledger): an interrupted run's finished tiles are taken
+        ``checkpoint`` (gboost.pipeline.checkpoint.Ledger): an interrupted run's finished tiles are taken
         from it, and each finished tile is recorded in it."""
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)

@@ -19,7 +19,7 @@ order, no FMA).
 Several GPUs (``gpus``) each hold the dosages and take row blocks of tiles from one shared queue on
 a host thread of their own; the files do not depend on how many or in which order tiles finish
 (docs/qt_epistasis.md §4). A scan can cover a share of the rows (``--part``) and be checkpointed
-and resumed (``--resume``: each finished tile recorded in gboost/checkpoint.py's ledger; §8 there).
+and resumed (``--resume``: each finished tile recorded in gboost/pipeline/checkpoint.py's ledger; §8 there).
 """
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ from gboost.engines.qt_cpu import (QTPlanes, QTScanCore, QTTotals, exact_stats, 
                                    qt_planes, tile_pairs_per_snp, with_checkpoint)
 from gboost.engines.qt_screen import TraitSumErrors, linear_screen, tile_moments
 from gboost.errors import interrupts_held
-from gboost.numba_cache import cached_njit
-from gboost.study import Study
-from gboost.tiles import Summary, SummaryPartial, Tile, TileResult
+from gboost.runtime.numba_cache import cached_njit
+from gboost.data.study import Study
+from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult
 
 DEFAULT_TILE = 2048
 
@@ -318,7 +318,7 @@ class QTGPUEngine:
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
              rows: tuple[int, int] | None = None, checkpoint=None) -> tuple[QTScanCore, QTPlanes]:
         """Every pair i < j with SNP1 ``i`` in ``rows`` (default all: a --part scans a share).
-        ``checkpoint`` (gboost.checkpoint.Ledger): the tiles finished by an interrupted run are
+        ``checkpoint`` (gboost.pipeline.checkpoint.Ledger): the tiles finished by an interrupted run are
         taken from it, and each finished tile is recorded in it."""
         nthreads = min(self.threads, nb.config.NUMBA_NUM_THREADS)
         nb.set_num_threads(nthreads)
@@ -382,7 +382,7 @@ class QTGPUEngine:
         """Every tile not yet in ``acc`` on the devices: one host thread per device takes row blocks
         of tiles from a shared queue; this (the caller's) thread adds each result to ``acc``, so
         that ``acc`` always holds whole tiles, each recorded in ``checkpoint`` (a
-        :class:`gboost.checkpoint.Ledger`) as it is added. ``cancel()`` is asked here before the
+        :class:`gboost.pipeline.checkpoint.Ledger`) as it is added. ``cancel()`` is asked here before the
         first tile and after each; on true, or on a device's error, the workers stop after their
         current tile, the checkpoint is flushed and the error is raised."""
         # The queue's items are row blocks (their tiles in order): a device then sees every tile of

@@ -25,7 +25,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from gboost.errors import InputError
-from gboost.io.results import plink_chrom
+from gboost.outputs.results import plink_chrom
 
 DEFAULT_WINDOW_KB = 10.0
 BUNDLED_BUILD = "GRCh38"

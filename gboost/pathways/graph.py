@@ -173,7 +173,7 @@ def primary_groups(pathways: Sequence[Sequence[str]], set_size: Mapping[str, int
 
 
 def graph_from_result(result, **sources) -> nx.Graph:
-    """The graph of a :class:`gboost.scan.ScanResult`'s reported pairs (``sources``: as
+    """The graph of a :class:`gboost.pipeline.scan.ScanResult`'s reported pairs (``sources``: as
     :func:`build_graph`)."""
     v, pr = result.study.variants, result.reported
     pairs = {"i": pr.i, "j": pr.j, "stat": pr.stat, "df": pr.df, "p": pr.p, "ksa": pr.ksa}
@@ -378,10 +378,10 @@ def write_graphml(graph: nx.Graph, path: str | os.PathLike) -> None:
 def write_graph_files(graph: nx.Graph, out_dir: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write ``graph.graphml``, ``nodes.tsv`` and ``edges.tsv`` into ``out_dir``, all or nothing.
 
-    Through :func:`gboost.io.results.atomic_directory`: an error never leaves half the files, nor
+    Through :func:`gboost.outputs.results.atomic_directory`: an error never leaves half the files, nor
     destroys a previous set before the new one is complete.
     """
-    from gboost.io.results import atomic_directory
+    from gboost.outputs.results import atomic_directory
 
     def fill(staging: Path) -> None:
         write_graphml(graph, staging / "graph.graphml")

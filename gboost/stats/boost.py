@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 
 IPF_TOL = 0.001  # PLINK's convergence rule: sum |delta mu| <= 0.001 after a full sweep
 # PLINK iterates until that rule holds, with no cap. Pairs in strong LD (near-diagonal tables with

@@ -4,13 +4,13 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.boost import plink_df
 from gboost.stats.plink_order import plink_exact
 from gboost.stats.pvalues import chi2_sf
 
 
-# nogil: the scan runs these in a background thread while the GPU screens (gboost.scan.HostWork).
+# nogil: the scan runs these in a background thread while the GPU screens (gboost.pipeline.scan.HostWork).
 @cached_njit(parallel=True, nogil=True)
 def _exact_batch(tables, rev_i, rev_j, stat, df, pval, conv):
     for m in nb.prange(tables.shape[0]):

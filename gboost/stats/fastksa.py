@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 
 
 def xlogx_table(n: int) -> np.ndarray:

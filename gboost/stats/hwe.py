@@ -1,11 +1,11 @@
 """Hardy-Weinberg exact test (--hwe's): Wigginton, Cutler & Abecasis, AJHG 2005, two-sided, not
-mid-p, with PLINK 1.9's tolerance on ties. gboost/load.py applies it to founder controls."""
+mid-p, with PLINK 1.9's tolerance on ties. gboost/data/load.py applies it to founder controls."""
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 
 SMALL_EPSILON = 2.0**-44  # PLINK's tolerance on every QC threshold (and on equally likely counts here)
 

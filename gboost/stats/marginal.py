@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.pvalues import chi2_sf
 
 
@@ -54,7 +54,7 @@ def marginal_tests(counts: np.ndarray, *, allelic: bool = False) -> tuple[np.nda
     return stat, _sf_many(np.ascontiguousarray(stat, np.float64), np.ascontiguousarray(df, np.int64)), nominal
 
 
-@cached_njit(nogil=True)  # runs beside the GPU screen (gboost.scan.HostWork)
+@cached_njit(nogil=True)  # runs beside the GPU screen (gboost.pipeline.scan.HostWork)
 def _sf_many(stat, df):
     out = np.empty(stat.shape[0])
     for k in range(stat.shape[0]):

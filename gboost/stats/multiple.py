@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 
 
 def r2_from_tables(tables: np.ndarray) -> np.ndarray:

@@ -2,12 +2,12 @@
 
 PLINK evaluates a pair's table as the first SNP's genotypes by the second's, cases first, each SNP's
 genotypes in the order A1/A1, het, A2/A2 with A1 the founders' minor allele (it swaps the .bim's
-alleles where A1 is the major one: gboost.load.founders_a1_major), and with its own order of
+alleles where A1 is the major one: gboost.data.load.founders_a1_major), and with its own order of
 operations (fepi_counts_to_boost_chisq of plink_ld.c, read to learn the order, not copied). The
 value is the same number in any orientation, but not the same double, and two places print or
 compare those last bits: a pair whose exact statistic is ~0 (a SNP and its duplicate: the fit is
 perfect and the statistic is rounding noise, which .epi.cc prints), and partners whose statistics
-tie as numbers (the summary's BEST_SNP, gboost/best_ties.py). So the exact test and the tie repair
+tie as numbers (the summary's BEST_SNP, gboost/pipeline/best_ties.py). So the exact test and the tie repair
 evaluate here; gboost.stats.boost keeps the orientation-free forms the engines' screen uses.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.boost import IPF_MAX_SWEEPS, IPF_TOL
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 
 
 @cached_njit()

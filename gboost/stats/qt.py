@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from gboost.numba_cache import cached_njit
+from gboost.runtime.numba_cache import cached_njit
 
 # PLINK 1.9's tolerances: EPSILON = 2^-30 on determinants, glm's default VIF limit 50.
 DET_EPSILON = 2.0**-30

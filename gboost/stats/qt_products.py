@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gboost.encode import decode_planes
-from gboost.study import Study
+from gboost.data.encode import decode_planes
+from gboost.data.study import Study
 
 
 def dosage_matrix(study: Study, snps: np.ndarray) -> np.ndarray:

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gboost.io.results import plink_chrom
-from gboost.study import VariantTable
+from gboost.outputs.results import plink_chrom
+from gboost.data.study import VariantTable
 
 
 def chrom_sort_key(code: str) -> tuple[int, int, str]:

@@ -1,6 +1,6 @@
 """QQ plots side by side: the single-locus test with its genomic inflation λ, and the
 interaction test itself, from the exact statistics of a random sample of pairs that the scan
-computes for calibration (:mod:`gboost.calibration`), with that sample's λ."""
+computes for calibration (:mod:`gboost.stats.calibration`), with that sample's λ."""
 from __future__ import annotations
 
 import numpy as np
@@ -106,7 +106,7 @@ class QQPlot(PlotPanel):
         self.reset_view()
 
     def set_calibration(self, calib) -> None:
-        """Draw the interaction test's QQ plot from a :class:`gboost.calibration.Calibration`."""
+        """Draw the interaction test's QQ plot from a :class:`gboost.stats.calibration.Calibration`."""
         self.ipoints.clear()
         self.idiagonal.setData([], [])
         self.ihover = None

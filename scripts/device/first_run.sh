@@ -4,7 +4,7 @@
 # sample_data/sample and on a 100k-SNP study, first and second run, on fresh compile caches
 #   A  without `gboost warm` (caches as a bare install leaves them),
 #   B  right after `gboost warm` (what scripts/setup.sh does),
-#   C  and, on fresh caches again after warm, what the first scan compiled (gboost.compile_watch).
+#   C  and, on fresh caches again after warm, what the first scan compiled (gboost.runtime.compile_watch).
 # Fresh caches: NUMBA_CACHE_DIR and CUPY_CACHE_DIR point into an empty folder per case; nothing
 # of the user's own caches is touched. About 3 minutes on an H100 with the defaults. Prints each
 # line as it goes and keeps them in $OUT/first_run.txt (default OUT: /tmp/gboost-first-run).
@@ -62,7 +62,7 @@ say "## C: fresh caches, gboost warm, what the first scan of the ${SNPS}-SNP stu
 fresh; "$PY" -m gboost.cli warm >/dev/null 2>&1
 "$PY" - "$W/big" "$W/o_c" "$DEVICE" $SCAN_FLAGS <<'PY' 2>&1 | tee -a "$LOG"
 import sys
-from gboost.compile_watch import CompileWatch
+from gboost.runtime.compile_watch import CompileWatch
 from gboost.cli import main
 bed, out, device, *flags = sys.argv[1:]
 with CompileWatch(watch_cupy=True) as w:

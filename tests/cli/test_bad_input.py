@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from gboost.cli import main
-from gboost.simulate import simulate_study
+from gboost.data.simulate import simulate_study
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ def test_output_directory_that_exists_is_refused(clean, tmp_path, capsys):
 def test_disk_full_while_writing_keeps_previous_outputs(clean, tmp_path, capsys, monkeypatch):
     import errno
 
-    import gboost.io.outdir as outdir
+    import gboost.outputs.outdir as outdir
 
     out = tmp_path / "o"
     assert main(["scan", "--bfile", clean, "--out", str(out), "--quiet", "--device", "cpu"]) == 0

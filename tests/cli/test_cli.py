@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gboost.cli import main
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_study
 
 from tests.helpers import ROOT
 
@@ -137,7 +137,7 @@ def test_calibration_pairs_sets_or_turns_off_the_lambda_sample(study, tmp_path):
 
 
 def test_library_never_imports_qt_or_cupy():
-    code = ("import sys, gboost, gboost.scan, gboost.cli, gboost.engines, gboost.io.results, gboost.load, gboost.simulate;"
+    code = ("import sys, gboost, gboost.pipeline.scan, gboost.cli, gboost.engines, gboost.outputs.results, gboost.data.load, gboost.data.simulate;"
             "bad=[m for m in sys.modules if m.split('.')[0] in ('PySide6','pyqtgraph','PyQt5','PyQt6','cupy','dask')];"
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

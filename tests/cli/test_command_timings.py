@@ -1,4 +1,4 @@
-"""run.json's ``command_s`` accounts for the whole `gboost scan` command (gboost/stages.py): every
+"""run.json's ``command_s`` accounts for the whole `gboost scan` command (gboost/pipeline/stages.py): every
 stage of it is there, and the stages add up to the wall time measured from outside, within 2 %."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_study
 
 from tests.helpers import ROOT
 STAGES = ("startup", "setup", "read", "encode", "engine_start", "upload", "screen", "checkpoint", "exact", "marginal",
@@ -71,11 +71,11 @@ def test_the_stages_add_up_to_the_wall_time(study, tmp_path):
 
 @pytest.mark.slow
 def test_a_resumed_scan_counts_its_replay_as_checkpoint(study, tmp_path):
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
     from gboost.errors import ScanCancelled
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, screen
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, screen
 
     out = tmp_path / "r"
     st = load_study(open_bfile(study))
@@ -94,7 +94,7 @@ def test_the_ending_work_is_timed_as_its_own_stages_once_and_never_raises():
     """StageClock.end_stages: each function of ``ending`` runs once, in order, and its seconds are
     its stage's (the CLI ends the GPUs' contexts there); an error after the outputs are on disk is
     not raised, and its stage is still timed."""
-    from gboost.stages import StageClock
+    from gboost.pipeline.stages import StageClock
 
     clock = StageClock(0.5)
     ran = []
@@ -121,7 +121,7 @@ def test_ending_work_started_beside_runs_at_once_and_its_stage_is_the_wait():
     """StageClock.end_beside: the function starts at once on a thread (the CLI ends the GPUs'
     contexts so while the outputs format); its seconds are background work, the ending stage is
     only what was left to wait for, an error is not raised, and the stages still add up."""
-    from gboost.stages import StageClock
+    from gboost.pipeline.stages import StageClock
 
     clock = StageClock(0.5)
     started = threading.Event()

@@ -12,10 +12,7 @@ from pathlib import Path
 import pytest
 from tests.helpers import ROOT, write_fake_cupy
 
-from gboost import numba_cache
-
-
-
+from gboost.runtime import numba_cache
 def doctor(env: dict, *args) -> subprocess.CompletedProcess:
     r = subprocess.run([sys.executable, "-m", "gboost.cli", "doctor", *args], cwd=ROOT, env=env, capture_output=True,
                        text=True)

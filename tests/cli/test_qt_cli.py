@@ -9,9 +9,9 @@ import pytest
 
 from gboost.cli import main as gboost_main
 from gboost.errors import InputError
-from gboost.inputs import open_input
-from gboost.load import load_study
-from gboost.simulate import simulate_qt_study, write_bfile
+from gboost.data.inputs import open_input
+from gboost.data.load import load_study
+from gboost.data.simulate import simulate_qt_study, write_bfile
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def test_epi1_above_1_is_refused(qt_prefix, tmp_path, capsys):
 
 
 def test_epi1_1_on_a_case_control_study_is_refused_in_one_line(tmp_path, capsys):
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     simulate_study(10, 20, 20, seed=1).write(str(tmp_path / "cc"))
     assert gboost_main(["scan", "--bfile", str(tmp_path / "cc"), "--out", str(tmp_path / "o"), "--epi1", "1",
@@ -156,7 +156,7 @@ def test_simulate_needs_cases_and_controls_or_qt(tmp_path, capsys):
 
 def test_covariate_refit_equals_frisch_waugh_lovell(rng):
     """BETA_ADJ is the slope of y on a*b after both are residualised on (1, covariates, a, b)."""
-    from gboost.covariates import adjusted_linear_test
+    from gboost.stats.covariates import adjusted_linear_test
 
     n = 400
     a, b = rng.integers(0, 3, n), rng.integers(0, 3, n)

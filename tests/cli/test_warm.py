@@ -3,7 +3,7 @@ on a fresh install (an empty numba cache folder, and an empty CuPy kernel cache 
 runs, and then scans of other studies in fresh processes compile no numba function and build no
 NVRTC module (issues 19 and 24: the first scan after install as fast as the second).
 
-Compilation is seen through gboost.compile_watch (numba's compile event; CuPy's NVRTC entry),
+Compilation is seen through gboost.runtime.compile_watch (numba's compile event; CuPy's NVRTC entry),
 not through timings."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import sys
 import pytest
 from tests.helpers import ROOT, write_fake_cupy
 
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_study
 
 pytestmark = pytest.mark.slow  # subprocess scans or PLINK runs throughout
 
@@ -24,7 +24,7 @@ SAMPLE = os.path.join(ROOT, "sample_data", "sample")
 # Runs gboost's CLI in-process and prints what it compiled.
 PROBE = r"""
 import json, sys
-from gboost.compile_watch import CompileWatch
+from gboost.runtime.compile_watch import CompileWatch
 from gboost.cli import main
 with CompileWatch(watch_cupy=True) as w:
     rc = main(sys.argv[1:])
@@ -115,7 +115,7 @@ def test_after_warm_a_first_pgen_scan_compiles_nothing(warmed, other_study, tmp_
 @pytest.fixture(scope="module")
 def qt_study(tmp_path_factory):
     """A quantitative trait study unlike warm's own, with a covariate file."""
-    from gboost.simulate import simulate_qt_study
+    from gboost.data.simulate import simulate_qt_study
 
     folder = tmp_path_factory.mktemp("warmqt")
     prefix = str(folder / "q")
@@ -129,7 +129,7 @@ def qt_study(tmp_path_factory):
 @pytest.mark.parametrize("flags", [[], ["--genotypic", "--epi1", "1"], ["--covar", "COV"], ["--part", "2/3"]],
                          ids=["scan", "genotypic-every-pair", "covar", "part"])
 def test_after_warm_a_first_qt_scan_compiles_nothing(warmed, qt_study, tmp_path, flags):
-    """A quantitative trait scan (PLINK's linear test: gboost/qt_scan.py, engines/qt_cpu.py) runs
+    """A quantitative trait scan (PLINK's linear test: gboost/pipeline/qt_scan.py, engines/qt_cpu.py) runs
     other compiled code than a case-control one: warm scans a quantitative trait too."""
     import shutil
 
@@ -153,8 +153,8 @@ def test_without_warm_the_first_qt_scan_does_compile(tmp_path, qt_study):
 PROBE_SPLICE = r"""
 import json
 import numpy as np
-from gboost.compile_watch import CompileWatch
-from gboost.io.fastnum import pair_texts, pairs_rows_array, ragged, splice_q
+from gboost.runtime.compile_watch import CompileWatch
+from gboost.readers.fastnum import pair_texts, pairs_rows_array, ragged, splice_q
 with CompileWatch() as w:
     texts = pair_texts(ragged(["1", "X"]), ragged(["rs1", "rs2"]), np.array([7, 70], dtype=np.int64))
     floats = [(np.full(2, 3.5), 10, None)] * 3 + [(np.full(2, 0.25), 4, "NA")]
@@ -166,7 +166,7 @@ print(json.dumps(w.numba))
 
 def test_after_warm_the_splice_of_q_values_compiles_nothing(warmed):
     """A GPU or Dask screen formats pairs.tsv's rows beside it and the writer splices the q values
-    in (gboost/io/fastnum.py splice_q), which no CPU scan reaches: warm compiles it directly."""
+    in (gboost/readers/fastnum.py splice_q), which no CPU scan reaches: warm compiles it directly."""
     env, _ = warmed
     r = subprocess.run([sys.executable, "-c", PROBE_SPLICE], cwd=ROOT, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -273,7 +273,7 @@ def test_warm_writes_bytecode_even_where_python_would_not(tmp_path):
     """Under PYTHONDONTWRITEBYTECODE (set on the GPU device, and in many container images) every
     command compiled gboost's ~80 modules from source (0.5 s at 500k x 5k); warm writes
     the bytecode itself, and a fresh interpreter then imports from it."""
-    from gboost.warm import _compile_bytecode
+    from gboost.cli.warm import _compile_bytecode
 
     pkg = tmp_path / "pkg_warm_probe"
     pkg.mkdir()
@@ -295,7 +295,7 @@ def test_warm_compiles_the_bytecode_of_the_packages_a_scan_imports(tmp_path, mon
     a folder it may not write to is left alone."""
     import numpy
 
-    import gboost.warm as w
+    import gboost.cli.warm as w
 
     folders = w._dependency_folders()
     np_dir = os.path.dirname(numpy.__file__)
@@ -310,8 +310,8 @@ def test_warm_compiles_the_bytecode_of_the_packages_a_scan_imports(tmp_path, mon
 # whole target before each load.
 PROBE_LOADS = r"""
 import json, sys
-if sys.argv[1] == "light":  # the command's start-up (gboost/runtime.py); "full": numba's own loads
-    from gboost.runtime import prepare_process
+if sys.argv[1] == "light":  # the command's start-up (gboost/runtime/process.py); "full": numba's own loads
+    from gboost.runtime.process import prepare_process
     prepare_process(interrupts=False, streams=False)
 import numba.core.base as base
 refreshes = []
@@ -320,7 +320,7 @@ def counted(self):
     refreshes.append(1)
     return real(self)
 base.BaseContext.refresh = counted
-from gboost.compile_watch import CompileWatch
+from gboost.runtime.compile_watch import CompileWatch
 from gboost.cli import main
 with CompileWatch() as w:
     rc = main(sys.argv[2:])
@@ -331,7 +331,7 @@ print(json.dumps({"rc": rc, "numba": w.numba, "refreshes": len(refreshes)}))
 def test_after_warm_a_scan_loads_its_compiled_functions_without_numbas_whole_target(warmed, other_study, tmp_path):
     """numba refreshes its whole CPU target (~250 registries of typing and lowering rules, 0.15-0.24 s
     holding the GIL on the H100 host) before it loads any cached function; gboost's loads set up only
-    what the loaded code needs (gboost/numba_cache.py). After warm, a scan of an LD-free
+    what the loaded code needs (gboost/runtime/numba_cache.py). After warm, a scan of an LD-free
     study with missing calls, three chromosomes and a planted pair, in a fresh process, loads every
     function with no refresh at all, and its outputs are those of the same scan with numba's own
     loads, byte for byte."""
@@ -359,7 +359,7 @@ def test_warm_scans_a_wide_study_for_each_build_of_the_tensor_core_kernels(tmp_p
     build (2^16 samples and more) and its 16 row SNPs a warp (a class of 2^16 or more)."""
     from gboost.engines.gpu.config import MmaConfig
     from gboost.engines.gpu.counting import MMA_TABLE_SMEM_MAX
-    from gboost.warm import _scan_commands, _write_studies
+    from gboost.cli.warm import _scan_commands, _write_studies
 
     a, b, m, wide, qt = _write_studies(tmp_path)
     scanned = {c[c.index("--bfile") + 1] for c in _scan_commands(a, b, m, wide, qt, tmp_path, "gpu") if "--bfile" in c}

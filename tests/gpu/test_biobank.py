@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from gboost.engines.base import Engine
-from gboost.load import load_study
-from gboost.progress import Progress, TextProgress
-from gboost.scan import ScanParams, screen
-from gboost.simulate import simulate_study
-from gboost.tiles import SummaryPartial, TileResult
+from gboost.data.load import load_study
+from gboost.pipeline.progress import Progress, TextProgress
+from gboost.pipeline.scan import ScanParams, screen
+from gboost.data.simulate import simulate_study
+from gboost.pipeline.tiles import SummaryPartial, TileResult
 
 
 class Clock:
-    """The scan's clock in these tests (gboost.scan reads time.perf_counter): it moves only when a
+    """The scan's clock in these tests (gboost.pipeline.scan reads time.perf_counter): it moves only when a
     tile says it took time, so the ETA's arithmetic is checked whatever the machine's load."""
 
     def __init__(self):
@@ -73,7 +73,7 @@ def test_the_eta_is_right_within_20_percent_from_the_first_10_percent_of_the_wor
     diagonal tile holds half the pairs of the others and takes half the time, and the rows of a
     --part end where the pair count says, not the tile count. A first tile that carries a one-off
     cost (half the scan's time here: kernels compiled, planes going up) does not set the pace."""
-    import gboost.scan as scan_mod
+    import gboost.pipeline.scan as scan_mod
 
     events = []
     clock = Clock()
@@ -141,7 +141,7 @@ def test_a_scan_streaming_through_a_forced_gpu_budget_writes_the_cpu_engines_byt
     and stream block by block) writes what the CPU engine writes, byte for byte (run.json aside)."""
     from gboost.cli import main
     from gboost.engines import make_engine
-    from gboost.io.plink_bed import open_bfile
+    from gboost.readers.plink_bed import open_bfile
 
     prefix = str(tmp_path / "s")
     simulate_study(4000, 1000, 1000, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)

@@ -65,7 +65,7 @@ def _full_disk_scan(tmp_path, released: bool):
     import subprocess
     import textwrap
 
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     prefix = str(tmp_path / "s")
     simulate_study(60, 80, 80, seed=3).write(prefix)
@@ -74,7 +74,7 @@ def _full_disk_scan(tmp_path, released: bool):
     code = textwrap.dedent(f"""
         import atexit, sys, threading, time
         import gboost.cli as cli
-        import gboost.io.results as results
+        import gboost.outputs.results as results
         atexit.register(lambda: open({str(torn)!r}, "w").write("ran"))
         cli._driver_released = lambda: {released!r}
         def full_disk(*a, **k):

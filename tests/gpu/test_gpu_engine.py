@@ -20,8 +20,8 @@ import pytest
 
 from gboost.engines.base import Tile
 from gboost.engines.cpu import CpuEngine
-from gboost.scan import ScanParams, run_scan
-from gboost.tiles import plan_tiles
+from gboost.pipeline.scan import ScanParams, run_scan
+from gboost.pipeline.tiles import plan_tiles
 from gboost.engines.gpu.config import MmaConfig
 from tests.helpers import (LOOSE, STREAMED, assert_scan_equal, assert_tile_equal, gpu_engine, gpu_study,
                            gpu_unavailable, mma_unavailable, pool_baseline, tiles_of)
@@ -159,7 +159,7 @@ def _class_edge_study(n_class: int, seed: int = 3):
     (SNPs 0, 1) or 1 (SNPs 2, 3) and random cases, so pairs among them count n_class controls in one
     cell, the largest count a packed accumulator's half must hold (and strongly associated: they
     survive, so their tables are compared)."""
-    from gboost.study import study_from_genotypes
+    from gboost.data.study import study_from_genotypes
 
     rng = np.random.default_rng(seed)
     p, n = 40, 2 * n_class
@@ -198,7 +198,7 @@ def test_the_largest_class_a_packed_accumulator_holds(n_class, warp_rows):
 
 @pytest.mark.gpu
 def test_tiles_of_a_part_equal_cpu_engine(counting):
-    from gboost.scan import part_rows
+    from gboost.pipeline.scan import part_rows
 
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     tiles = plan_tiles(study.n_snps, 48, part_rows(study.n_snps, 2, 3))  # clipped rows: diagonal tiles not square
@@ -373,7 +373,7 @@ def test_make_engine_gpu_gives_a_described_gpu_engine():
 
 
 def test_importing_the_gpu_engine_does_not_import_cupy():
-    code = ("import sys, gboost, gboost.engines, gboost.engines.gpu, gboost.scan\n"
+    code = ("import sys, gboost, gboost.engines, gboost.engines.gpu, gboost.pipeline.scan\n"
             "assert 'cupy' not in sys.modules, 'cupy imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -580,8 +580,8 @@ def test_cuda_error_in_a_tile_names_the_device_and_the_tile(monkeypatch):
 
 @pytest.mark.gpu
 def test_scan_stopped_by_a_gpu_error_resumes_to_the_same_outputs(monkeypatch, tmp_path, counting):
-    from gboost.checkpoint import Ledger
-    from gboost.scan import ScanParams, screen
+    from gboost.pipeline.checkpoint import Ledger
+    from gboost.pipeline.scan import ScanParams, screen
 
     study = gpu_study(**STUDIES["missing-2pct-mixed-modes"])
     params = ScanParams(epi1=0.01, epi2=0.1)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gboost.engines.cpu import CpuEngine
-from gboost.load import load_study
-from gboost.scan import ScanParams, run_scan
-from gboost.study import QCOptions
+from gboost.data.load import load_study
+from gboost.pipeline.scan import ScanParams, run_scan
+from gboost.data.study import QCOptions
 from tests.helpers import assert_scan_equal, gpu_engine, ld_study
 
 

@@ -10,7 +10,7 @@ import pytest
 from gboost.engines.cpu import CpuEngine
 from gboost.engines.gpu import missing_lists as ml
 from gboost.engines.gpu.config import KernelConfig
-from gboost.tiles import plan_tiles
+from gboost.pipeline.tiles import plan_tiles
 from tests.helpers import (LOOSE, STREAMED, assert_tile_equal, gpu_engine, gpu_study, missing_lists_of, pool_baseline,
                            tiles_of, two_rate_study)
 

@@ -1,7 +1,7 @@
 """The command on the GPU against the command on the CPU engine, byte for byte, on a study shaped as a
 real cohort's chip: LD blocks, 1 % missing calls, an X (skipped by the scan, as PLINK does), rare
 alleles, a few samples of unknown sex (founders who are not scanned: PLINK's allele order from the
-counting pass, gboost/load.py), duplicated probes (the BEST_SNP tie repair) and a planted pair. The
+counting pass, gboost/data/load.py), duplicated probes (the BEST_SNP tie repair) and a planted pair. The
 whole CLI path runs: the .bed read in two passes with the planes encoded beside the screen, the
 host-work thread, the exact tests in PLINK's order, the writers. Run on the GPU machine; skipped
 with the reason elsewhere."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_study
 
 FILES = ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv", "marginal.tsv")
 

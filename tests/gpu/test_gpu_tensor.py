@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gboost.engines.cpu import CpuEngine
-from gboost.scan import ScanParams, run_scan
+from gboost.pipeline.scan import ScanParams, run_scan
 from tests.helpers import assert_scan_equal, gpu_study
 
 
@@ -69,7 +69,7 @@ def test_layout_reference_pads_each_class_to_whole_k_steps():
 def test_layout_kernel_equals_the_numpy_reference(n_ctrl, n_case):
     import cupy as cp
 
-    from gboost.encode import words_for
+    from gboost.data.encode import words_for
     from gboost.engines.gpu import MmaConfig, kernels
 
     rng = np.random.default_rng(n_ctrl)
@@ -157,7 +157,7 @@ def _tied_study(missing: bool = False, n=1500, n_case=600):
     counting modes; rare alleles at SNPs 250-269 (empty genotype types: DF 2 and 1, invalid pairs);
     SNP 90 copied to 120-139 with its missing calls (exact ties among pairs whose margins are their
     own)."""
-    from gboost.study import study_from_genotypes
+    from gboost.data.study import study_from_genotypes
 
     p, seed = (320, 6) if missing else (300, 5)
     rng = np.random.default_rng(seed)

@@ -21,7 +21,7 @@ import pytest
 
 from gboost.engines.gpu import pinning
 from gboost.engines.gpu.pinning import HostPinner, copy_ranges, piece_rows, plan_pieces, registrations, split_bytes
-from gboost.tiles import plan_tiles
+from gboost.pipeline.tiles import plan_tiles
 
 
 # -- the plan -----------------------------------------------------------------------------------
@@ -502,9 +502,9 @@ def test_a_scan_streaming_through_small_pieces_writes_the_cpu_engines_bytes(tmp_
     piece is unregistered at the end."""
     from gboost.cli import main
     from gboost.engines.gpu.device import DeviceRunner
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.simulate import simulate_study
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.data.simulate import simulate_study
 
     prefix = str(tmp_path / "s")
     simulate_study(4000, 1000, 1000, seed=7, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)
@@ -577,9 +577,9 @@ def test_two_gpus_streaming_share_one_pinner_and_write_the_cpu_engines_bytes(tmp
     unregistered once at the end, both GPUs take tiles, and the files equal the CPU engine's."""
     from gboost.cli import main
     from gboost.engines.gpu.device import DeviceRunner
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.simulate import simulate_study
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.data.simulate import simulate_study
 
     prefix = str(tmp_path / "s")
     simulate_study(4000, 1000, 1000, seed=9, chromosomes=2, missing_rate=0.01, ld_block=20).write(prefix)

@@ -26,11 +26,11 @@ from gboost.engines.qt_cpu import QTCPUEngine, exact_stats, pair_moments, qt_pla
 from gboost.engines import qt_gpu
 from gboost.engines.qt_gpu import (QTDeviceRunner, QTGPUEngine, TraitSumErrors, dosages, linear_screen,
                                      tile_moments)
-from gboost.inputs import open_input
-from gboost.io.qt_results import render_qt_outputs
-from gboost.load import load_study
-from gboost.qt_scan import QTParams, run_qt_scan
-from gboost.simulate import simulate_qt_study, write_bfile
+from gboost.data.inputs import open_input
+from gboost.outputs.qt_results import render_qt_outputs
+from gboost.data.load import load_study
+from gboost.pipeline.qt_scan import QTParams, run_qt_scan
+from gboost.data.simulate import simulate_qt_study, write_bfile
 from gboost.stats.qt import qt_thresholds
 from tests.helpers import gpu_unavailable
 
@@ -480,7 +480,7 @@ def test_compiled_dosages_equal_the_numpy_decode():
     """The prepare step's decode (one compiled pass) against gboost.stats.qt_products.dosage_matrix:
     flipped A1s, missing calls, n not a multiple of 64, and a layout with two classes."""
     from gboost.stats.qt_products import dosage_matrix
-    from gboost.study import study_from_genotypes
+    from gboost.data.study import study_from_genotypes
 
     rng = np.random.default_rng(8)
     for n, cases in ((257, 0), (130, 61)):

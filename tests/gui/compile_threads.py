@@ -20,7 +20,7 @@ def main(formats: str, mode: str, out: str) -> int:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from gboost.simulate import PlantedPair, simulate_qt_study, simulate_study
+    from gboost.data.simulate import PlantedPair, simulate_qt_study, simulate_study
 
     seen = []
 
@@ -39,8 +39,7 @@ def main(formats: str, mode: str, out: str) -> int:
 
     win = MainWindow(gpu_info=(False, "no GPU in tests"))
     if mode == "noguard":
-        from gboost import compile_guard
-
+        from gboost.runtime import compile_guard
         compile_guard.uninstall()
     win.run_panel.engine.setCurrentIndex(win.run_panel.engine.findData("cpu"))
     win.show()
@@ -85,8 +84,7 @@ def main(formats: str, mode: str, out: str) -> int:
         wait(win.scanFinished, win.start_scan)
         opened.append(os.path.basename(prefix) + " scanned")
     assert win.wait_idle(30000)
-    from gboost import compile_guard
-
+    from gboost.runtime import compile_guard
     logged = win.log_view.toPlainText().count("for this computer in")  # the window's "Compiled ..." lines
     print(json.dumps({"opened": opened, "compiled": seen, "guard": compile_guard.installed(), "logged": logged}))
     win.close()

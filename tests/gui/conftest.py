@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
-from gboost.simulate import PlantedPair, simulate_study  # noqa: E402
+from gboost.data.simulate import PlantedPair, simulate_study  # noqa: E402
 
 from guihelpers import EPI1, N_CASES, N_CONTROLS, N_SNPS, load, scan  # noqa: E402
 

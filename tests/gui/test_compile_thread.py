@@ -1,4 +1,4 @@
-"""numba compiles on the GUI's main thread only (gboost/compile_guard.py, docs/DESIGN.md).
+"""numba compiles on the GUI's main thread only (gboost/runtime/compile_guard.py, docs/DESIGN.md).
 
 Two CI runs crashed while the GUI's loading thread compiled a numba function and the main thread
 collected garbage; ``gboost warm`` hid it on a warm install. Here the window runs with an empty

@@ -5,8 +5,8 @@ import pytest
 
 from tests.helpers import PLINK2, make_formats_study, needs_plink2
 from guihelpers import load
-from gboost.inputs import open_input
-from gboost.load import load_study
+from gboost.data.inputs import open_input
+from gboost.data.load import load_study
 from gui.loading import OPEN_FILTER, canonical, input_files, input_kwargs
 
 
@@ -63,7 +63,7 @@ def test_window_opens_each_format_as_the_bed(qtbot, window, formats, kind):
 
 @pytest.mark.slow
 def test_run_panel_sample_id_mode_and_threshold_reach_open_input(window):
-    from gboost.io.sample_ids import IdMode
+    from gboost.readers.sample_ids import IdMode
 
     rp = window.run_panel
     rp.id_mode.mode.setCurrentIndex(rp.id_mode.mode.findData("delim"))

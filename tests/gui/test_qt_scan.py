@@ -3,7 +3,7 @@ shows the reported pairs and plots like a case-control scan, and exports the CLI
 import numpy as np
 import pytest
 
-from gboost.simulate import simulate_qt_study
+from gboost.data.simulate import simulate_qt_study
 
 from guihelpers import load, scan
 

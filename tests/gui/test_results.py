@@ -146,8 +146,8 @@ def test_window_stays_responsive_while_scanning(qtbot, window, study_prefix, mon
 
 @pytest.mark.slow
 def test_models_sort_and_filter_a_million_rows_without_calling_back_per_row(qtbot, monkeypatch):
-    from gboost.scan import Pairs
-    from gboost.study import VariantTable
+    from gboost.pipeline.scan import Pairs
+    from gboost.data.study import VariantTable
     from gui.pairs_view import PairsView
     from gui.models import PairsTableModel
 

@@ -4,7 +4,7 @@ uninterrupted one while computing only the tiles that were missing."""
 import pytest
 from PySide6.QtCore import Qt
 
-from gboost.io.results import render_outputs
+from gboost.outputs.results import render_outputs
 from gui import checkpoints
 from guihelpers import EPI1, HeldTiles, load
 

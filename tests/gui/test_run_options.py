@@ -87,8 +87,8 @@ def test_every_cli_scan_option_has_a_control(window):
 
 def test_defaults_are_plinks(window):
     """Defaults button: every option as `gboost scan` without flags (PLINK 1.9's defaults)."""
-    from gboost.scan import ScanParams
-    from gboost.study import QCOptions
+    from gboost.pipeline.scan import ScanParams
+    from gboost.data.study import QCOptions
     from gui.run_options import RunOptions
 
     rp = window.run_panel
@@ -155,11 +155,11 @@ def test_bad_option_values_name_the_flag(window, tmp_path):
 
 @pytest.mark.slow
 def test_a_gui_scan_runs_on_dask_through_the_shared_pipeline(qtbot, window, study_prefix):
-    """The Run panel's Dask address reaches the engine (gboost.scan.run_pipeline, as --dask does):
+    """The Run panel's Dask address reaches the engine (gboost.pipeline.scan.run_pipeline, as --dask does):
     the scan runs on a local Dask cluster and gives the CPU engine's files."""
     from gboost.engines.cpu import CpuEngine
-    from gboost.io.results import format_epi_cc, format_pairs_tsv, format_summary
-    from gboost.scan import run_pipeline
+    from gboost.outputs.results import format_epi_cc, format_pairs_tsv, format_summary
+    from gboost.pipeline.scan import run_pipeline
 
     rp = window.run_panel
     rp.epi1.setText(EPI1)

@@ -4,9 +4,9 @@ from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 from guihelpers import N_CASES, N_CONTROLS, N_SNPS, load
-from gboost.inputs import open_input
-from gboost.load import load_study
-from gboost.study import QCOptions
+from gboost.data.inputs import open_input
+from gboost.data.load import load_study
+from gboost.data.study import QCOptions
 from gui import app, settings
 from gui.loading import canonical
 

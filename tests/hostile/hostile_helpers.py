@@ -43,7 +43,7 @@ def neighbours_digest(out: str | os.PathLike) -> dict[str, str]:
 def small_study(tmp_path_factory, name: str, seed: int) -> str:
     """A 50-SNP, 40+40-sample study with 1 % missing calls in ``<tmp>/<name>/data/``; its prefix.
     The data sit one folder below, so that OUT/'s neighbours (the tests' tmp folder) hold no input."""
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     d = tmp_path_factory.mktemp(name)
     os.makedirs(d / "data")
@@ -66,7 +66,7 @@ def bfile(prefix: str) -> list[str]:
 
 def write_study(folder: Path, name="s", p=24, seed=48, **kw) -> str:
     """A p-SNP, 40+40-sample study with 1 % missing calls written in ``folder``; its prefix."""
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     folder.mkdir(parents=True, exist_ok=True)
     prefix = str(folder / name)

@@ -1,6 +1,6 @@
 """numba unpickles what its cache folder holds, so a cache folder is code this process runs: gboost
 loads from one only when it and each folder gboost made above it belong to this user and nobody
-else can write them (gboost/numba_cache.py configure). Two users: the tests run as root and plant
+else can write them (gboost/runtime/numba_cache.py configure). Two users: the tests run as root and plant
 as ``nobody`` through fork + setuid."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gboost import numba_cache
+from gboost.runtime import numba_cache
 from tests.hostile.hostile_helpers import tree_digest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,12 +84,12 @@ class _Evil:
 _CALL = """
 import numpy as np, sys
 import gboost
-from gboost.best_ties import _choose_all
+from gboost.pipeline.best_ties import _choose_all
 z = np.array([[np.nan, 1.0], [1.0, np.nan]])
 best, partner, done = np.zeros(2), np.zeros(2, np.int64), np.zeros(2, np.bool_)
 _choose_all(z, np.array([0, 1]), best, partner, done)
-from gboost.doctor import caches_section
-from gboost.numba_cache import choose
+from gboost.cli.doctor import caches_section
+from gboost.runtime.numba_cache import choose
 import os
 st = os.lstat(os.path.dirname(str(choose())))
 print(choose(), caches_section({"usable": False, "reason": ""})["numba_cache"], st.st_uid, oct(st.st_mode))

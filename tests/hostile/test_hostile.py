@@ -85,11 +85,11 @@ def test_a_duplicate_sample_in_covar_is_refused_as_plink_refuses_it(tmp_path, gu
 # different answer or a crash of compiled code reading past the planes.
 
 def _interrupted(tmp_path):
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
     from gboost.errors import ScanCancelled
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, screen
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, screen
 
     prefix = _write_study(tmp_path / "data", p=120, seed=7)
     out = tmp_path / "run" / "res"
@@ -115,7 +115,7 @@ def _edit_records(out, edit):
 
     import numpy as np
 
-    from gboost.checkpoint import _HEAD, _MAGIC, _RECORD, LEDGER, _intact_records
+    from gboost.pipeline.checkpoint import _HEAD, _MAGIC, _RECORD, LEDGER, _intact_records
 
     data = (out / LEDGER).read_bytes()
     new = b""

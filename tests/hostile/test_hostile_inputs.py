@@ -233,7 +233,7 @@ def test_chr_as_space_separated_words_is_read_as_plink_reads_it(tmp_path, guard)
 
 
 def test_qc_options_check_chr_names_against_allow_extra_chr():
-    from gboost.study import QCOptions
+    from gboost.data.study import QCOptions
 
     with pytest.raises(ValueError, match="'HLA'.*--allow-extra-chr"):
         QCOptions(chrom=["HLA"])

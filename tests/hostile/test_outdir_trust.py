@@ -1,4 +1,4 @@
-"""gboost deletes or renames only what it can prove it made (gboost/io/outdir.py): a folder of its
+"""gboost deletes or renames only what it can prove it made (gboost/outputs/outdir.py): a folder of its
 own carries a marker written at creation (its creator's PID and a random token, matching the
 folder's name) and is held locked by that process; a leftover is cleared only when its marker is
 valid and its process is gone. Each test hashes every byte of OUT/'s neighbours before and after."""
@@ -65,7 +65,7 @@ def test_unmarked_gboost_named_folders_in_out_are_left(study, tmp_path):
 _MAKE = """
 import os, sys
 from pathlib import Path
-from gboost.io import outdir
+from gboost.outputs import outdir
 made = outdir.MarkedFolder(Path(sys.argv[1]), outdir._TMP)
 (made.path / "pairs.tsv").write_text("half\\n")
 print(made.path, flush=True)
@@ -82,7 +82,7 @@ def _make(out: Path, how: str):
 
 
 def test_a_killed_runs_marked_folder_is_cleared_and_a_live_ones_kept(study, tmp_path):
-    from gboost.io.outdir import clear_leftovers
+    from gboost.outputs.outdir import clear_leftovers
 
     out = tmp_path / "k"
     assert scan(study, out) == 0
@@ -102,7 +102,7 @@ def test_a_killed_runs_marked_folder_is_cleared_and_a_live_ones_kept(study, tmp_
 
 
 def test_a_forged_or_mismatched_marker_proves_nothing(study, tmp_path):
-    from gboost.io.outdir import clear_leftovers
+    from gboost.outputs.outdir import clear_leftovers
 
     out = tmp_path / "f"
     assert scan(study, out) == 0

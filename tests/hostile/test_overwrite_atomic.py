@@ -1,5 +1,5 @@
 """``--overwrite``'s rename phase keeps the promise of its writing phase: OUT/ holds the previous
-set exactly as it was, or the new set complete (gboost/io/outdir.py write_files). A rename that
+set exactly as it was, or the new set complete (gboost/outputs/outdir.py write_files). A rename that
 fails (an immutable file, a folder at an output name) puts the old set back and leaves no
 temporary folder; the command says so in one line, exit 2."""
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _previous(study, tmp_path):
 
 
 def _failing(monkeypatch, when, once=True):
-    import gboost.io.outdir as outdir
+    import gboost.outputs.outdir as outdir
 
     real = os.replace
     failed = []
@@ -95,7 +95,7 @@ def test_a_folder_at_an_output_name_is_refused_and_nothing_replaced(study, tmp_p
 _KILLED = """
 import os, sys
 from pathlib import Path
-import gboost.io.outdir as outdir
+import gboost.outputs.outdir as outdir
 out, name = Path(sys.argv[1]), sys.argv[2]
 real = os.replace
 def replace(src, dst):
@@ -114,7 +114,7 @@ def test_a_run_killed_mid_rename_is_rolled_back_by_the_next(study, tmp_path, nam
     p = subprocess.run([sys.executable, "-c", _KILLED, str(out), name], env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert p.returncode == 9
     assert tree_digest(out) != before  # a mixed folder for now
-    from gboost.io.outdir import clear_leftovers
+    from gboost.outputs.outdir import clear_leftovers
 
     assert len(clear_leftovers(out)) == 1
     assert tree_digest(out) == before and neighbours_digest(out) == beside

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gboost.cli import main
-from gboost.simulate import PlantedPair, simulate_qt_study, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_qt_study, simulate_study
 
 CC_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
 QT_FILES = ("pairs.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv")

@@ -9,9 +9,9 @@ pytest.importorskip("distributed", reason="Dask is not installed (pip install 'g
 
 from gboost.engines.cpu import CpuEngine  # noqa: E402
 from gboost.engines.distributed import DaskEngine  # noqa: E402
-from gboost.io.results import render_outputs  # noqa: E402
-from gboost.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
-from gboost.study import study_from_genotypes  # noqa: E402
+from gboost.outputs.results import render_outputs  # noqa: E402
+from gboost.pipeline.scan import ScanParams, run_scan, scan_thresholds  # noqa: E402
+from gboost.data.study import study_from_genotypes  # noqa: E402
 from tests.helpers import random_genotypes  # noqa: E402
 
 COMPARED = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
@@ -101,7 +101,7 @@ def test_external_cluster_address_equals_single_process_and_reprepares(study):
 
 def test_blocks_super_blocks_and_tasks_of_a_plan():
     from gboost.engines.distributed import block_grid, choose_units, group_tiles, super_blocks
-    from gboost.tiles import part_rows, plan_tiles
+    from gboost.pipeline.tiles import part_rows, plan_tiles
 
     # A whole plan: 13 blocks of 32 (the last 16 wide); 2 workers want 16 tasks: 2 blocks a
     # super-block gives 7 super-blocks, 28 tasks; 3 would give 5, 15 tasks.
@@ -132,7 +132,7 @@ def test_blocks_super_blocks_and_tasks_of_a_plan():
 
 def test_local_index_maps_tiles_and_results_back():
     from gboost.engines.distributed import _LocalIndex
-    from gboost.tiles import SummaryPartial, Tile, TileResult
+    from gboost.pipeline.tiles import SummaryPartial, Tile, TileResult
 
     ix = _LocalIndex((64, 128), (256, 320))  # A = SNPs 64..127 at 0..63, B = 256..319 at 64..127
     t = ix.tile(Tile(5, 96, 128, 288, 320))
@@ -154,7 +154,7 @@ def test_local_index_maps_tiles_and_results_back():
 def test_a_part_on_dask_equals_the_part_in_one_process(study):
     """A --part's rows start mid-block: its grid is not the whole plan's, and the tasks still cover
     it exactly (same survivors, tables and per-SNP partials as one process)."""
-    from gboost.scan import screen
+    from gboost.pipeline.scan import screen
 
     params = ScanParams(device="cpu", epi1=1e-3, tile=32, part=(2, 3))
     one = screen(study, params, engine=CpuEngine(tile=32)).acc

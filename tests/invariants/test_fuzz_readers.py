@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gboost.errors import InputError
-from gboost.inputs import open_input
-from gboost.load import load_study
-from gboost.simulate import simulate_study
+from gboost.data.inputs import open_input
+from gboost.data.load import load_study
+from gboost.data.simulate import simulate_study
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -13,34 +13,39 @@ from tests.helpers import ROOT
 # Layers, lowest first, as the imports draw them: a module's layer is one above the highest module it
 # imports (every import: module level, in functions, TYPE_CHECKING), so a leaf imports no gboost
 # module and each layer holds exactly the modules whose tallest chain of imports below is that long.
-# The tallest chain (18 modules): __main__ -> cli -> doctor -> warm -> gboost (the package's names) -> scan
-# -> engines -> engines.distributed -> engines.local -> engines.gpu -> gpu.engine -> gpu.device
-# -> gpu.decode -> io.plink_bed -> study -> encode -> stats.table -> numba_cache.
+# The tallest chain (18 modules): __main__ -> cli -> cli.doctor -> cli.warm -> gboost -> pipeline.scan
+# -> engines -> engines.distributed -> engines.local -> engines.gpu -> engines.gpu.engine ->
+# engines.devices -> engines.cpu -> engines.base -> data.study -> data.encode -> stats.table ->
+# runtime.numba_cache.
 LAYERS = [
-    ("version", "compile_guard", "engines.cupy_import", "engines.gpu.config",
-     "engines.gpu.missing_lists", "engines.gpu.pinning", "errors", "io", "io.plink_format", "numba_cache",
-     "plink_skips", "progress", "stages", "stats", "stats.f32screen", "validate"),  # 0: leaves
-    ("compile_watch", "engines.gpu.cuda", "engines.gpu.upload", "io.fastnum", "io.optional", "io.outdir",
-     "io.pheno", "io.sample_ids", "runtime", "stats.boost", "stats.fastksa", "stats.hwe", "stats.multiple",
-     "stats.pvalues", "stats.qt", "stats.table", "tiles"),  # 1
-    ("accumulate", "encode", "engines.gpu.compile", "engines.qt_screen", "io.plink_text", "params",
-     "stats.marginal", "stats.plink_order"),  # 2
-    ("best_ties", "engines.gpu.counting", "engines.qt_fused", "stats.exact", "study"),  # 3
-    ("covariates", "engines.base", "engines.qt_cpu", "io.ped", "io.plink_bed", "io.streamed",
-     "stats.qt_products"),  # 4
-    ("engines.cpu", "engines.gpu.decode", "io.boost_matrix", "io.pgen", "io.vcf", "load", "simulate"),  # 5
-    ("calibration", "checkpoint", "cli_simulate", "engines.devices", "engines.gpu.device", "io.bgen"),  # 6
-    ("engines.early", "engines.gpu.engine", "engines.qt_gpu", "inputs", "io.results"),  # 7
-    ("engines.gpu", "hostwork", "io.qt_results", "pathways.annotation"),  # 8
+    ("data", "data.plink_skips", "engines.cupy_import", "engines.gpu.config",
+     "engines.gpu.missing_lists", "engines.gpu.pinning", "errors", "outputs", "pipeline",
+     "pipeline.progress", "pipeline.stages", "pipeline.validate", "readers", "readers.plink_format",
+     "runtime", "runtime.compile_guard", "runtime.numba_cache", "stats", "stats.f32screen", "version"),  # 0: leaves
+    ("engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
+     "readers.optional", "readers.pheno", "readers.sample_ids", "runtime.compile_watch",
+     "runtime.process", "stats.boost", "stats.fastksa", "stats.hwe", "stats.multiple", "stats.pvalues",
+     "stats.qt", "stats.table"),  # 1
+    ("data.encode", "engines.gpu.compile", "engines.qt_screen", "pipeline.accumulate", "pipeline.params",
+     "readers.plink_text", "stats.marginal", "stats.plink_order"),  # 2
+    ("data.study", "engines.gpu.counting", "engines.qt_fused", "pipeline.best_ties", "stats.exact"),  # 3
+    ("engines.base", "engines.qt_cpu", "readers.ped", "readers.plink_bed", "readers.streamed",
+     "stats.covariates", "stats.qt_products"),  # 4
+    ("data.load", "data.simulate", "engines.cpu", "engines.gpu.decode", "readers.boost_matrix",
+     "readers.pgen", "readers.vcf"),  # 5
+    ("cli.simulate", "engines.devices", "engines.gpu.device", "pipeline.checkpoint", "readers.bgen",
+     "stats.calibration"),  # 6
+    ("data.inputs", "engines.early", "engines.gpu.engine", "engines.qt_gpu", "outputs.results"),  # 7
+    ("engines.gpu", "outputs.qt_results", "pathways.annotation", "pipeline.hostwork"),  # 8
     ("engines.local", "pathways.gmt"),  # 9
     ("engines.distributed", "pathways.graph"),  # 10
-    ("cli_pathways", "engines", "pathways"),  # 11
-    ("scan",),  # 12
-    ("gboost", "qt_scan"),  # 13
-    ("parts", "warm"),  # 14
-    ("cli_qt", "doctor"),  # 15
+    ("cli.pathways", "engines", "pathways"),  # 11
+    ("pipeline.scan",),  # 12
+    ("gboost", "pipeline.qt_scan"),  # 13
+    ("cli.warm", "pipeline.parts"),  # 14
+    ("cli.doctor", "cli.qt"),  # 15
     ("cli",),  # 16: the command line
-    ("__main__",),  # 17: python -m gboost
+    ("__main__", "cli.__main__"),  # 17: python -m gboost, python -m gboost.cli
 ]
 
 

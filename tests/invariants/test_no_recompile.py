@@ -1,5 +1,5 @@
 """A second `gboost` process compiles nothing: every numba function on the command's paths loads
-from the cache the first process left (gboost/numba_cache.py). A function numba cannot cache (a
+from the cache the first process left (gboost/runtime/numba_cache.py). A function numba cannot cache (a
 closure, a dynamic global, an njit made on the fly) would compile in every process: ~20 s of a
 first run, seconds of every run."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_study
 
 from tests.helpers import ROOT
 
@@ -64,12 +64,12 @@ def test_a_second_process_loads_every_function_from_the_cache(study, tmp_path, f
 
 
 def test_a_resumed_scan_loads_every_function_from_the_cache(study, tmp_path):
-    """Resume recounts the replayed survivors' tables (gboost/checkpoint.py)."""
-    from gboost.checkpoint import Ledger
+    """Resume recounts the replayed survivors' tables (gboost/pipeline/checkpoint.py)."""
+    from gboost.pipeline.checkpoint import Ledger
     from gboost.errors import ScanCancelled
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, screen
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, screen
 
     st = load_study(open_bfile(study))
     params = ScanParams(epi1=1e-2, device="cpu", tile=64)
@@ -90,7 +90,7 @@ def test_a_resumed_scan_loads_every_function_from_the_cache(study, tmp_path):
 def test_a_scan_that_leaves_snps_out_loads_the_encoder_a_whole_scan_compiled(study, tmp_path):
     """A .bed block read whole reaches the encoder as the file's read-only map, one with SNPs left
     out (--chr, --extract, a QC filter) as a writable copy; numba would compile the two apart, so
-    a cache filled by one kind of scan (gboost warm's) left the other to compile (gboost/encode.py)."""
+    a cache filled by one kind of scan (gboost warm's) left the other to compile (gboost/data/encode.py)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))  # empty: nothing warmed it before
     base = ["scan", "--bfile", study, "--device", "cpu", "--quiet", "--epi1", "1e-2", "--tile", "64"]
     probe(*base, "--out", str(tmp_path / "whole"), env=env)
@@ -101,7 +101,7 @@ def test_a_scan_that_leaves_snps_out_loads_the_encoder_a_whole_scan_compiled(stu
 
 def test_a_second_qt_scan_loads_every_function_from_the_cache(tmp_path):
     """The quantitative-trait scan: engine, writers, F-test and covariate paths."""
-    from gboost.simulate import simulate_qt_study
+    from gboost.data.simulate import simulate_qt_study
 
     prefix = str(tmp_path / "q")
     simulate_qt_study(60, 200, seed=3, missing_rate=0.02, effects=[(1, 2, 0.6)]).write(prefix)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gboost.cli import main
-from gboost.simulate import simulate_study
+from gboost.data.simulate import simulate_study
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,11 +114,11 @@ def test_merge_and_pathways_overwrite_keep_other_files(study, tmp_path):
 
 def test_resume_refuses_another_study_with_the_same_ids_and_counts(study, tmp_path, capsys):
     """Same SNP IDs, case and control counts and thresholds, other genotypes: refused, naming why."""
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
     from gboost.errors import ScanCancelled
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, screen
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, screen
 
     other = str(tmp_path / "other")
     simulate_study(60, 40, 40, seed=99, chromosomes=2, missing_rate=0.01).write(other)
@@ -150,8 +150,8 @@ def test_leftovers_of_a_killed_run_are_cleared_and_user_files_kept(study, tmp_pa
     out = tmp_path / "k"
     user_files(out)
     mine = tree(out)
-    # A run killed while writing: its marked temporary folder (gboost/io/outdir.py MarkedFolder).
-    killed = subprocess.run([sys.executable, "-c", "import os, sys; from gboost.io import outdir; "
+    # A run killed while writing: its marked temporary folder (gboost/outputs/outdir.py MarkedFolder).
+    killed = subprocess.run([sys.executable, "-c", "import os, sys; from gboost.outputs import outdir; "
                              "f = outdir.MarkedFolder(sys.argv[1], outdir._TMP); "
                              "(f.path / 'pairs.tsv').write_text('half'); os._exit(9)", str(out)],
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))

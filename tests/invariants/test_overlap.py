@@ -1,4 +1,4 @@
-"""Finalize's host work overlapping the screen (gboost.scan.HostWork): same outputs, chunked exact
+"""Finalize's host work overlapping the screen (gboost.pipeline.scan.HostWork): same outputs, chunked exact
 tests by row block, clean cancel and errors. A stand-in GPU engine (name "gpu", tiles computed beforehand by
 the CPU engine, so no numba runs on the scan's thread while it screens) gets the overlap."""
 import threading
@@ -7,15 +7,15 @@ import time
 import numpy as np
 import pytest
 
-from gboost import hostwork
+from gboost.pipeline import hostwork
 from gboost.engines.base import Engine
 from gboost.engines.cpu import CpuEngine
 from gboost.errors import ScanCancelled
-from gboost.io.results import format_epi_cc, format_marginal_tsv, format_pairs_tsv, format_summary, render_outputs
-from gboost.load import load_study
-from gboost.scan import ScanParams, finalize, run_scan, scan_thresholds, screen
-from gboost.tiles import part_rows, plan_tiles
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.outputs.results import format_epi_cc, format_marginal_tsv, format_pairs_tsv, format_summary, render_outputs
+from gboost.data.load import load_study
+from gboost.pipeline.scan import ScanParams, finalize, run_scan, scan_thresholds, screen
+from gboost.pipeline.tiles import part_rows, plan_tiles
+from gboost.data.simulate import PlantedPair, simulate_study
 
 TILE = 16
 
@@ -193,7 +193,7 @@ def test_rows_formatted_beside_the_screen_on_an_ld_rich_study(epi1):
 
 
 def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chunks, tmp_path):
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
 
     prm = params()
     reference = outputs(run_scan(study, prm))
@@ -234,7 +234,7 @@ def test_cancel_leaves_no_background_thread(study, monkeypatch):
 
     monkeypatch.setattr(hostwork, "ThreadPoolExecutor", Pool)
     monkeypatch.setattr(hostwork, "marginal_tests", held_marginal)
-    monkeypatch.setattr("gboost.calibration.calibrate", lambda *a, **kw: ran.append("calibration"))
+    monkeypatch.setattr("gboost.stats.calibration.calibrate", lambda *a, **kw: ran.append("calibration"))
     prm = params()
     engine = FakeGpuEngine(study, prm)
     with pytest.raises(ScanCancelled):

@@ -12,17 +12,17 @@ import sys
 import numpy as np
 import pytest
 
-from gboost.checkpoint import LEDGER, MANIFEST, tiles_recorded
+from gboost.pipeline.checkpoint import LEDGER, MANIFEST, tiles_recorded
 from gboost.cli import main
 from gboost.engines import qt_cpu
 from gboost.engines.qt_cpu import QTCPUEngine
 from gboost.engines.qt_cpu import QTTotals, tile_pairs_per_snp
 from gboost.engines.qt_gpu import QTGPUEngine
-from gboost.inputs import open_input
-from gboost.io.qt_results import render_qt_outputs
-from gboost.load import load_study
-from gboost.qt_scan import QTParams, run_qt_scan
-from gboost.simulate import simulate_qt_study
+from gboost.data.inputs import open_input
+from gboost.outputs.qt_results import render_qt_outputs
+from gboost.data.load import load_study
+from gboost.pipeline.qt_scan import QTParams, run_qt_scan
+from gboost.data.simulate import simulate_qt_study
 
 FILES = ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "marginal.tsv")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -168,7 +168,7 @@ def test_a_checkpoint_of_one_test_is_not_taken_up_by_the_other(prefix, tmp_path,
     """One ledger format for both tests, its fingerprint naming the test: an interrupted
     case-control scan's checkpoint does not resume as a quantitative trait's scan, nor the other
     way round, and the refusal is one line naming the folder."""
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     cc = str(tmp_path / "cc")
     simulate_study(70, 130, 130, seed=9).write(cc)
@@ -186,8 +186,8 @@ def test_a_checkpoint_of_one_test_is_not_taken_up_by_the_other(prefix, tmp_path,
     finally:
         qt_cpu._stat_block = qt_cpu_stat
     assert tiles_recorded(qt_out) == 1
-    from gboost.checkpoint import Ledger
-    from gboost.params import ScanParams
+    from gboost.pipeline.checkpoint import Ledger
+    from gboost.pipeline.params import ScanParams
 
     led = Ledger(cc_out, load_study(open_input(bfile=cc)), ScanParams(epi1=0.01), resume=False)
     led.start(tile=16, tiles=15)

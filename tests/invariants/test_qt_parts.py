@@ -13,12 +13,12 @@ import pytest
 from gboost.cli import main as gboost_main
 from gboost.engines.qt_cpu import QTCPUEngine
 from gboost.engines.qt_gpu import QTGPUEngine
-from gboost.inputs import open_input
-from gboost.io.qt_results import render_qt_outputs
-from gboost.load import load_study
-from gboost.parts import merge_parts, write_qt_part
-from gboost.qt_scan import QTParams, run_qt_scan
-from gboost.simulate import simulate_qt_study
+from gboost.data.inputs import open_input
+from gboost.outputs.qt_results import render_qt_outputs
+from gboost.data.load import load_study
+from gboost.pipeline.parts import merge_parts, write_qt_part
+from gboost.pipeline.qt_scan import QTParams, run_qt_scan
+from gboost.data.simulate import simulate_qt_study
 
 FILES = ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "marginal.tsv")
 
@@ -95,7 +95,7 @@ def test_merge_refuses_parts_missing_twice_or_of_another_scan(prefix, tmp_path, 
 
 
 def test_merge_refuses_a_case_control_part_among_qt_parts(prefix, tmp_path, capsys):
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     cc = simulate_study(30, 100, 100, seed=1)
     cc.write(str(tmp_path / "cc"))
@@ -157,7 +157,7 @@ def _engines():
 def test_a_cancelled_scan_resumed_writes_one_runs_files(prefix, tmp_path, monkeypatch, which, part):
     """Stopped after a few tiles (row blocks for the CPU engine), then resumed from the checkpoint:
     the same files as one run, and the finished tiles are not screened again."""
-    from gboost.checkpoint import LEDGER, MANIFEST
+    from gboost.pipeline.checkpoint import LEDGER, MANIFEST
     from gboost.engines import qt_cpu
     from gboost.errors import ScanCancelled
 
@@ -216,7 +216,7 @@ def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
     with pytest.raises(RuntimeError, match="illegal memory access"):
         run_qt_scan(study, params, engine=QTGPUEngine(tile=16, xp=np, gpus=[0, 1], runner=FailsOnce),
                     checkpoint_dir=out)
-    from gboost.checkpoint import tiles_recorded
+    from gboost.pipeline.checkpoint import tiles_recorded
     from gboost.engines.qt_gpu import plan_qt_tiles
 
     assert 2 <= tiles_recorded(out) < len(plan_qt_tiles(70, 16))  # whole tiles, not all of them
@@ -227,7 +227,7 @@ def test_periodic_checkpoints_survive_a_device_error(prefix, tmp_path):
 
 
 def test_cli_resume_finishes_the_scan_and_removes_the_checkpoint(prefix, tmp_path, capsys):
-    from gboost.checkpoint import LEDGER, MANIFEST
+    from gboost.pipeline.checkpoint import LEDGER, MANIFEST
     from gboost.errors import ScanCancelled
 
     one = tmp_path / "one"
@@ -239,7 +239,7 @@ def test_cli_resume_finishes_the_scan_and_removes_the_checkpoint(prefix, tmp_pat
         run_qt_scan(study, QTParams(epi1=0.01, device="cpu"), engine=QTCPUEngine(), checkpoint_dir=out,
                     cancel=_stop_after(0))
     # nothing was finished before the cancel: the checkpoint (as a case-control scan's) holds no tile
-    from gboost.checkpoint import tiles_recorded
+    from gboost.pipeline.checkpoint import tiles_recorded
 
     assert (out / MANIFEST).exists() and tiles_recorded(out) == 0
     import gboost.engines.qt_cpu as qt_cpu

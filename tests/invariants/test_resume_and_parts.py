@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from gboost.checkpoint import LEDGER
+from gboost.pipeline.checkpoint import LEDGER
 from gboost.cli import main
-from gboost.simulate import PlantedPair, simulate_study
+from gboost.data.simulate import PlantedPair, simulate_study
 
 from tests.helpers import ROOT
 COMPARED = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
@@ -109,7 +109,7 @@ def test_kill_9_then_resume_gives_identical_outputs(big_study, tmp_path):
 def test_tiles_on_record_at_a_kill_9_are_kept_by_resume(big_study, tmp_path):
     """The ledger's writer thread hands each record to the kernel as soon as it is encoded: what
     it had written before kill -9 is still there, and --resume screens only the rest."""
-    from gboost.checkpoint import tiles_recorded
+    from gboost.pipeline.checkpoint import tiles_recorded
 
     study, reference = big_study
     out = tmp_path / "k"
@@ -132,11 +132,11 @@ def test_torn_ledger_record_is_dropped_on_resume(study, reference, tmp_path):
     out = tmp_path / "torn"
     seen = []
     # Cancel in-process after a few tiles through the library, as the GUI does.
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
     from gboost.errors import ScanCancelled
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, screen
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, screen
 
     st = load_study(open_bfile(study))
     params = ScanParams(epi1=1e-3, device="cpu", tile=32)
@@ -154,11 +154,11 @@ def test_torn_ledger_record_is_dropped_on_resume(study, reference, tmp_path):
 @pytest.mark.slow
 def test_interrupted_scan_needs_resume_or_overwrite(study, tmp_path):
     out = tmp_path / "int"
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
     from gboost.errors import ScanCancelled
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, screen
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, screen
 
     st = load_study(open_bfile(study))
     params = ScanParams(device="cpu", tile=32)

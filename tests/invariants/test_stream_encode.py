@@ -1,4 +1,4 @@
-"""The background encode of a .bed (issues 21, 24; gboost/load.py ``background_encode``): a counting
+"""The background encode of a .bed (issues 21, 24; gboost/data/load.py ``background_encode``): a counting
 pass decides QC and the monomorphic skips from counts alone, the Study comes back with its planes
 still being encoded on a thread (``study.planes_ready``), and the screen waits for the rows each
 tile needs. Everything must be what the one-pass load gives, and the scan's files byte for byte
@@ -12,12 +12,12 @@ import time
 import numpy as np
 import pytest
 
-import gboost.load as load_mod
-from gboost.encode import decode_planes, genotype_counts
+import gboost.data.load as load_mod
+from gboost.data.encode import decode_planes, genotype_counts
 from gboost.errors import InputError, ScanCancelled
-from gboost.io.plink_bed import open_bfile
-from gboost.load import load_study
-from gboost.study import PlanesReady, QCOptions
+from gboost.readers.plink_bed import open_bfile
+from gboost.data.load import load_study
+from gboost.data.study import PlanesReady, QCOptions
 from tests.helpers import QC_CASES, bed_rows, write_ld_study
 
 FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
@@ -82,8 +82,8 @@ def test_passes_fed_by_the_reader_leave_its_threads_their_cores(tmp_path, monkey
     same."""
     import numba as nb
 
-    from gboost import encode
-    from gboost.io import plink_bed
+    from gboost.data import encode
+    from gboost.readers import plink_bed
 
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=80, n_controls=70)
     want = load_study(open_bfile(prefix), QCOptions(mind=0.2))
@@ -266,7 +266,7 @@ def reference(scan_study, tmp_path_factory):
 def test_scan_files_are_the_same_with_the_planes_encoded_beside_the_screen(scan_study, reference, tmp_path,
                                                                            monkeypatch):
     """A slowed encoder makes tiles wait for their SNPs: the screen takes them out of plan order
-    (gboost.scan.stream_order), and the files are still byte for byte the one-pass scan's."""
+    (gboost.pipeline.scan.stream_order), and the files are still byte for byte the one-pass scan's."""
     from gboost.engines.cpu import CpuEngine
 
     monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.02))
@@ -289,7 +289,7 @@ def test_scan_files_are_the_same_with_the_planes_encoded_beside_the_screen(scan_
 
 
 def test_resume_after_an_interrupted_streamed_scan(scan_study, reference, tmp_path, monkeypatch):
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
     from gboost.engines.cpu import CpuEngine
 
     monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: time.sleep(0.01))
@@ -349,7 +349,7 @@ def test_gpu_engine_with_the_planes_encoded_beside_the_screen(tmp_path, monkeypa
     the streamed path, planes over the GPU budget, copies each tile's rows from the host): with a
     slowed encoder, the same files as the CPU engine's scan with the planes encoded first."""
     from gboost.cli import main
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
     from tests.helpers import gpu_skip_reason
 
     reason = gpu_skip_reason()
@@ -382,7 +382,7 @@ def test_gpu_decode_kernel_equals_the_numpy_reference(build, n, rows):
     encode.decode_bed_rows gives on NumPy (itself equal to bed_encode,
     test_decoded_rows_equal_the_encoders): planes and counts, exactly, on row lengths and class
     mixes with padding in both classes, samples left out, and a chunk cut anywhere."""
-    from gboost.encode import bed_columns, bed_gather, bed_plan, decode_bed_rows
+    from gboost.data.encode import bed_columns, bed_gather, bed_plan, decode_bed_rows
     from gboost.engines.gpu.compile import kernels
     from gboost.engines.gpu.config import KernelConfig, MmaConfig
     from gboost.engines.gpu.decode import decode_columns, decode_rows
@@ -425,7 +425,7 @@ def test_gpu_decode_refuses_a_bed_changed_since_the_counting_pass(tmp_path, monk
     """A streamed block decoded on the GPU from a .bed whose rows changed since the counting pass:
     one line naming the .bed, exit 2, no output files (as the host encoder refuses it)."""
     from gboost.cli import main
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
     from tests.helpers import gpu_skip_reason
 
     reason = gpu_skip_reason()
@@ -456,7 +456,7 @@ def test_gpu_decoding_runners_stop_at_the_next_tile_when_the_encoder_fails(tmp_p
     the .bed, exit 2, no output files."""
     from gboost.cli import main
     from gboost.engines.gpu.device import DeviceRunner
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
     from tests.helpers import gpu_skip_reason
 
     reason = gpu_skip_reason()
@@ -499,7 +499,7 @@ def test_gpu_decoding_runners_stop_at_the_next_tile_when_the_encoder_fails(tmp_p
 def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
     """bed_class_counts (the counting pass's kernel: popcounts of the 2-bit codes in place) gives
     bed_encode's counts, and the counts of the decoded calls, on every row length and class mix."""
-    from gboost.encode import bed_class_counts, bed_encode, bed_plan, monomorphic
+    from gboost.data.encode import bed_class_counts, bed_encode, bed_plan, monomorphic
 
     rng = np.random.default_rng(n)
     codes = rng.integers(0, 4, (23, n)).astype(np.uint8)
@@ -532,7 +532,7 @@ def test_class_counts_from_the_codes_equal_the_encoders(n, pattern):
 def test_decoded_rows_equal_the_encoders(n, pattern):
     """decode_bed_rows (the GPU's decode of SNP blocks, as array operations; here on NumPy) gives
     bed_encode's planes, padding included, and its counts, on every row length and class mix."""
-    from gboost.encode import bed_columns, bed_encode, bed_gather, bed_plan, decode_bed_rows
+    from gboost.data.encode import bed_columns, bed_encode, bed_gather, bed_plan, decode_bed_rows
 
     rng = np.random.default_rng(1000 + n)
     codes = rng.integers(0, 4, (23, n)).astype(np.uint8)
@@ -560,7 +560,7 @@ def test_bed_rows_read_the_kept_snps_rows(tmp_path, monkeypatch, readers):
     [a, b), kept rows scattered through the file, by one or several readers."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from gboost.io import plink_bed
+    from gboost.readers import plink_bed
 
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=90, n_controls=80)
     monkeypatch.setattr(plink_bed, "BED_READERS", readers)
@@ -584,7 +584,7 @@ def test_bed_rows_read_the_kept_snps_rows(tmp_path, monkeypatch, readers):
 
 
 class _Edge:
-    """A watermark that stands still (what stream_order reads of gboost.study.PlanesReady)."""
+    """A watermark that stands still (what stream_order reads of gboost.data.study.PlanesReady)."""
 
     def __init__(self, rows, total):
         self.rows, self.total = rows, total
@@ -594,8 +594,8 @@ class _Edge:
 
 
 def test_stream_order_takes_encoded_tiles_in_plan_order_then_the_least_waiting():
-    from gboost.scan import stream_order
-    from gboost.tiles import plan_tiles
+    from gboost.pipeline.scan import stream_order
+    from gboost.pipeline.tiles import plan_tiles
 
     tiles = plan_tiles(100, 10)
     # Nothing encoded: column-block order (by j1, then i0); every tile once.

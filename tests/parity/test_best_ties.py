@@ -1,4 +1,4 @@
-"""PLINK's BEST_SNP where partners tie (gboost/best_ties.py): SNPs alike up to their genotypes'
+"""PLINK's BEST_SNP where partners tie (gboost/pipeline/best_ties.py): SNPs alike up to their genotypes'
 names (duplicated probes, swapped alleles) give partners whose statistics are equal as numbers and
 differ in their last bits as PLINK computes them; the summary must pick the partner PLINK picks,
 in a single run, in a merge of --part outputs and on the GPU.
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from gboost.best_ties import equivalence_classes
-from gboost.encode import encode_block
-from gboost.simulate import simulate_study
+from gboost.pipeline.best_ties import equivalence_classes
+from gboost.data.encode import encode_block
+from gboost.data.simulate import simulate_study
 from gboost.stats.boost import ipf_stat, ksa_stat, plink_df
 from gboost.stats.plink_order import plink_counts, plink_z
 from tests.helpers import NO_PLINK, PLINK, assert_parity, run_both
@@ -56,7 +56,7 @@ def test_the_repair_changes_what_the_engines_chose(dup_prefix, tmp_path, monkeyp
     how plink1.9's summary differed before; test_duplicated_snps_summary_matches_plink). At
     --epi1 1e-3, where most SNPs' best partner is below the screen (z is the KSA); above it z is
     the exact statistic, already PLINK's double (gboost/stats/plink_order.py)."""
-    import gboost.best_ties as bt
+    import gboost.pipeline.best_ties as bt
 
     fixed = _summary_partners(dup_prefix, tmp_path, "fixed", epi1="1e-3")
     monkeypatch.setattr(bt, "repair_best", lambda *a, **k: np.zeros(0, np.int64))
@@ -70,7 +70,7 @@ def test_the_repair_changes_what_the_engines_chose(dup_prefix, tmp_path, monkeyp
 
 def _assert_parts_merge_to_the_single_run(prefix, tmp_path):
     """Three --part runs and their merge write what one run writes (the ties each part re-chose compete
-    in the merge: gboost.best_ties.apply_part_ties)."""
+    in the merge: gboost.pipeline.best_ties.apply_part_ties)."""
     from gboost.cli import main
 
     single = _summary_partners(prefix, tmp_path, "single")
@@ -89,13 +89,13 @@ def test_parts_merged_equal_a_single_run_on_ties(dup_prefix, tmp_path):
 
 
 def test_another_reader_orders_alleles_as_the_bed_does(dup_prefix):
-    """The other readers count the founders as the calls are read (gboost.load), the .bed path
+    """The other readers count the founders as the calls are read (gboost.data.load), the .bed path
     reads those rows again: the same study, the same summary."""
-    from gboost.io.plink_bed import open_bfile
-    from gboost.io.ped import ArraySource
-    from gboost.io.results import format_summary
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, run_scan
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.readers.ped import ArraySource
+    from gboost.outputs.results import format_summary
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, run_scan
 
     bed = open_bfile(dup_prefix)
     calls = np.concatenate([blk for _, blk in bed.iter_blocks(np.arange(len(bed.samples)), 4096)])
@@ -110,9 +110,9 @@ def test_another_reader_orders_alleles_as_the_bed_does(dup_prefix):
 def test_founder_counts_from_the_bed_and_from_the_calls_agree(dup_prefix):
     """Study.founder_counts, by both ways (the .bed's rows read again; counted as another reader's
     calls are read), against a count by hand of every founder, the unscanned ones included."""
-    from gboost.io.ped import ArraySource
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
+    from gboost.readers.ped import ArraySource
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
 
     src = open_bfile(dup_prefix)
     g = np.concatenate([blk for _, blk in src.iter_blocks(np.arange(len(src.samples)), 4096)])
@@ -146,8 +146,8 @@ def test_founders_a_few_samples_apart_are_counted_in_the_counting_pass(few_apart
     """Study.founder_counts from the counting pass (the scanned samples' counts plus the codes of
     the few samples that differ), not from a second pass over the .bed (its bed_set_counts made to
     fail): equal to a count by hand of every founder."""
-    import gboost.load as ld
-    from gboost.io.plink_bed import open_bfile
+    import gboost.data.load as ld
+    from gboost.readers.plink_bed import open_bfile
 
     src = open_bfile(few_apart_prefix)
     g = np.concatenate([blk for _, blk in src.iter_blocks(np.arange(len(src.samples)), 4096)])
@@ -191,7 +191,7 @@ def test_coincidental_ties_in_a_tiny_study_match_plink(tiny_prefix, tmp_path):
 def test_a_tiny_study_re_chooses_among_every_partner(tiny_prefix, tmp_path, monkeypatch):
     """The study needs every partner: with the alike classes alone (as a study past the bound gets),
     some SNPs keep another partner of the same printed statistic (the summary plink1.9 did not write)."""
-    import gboost.best_ties as bt
+    import gboost.pipeline.best_ties as bt
 
     every = _summary_partners(tiny_prefix, tmp_path, "every")
     monkeypatch.setattr(bt, "tie_classes", lambda planes, counts: bt.equivalence_classes(planes, counts))
@@ -208,7 +208,7 @@ def test_a_tiny_study_in_parts_merges_to_the_single_run(tiny_prefix, tmp_path):
 
 
 def test_tie_classes_take_every_partner_only_below_the_bound():
-    from gboost.best_ties import ALL_PARTNERS_WORK, tie_classes
+    from gboost.pipeline.best_ties import ALL_PARTNERS_WORK, tie_classes
 
     rng = np.random.default_rng(4)
     for p, words in ((40, 2), (500, 16), (700, 2), (2000, 80)):
@@ -273,7 +273,7 @@ def test_plink_z_differs_with_the_orientation_where_plink_picked_by_it():
 
 
 def _planes(g, is_case):
-    from gboost.encode import ClassLayout
+    from gboost.data.encode import ClassLayout
 
     order = np.argsort(is_case, kind="stable")
     g, is_case = g[:, order], is_case[order]
@@ -296,7 +296,7 @@ def test_alike_classes_are_renamings_of_the_same_split():
     g = np.array(g, dtype=np.int8)
     is_case = rng.random(n) < 0.5
     planes, layout = _planes(g, is_case)
-    from gboost.encode import plane_counts
+    from gboost.data.encode import plane_counts
 
     cls = equivalence_classes(planes, plane_counts(planes, layout))
     assert cls.tolist() == [0, 0, 0, -1, -1, -1, 6, 6, -1]
@@ -309,7 +309,7 @@ def test_alike_classes_match_a_brute_force_grouping():
     g = rng.choice(np.array([-1, 0, 1, 2], np.int8), size=(400, 7), p=[0.05, 0.7, 0.2, 0.05])
     is_case = np.array([0, 1, 0, 1, 0, 1, 1], bool)
     planes, layout = _planes(g, is_case)
-    from gboost.encode import plane_counts
+    from gboost.data.encode import plane_counts
 
     cls = equivalence_classes(planes, plane_counts(planes, layout))
     order = np.argsort(is_case, kind="stable")

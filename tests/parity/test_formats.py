@@ -96,8 +96,8 @@ def test_bgen_equals_bed(study, tmp_path, qc, version):
 
 def test_bgen_ref_first_counts_the_other_allele(study):
     pytest.importorskip("cbgen", reason="cbgen not installed (pip install 'gboost[formats]')")
-    from gboost.inputs import open_input
-    from gboost.io.plink_bed import open_bfile
+    from gboost.data.inputs import open_input
+    from gboost.readers.plink_bed import open_bfile
 
     first = open_input(bgen=study + ".bgen", sample=study + ".sample", bgen_ref="ref-first")
     bed = open_bfile(study)
@@ -131,8 +131,8 @@ def dosages(tmp_path_factory, study):
 @pytest.mark.parametrize("threshold", [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.49])
 def test_bgen_hard_calls_follow_plink2s_threshold(dosages, threshold):
     pytest.importorskip("cbgen", reason="cbgen not installed (pip install 'gboost[formats]')")
-    from gboost.inputs import open_input
-    from gboost.io.plink_bed import open_bfile
+    from gboost.data.inputs import open_input
+    from gboost.readers.plink_bed import open_bfile
 
     out = f"{dosages}_hc{threshold}"
     plink2("--bgen", dosages + ".bgen", "ref-last", "--sample", dosages + ".sample", "--hard-call-threshold",
@@ -158,8 +158,8 @@ def test_pgen_with_dosages_is_refused(dosages, tmp_path, capsys):
 @pytest.mark.parametrize("flags", [[], ["--double-id"], ["--id-delim"], ["--const-fid", "F7"]])
 def test_vcf_sample_ids_are_plink2s(study, tmp_path, flags):
     pytest.importorskip("cyvcf2", reason="cyvcf2 not installed (pip install 'gboost[formats]')")
-    from gboost.io.sample_ids import IdMode
-    from gboost.io.vcf import open_vcf
+    from gboost.readers.sample_ids import IdMode
+    from gboost.readers.vcf import open_vcf
 
     out = str(tmp_path / "p")
     plink2("--vcf", study + ".vcf", *flags, "--make-bed", "--out", out)
@@ -190,7 +190,7 @@ def test_phased_calls_read_alike_from_vcf_bgen_and_pgen(study, tmp_path):
     and must find none); all three give the same calls."""
     for module in ("cbgen", "cyvcf2", "pgenlib"):
         pytest.importorskip(module, reason=f"{module} not installed (pip install 'gboost[formats]')")
-    from gboost.inputs import open_input
+    from gboost.data.inputs import open_input
 
     phased = str(tmp_path / "ph")
     with open(study + ".vcf") as src, open(phased + ".vcf", "w") as dst:
@@ -215,7 +215,7 @@ def test_pgen_with_a_quantitative_trait_equals_bed(tmp_path):
     .bed plink2 makes back of the .pgen: the linear --epistasis test, `.epi.qt` files alike. gboost
     refused it ("not case/control") before: found by bench/parity_sweep.py --more-flags, seed 403."""
     pytest.importorskip("pgenlib", reason="pgenlib not installed (pip install 'gboost[formats]')")
-    from gboost.simulate import simulate_qt_study
+    from gboost.data.simulate import simulate_qt_study
 
     st = simulate_qt_study(40, 300, seed=11, missing_rate=0.01, effects=[(1, 2, 0.5)], missing_trait=0.05,
                            unknown_sex=0.05, chromosomes=["1", "2"])

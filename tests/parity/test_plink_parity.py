@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from gboost.simulate import PlantedPair, simulate_study, write_bfile
+from gboost.data.simulate import PlantedPair, simulate_study, write_bfile
 from tests.helpers import NO_PLINK, PLINK, ROOT, assert_parity, read, run_both
 
 SAMPLE = os.path.join(ROOT, "sample_data", "sample")

@@ -49,11 +49,11 @@ def test_a1_the_major_allele_prints_the_same_digits_as_plink(tmp_path):
 @pytest.mark.slow
 def test_the_ld_study_has_the_tables_that_broke_the_old_exact_test():
     """Near-diagonal tables whose IPF needs more than the old cap of 100 sweeps, DF 2 and DF 1 pairs."""
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, run_scan
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, run_scan
     from gboost.engines.cpu import CpuEngine
     from gboost.stats.boost import ipf_fit
-    from gboost.study import QCOptions
+    from gboost.data.study import QCOptions
 
     sim = ld_study()
     study = load_study(sim.source(), QCOptions())

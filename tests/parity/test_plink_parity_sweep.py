@@ -31,9 +31,9 @@ def test_a_random_realistic_study_matches_plink(seed, tmp_path):
 # refused: a .psam's trait); 444 a quantitative trait in 3 --part runs + merge; 447 --chr 1-3 + a --pheno file +
 # --mind; 486 chr-prefixed .bim names, --chr chr0,chr2, --extract, rs-like IDs; 493 --chr chr2-chrXY (was refused:
 # a range's ends may be any standard code); 506 --mind leaving 32 samples, --exclude, --chr chr1,chrX, .pgen
-# (PLINK's skip of hets + A1 homozygotes in one word, gboost/plink_skips.py); 428 --pheno + 3 parts; 441 the
+# (PLINK's skip of hets + A1 homozygotes in one word, gboost/data/plink_skips.py); 428 --pheno + 3 parts; 441 the
 # .ped/.map fileset + --pheno + 5 parts + --mind; 1190 --mind leaving 18 samples: coincidental BEST_SNP ties,
-# settled among every partner (gboost/best_ties.py, tie_classes; 10 summary rows differed before).
+# settled among every partner (gboost/pipeline/best_ties.py, tie_classes; 10 summary rows differed before).
 MORE_SEEDS = [403, 444, 447, 486, 493, 506, 428, 441, 1190]
 
 

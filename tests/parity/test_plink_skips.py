@@ -1,5 +1,5 @@
 """PLINK 1.9's --fast-epistasis skip of SNPs with "fewer than two genotypes", to the bit
-(gboost/plink_skips.py): hets and A1 homozygotes whose A1 homozygotes all lie in the first word of 32
+(gboost/data/plink_skips.py): hets and A1 homozygotes whose A1 homozygotes all lie in the first word of 32
 scanned samples that holds a call are skipped by PLINK. Found by bench/parity_sweep.py --more-flags,
 seed 506 (--mind left 32 samples: two such SNPs scanned by gboost, skipped by PLINK)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from gboost import plink_skips
+from gboost.data import plink_skips
 from tests.helpers import NO_PLINK, PLINK, read
 
 # .bed codes: 0 = A1/A1 (the .bim's column 5), 1 = missing, 2 = het, 3 = A2/A2
@@ -118,8 +118,8 @@ def test_skips_and_files_match_plink(tmp_path, source):
 def test_each_bed_path_skips_them(tmp_path, background):
     """The .bed's two passes (encode as it counts; count first, encode in the background) both skip
     what PLINK skips; so does the calls path (a source of int8 calls: the .bed read as a .ped would be)."""
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
 
     rows = _quirky_snps(np.random.default_rng(3))
     prefix = str(tmp_path / "q")
@@ -131,9 +131,9 @@ def test_each_bed_path_skips_them(tmp_path, background):
 
 
 def test_the_calls_path_skips_them(tmp_path):
-    from gboost.io.ped import ArraySource
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
+    from gboost.readers.ped import ArraySource
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
 
     rows = _quirky_snps(np.random.default_rng(3))
     prefix = str(tmp_path / "q")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gboost.cli import main as gboost_main
-from gboost.simulate import simulate_qt_study, write_bfile
+from gboost.data.simulate import simulate_qt_study, write_bfile
 
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
 
@@ -117,7 +117,7 @@ def test_pheno_file_with_a_quantitative_trait_matches_plink(fileset, tmp_path):
 
 
 def test_case_control_fileset_still_runs_boost(tmp_path):
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     sim = simulate_study(20, 60, 60, seed=2)
     sim.write(str(tmp_path / "cc"))

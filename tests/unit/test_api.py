@@ -48,6 +48,6 @@ def test_the_package_docstring_shows_the_same_example():
 def test_every_public_name_resolves_and_import_gboost_stays_light():
     for name in gboost.__all__:
         assert getattr(gboost, name) is not None, name
-    probe = "import sys, gboost; print(sorted(m for m in ('numba', 'gboost.scan', 'cupy', 'dask', 'PySide6') if m in sys.modules))"
+    probe = "import sys, gboost; print(sorted(m for m in ('numba', 'gboost.pipeline.scan', 'cupy', 'dask', 'PySide6') if m in sys.modules))"
     r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gboost.errors import InputError
-from gboost.io.pheno import as_text, read_table
-from gboost.io.plink_bed import _check_unique, _parse_numbers, _read_fam_columns, read_bim
+from gboost.readers.pheno import as_text, read_table
+from gboost.readers.plink_bed import _check_unique, _parse_numbers, _read_fam_columns, read_bim
 
 
 def reference_bim(path):
@@ -142,7 +142,7 @@ def test_a_million_line_bim_parses_at_memory_speed(tmp_path):
 def test_the_decimal_fast_paths_are_taken_and_exact(kind):
     """Plain decimals take the vectorised path (not None) and give NumPy's cast, bit for bit;
     anything else declines (None) so that the general path, with its messages, runs."""
-    from gboost.io.plink_bed import _decimal_floats, _decimal_ints, _token_bounds
+    from gboost.readers.plink_bed import _decimal_floats, _decimal_ints, _token_bounds
 
     rng = np.random.default_rng(11)
     tokens = []
@@ -164,7 +164,7 @@ def test_the_decimal_fast_paths_are_taken_and_exact(kind):
 
 
 def _numpy_path(monkeypatch, fn, path):
-    import gboost.io.plink_bed as P
+    import gboost.readers.plink_bed as P
 
     with monkeypatch.context() as m:
         m.setattr(P, "_read_columns_compiled", lambda *a: None)
@@ -174,7 +174,7 @@ def _numpy_path(monkeypatch, fn, path):
 
 @pytest.mark.parametrize("seed", range(30))
 def test_the_compiled_parse_equals_the_numpy_passes(tmp_path, monkeypatch, seed):
-    """The compiled passes (gboost/io/plink_bed.py) give the NumPy passes' table, value
+    """The compiled passes (gboost/readers/plink_bed.py) give the NumPy passes' table, value
     for value and dtype for dtype; on files they cannot take (non-ASCII, a short line, a number
     outside the decimal fast paths) they decline, or hand that column to NumPy's cast."""
     rng = np.random.default_rng(100 + seed)
@@ -199,7 +199,7 @@ def test_the_compiled_parse_equals_the_numpy_passes(tmp_path, monkeypatch, seed)
 
 
 def test_the_compiled_parse_is_taken_on_an_ordinary_bim_and_declines_otherwise():
-    from gboost.io.plink_bed import _read_columns_compiled
+    from gboost.readers.plink_bed import _read_columns_compiled
 
     kinds, names = ("text", "text", "float", "int", "text", "text"), {2: "cM position", 3: "base-pair position"}
     ok = b"1\trs1\t0\t1000\tA\tG\n# note\n\n1 rs2 0.25 -5 AT G\r\n"
@@ -239,7 +239,7 @@ def test_the_table_read_in_chunks_equals_the_one_pass_reading(seed):
     chunks, whatever this machine's cores), the bounds, line numbers and verdict equal one chunk's
     (the serial pass), with blank and comment lines across the cuts (the packed and the gapped
     rows), a last line with or without its newline, and a bad line in any chunk."""
-    from gboost.io.plink_bed import _line_cuts, _table_bounds_chunks
+    from gboost.readers.plink_bed import _line_cuts, _table_bounds_chunks
 
     rng = np.random.default_rng(seed)
     n_columns = int(rng.integers(1, 7))

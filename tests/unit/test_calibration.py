@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from gboost.calibration import CHI2_4_MEDIAN, calibrate, sample_pairs
-from gboost.scan import ScanParams, run_scan
-from gboost.simulate import simulate_study
-from gboost.study import study_from_genotypes
+from gboost.stats.calibration import CHI2_4_MEDIAN, calibrate, sample_pairs
+from gboost.pipeline.scan import ScanParams, run_scan
+from gboost.data.simulate import simulate_study
+from gboost.data.study import study_from_genotypes
 
 
 def test_sampled_pairs_are_uniform_over_the_triangle():

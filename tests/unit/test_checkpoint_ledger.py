@@ -1,4 +1,4 @@
-"""The compact checkpoint ledger (gboost/checkpoint.py): a batch of tiles written as one record and
+"""The compact checkpoint ledger (gboost/pipeline/checkpoint.py): a batch of tiles written as one record and
 read back gives the accumulator that adding the tiles themselves gives (survivors, recounted
 tables, per-SNP summary, counts), whatever the batching; records of the older .npz format still
 resume; a record is several times smaller than the .npz it replaces."""
@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gboost import checkpoint as C
+from gboost.pipeline import checkpoint as C
 from gboost.engines.cpu import CpuEngine
-from gboost.load import load_study
-from gboost.accumulate import Accumulator
-from gboost.scan import ScanParams, finalize, scan_thresholds, screen
-from gboost.tiles import plan_tiles
-from gboost.simulate import PlantedPair, simulate_study
-from gboost.study import QCOptions
+from gboost.data.load import load_study
+from gboost.pipeline.accumulate import Accumulator
+from gboost.pipeline.scan import ScanParams, finalize, scan_thresholds, screen
+from gboost.pipeline.tiles import plan_tiles
+from gboost.data.simulate import PlantedPair, simulate_study
+from gboost.data.study import QCOptions
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def test_the_snp_id_hash_is_the_one_of_the_joined_ids():
     checkpoints written before it still resume."""
     import hashlib
 
-    from gboost.checkpoint import ids_sha256
+    from gboost.pipeline.checkpoint import ids_sha256
 
     rng = np.random.default_rng(3)
     many = np.array([f"rs{k}" if k % 7 else f"é{k}" for k in rng.integers(0, 10**9, 70000)])
@@ -138,7 +138,7 @@ def test_the_snp_id_hash_is_the_one_of_the_joined_ids():
 
 @pytest.mark.parametrize("background", [False, True])
 def test_a_finished_screens_ledger_ends_on_its_writer_thread(study, tiles, tmp_path, background):
-    """flush(wait=False) + close() with finish_in_background (gboost/cli.py): close returns at once
+    """flush(wait=False) + close() with finish_in_background (gboost/cli/__init__.py): close returns at once
     and the writer thread writes the last records, syncs and closes; join() waits for it and the
     ledger then replays every tile, as a ledger closed by the caller does."""
     import threading
@@ -213,7 +213,7 @@ def test_the_genotype_hash_waits_for_the_encoder_before_hashing_anything(study, 
     import dataclasses
     import threading
 
-    from gboost.study import PlanesReady
+    from gboost.data.study import PlanesReady
 
     ready = PlanesReady(study.n_snps)
     busy = dataclasses.replace(study, planes_ready=ready)

@@ -1,4 +1,4 @@
-"""gboost/compile_guard.py without Qt: a compilation asked for on another thread runs on the main
+"""gboost/runtime/compile_guard.py without Qt: a compilation asked for on another thread runs on the main
 thread when the main thread serves, and on the asking thread when the main thread is blocked
 waiting for it (else that would deadlock: the CLI run in-process after the GUI installed the guard
 did, in a full GUI test run)."""
@@ -13,9 +13,7 @@ import numpy as np
 import pytest
 from numba.core import event
 
-from gboost import compile_guard
-
-
+from gboost.runtime import compile_guard
 @pytest.fixture
 def compiles():
     """(function name, compiled on the main thread?) for every numba compilation meanwhile."""

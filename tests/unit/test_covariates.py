@@ -5,9 +5,9 @@ from scipy import optimize
 from scipy import stats as sps
 
 from gboost.cli import main
-from gboost.covariates import adjusted_test, adjusted_tests, read_covariates
-from gboost.simulate import PlantedPair, simulate_study
-from gboost.study import study_from_genotypes
+from gboost.stats.covariates import adjusted_test, adjusted_tests, read_covariates
+from gboost.data.simulate import PlantedPair, simulate_study
+from gboost.data.study import study_from_genotypes
 from tests.helpers import random_genotypes
 
 
@@ -71,8 +71,8 @@ def test_cli_adds_adjusted_columns(tmp_path):
     top = dict(zip(rows[0], rows[1]))
     assert {top["SNP1"], top["SNP2"]} == {"snp3", "snp31"} and float(top["P_ADJ"]) < 1e-6
     # The adjusted statistic of the top pair equals the reference fit with the same covariate.
-    from gboost.io.plink_bed import open_bfile
-    from gboost.load import load_study
+    from gboost.readers.plink_bed import open_bfile
+    from gboost.data.load import load_study
 
     st = load_study(open_bfile(prefix))
     cov, names = read_covariates(tmp_path / "cov.txt", st, ["pc1"])
@@ -83,7 +83,7 @@ def test_cli_adds_adjusted_columns(tmp_path):
 
 
 def test_three_df_tail_matches_scipy():
-    from gboost.covariates import _chi2_sf_3
+    from gboost.stats.covariates import _chi2_sf_3
 
     for x in (0.1, 1.0, 7.8, 30.0, 200.0):
         assert _chi2_sf_3(x) == pytest.approx(sps.chi2.sf(x, 3), rel=1e-10)

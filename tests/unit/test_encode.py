@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from gboost.encode import (ClassLayout, bed_missing_counts, decode_planes, encode_bed_bytes, encode_block,
+from gboost.data.encode import (ClassLayout, bed_missing_counts, decode_planes, encode_bed_bytes, encode_block,
                            encode_block_reference, from_gpu_layout,
                            genotype_counts, mask_words, masked_counts, plane_counts, sample_order,
                            to_gpu_layout)
@@ -150,7 +150,7 @@ def test_compressed_bed_words_equal_the_sample_by_sample_gather(rng, n, pattern)
     """Columns in file order within each class (the loader's order) go through the
     compress kernel; its planes, padding bits included, and its per-class counts equal those of
     the decoded calls, whatever the classes' pattern and wherever a word or byte ends."""
-    from gboost.encode import bed_encode, bed_plan, monomorphic
+    from gboost.data.encode import bed_encode, bed_plan, monomorphic
 
     codes = rng.integers(0, 4, (13, n)).astype(np.uint8)
     raw = bed_rows(codes)
@@ -178,7 +178,7 @@ def test_compressed_bed_words_equal_the_sample_by_sample_gather(rng, n, pattern)
 
 
 def test_a_plan_refuses_columns_out_of_file_order():
-    from gboost.encode import bed_plan
+    from gboost.data.encode import bed_plan
 
     assert bed_plan(np.array([3, 1, 2]), np.array([False, False, True]), 4) is None
     assert bed_plan(np.array([1, 3, 0, 2]), np.array([False, False, True, True]), 4) is not None
@@ -186,7 +186,7 @@ def test_a_plan_refuses_columns_out_of_file_order():
 
 @pytest.mark.parametrize("n", [1, 7, 64, 65, 300])
 def test_bed_set_counts_equal_counts_of_the_decoded_calls(rng, n):
-    from gboost.encode import bed_set_counts, file_masks
+    from gboost.data.encode import bed_set_counts, file_masks
 
     codes = rng.integers(0, 4, (9, n)).astype(np.uint8)
     raw = bed_rows(codes)
@@ -202,7 +202,7 @@ def test_bed_set_counts_equal_counts_of_the_decoded_calls(rng, n):
 
 
 def test_move_rows_closes_gaps_in_place():
-    from gboost.encode import move_rows
+    from gboost.data.encode import move_rows
 
     a = np.arange(30, dtype=np.uint64).reshape(10, 3)
     want = a.copy()

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from gboost.errors import InputError
-from gboost.io.boost_matrix import open_boost_matrix
-from gboost.io.ped import open_ped
-from gboost.io import pheno as pheno_module
-from gboost.io.pheno import apply_pheno, is_case_control_token, read_pheno_file, read_table
-from gboost.io.plink_bed import open_bfile
-from gboost.load import load_study
-from gboost.simulate import pack_bed_block, simulate_study, write_bfile
-from gboost.study import QCOptions, SampleTable, VariantTable
+from gboost.readers.boost_matrix import open_boost_matrix
+from gboost.readers.ped import open_ped
+from gboost.readers import pheno as pheno_module
+from gboost.readers.pheno import apply_pheno, is_case_control_token, read_pheno_file, read_table
+from gboost.readers.plink_bed import open_bfile
+from gboost.data.load import load_study
+from gboost.data.simulate import pack_bed_block, simulate_study, write_bfile
+from gboost.data.study import QCOptions, SampleTable, VariantTable
 
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
 needs_plink = pytest.mark.skipif(PLINK is None, reason="plink1.9 is not on PATH (apt-get install plink1.9)")
@@ -517,7 +517,7 @@ def test_iter_bed_rows_reads_the_bed_rows_in_reused_blocks(tmp_path, monkeypatch
     """The .bed is read block by block into two reused buffers (prefetched, each block by
     several threads at once), not mapped; with a keep mask only kept rows are read and blocks
     without one are skipped."""
-    from gboost.io import plink_bed
+    from gboost.readers import plink_bed
 
     prefix = str(tmp_path / "s")
     simulate_study(37, 9, 8, seed=5).write(prefix)
@@ -549,7 +549,7 @@ def test_bed_read_pieces_cover_each_kept_row_once(seed):
     """A block's kept rows are cut into at most ``readers`` parts for its reading threads: every
     kept row in exactly one part, no other row, parts of nearly equal size, none below the minimum
     read unless the rows run out."""
-    from gboost.io.plink_bed import _pieces, _runs
+    from gboost.readers.plink_bed import _pieces, _runs
 
     rng = np.random.default_rng(seed)
     n_rows, row, readers = int(rng.integers(1, 60)), int(rng.integers(1, 9)), int(rng.integers(1, 6))
@@ -568,7 +568,7 @@ def test_bed_read_pieces_cover_each_kept_row_once(seed):
 
 def _per_token(tokens, lines, path):
     """The per-token reading (as the decoders read before they judged each distinct token once)."""
-    from gboost.io.pheno import MISSING_PHENO, case_control_code, strtod_prefix
+    from gboost.readers.pheno import MISSING_PHENO, case_control_code, strtod_prefix
 
     if all(is_case_control_token(t) for t in tokens):
         return np.array([case_control_code(t) for t in tokens], dtype=np.int8), None
@@ -593,7 +593,7 @@ def _per_token(tokens, lines, path):
 def test_phenotype_columns_decode_as_token_by_token(column):
     """decode_phenotype judges each distinct token once (2.32M samples took ~1 s token by token on
     the path before the first tile): the status and trait are those of the per-token reading."""
-    from gboost.io.pheno import decode_phenotype
+    from gboost.readers.pheno import decode_phenotype
 
     lines = list(range(2, 2 + len(column)))
     status, trait = decode_phenotype(column, lines, "x.fam")
@@ -606,7 +606,7 @@ def test_phenotype_columns_decode_as_token_by_token(column):
 
 @pytest.mark.parametrize("bad", ["inf", "nan", "1e999"])
 def test_a_non_finite_phenotype_is_refused_at_its_first_line(bad):
-    from gboost.io.pheno import decode_case_control, decode_phenotype
+    from gboost.readers.pheno import decode_case_control, decode_phenotype
 
     column = ["1.5", "2", bad, "0.5", bad]
     with pytest.raises(InputError, match=rf"line 4: phenotype '{bad}' is not a finite number"):

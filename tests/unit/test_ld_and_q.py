@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from gboost.scan import ScanParams, run_scan
+from gboost.pipeline.scan import ScanParams, run_scan
 from gboost.stats.multiple import bh_qvalues, r2_from_tables
 from gboost.stats.table import pair_table_bruteforce
-from gboost.study import VariantTable, study_from_genotypes
+from gboost.data.study import VariantTable, study_from_genotypes
 from tests.helpers import random_genotypes
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import gboost
 from gboost.cli import main
-from gboost.simulate import simulate_study
+from gboost.data.simulate import simulate_study
 
 
 @pytest.fixture(scope="module")

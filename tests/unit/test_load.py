@@ -11,13 +11,13 @@ from math import factorial
 import numpy as np
 import pytest
 
-from gboost.encode import decode_planes, genotype_counts
+from gboost.data.encode import decode_planes, genotype_counts
 from gboost.errors import InputError
-from gboost.io.plink_bed import open_bfile
-from gboost.load import load_study, plink_chrom_code
+from gboost.readers.plink_bed import open_bfile
+from gboost.data.load import load_study, plink_chrom_code
 from gboost.stats.hwe import hwe_exact_p, hwe_exact_pvalues
-from gboost.simulate import simulate_study
-from gboost.study import QCOptions
+from gboost.data.simulate import simulate_study
+from gboost.data.study import QCOptions
 from tests.helpers import QC_CASES
 
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
@@ -204,7 +204,7 @@ def test_bed_bytes_encoded_directly_equal_the_decoded_calls(qc_fileset, monkeypa
     samples; the same study (kept SNPs and samples, planes, counts, QC report) as through
     bed-reader's decoded int8 calls, under every QC case, on a fileset with every kind of SNP and
     sample."""
-    from gboost.io.plink_bed import BedSource
+    from gboost.readers.plink_bed import BedSource
 
     tmp, prefix = qc_fileset
     qc = QC_CASES[case][1]
@@ -401,8 +401,8 @@ def test_a_study_whose_planes_exceed_memory_is_refused_before_reading(tmp_path, 
     import re
 
     from gboost.cli import main
-    from gboost.load import SCAN_BYTES_FIXED, SCAN_BYTES_PER_SNP, MEMORY_SHARE
-    from gboost.simulate import simulate_study
+    from gboost.data.load import SCAN_BYTES_FIXED, SCAN_BYTES_PER_SNP, MEMORY_SHARE
+    from gboost.data.simulate import simulate_study
 
     prefix = str(tmp_path / "big")
     simulate_study(400, 300, 300, seed=21, chromosomes=4).write(prefix)
@@ -428,8 +428,8 @@ def test_a_study_whose_planes_exceed_memory_is_refused_before_reading(tmp_path, 
 
 def test_the_memory_message_says_when_not_even_one_chromosome_fits(tmp_path, monkeypatch, capsys):
     from gboost.cli import main
-    from gboost.load import SCAN_BYTES_FIXED, MEMORY_SHARE
-    from gboost.simulate import simulate_study
+    from gboost.data.load import SCAN_BYTES_FIXED, MEMORY_SHARE
+    from gboost.data.simulate import simulate_study
 
     prefix = str(tmp_path / "big")
     simulate_study(100, 30, 30, seed=2, chromosomes=2).write(prefix)

@@ -1,14 +1,12 @@
 """numba's cache folder follows the source: an edit of any module gives a fresh folder, so a
-caller never runs machine code inlined from an older callee (gboost/numba_cache.py says why)."""
+caller never runs machine code inlined from an older callee (gboost/runtime/numba_cache.py says why)."""
 from __future__ import annotations
 
 import shutil
 
 import pytest
 
-from gboost import numba_cache
-
-
+from gboost.runtime import numba_cache
 def test_the_cache_folder_is_named_by_the_source_hash():
     assert numba_cache.choose().name.endswith(numba_cache.source_hash())
     from gboost.stats.hwe import _hwe_many  # gboost's functions find it without numba's configuration
@@ -34,9 +32,9 @@ def test_a_user_cache_dir_is_respected(monkeypatch, tmp_path):
 
 _FIRST_CALL = """
 import sys, numpy as np
-from gboost.runtime import adjust_numba
-adjust_numba()  # the command's start-up (gboost/runtime.py)
-from gboost.encode import sample_order
+from gboost.runtime.process import adjust_numba
+adjust_numba()  # the command's start-up (gboost/runtime/process.py)
+from gboost.data.encode import sample_order
 import numba
 numba.njit(lambda x: x + 1)(np.int64(1))  # numba's target loads its registries (numba.np.arraymath)
 assert "numba.np.arraymath" in sys.modules
@@ -52,7 +50,7 @@ print(numba.np.arraymath._HAVE_BLAS, numba.np.linalg.ensure_blas.__name__, "scip
 @pytest.mark.slow
 def test_numbas_first_call_imports_no_scipy_linalg():
     """numba's probe for BLAS imports all of scipy.linalg at the first compiled call (0.2-0.4 s of
-    every command on the VM); the command's import hook (gboost.runtime.adjust_numba) leaves it out, and np.dot in compiled
+    every command on the VM); the command's import hook (gboost.runtime.process.adjust_numba) leaves it out, and np.dot in compiled
     code still gets BLAS (the real check runs when such a function compiles)."""
     import importlib.util
     import os

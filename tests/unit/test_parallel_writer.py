@@ -1,4 +1,4 @@
-"""The writer formats the four files in runs of rows on a pool of threads (gboost/io/results.py
+"""The writer formats the four files in runs of rows on a pool of threads (gboost/outputs/results.py
 render_lazily): whatever the thread count and wherever the runs are cut, the bytes equal those of
 the one-row-at-a-time reference writers (format_*_rowwise, which the PLINK parity tests pin down),
 on awkward values: rounding ties of PLINK's and Python's %g, the switches to exponents, tiny and
@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gboost.encode import ClassLayout
-from gboost.io import results as R
-from gboost.scan import Pairs, ScanParams, ScanResult
+from gboost.data.encode import ClassLayout
+from gboost.outputs import results as R
+from gboost.pipeline.scan import Pairs, ScanParams, ScanResult
 from gboost.stats.marginal import marginal_tests
-from gboost.study import QCReport, SampleTable, Study, VariantTable, plink_snp_width
-from gboost.tiles import Summary
+from gboost.data.study import QCReport, SampleTable, Study, VariantTable, plink_snp_width
+from gboost.pipeline.tiles import Summary
 
 AWKWARD = [0.0, -0.0, 1.0, 7 / 320, 1 / 64, 3 / 64, 0.021875, 9.9995e-5, 9.99949999e-5, 1e-4, 0.99995, 0.999995,
            0.9999995, 999999.5, 999999.4999, 1e6, 9999.5, 99999.95, 123456.5, 5e-324, 2.2e-308, 1e-300, 1e300,
@@ -126,9 +126,9 @@ def test_files_written_side_by_side_are_whole(tmp_path):
 
 @pytest.mark.parametrize("cap", [3, 4096])
 def test_chromosome_numbers_match_names(monkeypatch, cap):
-    """pairs.tsv's DIST compares chromosome numbers (gboost/io/fastnum.py pair_texts): equal
+    """pairs.tsv's DIST compares chromosome numbers (gboost/readers/fastnum.py pair_texts): equal
     exactly where the names are, in runs or scattered, past the compiled path's cap too."""
-    from gboost.io import fastnum as F
+    from gboost.readers import fastnum as F
 
     monkeypatch.setattr(F, "_ID_CAP", cap)
     names = ["1", "1", "2", "chr1", "1", "X", "ü", "2", "", "X", "10", "1"]
@@ -145,8 +145,8 @@ def test_a_file_written_while_its_runs_are_formatted_is_whole(tmp_path, monkeypa
     import time
     from types import SimpleNamespace
 
-    from gboost.io import outdir
-    from gboost.io.outdir import _TMP, write_files
+    from gboost.outputs import outdir
+    from gboost.outputs.outdir import _TMP, write_files
 
     waited = [0.0]  # moved on by the iterator's wait: write_files' clock, a real one plus the waits
     monkeypatch.setattr(outdir, "time", SimpleNamespace(perf_counter=lambda: time.perf_counter() + waited[0]))

@@ -1,4 +1,4 @@
-"""gboost/params.py: every setting belongs to exactly one of the three views, the checkpoint pins
+"""gboost/pipeline/params.py: every setting belongs to exactly one of the three views, the checkpoint pins
 exactly the screen's view, and make_engine takes the engine's view."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from gboost.engines import make_engine
 from gboost.engines.cpu import CpuEngine
 from gboost.errors import InputError
-from gboost.params import EngineOptions, ReportOptions, ScanParams, ScreenParams, results_key
-from gboost.study import study_from_genotypes
+from gboost.pipeline.params import EngineOptions, ReportOptions, ScanParams, ScreenParams, results_key
+from gboost.data.study import study_from_genotypes
 from tests.helpers import random_genotypes
 
 
@@ -38,7 +38,7 @@ def test_make_engine_takes_the_engine_options():
 
 
 def test_a_checkpoint_resumes_under_other_engine_and_report_options_but_not_other_screen_settings(tmp_path):
-    from gboost.checkpoint import Ledger
+    from gboost.pipeline.checkpoint import Ledger
 
     g, is_case = random_genotypes(np.random.default_rng(4), 40, 120)
     study = study_from_genotypes(g, is_case)

@@ -14,7 +14,7 @@ nx = pytest.importorskip("networkx")
 
 from gboost.cli import main  # noqa: E402
 from gboost.errors import InputError  # noqa: E402
-from gboost.io.plink_bed import open_bfile  # noqa: E402
+from gboost.readers.plink_bed import open_bfile  # noqa: E402
 from gboost.pathways import (  # noqa: E402
     UNKNOWN,
     build_graph,
@@ -315,10 +315,10 @@ def test_layout_keeps_a_large_and_many_small_groups_apart():
 @pytest.fixture(scope="module")
 def scanned(tmp_path_factory):
     """A small simulated study on gene coordinates, scanned with the CPU engine."""
-    from gboost.scan import ScanParams, run_scan
-    from gboost.simulate import PlantedPair, simulate_study
-    from gboost.io.results import write_outputs
-    from gboost.load import load_study
+    from gboost.pipeline.scan import ScanParams, run_scan
+    from gboost.data.simulate import PlantedPair, simulate_study
+    from gboost.outputs.results import write_outputs
+    from gboost.data.load import load_study
 
     ann = bundled_annotation()
     chr1 = np.flatnonzero(ann.chrom == "1")[:60]
@@ -479,7 +479,7 @@ def test_the_sample_studys_planted_snps_lie_in_the_named_genes_and_group_by_the_
 
 
 def test_the_pathways_package_and_command_import_no_qt():
-    code = ("import sys, gboost.pathways, gboost.cli_pathways; "
+    code = ("import sys, gboost.pathways, gboost.cli.pathways; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'cupy')]; "
             "sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0

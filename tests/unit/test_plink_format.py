@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from gboost.io.plink_format import plink_g
+from gboost.readers.plink_format import plink_g
 
 
 @pytest.mark.parametrize("x,digits,text", [

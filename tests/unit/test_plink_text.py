@@ -1,5 +1,5 @@
-"""The compiled .epi.cc/.summary writer (gboost/io/plink_text.py) equals the per-row Python one
-(gboost/io/results.py *_rowwise, the reference that the PLINK parity tests pinned down) byte for
+"""The compiled .epi.cc/.summary writer (gboost/readers/plink_text.py) equals the per-row Python one
+(gboost/outputs/results.py *_rowwise, the reference that the PLINK parity tests pinned down) byte for
 byte, on adversarial numbers: rounding ties, the 1e-4 and 1e6 switches to exponents, subnormals,
 negatives, NaN, inf, and non-ASCII IDs (PLINK pads by bytes)."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gboost.io import results as R
-from gboost.study import plink_snp_width
+from gboost.outputs import results as R
+from gboost.data.study import plink_snp_width
 
 AWKWARD = [0.0, -0.0, 1.0, 7 / 320, 1 / 64, 3 / 64, 0.021875, 9.9995e-5, 9.99949999e-5, 1e-4, 0.99995, 0.999995,
            0.9999995, 999999.5, 999999.4999, 1e6, 9999.5, 99999.95, 123456.5, 5e-324, 2.2e-308, 1e-300, 1e300,
@@ -98,16 +98,16 @@ def test_ties_and_notation_switches_match_the_reference(values):
 
 
 def test_ties_print_plinks_digits():
-    """The oracle itself on the ties documented from plink1.9 output (gboost/io/plink_format.py,
+    """The oracle itself on the ties documented from plink1.9 output (gboost/readers/plink_format.py,
     docs/plink_boost_notes.md §5), so the comparisons above compare against PLINK's digits."""
-    from gboost.io.plink_format import plink_g
+    from gboost.readers.plink_format import plink_g
 
     assert plink_g(7 / 320, 4) == "0.02188"  # printf's %.4g gives 0.02187
     assert plink_g(1 / 64, 4) == "0.01562" and plink_g(3 / 64, 4) == "0.04688"
 
 
-# ---- gboost.io.fastnum: Python's %g for whole columns ------------------------------------------
-from gboost.io.fastnum import format_g  # noqa: E402
+# ---- gboost.readers.fastnum: Python's %g for whole columns ------------------------------------------
+from gboost.readers.fastnum import format_g  # noqa: E402
 
 TIES = [0.5, 1.5, 2.5, 0.125, 1e-5, 1e-4, 9.9999999995e-5, 99999.99995, 0.00012345678905, 1234567890.5,
         12345678905.0, 9999999999.5, 1e10, 1e16, 1e22, 1e23, 1.7976931348623157e308, 5e-324, 2.2250738585072014e-308,
@@ -131,10 +131,10 @@ def test_format_g_equals_python_on_random_values(values, d):
 
 def test_pairs_and_marginal_tables_equal_the_row_wise_writers():
     from gboost.engines.cpu import CpuEngine
-    from gboost.scan import ScanParams, run_scan
-    from gboost.simulate import simulate_study
-    from gboost.load import load_study
-    from gboost.study import QCOptions
+    from gboost.pipeline.scan import ScanParams, run_scan
+    from gboost.data.simulate import simulate_study
+    from gboost.data.load import load_study
+    from gboost.data.study import QCOptions
 
     sim = simulate_study(300, 150, 150, seed=24, chromosomes=["1", "2"], missing_rate=0.02, ld_block=10)
     sim.variants.snp = sim.variants.snp.astype(object)
@@ -153,16 +153,16 @@ def test_pairs_and_marginal_tables_equal_the_row_wise_writers():
 
 
 def test_rows_formatted_by_row_block_beside_the_screen_join_to_the_writers_files():
-    """gboost/hostwork.py formats each row block's .epi.cc rows and pairs.tsv rows (without Q)
+    """gboost/pipeline/hostwork.py formats each row block's .epi.cc rows and pairs.tsv rows (without Q)
     while the screen runs; the writer joins them and splices each reported row's Q in. Blocks cut
     anywhere, rows in STAT order, awkward q values: the same bytes as the row-wise writers."""
     from gboost.engines.cpu import CpuEngine
-    from gboost.io.fastnum import pairs_rows_array, splice_q
-    from gboost.load import load_study
-    from gboost.scan import ScanParams, run_scan
-    from gboost.simulate import simulate_study
+    from gboost.readers.fastnum import pairs_rows_array, splice_q
+    from gboost.data.load import load_study
+    from gboost.pipeline.scan import ScanParams, run_scan
+    from gboost.data.simulate import simulate_study
     from gboost.stats.multiple import r2_at
-    from gboost.study import QCOptions
+    from gboost.data.study import QCOptions
 
     sim = simulate_study(300, 150, 150, seed=25, chromosomes=["1", "2"], missing_rate=0.02, ld_block=10)
     sim.variants.snp = sim.variants.snp.astype(object)
@@ -202,7 +202,7 @@ def test_rows_formatted_by_row_block_beside_the_screen_join_to_the_writers_files
 def test_runs_of_rows_join_to_the_whole_file():
     """The PLINK files are formatted in runs of rows on several threads: any split joins to the
     single-piece body, which the row-wise oracle pins down above."""
-    from gboost.io.plink_text import epi_cc_pieces, padded, summary_pieces
+    from gboost.readers.plink_text import epi_cc_pieces, padded, summary_pieces
 
     rng = np.random.default_rng(5)
     p, m = 50, 333
@@ -223,7 +223,7 @@ def test_runs_of_rows_join_to_the_whole_file():
 
 
 def test_text_and_integer_columns_equal_str():
-    from gboost.io.fastnum import int_bytes, ragged, text_bytes
+    from gboost.readers.fastnum import int_bytes, ragged, text_bytes
 
     values = np.array(["1", "rs_ü", "", "X", 23, b"kgp9"], dtype=object)
     mat, lengths = text_bytes(values)

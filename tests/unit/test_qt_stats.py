@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from gboost.engines.qt_cpu import QTCPUEngine, pair_linear_test, pair_sufficient, qt_planes
-from gboost.qt_scan import QTParams, genotypic_tests, run_qt_scan
+from gboost.pipeline.qt_scan import QTParams, genotypic_tests, run_qt_scan
 from gboost.stats.qt import (acklam_quantile, genotypic_f_test, linear_from_moments, linear_pair_test,
                              moments_of_table, plink_normal_p, qt_thresholds)
-from gboost.study import study_from_genotypes
+from gboost.data.study import study_from_genotypes
 
 
 def qt_study(rng, p=24, n=257, missing=0.03, flip=None):

@@ -1,4 +1,4 @@
-"""The QT writer on the case-control writer's pool (gboost/io/qt_results.py, gboost/io/results.py
+"""The QT writer on the case-control writer's pool (gboost/outputs/qt_results.py, gboost/outputs/results.py
 FilePool): the files are the same bytes in one run of rows on one thread as in runs of a few rows
 on four, and pairs.tsv and marginal.tsv equal a plain one-row-at-a-time reference (Python's %g
 formatting, NA for NaN and, in marginal.tsv, for infinities; A1/A2 swapped where PLINK's A1 is the
@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from gboost.inputs import open_input
-from gboost.io import results as R
-from gboost.io.qt_results import render_qt_outputs, write_qt_outputs
-from gboost.load import load_study
-from gboost.qt_scan import QTParams, run_qt_scan
-from gboost.simulate import simulate_qt_study
+from gboost.data.inputs import open_input
+from gboost.outputs import results as R
+from gboost.outputs.qt_results import render_qt_outputs, write_qt_outputs
+from gboost.data.load import load_study
+from gboost.pipeline.qt_scan import QTParams, run_qt_scan
+from gboost.data.simulate import simulate_qt_study
 
 FILES = ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "marginal.tsv")
 

@@ -1,4 +1,4 @@
-"""``import gboost`` changes nothing in the process; the commands' start-up (gboost/runtime.py) does
+"""``import gboost`` changes nothing in the process; the commands' start-up (gboost/runtime/process.py) does
 each of its steps, and each step alone. Subprocesses: every check needs a process whose signals,
 streams, environment and numba nobody has touched yet."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from gboost import numba_cache
+from gboost.runtime import numba_cache
 from tests.helpers import ROOT
 
 
@@ -28,7 +28,7 @@ sys.argv[0] = os.path.join(os.path.dirname(sys.executable), "gboost")  # as the 
 import numba, numba.core.caching as caching
 before = {"meta_path": list(sys.meta_path), "load": caching.Cache.load_overload, "sigint": signal.getsignal(signal.SIGINT),
           "env": dict(os.environ), "streams": (sys.stdin, sys.stdout, sys.stderr), "cache_dir": numba.config.CACHE_DIR}
-import gboost, gboost.scan, gboost.load, gboost.inputs, gboost.engines
+import gboost, gboost.pipeline.scan, gboost.data.load, gboost.data.inputs, gboost.engines
 gboost.open_input, gboost.load_study, gboost.run_pipeline, gboost.make_engine  # the lazy names too
 after = {"meta_path": list(sys.meta_path), "load": caching.Cache.load_overload, "sigint": signal.getsignal(signal.SIGINT),
          "env": dict(os.environ), "streams": (sys.stdin, sys.stdout, sys.stderr), "cache_dir": numba.config.CACHE_DIR}
@@ -47,7 +47,7 @@ def test_importing_the_library_leaves_a_closed_stream_closed():
     r = _python("""
         import os, sys
         sys.argv[0] = os.path.join(os.path.dirname(sys.executable), "gboost")  # as the command's script would be
-        import gboost, gboost.scan, gboost.load
+        import gboost, gboost.pipeline.scan, gboost.data.load
         try:
             os.fstat(2)
             print("fd 2 open", sys.stderr is None)
@@ -67,7 +67,7 @@ def test_gboosts_compiled_functions_use_gboosts_folder_and_a_users_keep_numbas(t
         import json, sys
         sys.path.insert(0, {str(tmp_path)!r})
         import numba, numpy as np
-        from gboost import numba_cache
+        from gboost.runtime import numba_cache
         from gboost.stats.marginal import _sf_many as g  # any of gboost's cached functions
         import user_mod
         print(json.dumps({{"gboost": g._cache.cache_path, "user": user_mod.f._cache.cache_path,
@@ -84,7 +84,7 @@ def test_gboosts_compiled_functions_use_gboosts_folder_and_a_users_keep_numbas(t
 def test_quiet_interrupts_end_the_start_with_one_line_and_130():
     r = _python("""
         import os, signal, time
-        from gboost.runtime import quiet_interrupts
+        from gboost.runtime.process import quiet_interrupts
         assert quiet_interrupts()
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(5)
@@ -97,7 +97,7 @@ def test_quiet_interrupts_end_the_start_with_one_line_and_130():
 def test_quiet_interrupts_off_the_main_thread_change_nothing():
     import threading
 
-    from gboost.runtime import quiet_interrupts
+    from gboost.runtime.process import quiet_interrupts
 
     before = signal.getsignal(signal.SIGINT)
     got = []
@@ -110,7 +110,7 @@ def test_quiet_interrupts_off_the_main_thread_change_nothing():
 def test_repair_streams_gives_a_closed_descriptor_dev_null():
     r = _python("""
         import os, sys
-        from gboost.runtime import repair_streams
+        from gboost.runtime.process import repair_streams
         fixed = repair_streams()
         fd = os.open(os.devnull, os.O_RDONLY)  # a file opened now does not take the stream's descriptor
         sys.stderr.write("to /dev/null\\n"); sys.stderr.flush()
@@ -123,7 +123,7 @@ def test_repair_streams_gives_a_closed_descriptor_dev_null():
 def test_configure_numba_cache_hands_the_private_folder_to_child_processes(tmp_path):
     r = _python("""
         import os, json, numba
-        from gboost.runtime import configure_numba_cache
+        from gboost.runtime.process import configure_numba_cache
         path = configure_numba_cache()
         print(json.dumps([str(path), os.environ["NUMBA_CACHE_DIR"], numba.config.CACHE_DIR]))
         """, {"XDG_CACHE_HOME": str(tmp_path), "NUMBA_CACHE_DIR": ""})
@@ -136,10 +136,10 @@ def test_configure_numba_cache_hands_the_private_folder_to_child_processes(tmp_p
 
 _ADJUSTED = """
 import json, sys
-from gboost import numba_cache
+from gboost.runtime import numba_cache
 if sys.argv[1] == "unverified":
     numba_cache.VERIFIED_NUMBA = ()
-from gboost.runtime import adjust_numba
+from gboost.runtime.process import adjust_numba
 adjust_numba()
 import numba, numpy as np
 import numba.core.caching as caching

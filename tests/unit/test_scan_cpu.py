@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 
 from gboost.errors import ScanCancelled
-from gboost.scan import ScanParams, plan_tiles, run_scan
+from gboost.pipeline.scan import ScanParams, plan_tiles, run_scan
 from gboost.stats.boost import ipf_stat, ksa_stat, plink_df
 from gboost.stats.pvalues import chi2_sf, screen_and_summary_thresholds
 from gboost.stats.table import pair_table_bruteforce
-from gboost.study import study_from_genotypes
+from gboost.data.study import study_from_genotypes
 from tests.helpers import random_genotypes
 
 

@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from gboost import cli_simulate
-from gboost.io.plink_bed import open_bfile
-from gboost.simulate import PlantedPair, hwe_frequencies, pair_factors, simulate_study
+from gboost.cli import simulate as cli_simulate
+from gboost.readers.plink_bed import open_bfile
+from gboost.data.simulate import PlantedPair, hwe_frequencies, pair_factors, simulate_study
 
 from tests.helpers import ROOT
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
@@ -225,7 +225,7 @@ def test_simulate_refuses_to_replace_an_existing_fileset(tmp_path, capsys):
 def test_ld_blocks_correlate_neighbours_and_keep_each_maf():
     import numpy as np
 
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     sim = simulate_study(200, 1000, 1000, seed=5, ld_block=20, ld_rho=0.98, maf_range=(0.2, 0.5))
     g = sim.genotypes.astype(float)
@@ -240,7 +240,7 @@ def test_ld_blocks_correlate_neighbours_and_keep_each_maf():
 def test_males_on_x_are_homozygous_and_unknown_sex_is_written():
     import numpy as np
 
-    from gboost.simulate import simulate_study
+    from gboost.data.simulate import simulate_study
 
     sim = simulate_study(60, 300, 300, seed=6, chromosomes=["1", "X"], unknown_sex=0.1)
     x = sim.variants.chrom == "X"
@@ -251,6 +251,6 @@ def test_males_on_x_are_homozygous_and_unknown_sex_is_written():
 
 
 def test_the_cli_lists_the_simulators_models():
-    from gboost import cli_simulate, simulate
-
+    from gboost.cli import simulate as cli_simulate
+    from gboost.data import simulate
     assert cli_simulate.MODELS == simulate.MODELS

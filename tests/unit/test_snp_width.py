@@ -1,8 +1,8 @@
-"""PLINK's SNP column width (gboost.study.plink_snp_width): the vectorised rule equals the plain
+"""PLINK's SNP column width (gboost.data.study.plink_snp_width): the vectorised rule equals the plain
 loop over IDs in file order, on random length sequences, non-ASCII IDs and object arrays."""
 import numpy as np
 
-from gboost.study import plink_snp_width
+from gboost.data.study import plink_snp_width
 
 
 def _loop(ids) -> int:  # the rule as PLINK 1.9 applies it, one ID at a time

@@ -1,11 +1,11 @@
-"""gboost/tiles.py: PLINK's best-partner rule (written once) against PLINK's own procedure, merges
+"""gboost/pipeline/tiles.py: PLINK's best-partner rule (written once) against PLINK's own procedure, merges
 in any order, and the GPU engine's host-side merge against the rule."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gboost.tiles import Summary, SummaryPartial, Tile, merge_runs, plan_tiles
+from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, merge_runs, plan_tiles
 
 
 def plink_best(m: int, partners: list[int], values: list[float]) -> tuple[float, int]:

@@ -133,7 +133,7 @@ _RELEASED = [False]
 
 def driver_released() -> bool:
     """Whether :func:`release_driver_files` has run in this process: it must then end by os._exit,
-    without the interpreter's and the driver library's teardown (gboost/cli.py does, on error too)."""
+    without the interpreter's and the driver library's teardown (gboost/cli/__init__.py does, on error too)."""
     return _RELEASED[0]
 
 

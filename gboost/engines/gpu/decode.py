@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from gboost.encode import WORD_BITS
+from gboost.data.encode import WORD_BITS
 from gboost.engines.gpu.pinning import GateHold
-from gboost.io.plink_bed import BED_READERS
+from gboost.readers.plink_bed import BED_READERS
 
 # .bed bytes a chunk at most (the staging buffers' size): at 2.32M samples 115 SNPs.
 DECODE_CHUNK_BYTES = 64 << 20
@@ -53,7 +53,7 @@ def decode_rows(kernel, raw, cols_t, n_words: int, w_ctrl: int, planes, counts) 
 
 
 class BedDecoder:
-    """One GPU's decoder of a study's .bed rows (``gboost.load.BedRows``) into plane blocks."""
+    """One GPU's decoder of a study's .bed rows (``gboost.data.load.BedRows``) into plane blocks."""
 
     def __init__(self, runner, bed_rows):
         cp = runner.cp

@@ -19,7 +19,7 @@ from gboost.engines.gpu.cuda import cupy, device_name, host_register, host_unreg
 from gboost.engines.gpu.pinning import GateHold, HostPinner, copy_ranges, piece_rows, split_bytes
 from gboost.engines.gpu.upload import PlaneUpload
 from gboost.stats.fastksa import xlogx_table
-from gboost.study import Study
+from gboost.data.study import Study
 
 # Planes stay resident when they take at most this share of a device's memory budget.
 RESIDENT_FRACTION = 0.5
@@ -670,7 +670,7 @@ def merge_tile_results(tile: Tile, parts: list[TileResult]) -> TileResult:
     """One tile's result from those of sub-tiles that cover its pairs (each pair in one sub-tile)."""
     rows = SummaryPartial.empty(tile.i0, tile.i1 - tile.i0)
     cols = SummaryPartial.empty(tile.j0, tile.j1 - tile.j0)
-    for res in parts:  # PLINK's partner rule, once (gboost/tiles.py)
+    for res in parts:  # PLINK's partner rule, once (gboost/pipeline/tiles.py)
         rows.merge_partial(res.rows)
         cols.merge_partial(res.cols)
     if parts:

@@ -18,7 +18,7 @@ from gboost.engines.gpu.counting import MmaCounting, PopcCounting
 from gboost.engines.gpu.cuda import (compute_capability, cupy, device_name, end_context, is_cuda_error, is_oom,
                                      release_driver_files)
 from gboost.engines.gpu.device import MIN_EDGE, DeviceRunner, DeviceStats
-from gboost.study import Study
+from gboost.data.study import Study
 
 COUNTING_ENV = "GBOOST_GPU_COUNTING"
 COUNTINGS = ("auto", "mma", "popc")
@@ -202,7 +202,7 @@ class GpuEngine(Engine):
         return min(edge, -(-p // step) * step)
 
     def run_tile(self, tile: Tile) -> TileResult:
-        self.study.wait_planes(tile.j1)  # a background encode (gboost/load.py)
+        self.study.wait_planes(tile.j1)  # a background encode (gboost/data/load.py)
         runner = self._runner0()
         cp = cupy()
         try:
@@ -225,7 +225,7 @@ class GpuEngine(Engine):
             raise RuntimeError("GpuEngine.run_tiles before prepare()")
         cp = cupy()
         # Taken lazily, under a lock: the pipeline's order may depend on when a tile is taken (while a
-        # background encode runs, gboost.scan.stream_order picks tiles whose SNPs are encoded).
+        # background encode runs, gboost.pipeline.scan.stream_order picks tiles whose SNPs are encoded).
         work = iter(tiles)
         taking = threading.Lock()
         out: queue.SimpleQueue = queue.SimpleQueue()

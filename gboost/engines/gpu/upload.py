@@ -81,7 +81,7 @@ class PlaneUpload:
     def _send(self, k: int, a: int, b: int, buf: np.ndarray, sent) -> None:
         """Chunk ``k`` (SNPs [a, b)) through staging buffer ``buf``, whose last copy ``sent`` marks."""
         cp = self.cp
-        # A background encode (gboost/load.py) may still be writing these rows: wait for them (an
+        # A background encode (gboost/data/load.py) may still be writing these rows: wait for them (an
         # encoder's error is raised here and reaches the tile that waits for this chunk).
         self._wait_rows(b, stop=self._stop.is_set)
         sent.synchronize()  # the copy that last read this buffer is done

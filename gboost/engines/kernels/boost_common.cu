@@ -11,7 +11,7 @@ __device__ __forceinline__ double gb_neg_inf() { return __longlong_as_double(0xf
 
 // Larger value wins, ties go to the smaller partner. Within one partial every partner lies on the
 // same side of the SNP (after it for a row, before it for a column), where PLINK's order
-// (gboost.tiles.better, docs/DESIGN.md §4) comes down to exactly this.
+// (gboost.pipeline.tiles.better, docs/DESIGN.md §4) comes down to exactly this.
 __device__ __forceinline__ bool gb_better(double v, int q, double bv, int bq) {
     return v > bv || (v == bv && q < bq);
 }
@@ -238,7 +238,7 @@ extern "C" __global__ void gb_reduce_partials(int n, int nb, const int* __restri
 
 // Planes (n, 3, n_words) and called-genotype counts (n, 3, 2) of n raw .bed rows, rows along
 // grid.y, a thread per plane word (gboost/engines/gpu/decode.py; the reference is
-// gboost.encode.decode_bed_rows, which the GPU tests hold it equal to). cols_t[t * n_words + w]: the
+// gboost.data.encode.decode_bed_rows, which the GPU tests hold it equal to). cols_t[t * n_words + w]: the
 // .bed column whose 2-bit code plane bit t of word w holds, -1 for a padding bit (transposed so that
 // a warp's loads of it are contiguous). Code 11 -> type 0, 10 -> type 1, 00 -> type 2; 01 (missing)
 // and padding set no bit. Counts (type, class; class 0 for words < w_ctrl) are summed per warp and

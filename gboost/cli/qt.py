@@ -1,0 +1,92 @@
+"""``gboost scan`` on a quantitative phenotype: PLINK 1.9's ``--epistasis`` linear test.
+
+Called by :mod:`gboost.cli` once the inputs are open and the phenotype turned out quantitative
+(PLINK's rule, gboost/readers/pheno.py). Options the QT scan does not have yet are refused with one
+line, before any genotype is read.
+"""
+from __future__ import annotations
+
+import sys
+
+from gboost.errors import InputError
+
+
+def _refuse_unsupported(args) -> None:
+    unsupported = [("--dask", args.dask),
+                   ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
+                   ("--allelic", args.allelic)]
+    named = [flag for flag, value in unsupported if value]
+    if named:
+        raise InputError(None, f"{', '.join(named)}: not available for a quantitative trait yet (the phenotype is "
+                               "quantitative, so the scan is PLINK's linear --epistasis test)")
+
+
+def scan_qt(args, out, source, qc, clock, log) -> int:
+    """Load, scan and write a QT study; the exit code."""
+    from gboost.outputs.qt_results import write_qt_outputs
+    from gboost.outputs.results import start_hashing
+    from gboost.data.load import load_study
+    from gboost.pipeline.qt_scan import QTParams, run_qt_scan
+
+    _refuse_unsupported(args)
+    try:
+        from gboost.pipeline.validate import given
+
+        params = QTParams(**given(args, epi1="epi1", epi2="epi2", threads="threads", genotypic="genotypic",
+                                  device="device", tile="tile", gpus="gpus", part="part"))
+    except ValueError as exc:
+        raise InputError(None, str(exc)) from None
+    log("quantitative phenotype: the scan is PLINK 1.9's linear --epistasis test (y ~ a + b + a*b, "
+        "Wald test of a*b)")
+    load_timings: dict = {}
+    study = load_study(source, qc, log=log, timings=load_timings)
+    start_hashing(study.source_files)
+    clock.lap("read")
+    clock.split("read", "encode", load_timings.get("encode", 0.0))
+    p = study.n_snps
+    log(f"{p} SNPs x {study.n_samples} samples with a quantitative phenotype enter the scan: {p * (p - 1) // 2} pairs")
+    bar = None
+    if not args.quiet:
+        def bar(done, total):
+            print(f"\r{100.0 * done / max(total, 1):5.1f}% of {total} pairs", end="", file=sys.stderr, flush=True)
+    covariates = None
+    if args.covar:
+        from gboost.stats.covariates import read_covariates
+
+        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
+        log(f"covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
+        clock.lap("covariates")
+    from gboost.pipeline.checkpoint import MANIFEST
+
+    resume = bool(args.resume) and (out / MANIFEST).exists()
+    if resume:
+        log("--resume: taking up the interrupted scan's finished work from its checkpoint")
+    result = run_qt_scan(study, params, progress=bar, covariates=covariates, checkpoint_dir=out, resume=resume)
+    if bar is not None:
+        print(file=sys.stderr)
+    clock.lap("screen")
+    if args.part:
+        from gboost.pipeline.parts import write_qt_part
+
+        write_qt_part(out, result, overwrite=True)
+        k, n = args.part
+        log(f"part {k}/{n}: {result.core.n_valid} valid tests, {len(result.screened)} rows of pairs.epi.qt; join the "
+            "parts with `gboost merge DIR... --out DIR`")
+        return 0
+    result.command_clock = clock
+    write_qt_outputs(result, out, overwrite=True)
+    log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
+        f"pairs.epi.qt; {len(result.reported)} pairs with P <= {params.epi1:g} in pairs.tsv")
+    log(f"outputs in {out}/ ({result.timings['total']:.2f} s)")
+    return 0
+
+
+def write_merged_qt(result, args, out, log) -> None:
+    """The outputs of ``gboost merge`` of a quantitative trait scan's parts (merged by
+    :func:`gboost.pipeline.parts.merge_parts`). Called by :mod:`gboost.cli` with the output folder locked."""
+    from gboost.outputs.qt_results import write_qt_outputs
+
+    write_qt_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
+    log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
+        f"pairs.epi.qt; {len(result.reported)} pairs with P <= {result.params.epi1:g} in pairs.tsv")
+    log(f"outputs in {out}/")

@@ -1,0 +1,328 @@
+"""The scan of a quantitative trait: every pair by PLINK 1.9's linear epistasis test.
+
+One call, :func:`run_qt_scan`: the engine (gboost/engines/qt_cpu.py) tests every pair and keeps
+the pairs PLINK writes to ``.epi.qt`` (STAT >= the epi1 threshold; with ``epi1 = 1`` also the
+failed pairs, as NaN rows) and the per-SNP summary; the survivors are then re-tested one by one
+(beta, SE, the optional 4-df genotypic F-test), and every SNP gets a single-locus linear test for
+the Manhattan plot. Statistics and file formats: docs/qt_epistasis.md.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numba as nb
+import numpy as np
+
+from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, retest_pairs
+from gboost.runtime.numba_cache import cached_njit
+from gboost.stats.qt import QT_DEFAULT_EPI1, genotypic_f_test, plink_normal_p_many, qt_thresholds
+from gboost.data.study import Study
+
+
+@dataclass
+class QTParams:
+    epi1: float = QT_DEFAULT_EPI1  # PLINK 1.9's --epistasis default
+    epi2: float = 0.01
+    device: str = "auto"
+    threads: int | None = None
+    genotypic: bool = False  # also the 4-df genotypic interaction F-test of the reported pairs
+    tile: int | None = None  # GPU engine: SNPs per side of a tile (gboost/engines/qt_gpu.py)
+    gpus: list[int] | None = None  # GPU engine: devices (default: every visible GPU)
+    part: tuple[int, int] | None = None  # --part k/n: only the k-th of n shares of SNP1 rows (gboost merge joins)
+
+    def __post_init__(self):
+        # PLINK accepts any --epi1 > 0; above 1 its threshold is no longer a p value, so we stop at 1
+        # (1 = write every pair, PLINK's special case).
+        if not 0.0 < self.epi1 <= 1.0:
+            raise ValueError(f"--epi1 must be in (0, 1] for a quantitative trait, got {self.epi1}")
+        if not 0.0 < self.epi2 < 1.0:
+            raise ValueError(f"--epi2 must be between 0 and 1 (exclusive), got {self.epi2}")
+        if self.part is not None:
+            self.part = (int(self.part[0]), int(self.part[1]))
+            if not 1 <= self.part[0] <= self.part[1]:
+                raise ValueError(f"--part {self.part[0]}/{self.part[1]}: need 1 <= k <= n")
+
+    def checkpoint_settings(self) -> tuple[str, dict]:
+        """The test and the settings a checkpoint pins (gboost/pipeline/checkpoint.py): what the tiles
+        depend on (--genotypic only adds a test of the re-tested pairs; engine options none)."""
+        return "linear", {"epi1": float(self.epi1), "epi2": float(self.epi2),
+                          "part": list(self.part) if self.part else None}
+
+
+@dataclass
+class QTPairs:
+    """Pairs i < j with their tables and linear tests (``ok`` False: PLINK fails the pair)."""
+
+    i: np.ndarray
+    j: np.ndarray
+    tables: np.ndarray  # (m, 3, 3) int64 counts by dosage
+    sums: np.ndarray  # (m, 3, 3) float64 trait sums
+    sumsq: np.ndarray  # (m,) sum of y^2 over the table
+    ok: np.ndarray
+    beta: np.ndarray
+    se: np.ndarray
+    stat: np.ndarray
+    f: np.ndarray | None = None  # genotypic F, its dfs and P (with --genotypic)
+    f_df1: np.ndarray | None = None
+    f_df2: np.ndarray | None = None
+    f_p: np.ndarray | None = None
+    adj: tuple | None = None  # (BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ) with --covar, on the reported pairs
+
+    def __len__(self) -> int:
+        return len(self.i)
+
+    @property
+    def n(self) -> np.ndarray:
+        """Samples in each pair's table."""
+        return self.tables.sum(axis=(1, 2))
+
+    @property
+    def p(self) -> np.ndarray:
+        """Exact two-sided normal P of the Wald statistic (pairs.tsv); NaN for failed pairs."""
+        from gboost.stats.qt import exact_normal_p
+
+        return exact_normal_p(self.stat, self.ok)
+
+    @property
+    def plink_p(self) -> np.ndarray:
+        """P as PLINK prints it in .epi.qt (its normal-tail approximation, docs/qt_epistasis.md §3)."""
+        return plink_normal_p_many(np.ascontiguousarray(self.stat, np.float64), np.ascontiguousarray(self.ok, np.bool_))
+
+    def take(self, idx) -> "QTPairs":
+        opt = {k: (None if getattr(self, k) is None else getattr(self, k)[idx]) for k in ("f", "f_df1", "f_df2", "f_p")}
+        return QTPairs(self.i[idx], self.j[idx], self.tables[idx], self.sums[idx], self.sumsq[idx], self.ok[idx],
+                       self.beta[idx], self.se[idx], self.stat[idx], **opt,
+                       adj=None if self.adj is None else tuple(x[idx] for x in self.adj))
+
+
+@dataclass
+class QTSummary:
+    n_sig: np.ndarray
+    n_tot: np.ndarray
+    best: np.ndarray
+    best_partner: np.ndarray
+
+
+@dataclass
+class QTScanResult:
+    study: Study
+    params: QTParams
+    engine: str
+    device: str
+    screened: QTPairs  # PLINK's .epi.qt rows, in (i, j) order
+    summary: QTSummary
+    n_valid: int
+    alpha1: float
+    alpha2: float
+    marginal_beta: np.ndarray
+    marginal_stat: np.ndarray
+    marginal_p: np.ndarray
+    timings: dict = field(default_factory=dict)
+    test: str = "linear"
+    covariate_names: list | None = None  # --covar columns of the adjusted refit
+    core: object = None  # the engine's QTScanCore (a --part writes its summary partial)
+    engine_counts: dict = field(default_factory=dict)  # GPU engine: pairs re-tested on the CPU, tiles per device
+
+    marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
+    _covariates = None  # (n, c) matrix aligned with study.samples (run_qt_scan), or the parts' AdjustedTable (merge)
+
+    @cached_property
+    def reported(self) -> QTPairs:
+        """pairs.tsv: valid pairs with exact P <= epi1, by STAT descending (ties: (i, j) order)."""
+        sc = self.screened
+        p = sc.p
+        keep = np.flatnonzero(sc.ok & (p <= self.params.epi1))
+        order = np.lexsort((sc.j[keep], sc.i[keep], -sc.stat[keep]))
+        rep = sc.take(keep[order])
+        if self._covariates is not None:
+            from gboost.stats.covariates import adjusted_linear_tests
+
+            rep.adj = adjusted_linear_tests(self.study, rep.i, rep.j, self._covariates)
+        return rep
+
+    @property
+    def bonferroni(self) -> float:
+        return 0.05 / self.n_valid if self.n_valid else float("nan")
+
+
+def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
+                covariates: tuple | None = None, engine=None, checkpoint_dir=None, resume: bool = False,
+                checkpoint_options: dict | None = None, checkpoint=None) -> QTScanResult:
+    """Scan every pair of a quantitative-trait study (``study.trait`` set).
+
+    ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
+    each reported pair with the covariates (``reported.adj``: BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ).
+
+    ``progress(pairs_done, pairs_total)`` is called after each block of rows; ``cancel()``
+    returning true between blocks raises :class:`gboost.errors.ScanCancelled`. ``engine``: one
+    made already (tests run the GPU engine's tile math on numpy this way); else ``params.device``
+    chooses (:func:`gboost.engines.make_engine`, ``test="linear"``).
+
+    ``checkpoint_dir``: each tile the engine finishes is recorded there, as a case-control scan's
+    (:class:`gboost.pipeline.checkpoint.Ledger`, pinned to the study, the trait, the thresholds and the
+    engine's plan; ``checkpoint_options``: its ``sync_every`` / ``batch_seconds``); with ``resume``
+    an interrupted run's tiles are taken up again (the outputs are one run's, byte for byte).
+    ``checkpoint``: a Ledger made by the caller instead (the GUI's; its ``plan`` must be
+    ``engine.checkpoint_plan()`` of this scan's rows); closed here as run_pipeline closes one.
+    """
+    params = params or QTParams()
+    if not study.quantitative:
+        raise ValueError("run_qt_scan needs a study with a quantitative trait (study.trait)")
+    timings: dict[str, float] = {}
+    alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
+    if engine is None:
+        from gboost.engines import make_engine
+
+        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus, test="linear")
+    t = time.perf_counter()
+    rows = None
+    if params.part is not None:
+        from gboost.pipeline.tiles import part_rows
+
+        rows = part_rows(study.n_snps, *params.part)
+    extra = {} if rows is None else {"rows": rows}
+    ledger = checkpoint
+    if checkpoint_dir is not None and ledger is None:
+        from gboost.pipeline.checkpoint import Ledger
+
+        ledger = Ledger(checkpoint_dir, study, params, resume=resume, plan=engine.checkpoint_plan(rows),
+                        **(checkpoint_options or {}))
+    if ledger is not None:
+        extra["checkpoint"] = ledger
+    try:
+        core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
+    finally:
+        if ledger is not None:
+            ledger.close()
+    timings["screen"] = time.perf_counter() - t
+    t = time.perf_counter()
+    screened = retest(qp, core.i, core.j, genotypic=params.genotypic)
+    timings["exact"] = time.perf_counter() - t
+    t = time.perf_counter()
+    mbeta, mstat, mp = marginal_linear(study, qp)
+    timings["marginal"] = time.perf_counter() - t
+    timings["total"] = sum(timings.values())
+    # the GPU engine's parts of "screen" (set-up, device tiles, CPU re-test of undecided pairs)
+    timings.update({f"screen.{key}": value for key, value in getattr(engine, "timings", {}).items()})
+    p = study.n_snps
+    summary = QTSummary(core.n_sig, (p - 1) - core.n_fail, core.best, core.best_partner)
+    res = QTScanResult(study, params, engine.name, engine.describe(), screened, summary, core.n_valid, alpha1, alpha2,
+                       mbeta, mstat, mp, timings, "linear+genotypic" if params.genotypic else "linear")
+    res.core = core
+    if hasattr(engine, "tiles_per_device"):
+        res.engine_counts = {"exact_retest_pairs": int(engine.n_exact),
+                             "tiles_per_device": {str(d): int(k) for d, k in engine.tiles_per_device.items()}}
+    if covariates is not None:
+        res._covariates, res.covariate_names = covariates[0], list(covariates[1])
+        t = time.perf_counter()
+        res.reported  # noqa: B018 - the refit, timed here rather than when a writer first asks
+        res.timings["adjusted_tests"] = time.perf_counter() - t
+    return res
+
+
+def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = False) -> QTPairs:
+    """Tables and linear tests of the pairs (i, j) (pass 2 of the scan), and the F-tests."""
+    m = len(i)
+    tables = np.zeros((m, 3, 3), np.int64)
+    sums = np.zeros((m, 3, 3))
+    sumsq = np.zeros(m)
+    beta, stat, se = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
+    ok = np.zeros(m, bool)
+    if m:
+        retest_pairs(*qp.retest_args(), np.ascontiguousarray(i), np.ascontiguousarray(j), tables, sums, sumsq,
+                     beta, stat, se, ok)
+    pairs = QTPairs(i, j, tables, sums, sumsq, ok, beta, se, stat)
+    if genotypic:
+        pairs.f, pairs.f_df1, pairs.f_df2, pairs.f_p = genotypic_tests(tables, sums, sumsq)
+    return pairs
+
+
+def genotypic_tests(tables, sums, sumsq):
+    """The 4-df genotypic F-test of each table (:func:`gboost.stats.qt.genotypic_f_test`)."""
+    from scipy.special import fdtrc
+
+    m = len(tables)
+    f = np.full(m, np.nan)
+    d1 = np.zeros(m, np.int64)
+    d2 = np.zeros(m, np.int64)
+    for k in range(m):
+        ok, fk, a, b = genotypic_f_test(tables[k], sums[k], float(sumsq[k]))
+        d1[k], d2[k] = a, int(b)
+        if ok:
+            f[k] = fk
+    with np.errstate(invalid="ignore"):
+        p = np.where(np.isnan(f), np.nan, fdtrc(np.maximum(d1, 1), np.maximum(d2, 1), np.nan_to_num(f)))
+    return f, d1, d2, p
+
+
+@cached_njit(parallel=True)
+def _called_y2(miss, ty2, y2_sum):
+    p, W = miss.shape
+    out = np.empty(p)
+    for i in nb.prange(p):
+        s = 0.0
+        for k in range(W):
+            w = miss[i, k]
+            base = 8 * k
+            while w:
+                s += ty2[base, w & np.uint64(255)]
+                w >>= np.uint64(8)
+                base += 1
+        out[i] = y2_sum - s
+    return out
+
+
+def marginal_linear(study: Study, qp: QTPlanes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per SNP the additive linear test ``y ~ 1 + dosage`` over its called samples (PLINK's
+    ``--assoc`` on a quantitative trait): beta, Wald chi-square t^2 and the t-test's two-sided P
+    with n - 2 df. NaN where the dosage does not vary or n < 3."""
+    from scipy.special import stdtr
+
+    n = qp.cnt.sum(axis=1).astype(np.float64)
+    sx = qp.cnt[:, 1] + 2.0 * qp.cnt[:, 2]
+    sxx = qp.cnt[:, 1] + 4.0 * qp.cnt[:, 2]
+    sy = qp.sy.sum(axis=1)
+    sxy = qp.sy[:, 1] + 2.0 * qp.sy[:, 2]
+    syy = _called_y2(qp.miss, qp.ty2, qp.y2_sum)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vxx = sxx - sx * sx / n
+        vxy = sxy - sx * sy / n
+        vyy = syy - sy * sy / n
+        beta = vxy / vxx
+        rss = np.maximum(vyy - beta * vxy, 0.0)
+        df = n - 2
+        se2 = rss / df / vxx
+        stat = beta * beta / se2
+        good = (vxx > 0) & (df > 0) & (se2 > 0)
+        t = np.sqrt(np.where(good, stat, 0.0))
+        p = np.where(good, 2.0 * stdtr(np.maximum(df, 1), -t), np.nan)
+    return np.where(good, beta, np.nan), np.where(good, stat, np.nan), p
+
+
+
+def as_scan_result(res: QTScanResult):
+    """The QT scan as a :class:`gboost.pipeline.scan.ScanResult`, for views written for case-control scans
+    (the GUI's table, plots and pathway graph): STAT the Wald chi-square (DF 1; 0 for failed
+    pairs), P exact, KSA NaN, tables with every sample in the first class. ``.qt`` keeps the
+    original result, whose writers (gboost/outputs/qt_results.py) give the QT files."""
+    from gboost.engines.base import Thresholds
+    from gboost.pipeline.scan import Pairs, ScanParams, ScanResult, Summary
+
+    sc = res.screened
+    m = len(sc)
+    tables = np.zeros((m, 3, 3, 2), np.int64)
+    tables[..., 0] = sc.tables
+    pairs = Pairs(sc.i.copy(), sc.j.copy(), np.full(m, np.nan), np.where(sc.ok, sc.stat, np.nan),
+                  sc.ok.astype(np.int64), sc.p, np.ones(m, bool), tables)
+    sm = res.summary
+    summary = Summary(sm.n_sig.copy(), sm.n_tot.copy(), sm.best.copy(), sm.best_partner.copy())
+    # ScanParams holds a case-control scan's bounds (epi1 < 1); "write every pair" shows as nearly 1
+    params = ScanParams(epi1=min(res.params.epi1, np.nextafter(1.0, 0.0)), epi2=res.params.epi2, device=res.params.device,
+                        threads=res.params.threads, calibration_pairs=0)
+    thr = Thresholds(np.full(5, res.alpha1), np.full(5, res.alpha2))
+    out = ScanResult(res.study, params, res.engine, res.device, pairs, summary, res.marginal_stat, res.marginal_p, 1,
+                     res.n_valid, thr, dict(res.timings))
+    out.qt = res
+    return out
