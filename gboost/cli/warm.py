@@ -72,7 +72,8 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     is warmed (the CPU engine has no other code for them, and writing them is not free). Then the
     quantitative trait scan's (PLINK's linear test: another engine, other statistics and writers,
     CPU and GPU): a study with missing calls and one without, and a covariate file for the adjusted
-    refit."""
+    refit, and where a GPU is warmed a wider one (1,100 SNPs) whose tiles take every width class of
+    the GPU engine's row reductions (below)."""
     import numpy as np
 
     from gboost.data.simulate import PlantedPair, simulate_study
@@ -94,6 +95,8 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     q, q0 = str(folder / "q"), str(folder / "q0")
     simulate_qt_study(90, 150, seed=19, missing_rate=0.02, effects=[(3, 60, 0.7)]).write(q)
     simulate_qt_study(40, 77, seed=24, missing_rate=0.0).write(q0)
+    if wide:
+        simulate_qt_study(1100, 40, seed=27, missing_rate=0.01).write(str(folder / "qw"))
     cov = folder / "cov.txt"
     cov.write_text("FID IID c1\n" + "".join(f"{r.split()[0]} {r.split()[1]} {k % 9}\n"
                                            for k, r in enumerate(open(q + ".fam"))))
@@ -132,6 +135,15 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str,
              ["scan", "--bfile", q, *qt_common, *o("qt-part2"), "--part", "2/2"],
              ["merge", str(out / f"{device}-qt-part1"), str(out / f"{device}-qt-part2"), "--out",
               str(out / f"{device}-qt-merged"), "--quiet"]]
+    if device == "gpu":
+        # The QT engine's tile screen sums and maxes each tile along its rows on the device: CuPy
+        # builds such a reduction per power-of-two class of the row length (its CUB block of 32 to
+        # 512 threads, four items a thread), so a study whose tiles are 130 SNPs wide built a module
+        # that warm's 90-SNP study never needed. Tiles of 100, 200, 300, 400, 800 and 1,100 SNPs
+        # take every class (up to 128, 256, 512, 1,024 and beyond).
+        qw = str(Path(q).with_name("qw"))
+        cmds += [["scan", "--bfile", qw, *qt_common, *o(f"qt-tile{t}"), *(["--tile", str(t)] if t else [])]
+                 for t in (100, 200, 400, 800, 0)]
     return cmds
 
 

@@ -267,6 +267,15 @@ def test_after_warm_a_first_qt_gpu_scan_builds_no_kernel(tmp_path, qt_study):
                     *flags)
         assert got["nvrtc"] == 0, f"NVRTC compiled on the first QT GPU scan after warm ({flags})"
         assert got["numba"] == [], f"compiled on the first QT GPU scan after warm ({flags}): {sorted(set(got['numba']))}"
+    # Tiles of other widths than warm's own studies take (CuPy builds a row reduction per width
+    # class): 700 SNPs in one tile, and 2,300 in tiles of 2,048 and 252.
+    from gboost.data.simulate import simulate_qt_study
+
+    for p in (700, 2300):
+        wide = str(tmp_path / f"qt{p}")
+        simulate_qt_study(p, 50, seed=p, missing_rate=0.01).write(wide)
+        got = probe(env, "scan", "--bfile", wide, "--device", "gpu", "--quiet", "--out", str(tmp_path / f"oq{p}"))
+        assert got["nvrtc"] == 0, f"NVRTC compiled on the first QT GPU scan of {p} SNPs after warm"
 
 
 def test_warm_writes_bytecode_even_where_python_would_not(tmp_path):
