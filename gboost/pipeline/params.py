@@ -74,7 +74,9 @@ class ScanParams:
     calibration_pairs: int = 200_000
 
     def __post_init__(self):
-        from gboost.pipeline.validate import check_setting, check_type, gpu_ids
+        import argparse
+
+        from gboost.pipeline.validate import check_setting, check_type, dask_address, gpu_ids
 
         owner = "ScanParams"
         for name in ("epi1", "epi2"):
@@ -93,6 +95,11 @@ class ScanParams:
                                 f"{type(self.gpus).__name__} {self.gpus!r}")
             self.gpus = gpu_ids(list(self.gpus))
         check_type(owner, "dask", self.dask, "str")
+        if self.dask is not None:
+            try:
+                self.dask = dask_address(self.dask)
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(str(exc)) from None
         check_type(owner, "allelic", self.allelic, "bool", optional=False)
         if self.part is not None:
             if isinstance(self.part, (str, bytes)) or len(tuple(self.part)) != 2:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 
 def check_range(flag: str, value, lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False,
@@ -114,6 +115,14 @@ def gpu_ids(ids: list, *, shown: str | None = None) -> list[int]:
     return ids
 
 
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
 def dask_address(text: str) -> str:
     """``--dask local:N`` (N >= 1 worker processes on this machine), ``local:gpus`` (one a GPU) or
     a scheduler address
@@ -125,6 +134,15 @@ def dask_address(text: str) -> str:
         n = t[len("local:"):]
         if not n.isdigit() or int(n) < 1:
             raise argparse.ArgumentTypeError(f"invalid --dask parameter {text!r} (local:N needs N >= 1 workers; local:gpus starts one a GPU)")
+        # Each local worker is a process of its own with gboost, numba and a copy of its blocks
+        # loaded: more of them than cores only adds memory and start-up (500 on two cores never
+        # finished starting).
+        cores = _usable_cores()
+        if int(n) > cores:
+            raise argparse.ArgumentTypeError(
+                f"invalid --dask parameter {text!r} (this machine has {cores} usable core{'s' if cores != 1 else ''} and "
+                f"local:N starts N worker processes, one a core: use local:{cores} or fewer, or a scheduler's "
+                "address to reach more machines)")
         return t
     host, sep, port = t.rpartition(":")
     if "://" in t:

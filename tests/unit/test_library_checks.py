@@ -132,3 +132,22 @@ def test_the_command_line_reports_a_library_refusal_in_one_line(prefix, tmp_path
     assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--quiet", "--epi1", "1"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "gboost: error: --epi1 must be between 0 and 1 (exclusive), got 1.0"]
+
+
+def test_more_local_dask_workers_than_cores_are_refused_in_one_line(prefix, tmp_path, capsys, monkeypatch):
+    """Each local Dask worker is a process with gboost and numba loaded: 500 of them on two cores
+    never finished starting. The library and the command refuse it with the same reason."""
+    from gboost.pipeline import validate
+
+    monkeypatch.setattr(validate, "_usable_cores", lambda: 2)
+    why = ("invalid --dask parameter 'local:500' (this machine has 2 usable cores and local:N starts N worker "
+           "processes, one a core: use local:2 or fewer, or a scheduler's address to reach more machines)")
+    with pytest.raises(ValueError) as exc:
+        gboost.ScanParams(dask="local:500")
+    assert str(exc.value) == why
+    assert gboost.ScanParams(dask="local:2").dask == "local:2"
+    with pytest.raises(SystemExit) as stop:
+        main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--quiet", "--dask", "local:500"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"gboost scan: error: argument --dask: {why}"
+    assert not (tmp_path / "o").exists()
