@@ -175,7 +175,17 @@ def _check_out_dir(out, args) -> bool:
         if not args.overwrite:
             raise InputError(out, "holds an interrupted scan: use --resume to continue it or --overwrite to start over")
         return False
-    if any(p.name != LOCK for p in out.iterdir()) and not args.overwrite:
+    contents = [p for p in out.iterdir() if p.name != LOCK]
+    if args.resume and not args.overwrite:
+        # --resume names the cause the user is asking about: whether there is a scan to continue.
+        if (out / "run.json").is_file():
+            raise InputError(out, "holds a finished scan (run.json), not an interrupted one: there is nothing to "
+                                  "resume, its outputs are complete (use --overwrite to scan again)")
+        if contents:
+            raise InputError(out, "holds no interrupted scan of gboost's to resume (no checkpoint in it; use "
+                                  "another --out, or --overwrite to replace gboost's files in it)")
+        return False
+    if contents and not args.overwrite:
         raise InputError(out, "output directory exists and is not empty (use --overwrite to replace gboost's "
                               "files in it; nothing else there is touched)")
     return False

@@ -171,3 +171,33 @@ def test_interrupted_scan_needs_resume_or_overwrite(study, tmp_path):
     # Resuming with other thresholds is refused, not mixed.
     r = subprocess.run(_scan_cmd(study, out)[:-6] + ["--epi1", "1e-2", "--resume"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and "--epi1" in r.stderr
+
+
+def test_resume_of_a_finished_scan_says_there_is_nothing_to_resume(study, reference, tmp_path, capsys):
+    """--resume asks whether there is a scan to continue: a finished one is named as such (not
+    sent to --overwrite as if the folder were someone else's), and its files stay as they were."""
+    import hashlib
+    import shutil
+
+    from gboost.data.simulate import simulate_qt_study
+
+    q = str(tmp_path / "q")
+    simulate_qt_study(40, 60, seed=3, missing_rate=0.01).write(q)
+    qout = tmp_path / "qt"
+    assert main(["scan", "--bfile", q, "--out", str(qout), "--device", "cpu", "--quiet"]) == 0
+    done = tmp_path / "done"
+    shutil.copytree(reference, done)
+    for out, prefix in ((done, study), (qout, q)):
+        before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.iterdir()}
+        capsys.readouterr()
+        assert main(["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", "--resume"]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"gboost: error: {out}: holds a finished scan (run.json), not an interrupted one: there is nothing to "
+            "resume, its outputs are complete (use --overwrite to scan again)"]
+        assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.iterdir()} == before
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    assert main(["scan", "--bfile", study, "--out", str(other), "--device", "cpu", "--quiet", "--resume"]) == 2
+    assert "holds no interrupted scan of gboost's to resume" in capsys.readouterr().err
+    assert [p.name for p in other.iterdir()] == ["notes.txt"] and (other / "notes.txt").read_text() == "mine\n"
