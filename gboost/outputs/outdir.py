@@ -432,6 +432,42 @@ def staged_files(out_dir: str | os.PathLike, fill: Callable[[Path], None], *, ov
     return write_files(out, files, overwrite=overwrite)
 
 
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, /proc/PID/stat's 22nd field), or None
+    where the system does not say: with the PID it names one process, as a PID alone does not once
+    the system has given it to another."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    try:  # the command name (field 2) may hold spaces and parentheses: fields after its last ')'
+        return int(text[text.rindex(b")") + 2:].split()[19])
+    except (ValueError, IndexError):
+        return None
+
+
+def _lock_holder(path: Path) -> tuple[int, int | None]:
+    """(PID, start time or None) written in a lock file; PID -1 when unreadable."""
+    try:
+        fields = path.read_text().split()
+        return int(fields[0]), (int(fields[1]) if len(fields) > 1 else None)
+    except (OSError, ValueError, IndexError):
+        return -1, None
+
+
+def _holds(pid: int, started: int | None) -> bool:
+    """Whether the run that wrote a lock is still running: its PID alive and, where the lock and the
+    system both give a start time, the same process (a stale lock's PID reused by a shell, a
+    daemon or another user's program is not a gboost run)."""
+    if not pid_alive(pid):
+        return False
+    if started is None:
+        return True
+    now = process_start(pid)
+    return now is None or now == started
+
+
 class OutLock:
     """``.gboost.lock`` in ``out`` for the life of a run (a context manager). A second run is
     refused naming the holder's PID; a lock left by a dead process is taken over. A folder this
@@ -457,19 +493,18 @@ class OutLock:
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             except FileExistsError:
-                try:
-                    pid = int(self.path.read_text().split()[0])
-                except (OSError, ValueError, IndexError):
-                    pid = -1
-                if pid_alive(pid) and pid != os.getpid():
-                    raise InputError(self.out, f"another gboost run (PID {pid}) is writing here; wait for it "
-                                               f"or choose another --out") from None
-                self.path.unlink(missing_ok=True)  # stale: its process is gone
+                pid, started = _lock_holder(self.path)
+                if _holds(pid, started) and pid != os.getpid():
+                    raise InputError(self.out, f"another gboost run (PID {pid}) is writing here (its lock is "
+                                               f"{self.path}); wait for it or choose another --out — if no gboost "
+                                               "run uses this folder, delete that file") from None
+                self.path.unlink(missing_ok=True)  # stale: its process is gone, or the PID is another's now
                 continue
             except OSError as exc:
                 raise _named(exc, self.path) from None
             with os.fdopen(fd, "w") as fh:
-                fh.write(f"{os.getpid()}\n")
+                started = process_start(os.getpid())
+                fh.write(f"{os.getpid()}" + (f" {started}" if started is not None else "") + "\n")
             self.held = True
             return self
         raise InputError(self.out, "could not take the output folder's lock")

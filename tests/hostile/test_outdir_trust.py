@@ -117,3 +117,33 @@ def test_a_forged_or_mismatched_marker_proves_nothing(study, tmp_path):
     marker.unlink()
     os.symlink(os.devnull, marker)  # a symlink at the marker's name
     assert clear_leftovers(out) == [] and folder.is_dir()
+
+
+def test_a_stale_lock_whose_pid_another_program_took_is_taken_over(study, tmp_path, capsys):
+    """A lock left by a killed run names its PID and the process's start time; once the system has
+    given that PID to another program (here a `sleep`), the lock is stale and the next run takes it
+    over. A lock of the live process that wrote it is refused, naming the lock file and the way out."""
+    from gboost.outputs.outdir import LOCK, process_start
+
+    if process_start(os.getpid()) is None:
+        pytest.skip("no /proc/PID/stat on this system: a lock is a PID alone")
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        out = tmp_path / "locked"
+        out.mkdir()
+        lock = out / LOCK
+        lock.write_text(f"{other.pid} {process_start(other.pid) + 1}\n")  # a PID now another program's
+        assert scan(study, out) == 0
+        assert not lock.exists() and (out / "run.json").is_file()
+        out2 = tmp_path / "held"
+        out2.mkdir()
+        (out2 / LOCK).write_text(f"{other.pid} {process_start(other.pid)}\n")  # that program's own lock
+        capsys.readouterr()
+        assert scan(study, out2) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"PID {other.pid}" in err[0] and str(out2 / LOCK) in err[0], err
+        assert "delete that file" in err[0]
+        assert [p.name for p in out2.iterdir()] == [LOCK]
+    finally:
+        other.kill()
+        other.wait()
