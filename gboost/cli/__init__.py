@@ -479,6 +479,12 @@ def main(argv: list[str] | None = None) -> int:
         from gboost.runtime.process import prepare_process
 
         prepare_process()  # before numba's import: gboost/runtime/process.py says what and why
+        from gboost.runtime.process import address_limit_problem
+
+        problem = address_limit_problem()
+        if problem is not None:
+            print(f"gboost: error: {problem}", file=sys.stderr)
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -516,7 +522,19 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # disk full, permission denied: name the file, no traceback
         print(_error_line(exc), file=sys.stderr)
         return _failed(args)
+    except MemoryError as exc:  # an address-space or cgroup limit met mid-scan: nothing was written
+        print(f"gboost: error: out of memory ({exc or 'an allocation failed'}){_memory_hint()}", file=sys.stderr)
+        return _failed(args)
     return 1
+
+
+def _memory_hint() -> str:
+    from gboost.runtime.process import address_limit
+
+    limit = address_limit()
+    if limit is None:
+        return "; this study needs more memory than the machine has free (see GBOOST_MEMORY_LIMIT in the README)"
+    return f"; the address-space limit (ulimit -v) is {limit >> 20} MB: raise it or ask the scheduler for more memory"
 
 
 def _error_line(exc: BaseException) -> str:

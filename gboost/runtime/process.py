@@ -15,7 +15,7 @@ import sys
 def prepare_process(*, interrupts: bool = True, streams: bool = True, numba: bool = True) -> None:
     """The command's start-up, in this order: Ctrl-C answered quietly until the command's own
     handling takes over (:func:`quiet_interrupts`), closed standard streams replaced by /dev/null
-    (:func:`repair_streams`), numba's cache folder chosen and handed to child processes
+    (:func:`repair_streams`), malloc fitted to an address-space limit (:func:`fit_address_limit`), numba's cache folder chosen and handed to child processes
     (:func:`configure_numba_cache`), numba's two start-up adjustments (:func:`adjust_numba`).
     Must run before numba is imported for the adjustments to take effect; they are skipped
     (silently) otherwise, or on a numba they were not verified on."""
@@ -23,6 +23,8 @@ def prepare_process(*, interrupts: bool = True, streams: bool = True, numba: boo
         quiet_interrupts()
     if streams:
         repair_streams()
+    fit_address_limit()
+    fit_threads_to_limit()
     if numba:
         configure_numba_cache()
         adjust_numba()
@@ -66,6 +68,79 @@ def repair_streams() -> list[int]:
                 setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))
             fixed.append(fd)
     return fixed
+
+
+# glibc's mallopt parameter for the number of malloc arenas (malloc.h).
+_M_ARENA_MAX = -8
+
+
+def address_limit() -> int | None:
+    """The soft address-space limit (``ulimit -v``, as batch schedulers set it) in bytes, or None."""
+    try:
+        import resource
+    except ImportError:  # (Windows)
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+# What a scan needs under an address-space limit, measured with ``ulimit -v`` on the sample study
+# (tests/hostile/test_resource_limits.py): about 700 MB of addresses to start numba's compiler and
+# NumPy's buffers (at 600 MB LLVM aborted), and about 16 MB more per compute thread (its stack and
+# its share of the thread pools' reservations: 64 threads failed at 1.2 GB and ran at 1.6 GB).
+START_BYTES = 700 << 20
+THREAD_BYTES = 16 << 20
+
+
+def address_limit_problem() -> str | None:
+    """Why the command cannot run under this process's address-space limit, in one line; None when
+    it can (or no limit is set). Checked before numba starts: below the floor, LLVM and OpenMP end
+    the process by abort() or exit(), where no handler can say why."""
+    limit = address_limit()
+    if limit is None or limit >= START_BYTES + THREAD_BYTES:
+        return None
+    need = (START_BYTES + THREAD_BYTES) >> 20
+    return (f"the address-space limit of this process (ulimit -v) is {limit >> 20} MB; gboost needs at least "
+            f"{need} MB to start its compiler and one compute thread: raise it (ulimit -v {need * 1024 * 2}, "
+            "or ask the batch scheduler for more memory per task)")
+
+
+def fit_threads_to_limit() -> int | None:
+    """Under an address-space limit, as many compute threads as the limit has room for (numba's
+    pool, and OpenMP's where numba runs on it, start every thread at once whatever a scan then
+    uses): NUMBA_NUM_THREADS and OMP_NUM_THREADS set for this process and its children, unless the
+    user set them. Returns the number set, or None (no limit, or already set)."""
+    limit = address_limit()
+    if limit is None or "NUMBA_NUM_THREADS" in os.environ:
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    room = max(1, (limit - START_BYTES) // THREAD_BYTES)
+    n = int(max(1, min(cores, room)))
+    if n >= cores:
+        return None
+    os.environ["NUMBA_NUM_THREADS"] = str(n)
+    os.environ.setdefault("OMP_NUM_THREADS", str(n))
+    return n
+
+
+def fit_address_limit() -> bool:
+    """Under an address-space limit, glibc's malloc gives each new thread an arena of its own that
+    reserves 64 MB of addresses (used or not): the scan's thread pools (numba's, the writers', the
+    encoder's) then exhaust a limit far above what they use, and glibc aborts the process ("cannot
+    allocate memory for thread-local data") where no Python handler can say why. Where a limit is
+    set, malloc keeps to two arenas (threads share them; allocation takes a lock, which the scan's
+    large NumPy buffers hardly notice). True when it was set; without a limit, or off glibc, nothing
+    changes."""
+    if address_limit() is None or not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(_M_ARENA_MAX, 2))
+    except (OSError, AttributeError):  # musl and other libcs: no mallopt, and no arenas of this kind
+        return False
 
 
 def configure_numba_cache():
