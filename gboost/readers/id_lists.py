@@ -45,10 +45,10 @@ def listed_samples(path: str | os.PathLike, flag: str, fid: np.ndarray, iid: np.
         wanted = {tokens[0]: line for line, tokens in rows}
         hit = np.isin(iid, list(wanted))
         if hit.any():
-            found, first = np.unique(iid[hit], return_index=True)
-            counts = np.unique(iid[hit], return_counts=True)[1]
+            # (a .fam repeats no FID IID, so an IID found twice is in two families)
+            found, counts = np.unique(iid[hit], return_counts=True)
             if (counts > 1).any():
-                name = found[int(np.flatnonzero(counts > 1)[0])]
+                name = str(found[int(np.flatnonzero(counts > 1)[0])])
                 families = sorted(set(fid[iid == name].tolist()))
                 raise InputError(path, f"line {wanted[name]}: IID {name!r} names samples of {len(families)} families "
                                        f"({', '.join(families[:3])}{', ...' if len(families) > 3 else ''}); give "
