@@ -415,9 +415,10 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     if args.part:
         from gboost.pipeline.parts import write_part
 
-        write_part(out, study, params, result, covariates=covariates, overwrite=True)
-        _log(args, f"part {args.part[0]}/{args.part[1]}: {result.acc.pairs_done} pairs, {result.acc.n_valid} valid "
-                   f"tests; join the parts with `gboost merge DIR... --out DIR`")
+        line = (f"part {args.part[0]}/{args.part[1]}: {result.acc.pairs_done} pairs, {result.acc.n_valid} valid "
+                "tests; join the parts with `gboost merge DIR... --out DIR`")
+        write_part(out, study, params, result, covariates=covariates, overwrite=True, log=_log_text(args, [line]))
+        _report(args, [], [line])
         return 0
     clock.lap("exact")  # what finalize still waited for, split below
     for part in ("marginal", "calibration", "adjusted_tests"):
@@ -445,6 +446,12 @@ def _exit_now(rc: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(rc)
+
+
+def _log_text(args, closing) -> bytes | None:
+    """gboost.log's bytes with the ``closing`` lines (printed after the write), None without a log."""
+    console = getattr(args, "console", None)
+    return console.text(closing) if console is not None else None
 
 
 def _closing(result, out) -> tuple[list[str], list[str]]:

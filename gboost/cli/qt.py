@@ -69,10 +69,12 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     if args.part:
         from gboost.pipeline.parts import write_qt_part
 
-        write_qt_part(out, result, overwrite=True)
         k, n = args.part
-        log(f"part {k}/{n}: {result.core.n_valid} valid tests, {len(result.screened)} rows of pairs.epi.qt; join the "
-            "parts with `gboost merge DIR... --out DIR`")
+        line = (f"part {k}/{n}: {result.core.n_valid} valid tests, {len(result.screened)} rows of pairs.epi.qt; join "
+                "the parts with `gboost merge DIR... --out DIR`")
+        console = getattr(args, "console", None)
+        write_qt_part(out, result, overwrite=True, log=console.text([line]) if console is not None else None)
+        _print(args, [line])
         return 0
     result.command_clock = clock
     from gboost.cli.console import log_files

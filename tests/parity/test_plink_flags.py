@@ -181,6 +181,8 @@ def test_parallel_writes_what_part_writes(cc_study, tmp_path):
                             *flag]) == 0
         with np.load(out / "part.npz", allow_pickle=False) as z:
             got[tag] = {k: z[k] for k in z.files}
+        log = (out / "gboost.log").read_text().splitlines()
+        assert " ".join(flag) in log[0] and log[-1].startswith("part 2/3: ")
     assert got["part"].keys() == got["parallel"].keys()
     for k in got["part"]:
         if k == "meta":  # (its run's timings differ; the share and settings must not)
