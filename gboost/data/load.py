@@ -3,7 +3,9 @@
 What PLINK 1.9 (v1.90b6.26) does before ``--fast-epistasis boost``, checked against plink1.9 and
 its source (``plink_filter.c``), and what we therefore do, in this order:
 
-1. ``--chr``, ``--extract``, ``--exclude`` (and SNPs with a negative bp, which PLINK ignores).
+1. ``--chr``, ``--extract``, ``--exclude`` (and SNPs with a negative bp, which PLINK ignores);
+   then the sample lists ``--keep-fam``, ``--keep``, ``--remove-fam``, ``--remove``
+   (gboost/readers/id_lists.py): removed samples count for nothing after (QC, founders, A1).
 2. ``--mind``: per-sample missing-call rate over the remaining SNPs; a non-male's Y calls are not
    counted. Removed when ``missing > int(mind * n_snps * (1 + 2^-44))``.
 3. Per SNP, on the samples left (*including* those with a missing phenotype: PLINK keeps them in
