@@ -38,8 +38,15 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--id-delim", nargs="?", const="_", metavar="D",
                    help="VCF/BGEN sample IDs: split FID<D>IID at the delimiter D (default _)")
     g.add_argument("--pheno", metavar="FILE", help="phenotype file (FID IID value), overrides the .fam's column 6")
+    g.add_argument("--pheno-name", metavar="NAME",
+                   help="the --pheno file's column of this name (its header line: FID IID NAME1 NAME2 ...)")
+    g.add_argument("--mpheno", type=V.at_least("--mpheno", 1, int), metavar="N",
+                   help="the N-th phenotype column of the --pheno file (default 1: its third column)")
     g.add_argument("--covar", metavar="FILE", help="covariates (FID IID c1 c2 ...): adds STAT_ADJ/P_ADJ of a logistic refit")
     g.add_argument("--covar-name", metavar="NAMES", help="comma-separated covariate columns to use (default: all)")
+    g.add_argument("--covar-number", type=V.number_list_type("--covar-number"), metavar="LIST",
+                   help="covariates to use by number, PLINK's 1-based list: 1-3,5 (covariate 1 is the file's "
+                        "third column)")
     g.add_argument("--allow-no-sex", action="store_true",
                    help="keep the phenotypes of samples with unknown sex (PLINK ignores them by default)")
 
@@ -62,6 +69,13 @@ def _add_qc_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--geno", type=V.flag_type("geno"), help="drop SNPs with missing-call rate above this")
     g.add_argument("--mind", type=V.flag_type("mind"), help="drop samples with missing-call rate above this")
     g.add_argument("--hwe", type=V.flag_type("hwe"), help="drop SNPs with HWE exact test p below this (controls)")
+    g.add_argument("--keep", metavar="FILE", help="keep only the samples listed in FILE (FID IID per line, or IID alone)")
+    g.add_argument("--remove", metavar="FILE", help="drop the samples listed in FILE (FID IID per line, or IID alone)")
+    g.add_argument("--keep-fam", metavar="FILE", help="keep only the families listed in FILE (one FID per line)")
+    g.add_argument("--remove-fam", metavar="FILE", help="drop the families listed in FILE (one FID per line)")
+    g.add_argument("--keep-allele-order", action="store_true",
+                   help="A1 is the .bim's first allele, not the founders' minor allele (PLINK's flag): the allele a "
+                        "quantitative trait's test counts (BETA_INT's sign, marginal.tsv's A1)")
     g.add_argument("--extract", metavar="FILE", help="keep only the SNP IDs listed in FILE")
     g.add_argument("--exclude", metavar="FILE", help="drop the SNP IDs listed in FILE")
     g.add_argument("--chr", dest="chrom", metavar="CHR", nargs="+",
@@ -110,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue the interrupted scan checkpointed in DIR (same data and thresholds)")
     g.add_argument("--part", metavar="K/N", type=_parse_part,
                    help="scan only the K-th of N equal shares of the pairs (SLURM arrays); join with `gboost merge`")
+    g.add_argument("--parallel", metavar=("K", "N"), nargs=2, type=int,
+                   help="PLINK's spelling of --part K/N (two numbers): the same share, the same files")
     g.add_argument("--epi1", type=V.in_range("--epi1", 0, 1, lo_open=True), default=None,
                    help="screening/reporting p threshold (default 5e-6, PLINK's for boost; 1e-4 for a quantitative "
                         "trait, PLINK's for --epistasis, where 1 writes every pair)")
@@ -155,6 +171,9 @@ if importlib.util.find_spec("gboost.cli.pathways") is not None:
 
 
 def _log(args, msg: str) -> None:
+    console = getattr(args, "console", None)  # OUT/gboost.log (gboost/cli/console.py), --quiet or not
+    if console is not None:
+        console.add(msg)
     if not getattr(args, "quiet", False):
         print(msg, file=sys.stderr)
 
@@ -200,7 +219,8 @@ def _input_paths(args) -> list[str]:
         paths += [args.file + ".ped", args.file + ".map"]
     if getattr(args, "pfile", None):
         paths += [args.pfile + ext for ext in (".pgen", ".pvar", ".pvar.zst", ".psam")]
-    for name in ("ped", "map_file", "boost_matrix", "vcf", "bgen", "sample", "pheno", "covar", "extract", "exclude"):
+    for name in ("ped", "map_file", "boost_matrix", "vcf", "bgen", "sample", "pheno", "covar", "extract", "exclude",
+                 "keep", "remove", "keep_fam", "remove_fam"):
         if getattr(args, name, None):
             paths.append(getattr(args, name))
     return paths
@@ -222,12 +242,27 @@ def cmd_scan(args) -> int:
 
     try:  # before OUT/ is touched: a flag without the file it needs
         V.check_covar_names(args.covar_name, args.covar)
+        V.check_covar_numbers(args.covar_number, args.covar_name, args.covar)
+        V.check_pheno_column(args.pheno, args.pheno_name, args.mpheno)
+        _parallel_is_part(args)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     out = Path(args.out)
     refuse_unsafe_out(out, _input_paths(args))
     with OutLock(out):
         return _scan_locked(args, out)
+
+
+def _parallel_is_part(args) -> None:
+    """``--parallel K N`` (PLINK's two numbers) becomes ``--part K/N``: one share, one behaviour."""
+    if args.parallel is None:
+        return
+    k, n = args.parallel
+    if not 1 <= k <= n:
+        raise ValueError(f"--parallel {k} {n}: need 1 <= K <= N")
+    if args.part is not None and tuple(args.part) != (k, n):
+        raise ValueError(f"--parallel {k} {n} and --part {args.part[0]}/{args.part[1]} name different shares; give one")
+    args.part = (k, n)
 
 
 def _scan_locked(args, out) -> int:
@@ -275,10 +310,13 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     source = open_input(bfile=args.bfile, ped=ped, map_file=map_file, boost_matrix=args.boost_matrix, pheno=args.pheno,
                         allow_no_sex=args.allow_no_sex, pfile=args.pfile, vcf=args.vcf, bgen=args.bgen,
                         sample=args.sample, hard_call_threshold=args.hard_call_threshold,
-                        bgen_ref=getattr(args, "bgen_ref", "ref-unknown"), ids=_id_mode(args))
+                        bgen_ref=getattr(args, "bgen_ref", "ref-unknown"), ids=_id_mode(args),
+                        pheno_name=args.pheno_name, mpheno=args.mpheno)
     try:  # (argparse has checked the values; the library checks them again, in the same words)
         qc = QCOptions(maf=args.maf, geno=args.geno, mind=args.mind, hwe=args.hwe, extract=args.extract,
-                       exclude=args.exclude, chrom=_parse_chr(args.chrom, args.allow_extra_chr), allow_extra_chr=args.allow_extra_chr)
+                       exclude=args.exclude, chrom=_parse_chr(args.chrom, args.allow_extra_chr), allow_extra_chr=args.allow_extra_chr,
+                       keep=args.keep, remove=args.remove, keep_fam=args.keep_fam, remove_fam=args.remove_fam,
+                       keep_allele_order=args.keep_allele_order)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test
@@ -325,7 +363,8 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     if args.covar:
         from gboost.stats.covariates import read_covariates
 
-        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
+        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None,
+                                     args.covar_number)
         _log(args, f"covariates for the adjusted tests: {', '.join(covariates[1])}")
         clock.lap("covariates")
     _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
@@ -386,9 +425,10 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     if args.part:
         from gboost.pipeline.parts import write_part
 
-        write_part(out, study, params, result, covariates=covariates, overwrite=True)
-        _log(args, f"part {args.part[0]}/{args.part[1]}: {result.acc.pairs_done} pairs, {result.acc.n_valid} valid "
-                   f"tests; join the parts with `gboost merge DIR... --out DIR`")
+        line = (f"part {args.part[0]}/{args.part[1]}: {result.acc.pairs_done} pairs, {result.acc.n_valid} valid "
+                "tests; join the parts with `gboost merge DIR... --out DIR`")
+        write_part(out, study, params, result, covariates=covariates, overwrite=True, log=_log_text(args, [line]))
+        _report(args, [], [line])
         return 0
     clock.lap("exact")  # what finalize still waited for, split below
     for part in ("marginal", "calibration", "adjusted_tests"):
@@ -396,9 +436,13 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     if "host_overlapped" in result.timings:
         clock.background["host_work"] = result.timings["host_overlapped"]
     result.command_clock = clock  # run.json adds formatting, writing and hashing
-    write_outputs(result, out, overwrite=True)  # replaces the checkpoint too: the scan is complete
+    from gboost.cli.console import log_files
+
+    warnings, lines = _closing(result, out)
+    # replaces the checkpoint too: the scan is complete; gboost.log holds the lines printed after it
+    write_outputs(result, out, overwrite=True, extra_files=log_files(args, warnings + lines))
     ledger.join()  # (done by now; a write error of the ledger the outputs replaced no longer matters)
-    _report(args, result, out)
+    _report(args, warnings, lines)
     return 0
 
 
@@ -414,17 +458,37 @@ def _exit_now(rc: int) -> None:
     os._exit(rc)
 
 
-def _report(args, result, out) -> None:
+def _log_text(args, closing) -> bytes | None:
+    """gboost.log's bytes with the ``closing`` lines (printed after the write), None without a log."""
+    console = getattr(args, "console", None)
+    return console.text(closing) if console is not None else None
+
+
+def _closing(result, out) -> tuple[list[str], list[str]]:
+    """What a finished case-control scan prints once its outputs are written: warnings (printed
+    even with --quiet) and its summary lines; gboost.log holds both, so they are made before."""
     from gboost.outputs.results import ipf_cap_hits
     from gboost.stats.boost import IPF_MAX_SWEEPS
 
     hits = ipf_cap_hits(result)
+    warnings = []
     if hits:  # never seen on real or simulated data; said loudly when it happens
-        print(f"gboost: warning: {hits} pair(s) stopped at the IPF safety cap of {IPF_MAX_SWEEPS} sweeps "
-              "before PLINK's convergence rule held; their STAT may differ from PLINK's", file=sys.stderr)
-    _log(args, f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); "
-               f"{len(result.screened)} pairs passed the screen; {result.n_reported} with P <= {result.params.epi1:g}")
-    _log(args, f"outputs in {out}/ ({result.timings['total']:.2f} s)")
+        warnings.append(f"gboost: warning: {hits} pair(s) stopped at the IPF safety cap of {IPF_MAX_SWEEPS} sweeps "
+                        "before PLINK's convergence rule held; their STAT may differ from PLINK's")
+    lines = [f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); "
+             f"{len(result.screened)} pairs passed the screen; {result.n_reported} with P <= {result.params.epi1:g}"]
+    total = result.timings.get("total")
+    lines.append(f"outputs in {out}/" + (f" ({total:.2f} s)" if total is not None else ""))
+    return warnings, lines
+
+
+def _report(args, warnings: list[str], lines: list[str]) -> None:
+    """Print :func:`_closing`'s lines (already in gboost.log)."""
+    for w in warnings:
+        print(w, file=sys.stderr)
+    if not getattr(args, "quiet", False):
+        for line in lines:
+            print(line, file=sys.stderr)
 
 
 def cmd_merge(args) -> int:
@@ -448,8 +512,12 @@ def cmd_merge(args) -> int:
 
             write_merged_qt(result, args, out, lambda m: _log(args, m))
             return 0
-        write_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
-    _report(args, result, out)
+        from gboost.cli.console import log_files
+
+        warnings, lines = _closing(result, out)
+        write_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]},
+                      extra_files=log_files(args, warnings + lines))
+    _report(args, warnings, lines)
     return 0
 
 
@@ -487,6 +555,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in ("scan", "merge"):  # their output sets hold gboost.log (gboost/cli/console.py)
+        from gboost.cli.console import ConsoleLog
+
+        args.console = ConsoleLog(list(sys.argv[1:] if argv is None else argv))
     try:
         if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
             try:  # from here Ctrl-C is a KeyboardInterrupt that the handlers below turn into one line

@@ -53,7 +53,8 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     if args.covar:
         from gboost.stats.covariates import read_covariates
 
-        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None)
+        covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None,
+                                     args.covar_number)
         log(f"covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
         clock.lap("covariates")
     from gboost.pipeline.checkpoint import MANIFEST
@@ -68,17 +69,29 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     if args.part:
         from gboost.pipeline.parts import write_qt_part
 
-        write_qt_part(out, result, overwrite=True)
         k, n = args.part
-        log(f"part {k}/{n}: {result.core.n_valid} valid tests, {len(result.screened)} rows of pairs.epi.qt; join the "
-            "parts with `gboost merge DIR... --out DIR`")
+        line = (f"part {k}/{n}: {result.core.n_valid} valid tests, {len(result.screened)} rows of pairs.epi.qt; join "
+                "the parts with `gboost merge DIR... --out DIR`")
+        console = getattr(args, "console", None)
+        write_qt_part(out, result, overwrite=True, log=console.text([line]) if console is not None else None)
+        _print(args, [line])
         return 0
     result.command_clock = clock
-    write_qt_outputs(result, out, overwrite=True)
-    log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
-        f"pairs.epi.qt; {len(result.reported)} pairs with P <= {params.epi1:g} in pairs.tsv")
-    log(f"outputs in {out}/ ({result.timings['total']:.2f} s)")
+    from gboost.cli.console import log_files
+
+    lines = [f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows "
+             f"in pairs.epi.qt; {len(result.reported)} pairs with P <= {params.epi1:g} in pairs.tsv",
+             f"outputs in {out}/ ({result.timings['total']:.2f} s)"]
+    write_qt_outputs(result, out, overwrite=True, extra_files=log_files(args, lines))  # gboost.log: these lines too
+    _print(args, lines)
     return 0
+
+
+def _print(args, lines) -> None:
+    """Lines already in gboost.log, on the console too (unless --quiet)."""
+    if not args.quiet:
+        for line in lines:
+            print(line, file=sys.stderr)
 
 
 def write_merged_qt(result, args, out, log) -> None:
@@ -86,7 +99,11 @@ def write_merged_qt(result, args, out, log) -> None:
     :func:`gboost.pipeline.parts.merge_parts`). Called by :mod:`gboost.cli` with the output folder locked."""
     from gboost.outputs.qt_results import write_qt_outputs
 
-    write_qt_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]})
-    log(f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows in "
-        f"pairs.epi.qt; {len(result.reported)} pairs with P <= {result.params.epi1:g} in pairs.tsv")
-    log(f"outputs in {out}/")
+    from gboost.cli.console import log_files
+
+    lines = [f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows "
+             f"in pairs.epi.qt; {len(result.reported)} pairs with P <= {result.params.epi1:g} in pairs.tsv",
+             f"outputs in {out}/"]
+    write_qt_outputs(result, out, overwrite=True, extra={"merged_parts": [str(p) for p in args.parts]},
+                     extra_files=log_files(args, lines))
+    _print(args, lines)

@@ -3,7 +3,9 @@
 What PLINK 1.9 (v1.90b6.26) does before ``--fast-epistasis boost``, checked against plink1.9 and
 its source (``plink_filter.c``), and what we therefore do, in this order:
 
-1. ``--chr``, ``--extract``, ``--exclude`` (and SNPs with a negative bp, which PLINK ignores).
+1. ``--chr``, ``--extract``, ``--exclude`` (and SNPs with a negative bp, which PLINK ignores);
+   then the sample lists ``--keep-fam``, ``--keep``, ``--remove-fam``, ``--remove``
+   (gboost/readers/id_lists.py): removed samples count for nothing after (QC, founders, A1).
 2. ``--mind``: per-sample missing-call rate over the remaining SNPs; a non-male's Y calls are not
    counted. Removed when ``missing > int(mind * n_snps * (1 + 2^-44))``.
 3. Per SNP, on the samples left (*including* those with a missing phenotype: PLINK keeps them in
@@ -177,7 +179,8 @@ def load_study(
     _check_contiguous_chromosomes(codes, np.unique(name_codes, return_inverse=True)[1].ravel()[where], source)
     kinds = np.array([_KIND_OF_CODE.get(c, DIPLOID) for c in name_codes], dtype=np.int8)[where]
     snp_keep = _variant_filters(source.variants, (name_codes, where), qc, report, say)
-    sample_keep = _mind_filter(source, snp_keep, kinds, qc.mind, block_snps, report, say)
+    listed = _sample_lists(source, qc, report, say)
+    sample_keep = _mind_filter(source, snp_keep, kinds, qc.mind, block_snps, report, say, listed)
     sets = _sample_sets(source, sample_keep, report, say)
     skipped = np.isin(name_codes, list(EPISTASIS_SKIPPED_CODES))[where]
     scanned = snp_keep & ~skipped
@@ -197,7 +200,11 @@ def load_study(
     study = _finish(source, sets, planes, counts, kept, report, say)
     # PLINK sizes its SNP columns over every SNP loaded (QC-removed and X/Y ones included).
     study.snp_col_width = plink_snp_width(source.variants.snp[snp_keep])
-    if not sets.quantitative:
+    if qc.keep_allele_order:  # PLINK's A1 is the .bim's first allele: nothing swapped, nothing counted
+        study.reversed_alleles = np.zeros(study.n_snps, dtype=bool)
+        if study.a1_flip is not None:
+            study.a1_flip = np.zeros(study.n_snps, dtype=bool)
+    elif not sets.quantitative:
         study.founder_counts = _founder_counts(source, sets, kept, founders)
     if encoder is not None:
         study.planes_ready = encoder.start()
@@ -385,11 +392,49 @@ def _s(n: int) -> str:
 # --mind
 
 
-def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.ndarray:
-    """Samples kept by --mind (all True when off): one pass over the genotypes."""
+def _sample_lists(source, qc: QCOptions, report: QCReport, say) -> np.ndarray:
+    """The samples --keep-fam, --keep, --remove-fam and --remove leave (all True when none is
+    given), in PLINK 1.9's order; each step counts only the samples the previous ones left, as
+    PLINK's log does ("--keep: 300 people remaining."), and one that leaves none is refused with
+    PLINK's words ("No people remaining after --keep.")."""
+    from gboost.readers.id_lists import listed_families, listed_samples
+
+    samples = source.samples
+    keep = np.ones(len(samples), dtype=bool)
+    steps = (("--keep-fam", qc.keep_fam, True, True), ("--keep", qc.keep, True, False),
+             ("--remove-fam", qc.remove_fam, False, True), ("--remove", qc.remove, False, False))
+    for flag, path, keeps, by_family in steps:
+        if path is None:
+            continue
+        named = (listed_families(path, flag, samples.fid) if by_family
+                 else listed_samples(path, flag, samples.fid, samples.iid))
+        keep &= named if keeps else ~named
+        left = int(keep.sum())
+        if left == 0:
+            what = "family IDs" if by_family else "sample IDs"
+            why = (f"none of its {what} is one of {_sample_file(source)} (whose first sample is "
+                   f"{samples.fid[0] + ' ' + samples.iid[0]!r}; an empty file lists none)"
+                   if keeps else "it lists every sample that was left")
+            raise InputError(path, f"no samples remain after {flag}: {why} (plink1.9: \"No people remaining after "
+                                   f"{flag}.\")")
+        say(f"{flag} {path}: {left} sample{_s(left)} remaining")
+    report.samples_id_lists = len(samples) - int(keep.sum())
+    return keep
+
+
+def _sample_file(source) -> str:
+    """The file the study's samples come from, for messages."""
+    return os.path.basename(getattr(source, "fam_path", None) or getattr(source, "path", "the input"))
+
+
+def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say, listed=None) -> np.ndarray:
+    """Samples kept by the sample lists (``listed``) and --mind (all True when both are off): one pass
+    over the genotypes. A sample's missing-call rate is its own, so counting it for every sample and
+    leaving out those the lists removed is PLINK's --mind on the samples the lists left."""
     n = len(source.samples)
+    listed = np.ones(n, dtype=bool) if listed is None else listed
     if mind is None:
-        return np.ones(n, dtype=bool)
+        return listed
     male = source.samples.sex == 1
     missing = np.zeros(n, dtype=np.int64)
     direct = hasattr(source, "iter_bed_rows")  # a .bed: count its missing codes, no decoding
@@ -406,8 +451,8 @@ def _mind_filter(source, snp_keep, kinds, mind, block_snps, report, say) -> np.n
     n_snps = int(snp_keep.sum())
     n_nony = n_snps - int((snp_keep & (kinds == CHR_Y)).sum())
     limit = np.where(male, int(mind * n_snps * (1 + SMALL_EPSILON)), int(mind * n_nony * (1 + SMALL_EPSILON)))
-    keep = missing <= limit
-    report.samples_mind = int((~keep).sum())
+    keep = (missing <= limit) & listed
+    report.samples_mind = int((~keep).sum()) - int((~listed).sum())
     say(f"--mind {mind:g}: {report.samples_mind} sample{_s(report.samples_mind)} removed (missing-call rate > {mind:g})")
     return keep
 
@@ -491,6 +536,12 @@ def _sample_masks(source, index: np.ndarray) -> np.ndarray:
     return np.column_stack(columns).astype(np.float32)
 
 
+def _listed_out(report) -> str:
+    """ "N removed by --keep/--remove, " where the sample lists removed any (the messages' counts)."""
+    n = report.samples_id_lists
+    return f"{n} removed by --keep/--remove, " if n else ""
+
+
 def _check_trait(source, trait: np.ndarray, report) -> None:
     """PLINK 1.9's --epistasis on a quantitative trait refuses a constant one ("Phenotype is
     constant"), which includes having no phenotyped sample."""
@@ -504,8 +555,8 @@ def _check_trait(source, trait: np.ndarray, report) -> None:
             if np.ptp(trait) == 0 else
             f"the quantitative phenotype's values (as large as {np.abs(trait).max():g}) overflow its variance, "
             "so it is constant to PLINK 1.9 too; rescale it")
-    raise InputError(path, f"{what} ({report.samples_in} in the file, {report.samples_mind} removed by --mind, "
-                           f"{report.samples_missing_pheno} missing); a scan of a quantitative trait needs it to vary, "
+    raise InputError(path, f"{what} ({report.samples_in} in the file, {_listed_out(report)}{report.samples_mind} "
+                           f"removed by --mind, {report.samples_missing_pheno} missing); a scan of a quantitative trait needs it to vary, "
                            "as PLINK 1.9 does")
 
 
@@ -520,7 +571,7 @@ def _check_both_classes(source, is_case, report) -> None:
     raise InputError(
         path,
         f"only {few} among the {n_case + n_ctrl} samples with a phenotype ({report.samples_in} in the file, "
-        f"{report.samples_mind} removed by --mind, {report.samples_missing_pheno} with a missing phenotype); "
+        f"{_listed_out(report)}{report.samples_mind} removed by --mind, {report.samples_missing_pheno} with a missing phenotype); "
         "an epistasis scan needs at least two cases and two controls, as PLINK 1.9 does"
         + (f". {no_sex} sample{_s(no_sex)} of unknown sex (column 5 not 1 or 2) had {'its' if no_sex == 1 else 'their'} "
            "phenotype ignored, as PLINK 1.9 does by default: keep phenotypes of samples of unknown sex with "

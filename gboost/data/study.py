@@ -169,6 +169,7 @@ class QCReport:
     samples_in: int = 0
     samples_missing_pheno: int = 0
     samples_mind: int = 0
+    samples_id_lists: int = 0  # removed by --keep / --remove / --keep-fam / --remove-fam
     snps_in: int = 0
     snps_chr_filter: int = 0  # --chr / --extract / --exclude
     snps_non_autosomal: int = 0
@@ -216,14 +217,24 @@ class QCOptions:
     exclude: str | None = None  # --exclude FILE: drop SNP IDs listed
     chrom: list[str] | None = None  # --chr: keep only these chromosomes
     allow_extra_chr: bool = False  # --allow-extra-chr: accept chromosome names PLINK does not know (contigs)
+    # Sample lists (gboost/readers/id_lists.py), applied before --mind in PLINK 1.9's order:
+    # --keep-fam, --keep, --remove-fam, --remove.
+    keep: str | None = None  # --keep FILE: only the samples listed (FID IID, or IID alone)
+    remove: str | None = None  # --remove FILE: all but the samples listed
+    keep_fam: str | None = None  # --keep-fam FILE: only the families listed (FID)
+    remove_fam: str | None = None  # --remove-fam FILE: all but the families listed
+    # --keep-allele-order: A1 stays the .bim's first allele (PLINK otherwise makes it the founders'
+    # minor allele): the allele a QT scan counts, and the orientation of PLINK's doubles.
+    keep_allele_order: bool = False
 
     def __post_init__(self):
         from gboost.pipeline.validate import check_setting, check_type
 
         for name in ("maf", "geno", "mind", "hwe"):
             check_setting("QCOptions", name, getattr(self, name))
-        for name in ("extract", "exclude"):
+        for name in ("extract", "exclude", "keep", "remove", "keep_fam", "remove_fam"):
             check_type("QCOptions", name, getattr(self, name), "path")
+        check_type("QCOptions", "keep_allele_order", self.keep_allele_order, "bool", optional=False)
         if self.chrom is not None:
             # A string is a list of its characters to the filter: "22" kept chromosome 2.
             if not isinstance(self.chrom, (list, tuple)) or not all(isinstance(c, str) for c in self.chrom):

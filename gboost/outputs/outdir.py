@@ -187,6 +187,7 @@ def clear_leftovers(out: str | os.PathLike) -> list[str]:
 # Every file name gboost writes into an output folder (scan, checkpoint, part, pathways).
 GBOOST_FILES = frozenset({
     "pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json",
+    "gboost.log",  # what the command printed, its command line first (PLINK's .log habit)
     "pairs.epi.qt", "pairs.epi.qt.summary",  # a quantitative-trait scan (gboost/outputs/qt_results.py)
     "checkpoint.json", "checkpoint.ledger", "checkpoint.json.tmp", "part.npz",
     "nodes.tsv", "edges.tsv", "graph.graphml", "pathways.json",

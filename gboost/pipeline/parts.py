@@ -38,8 +38,9 @@ def part_test(meta: dict) -> str:
 
 
 def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, screened: ScreenResult, *,
-               covariates: tuple | None = None, overwrite: bool = False) -> Path:
-    """Write one part's screen (``part.npz`` + ``run.json``) atomically into ``out_dir``.
+               covariates: tuple | None = None, overwrite: bool = False, log: bytes | None = None) -> Path:
+    """Write one part's screen (``part.npz`` + ``run.json``, and ``gboost.log`` where the command
+    gives its ``log``) atomically into ``out_dir``.
 
     ``covariates`` = (matrix aligned with study.samples, names): the adjusted tests of the part's
     pairs with P <= epi1, which need the genotypes the merge does not have, are made here and
@@ -66,6 +67,8 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
         with open(staging / PART_FILE, "wb") as f:
             np.savez(f, **arrays)
         (staging / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        if log is not None:
+            (staging / "gboost.log").write_bytes(log)
 
     return atomic_directory(out_dir, fill, overwrite=overwrite)
 
@@ -232,8 +235,9 @@ _QT_SCIENCE = ("epi1", "epi2", "genotypic")  # the parameters that change the fi
 _QT_ADJ_FIELDS = ("beta", "se", "stat", "p")  # the adjusted refit's columns (QTPairs.adj)
 
 
-def write_qt_part(out_dir, result, *, overwrite: bool = False):
-    """One part's share of a QT scan (``part.npz`` + ``run.json``), atomically: its .epi.qt rows with
+def write_qt_part(out_dir, result, *, overwrite: bool = False, log: bytes | None = None):
+    """One part's share of a QT scan (``part.npz`` + ``run.json``, and ``gboost.log`` where the
+    command gives its ``log``), atomically: its .epi.qt rows with
     their re-tests, its per-SNP counts and best partners (-1 where none beat 0: merge merges them by
     tiles.better as one scan's tiles are), the marginal tests and what the writers need of the study; with
     covariates, the adjusted refit of its reported pairs (``adj_*``: the merge has no genotypes)."""
@@ -272,6 +276,8 @@ def write_qt_part(out_dir, result, *, overwrite: bool = False):
         with open(staging / PART_FILE, "wb") as f:
             np.savez(f, **arrays)
         (staging / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        if log is not None:
+            (staging / "gboost.log").write_bytes(log)
 
     from gboost.pipeline.checkpoint import LEDGER, MANIFEST
 

@@ -198,3 +198,65 @@ def check_covar_names(names, covar) -> None:
     if names and not covar:
         raise ValueError(f"--covar-name {names} names covariate columns but no --covar file was given; add --covar "
                          "FILE (PLINK 1.9: \"--covar-name must be used with --covar\")")
+
+
+def check_pheno_column(pheno, pheno_name, mpheno) -> None:
+    """``--pheno-name`` / ``--mpheno`` pick a column of the ``--pheno`` file: never both (plink1.9:
+    "--mpheno and --pheno-name flags cannot coexist"), never without the file (plink1.9 refuses
+    --pheno-name without it and ignores --mpheno; a scan that ignored the column asked for would
+    run on another phenotype), --mpheno from 1. ValueError in the command line's words."""
+    if pheno_name is not None and mpheno is not None:
+        raise ValueError(f"--pheno-name {pheno_name} and --mpheno {mpheno} both pick the --pheno file's column; give "
+                         "one (PLINK 1.9: \"--mpheno and --pheno-name flags cannot coexist\")")
+    if mpheno is not None:
+        check_at_least("--mpheno", mpheno, 1)
+    for flag, value in (("--pheno-name", pheno_name), ("--mpheno", mpheno)):
+        if value is not None and not pheno:
+            raise ValueError(f"{flag} {value} picks a column of the --pheno file but no --pheno file was given; add "
+                             f"--pheno FILE (PLINK 1.9: \"--pheno-name must be used with --pheno\")")
+
+
+def number_list(flag: str, text: str) -> list[int]:
+    """PLINK's list of 1-based numbers (``--covar-number 1-3,5``): items separated by commas, each a
+    number or a range A-B with A <= B; sorted, each once (PLINK reads the list as a set). ValueError
+    naming ``flag`` otherwise."""
+    out: set[int] = set()
+    items = [x.strip() for x in str(text).split(",")]
+    if not any(items):
+        raise ValueError(f"invalid {flag} parameter {text!r} (expected numbers from 1, e.g. 1-3,5)")
+    for item in items:
+        lo, sep, hi = item.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise ValueError(f"invalid {flag} parameter {text!r}: {item!r} is not a number or a range A-B "
+                             "(expected numbers from 1, e.g. 1-3,5)") from None
+        if a < 1 or b < a:
+            raise ValueError(f"invalid {flag} parameter {text!r}: {item!r} (numbers start at 1; a range A-B needs "
+                             "A <= B)")
+        out.update(range(a, b + 1))
+    return sorted(out)
+
+
+def number_list_type(flag: str):
+    """argparse's ``type=`` for :func:`number_list`."""
+    def check(text: str) -> list[int]:
+        try:
+            return number_list(flag, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    check.__name__ = flag
+    return check
+
+
+def check_covar_numbers(numbers, names, covar) -> None:
+    """``--covar-number`` picks covariates by their 1-based number, as ``--covar-name`` picks them by
+    name: one of the two (plink1.9: "--covar-number cannot be used with --covar-name"), and only
+    with the --covar file it picks from ("--covar-number must be used with --covar")."""
+    if numbers and names:
+        raise ValueError(f"--covar-name and --covar-number both pick the --covar file's columns; give one (PLINK 1.9: "
+                         "\"--covar-number cannot be used with --covar-name\")")
+    if numbers and not covar:
+        raise ValueError(f"--covar-number {','.join(map(str, numbers))} picks covariate columns but no --covar file was "
+                         "given; add --covar FILE (PLINK 1.9: \"--covar-number must be used with --covar\")")

@@ -132,7 +132,8 @@ class _bgen_file:
 
 
 def open_bgen(path: str | os.PathLike, sample: str | None = None, pheno: str | None = None, *,
-              ids: IdMode | None = None, hard_call_threshold: float = 0.1, ref_mode: str = "ref-unknown") -> BgenSource:
+              ids: IdMode | None = None, hard_call_threshold: float = 0.1, ref_mode: str = "ref-unknown",
+              pheno_column: str | int | None = None) -> BgenSource:
     """Index a BGEN file and read its variants and samples; genotypes stream later.
 
     Parameters
@@ -179,7 +180,7 @@ def open_bgen(path: str | os.PathLike, sample: str | None = None, pheno: str | N
     source = BgenSource(path, variants, samples, np.ones(n_file, dtype=bool), files, sex_rule=False)
     source.offsets, source.count_second, source.hard_call_threshold = offsets, ref_mode == "ref-first", hard_call_threshold
     if pheno is not None:
-        apply_pheno(source, pheno)
+        apply_pheno(source, pheno, pheno_column)
     elif status is None:
         where = "its .sample has no binary (type B) column" if sample is not None else "no .sample was given"
         raise InputError(sample or path, f"no phenotype: {where}; give one with --pheno FILE (FID IID value, "

@@ -69,7 +69,8 @@ class ArraySource:
 
 
 def open_ped(  # noqa: A002 - PLINK's names
-    ped: str | os.PathLike, map: str | os.PathLike, pheno: str | None = None, *, allow_no_sex: bool = False
+    ped: str | os.PathLike, map: str | os.PathLike, pheno: str | None = None, *, allow_no_sex: bool = False,
+    pheno_column: str | int | None = None,
 ) -> ArraySource:
     """Read a PLINK text fileset.
 
@@ -115,7 +116,7 @@ def open_ped(  # noqa: A002 - PLINK's names
     source = ArraySource(ped, variants, samples, geno, founder, [ped, map_path], sex_rule=not allow_no_sex,
                          raw_swapped=swapped)
     if pheno_file:
-        apply_pheno(source, pheno_file)
+        apply_pheno(source, pheno_file, pheno_column)
     elif not allow_no_sex:
         source.pheno_without_sex = drop_phenotypes_without_sex(samples)
     return source

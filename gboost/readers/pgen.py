@@ -91,7 +91,8 @@ def _first_line(exc: Exception) -> str:
     return f"{line} (is the .pgen truncated or damaged?)" if "corrupt" not in line and "failure" not in line else line
 
 
-def open_pfile(prefix: str | os.PathLike, pheno: str | None = None, *, allow_no_sex: bool = False) -> PgenSource:
+def open_pfile(prefix: str | os.PathLike, pheno: str | None = None, *, allow_no_sex: bool = False,
+               pheno_column: str | int | None = None) -> PgenSource:
     """Open a PLINK 2 fileset ``prefix.pgen/.pvar[.zst]/.psam``.
 
     Parameters
@@ -126,7 +127,7 @@ def open_pfile(prefix: str | os.PathLike, pheno: str | None = None, *, allow_no_
     source.pvar_path, source.psam_path = pvar, psam
     source.may_hold_dosages = mode
     if pheno is not None:
-        apply_pheno(source, pheno)
+        apply_pheno(source, pheno, pheno_column)
     else:
         if raw_pheno is not None:  # case/control, or a quantitative trait, by PLINK 1.9's rule (as a .fam's)
             samples.status, samples.trait = decode_phenotype(raw_pheno, lines, psam)

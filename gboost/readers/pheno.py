@@ -16,7 +16,7 @@ token (checked against plink1.9 v1.90b6.26):
   its sums (every statistic NaN); we refuse it with an :class:`InputError` naming the line.
 
 ``--pheno FILE``: ``FID IID value`` rows (extra columns ignored: PLINK takes the first phenotype
-column), whitespace-separated, an optional first line starting ``FID IID``, blank lines skipped;
+column unless ``--mpheno N`` or ``--pheno-name NAME`` picks another), whitespace-separated, an optional first line starting ``FID IID``, blank lines skipped;
 samples missing from the file get a missing phenotype, rows for unknown samples are ignored, and a
 later row for the same sample overrides an earlier one; a row with fewer than 3 tokens is an error.
 """
@@ -320,7 +320,8 @@ def decode_phenotype(tokens: list[str], lines: list[int], path: str | os.PathLik
     return np.where(np.isnan(trait), 0, 1).astype(np.int8), trait
 
 
-def read_pheno_file(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -> np.ndarray:
+def read_pheno_file(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray,
+                    column: str | int | None = None) -> np.ndarray:
     """Read a ``--pheno`` file (``FID IID value``) with PLINK 1.9's semantics.
 
     Parameters
@@ -339,7 +340,7 @@ def read_pheno_file(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -
     InputError
         For a row with fewer than 3 tokens or a quantitative value.
     """
-    values = _pheno_values(path, fid, iid)
+    values = _pheno_values(path, fid, iid, column)
     status = np.zeros(len(iid), dtype=np.int8)
     if values:
         keys = sorted(values)
@@ -348,16 +349,42 @@ def read_pheno_file(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -
     return status
 
 
-def _pheno_values(path, fid: np.ndarray, iid: np.ndarray) -> dict[int, tuple[str, int]]:
-    """A --pheno file's value token and line number per sample it names (by .fam index)."""
+def pheno_column_index(path, column: str | int | None, header: list[str] | None) -> int:
+    """The token index of the phenotype a --pheno file's rows give: the first phenotype column
+    (``None``), the N-th (``--mpheno N``, an int from 1) or the one the header line names
+    (``--pheno-name NAME``, which needs the header: plink1.9 refuses it otherwise, "--pheno-name
+    requires the --pheno file to have a header line")."""
+    if column is None:
+        return 2
+    if isinstance(column, str):
+        if header is None:
+            raise InputError(path, f"--pheno-name {column}: the file has no header line (FID IID NAME1 NAME2 ...) naming "
+                                   "its columns, as PLINK 1.9 requires; choose the column by number with --mpheno N")
+        names = header[2:]
+        if column not in names:
+            raise InputError(path, f"--pheno-name {column}: no such column (plink1.9: \"--pheno-name column not "
+                                   f"found\"); the header names {', '.join(names) or 'no phenotype column'}")
+        return 2 + names.index(column)
+    return 1 + int(column)
+
+
+def _pheno_values(path, fid: np.ndarray, iid: np.ndarray, column: str | int | None = None) -> dict[int, tuple[str, int]]:
+    """A --pheno file's value token (of ``column``: :func:`pheno_column_index`) and line number per
+    sample it names (by .fam index)."""
     index = {(f, i): k for k, (f, i) in enumerate(zip(fid.tolist(), iid.tolist()))}
     values: dict[int, tuple[str, int]] = {}
-    for line, tokens in _pheno_rows(path):
-        if len(tokens) < 3:
-            raise InputError(path, f"line {line}: expected FID IID value, found {len(tokens)} column(s)")
+    rows, header = _pheno_rows_and_header(path)
+    at = pheno_column_index(path, column, header)
+    for line, tokens in rows:
+        if len(tokens) <= at:
+            if column is None:
+                raise InputError(path, f"line {line}: expected FID IID value, found {len(tokens)} column(s)")
+            raise InputError(path, f"line {line}: phenotype column {at - 1} (token {at + 1}) is not there, found "
+                                   f"{len(tokens)} column(s) (plink1.9: \"Line {line} of --pheno file has fewer tokens "
+                                   "than expected\")")
         k = index.get((tokens[0], tokens[1]))
         if k is not None:
-            values[k] = (tokens[2], line)  # a later row for the same sample wins, as in PLINK
+            values[k] = (tokens[at], line)  # a later row for the same sample wins, as in PLINK
     return values
 
 
@@ -371,7 +398,8 @@ def _no_entry_matches(path, fid: np.ndarray, iid: np.ndarray) -> str:
             f"{fid[0] + ' ' + iid[0]!r}; check the IDs (for a VCF/BGEN: --double-id, --const-fid, --id-delim)")
 
 
-def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray,
+                      column: str | int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Read a ``--pheno`` file like :func:`read_pheno_file`, case/control or quantitative.
 
     The column's kind is decided over the values of the samples it names (as for .fam columns,
@@ -382,7 +410,7 @@ def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray)
     status, trait
         As :func:`decode_phenotype`, one entry per sample in .fam order.
     """
-    values = _pheno_values(path, fid, iid)
+    values = _pheno_values(path, fid, iid, column)
     if not values and len(iid):
         raise InputError(path, _no_entry_matches(path, fid, iid))
     status = np.zeros(len(iid), dtype=np.int8)
@@ -396,7 +424,7 @@ def read_pheno_values(path: str | os.PathLike, fid: np.ndarray, iid: np.ndarray)
     return status, trait
 
 
-def apply_pheno(source, path: str | os.PathLike) -> None:
+def apply_pheno(source, path: str | os.PathLike, column: str | int | None = None) -> None:
     """Override a genotype source's phenotypes with a ``--pheno`` file, in place (PLINK semantics).
 
     The file is added to the source's input files (for run.json) and remembered as
@@ -405,7 +433,8 @@ def apply_pheno(source, path: str | os.PathLike) -> None:
     says it does not hold (``source.sex_rule`` False, e.g. the BOOST matrix, which has no sex).
     """
     path = os.fspath(path)
-    source.samples.status, source.samples.trait = read_pheno_values(path, source.samples.fid, source.samples.iid)
+    source.samples.status, source.samples.trait = read_pheno_values(path, source.samples.fid, source.samples.iid,
+                                                                    column)
     source.pheno_path = path
     if getattr(source, "sex_rule", True):
         source.pheno_without_sex = drop_phenotypes_without_sex(source.samples)
@@ -431,8 +460,13 @@ def drop_phenotypes_without_sex(samples) -> int:
 
 def _pheno_rows(path: str | os.PathLike) -> list[tuple[int, list[str]]]:
     """Rows of a --pheno file without its optional ``FID IID ...`` header (blank lines skipped)."""
+    return _pheno_rows_and_header(path)[0]
+
+
+def _pheno_rows_and_header(path: str | os.PathLike) -> tuple[list[tuple[int, list[str]]], list[str] | None]:
+    """:func:`_pheno_rows` and the header line's tokens (None without one)."""
     text = read_text(path, "--pheno")
     rows = [(n, line.split()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if rows and rows[0][1][:2] == ["FID", "IID"]:
-        rows = rows[1:]
-    return rows
+        return rows[1:], rows[0][1]
+    return rows, None

@@ -176,6 +176,7 @@ def open_bfile(
     *,
     num_threads: int | None = None,
     allow_no_sex: bool = False,
+    pheno_column: str | int | None = None,
 ) -> BedSource:
     """Open a PLINK 1 binary fileset ``prefix.bed/.bim/.fam``.
 
@@ -186,6 +187,9 @@ def open_bfile(
         is tolerated.
     pheno
         Optional ``--pheno`` file (``FID IID value``) overriding the .fam's phenotype column.
+    pheno_column
+        Which of the --pheno file's phenotypes: ``None`` the first, an int N the N-th (``--mpheno``),
+        a str the column its header names (``--pheno-name``).
     num_threads
         Threads bed-reader may use to decode genotypes (``None``: all cores).
     allow_no_sex
@@ -213,7 +217,7 @@ def open_bfile(
     if pheno is None:
         samples.status, samples.trait = decode_phenotype(raw_pheno, pheno_lines, fam)
     else:
-        samples.status, samples.trait = read_pheno_values(pheno, fid, iid)
+        samples.status, samples.trait = read_pheno_values(pheno, fid, iid, pheno_column)
     files = [bed, bim, fam] + ([os.fspath(pheno)] if pheno is not None else [])
     dropped = 0 if allow_no_sex else drop_phenotypes_without_sex(samples)
     return BedSource(bed, variants, samples, founder, bim, fam, pheno, num_threads, files, dropped)

@@ -125,7 +125,8 @@ def _alt_counts(g, out) -> int:
     return -1
 
 
-def open_vcf(path: str | os.PathLike, pheno: str | None = None, *, ids: IdMode | None = None) -> VcfSource:
+def open_vcf(path: str | os.PathLike, pheno: str | None = None, *, ids: IdMode | None = None,
+             pheno_column: str | int | None = None) -> VcfSource:
     """Read a VCF/BCF's header and variant columns; genotypes stream later.
 
     Parameters
@@ -162,7 +163,7 @@ def open_vcf(path: str | os.PathLike, pheno: str | None = None, *, ids: IdMode |
     if pheno is None:
         raise InputError(path, "a VCF holds no phenotypes: give them with --pheno FILE (FID IID value, 1 control, "
                                f"2 case; sample IDs here: {(ids or IdMode()).describe()})")
-    apply_pheno(source, pheno)
+    apply_pheno(source, pheno, pheno_column)
     source.notes.append(NO_SEX_NOTE.format(what="A VCF"))
     return source
 

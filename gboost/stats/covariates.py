@@ -35,10 +35,13 @@ _MISSING = {"-9", "NA", "na", "nan", "NaN", "."}
 _LARGEST = 1e150
 
 
-def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | None = None):
+def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | None = None,
+                    numbers: list[int] | None = None):
     """Covariates aligned with ``study.samples`` (plane order): ``(matrix (n, c), names)``; NaN
     where missing. PLINK's format: FID IID then one column per covariate, an optional header
-    line starting ``FID IID`` naming them (else COV1, COV2, ...); ``-9``/``NA`` missing."""
+    line starting ``FID IID`` naming them (else COV1, COV2, ...); ``-9``/``NA`` missing.
+    ``names`` (``--covar-name``) or ``numbers`` (``--covar-number``: 1-based, the file's third
+    column is covariate 1; taken in file order, as PLINK takes them) picks some; default all."""
     rows = read_rows(path, "--covar")
     if not rows:
         raise InputError(path, "empty covariate file")
@@ -83,6 +86,12 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
         if unknown:
             raise InputError(path, f"--covar-name: no column {', '.join(unknown)} (columns: {', '.join(header)})")
         cols = [header.index(n) for n in names]
+    elif numbers:
+        beyond = [k for k in numbers if not 1 <= k <= len(header)]
+        if beyond:
+            raise InputError(path, f"--covar-number {','.join(map(str, beyond))}: the file has {len(header)} covariate"
+                                   f"{'' if len(header) == 1 else 's'} ({', '.join(header)})")
+        cols = sorted({k - 1 for k in numbers})
     n = len(study.samples)
     out = np.full((n, len(cols)), np.nan)
     matched = 0

@@ -36,7 +36,8 @@ def run_cli(*args):
 def test_scan_writes_every_output_and_provenance(study, tmp_path):
     out = tmp_path / "res"
     assert main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "1e-3"]) == 0
-    assert sorted(os.listdir(out)) == sorted(["pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json"])
+    assert sorted(os.listdir(out)) == sorted(["pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json",
+                                              "gboost.log"])
     run = json.loads((out / "run.json").read_text())
     assert run["engine"] == "cpu" and run["parameters"]["epi1"] == 1e-3
     c = run["counts"]

@@ -26,7 +26,7 @@ def test_scan_writes_the_qt_files_and_says_which_test(qt_prefix, tmp_path):
     out = tmp_path / "o"
     assert gboost_main(["scan", "--bfile", qt_prefix, "--out", str(out), "--quiet", "--epi1", "0.01"]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["marginal.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "run.json"]
+    assert names == ["gboost.log", "marginal.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv", "run.json"]
     run = json.loads((out / "run.json").read_text())
     assert run["phenotype"] == "quantitative" and run["test"] == "linear"
     assert run["parameters"]["epi1"] == 0.01

@@ -22,12 +22,12 @@ LAYERS = [
      "engines.gpu.missing_lists", "engines.gpu.pinning", "errors", "outputs", "pipeline",
      "pipeline.progress", "pipeline.stages", "pipeline.validate", "readers", "readers.plink_format",
      "runtime", "runtime.compile_guard", "runtime.numba_cache", "stats", "stats.f32screen", "version"),  # 0: leaves
-    ("engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
+    ("cli.console", "engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
      "readers.optional", "readers.pheno", "readers.sample_ids", "runtime.compile_watch",
      "runtime.process", "stats.boost", "stats.fastksa", "stats.hwe", "stats.multiple", "stats.pvalues",
      "stats.qt", "stats.table"),  # 1
     ("data.encode", "engines.gpu.compile", "engines.qt_screen", "pipeline.accumulate", "pipeline.params",
-     "readers.plink_text", "stats.marginal", "stats.plink_order"),  # 2
+     "readers.id_lists", "readers.plink_text", "stats.marginal", "stats.plink_order"),  # 2
     ("data.study", "engines.gpu.counting", "engines.qt_fused", "pipeline.best_ties", "stats.exact"),  # 3
     ("engines.base", "engines.qt_cpu", "readers.ped", "readers.plink_bed", "readers.streamed",
      "stats.covariates", "stats.qt_products"),  # 4
@@ -59,6 +59,9 @@ def layer_of(module: str) -> int | None:
 # Every kind counts: a function-level import is a dependency that runs later, and a TYPE_CHECKING one
 # is a dependency of the module's meaning that the type checker follows.
 TOP, INNER, TYPING = "module level", "in a function", "TYPE_CHECKING"
+# A string's module name, unlike an import's, is not resolved to the package holding it: a file name
+# such as "gboost.log" names no module and imports nothing.
+_BY_NAME = "by name: "
 _MODULE_NAME = re.compile(r"gboost(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
@@ -110,7 +113,7 @@ def _found_imports(tree: ast.Module, mod: str, is_package: bool) -> list[tuple[s
         elif isinstance(ch, ast.Call) and _called_name(ch.func) == "files":
             return  # importlib.resources.files("gboost.x"): package data, nothing imported
         elif isinstance(ch, ast.Constant) and isinstance(ch.value, str) and _MODULE_NAME.fullmatch(ch.value):
-            found.append((ch.value, where))
+            found.append((ch.value, _BY_NAME + where))  # kept only where it names a module (imports())
         if not isinstance(ch, (ast.Import, ast.ImportFrom)):
             deeper = INNER if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) \
                 and where == TOP else where
@@ -143,6 +146,10 @@ def imports() -> dict[str, list[tuple[str, str]]]:
             tree = ast.parse(fh.read())
         resolved = []
         for name, where in _found_imports(tree, mod, path.endswith("__init__.py")):
+            if where.startswith(_BY_NAME):
+                where = where[len(_BY_NAME):]
+                if name not in mods:
+                    continue
             target = name
             while target and target not in mods and target.startswith("gboost"):
                 target = target.rpartition(".")[0]
