@@ -131,8 +131,13 @@ class InteractionMap(PlotPanel):
         pr = self.reported
         row = int(row)
         a, b = int(pr.i[row]), int(pr.j[row])
-        return (f"{v.snp[a]} (chr{v.chrom[a]}:{int(v.bp[a]):,}) × {v.snp[b]} (chr{v.chrom[b]}:{int(v.bp[b]):,})   "
+        text = (f"{v.snp[a]} (chr{v.chrom[a]}:{int(v.bp[a]):,}) × {v.snp[b]} (chr{v.chrom[b]}:{int(v.bp[b]):,})   "
                 f"STAT = {pr.stat[row]:.4g}   DF = {int(pr.df[row])}   P = {pr.p[row]:.3g}")
+        if getattr(pr, "adj", None) is not None:  # the covariate-adjusted test (--covar)
+            st, df, p = (a[row] for a in pr.adj)
+            text += (f"   adjusted: STAT_ADJ = {st:.4g}   DF_ADJ = {int(df)}   P_ADJ = {p:.3g}"
+                     if np.isfinite(p) and np.isfinite(df) else "   adjusted: NA")
+        return text
 
     def point_clicked(self, row) -> None:
         self.pairClicked.emit(int(row))
