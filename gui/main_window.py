@@ -1,10 +1,12 @@
 """The main window: docks for the study, the run settings, the pairs and the log; plots in tabs.
 
-State lives in three attributes: ``study`` (what is loaded, with the QC it was loaded with),
-``result`` (the last finished scan) and ``task`` (the work in flight, if any). A scan's result
-replaces ``result`` only when the scan finishes; a cancelled or failed scan changes nothing but
-its checkpoint (:mod:`gui.checkpoints`), which the next Run of the same study and thresholds
-offers to resume.
+What the window shows lives in one :class:`gui.state.AppState`, ``state``: the study (with the
+settings it was loaded with and its own inputs), the last finished scan, the pathway graph and the
+selection. The views render from it on its events and change it only through its actions (open,
+scan done, select); ``study``, ``result``, ``reported``, ``graph`` and ``selected_snp`` read it.
+``task`` is the work in flight, if any. A scan's result replaces ``result`` only when the scan
+finishes; a cancelled or failed scan changes nothing but its checkpoint (:mod:`gui.checkpoints`),
+which the next Run of the same study and thresholds offers to resume.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QByteArray, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit,
                                QScrollArea, QTabWidget)
 
@@ -31,8 +33,19 @@ from gui.plots.qq import QQPlot
 from gui.resultdata import partners_of
 from gui.run_panel import RunPanel
 from gui.scan_actions import ScanMixin
+from gui.state import AppState
 from gui.summary_panel import SummaryPanel
 from gui.worker import Task, compile_server, start_task, wait_threads
+
+
+FIRST_SIZE = (1500, 950)  # the first start's window, where the screen has room for it
+FRAME_ROOM = (16, 48)  # the window manager's frame and title bar beside the window's own size
+
+
+def available_area(widget):
+    """The free area (QRect) of the screen ``widget`` is on (or the primary one); ``None`` without a screen."""
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    return screen.availableGeometry() if screen is not None else None
 
 
 class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
@@ -51,18 +64,12 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.setWindowTitle("gboost")
         self.setAcceptDrops(True)
         self.gpu_info = gpu_info
-        self.path: str | None = None
-        self.study = None
-        self.study_qc = None
-        self.study_key = None  # RunOptions.load_key() the study was loaded with
+        self.state = AppState()
         self.error_box = None  # the last error dialog (tests press its fix buttons)
         self._failed_open: str | None = None  # a study that did not open: Run retries it
         self._retry = None  # what to redo once a fix button has changed the settings
-        self.result = None
-        self.reported = None  # result.reported, computed once (the core recomputes it per access)
         self.task: Task | None = None
         self.last_error: tuple[str, str] | None = None
-        self.selected_snp: int | None = None
         self._on_success = self._on_cancel = self._outcome = None
         self._running: list = []  # (QThread, Task) pairs not yet stopped
         # numba compiles on this thread only; a task waits meanwhile (gui/worker.py, docs/DESIGN.md)
@@ -112,6 +119,19 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self._update_engine_label()
         self._restore_window()
         self._set_busy(False)
+        for name, render in (("study", self._render_study), ("result", self._render_result),
+                             ("graph", self._render_graph), ("selection", self._render_selection)):
+            getattr(self.state.events, name).connect(render)
+
+    # -- the state, read ------------------------------------------------------------------------
+    path = property(lambda self: self.state.path)
+    study = property(lambda self: self.state.study)
+    study_qc = property(lambda self: self.state.study_qc)
+    study_key = property(lambda self: self.state.study_key)
+    result = property(lambda self: self.state.result)
+    reported = property(lambda self: self.state.reported)
+    graph = property(lambda self: self.state.graph)
+    selected_snp = property(lambda self: self.state.selection.snp)
 
     # -- construction ---------------------------------------------------------------------------
     @staticmethod
@@ -159,10 +179,26 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         if isinstance(geom, QByteArray):
             self.restoreGeometry(geom)
         else:
-            self.resize(1500, 950)
+            self.resize(*FIRST_SIZE)
+        self._fit_to_screen()
         self._fit_docks_on_show = not isinstance(state, QByteArray)
         if isinstance(state, QByteArray):
             self.restoreState(state)
+
+    def _fit_to_screen(self) -> None:
+        """No larger than the screen's free area (a 1366x768 laptop, a window saved on a larger
+        screen): the title bar and the frame are left room, the window stays on the screen."""
+        free = available_area(self)
+        if free is None:
+            return
+        w = min(self.width(), free.width() - FRAME_ROOM[0])
+        h = min(self.height(), free.height() - FRAME_ROOM[1])
+        if (w, h) != (self.width(), self.height()):
+            self.resize(max(w, 320), max(h, 240))
+        x = min(max(self.x(), free.left()), free.right() - self.width())
+        y = min(max(self.y(), free.top()), free.bottom() - self.height())
+        if (x, y) != (self.x(), self.y()):
+            self.move(max(x, free.left()), max(y, free.top()))
 
     def showEvent(self, ev) -> None:
         super().showEvent(ev)
@@ -214,9 +250,9 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         return self.task is not None
 
     def _set_busy(self, busy: bool) -> None:
-        self.run_panel.set_running(busy)
+        self.run_panel.set_running(busy, scan=busy and self.task is not None and self.task.name == "scan")
         self.act_run.setEnabled(not busy)
-        self.act_cancel.setEnabled(busy)
+        self.act_cancel.setEnabled(busy and self.task is not None and self.task.name == "scan")
         self.act_open.setEnabled(not busy)
         self.recent_menu.setEnabled(not busy)
         has = self.result is not None and not busy
@@ -299,13 +335,19 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
             self.open_path(path)
 
     def open_path(self, path: str, run: bool = False) -> bool:
-        """Load the fileset at ``path`` (in the background) with the Run panel's settings; with
-        ``run``, scan it once it is loaded. Unknown sex is treated as last time for this study."""
+        """Load the fileset at ``path`` (in the background) with the Run panel's settings and the
+        study's own inputs (--allow-no-sex, --pheno, --covar as last time for this study, or as
+        changed in the panel since the loaded study's were shown); with ``run``, scan it once it
+        is loaded. Nothing changes until it has loaded: a study that is refused leaves the loaded
+        one, its settings included, as it was."""
         path = os.fspath(path)
-        if not self.busy:
-            self.run_panel.allow_no_sex.setChecked(settings.study_allow_no_sex(canonical(path)))
+        if self.busy:
+            self.statusBar().showMessage("Busy: wait for the current task or cancel it.", 5000)
+            return False
+        key = canonical(path)
+        inputs = {**self.state.inputs_for(key), **self.run_panel.pending_inputs()}
         try:
-            opts = self.run_panel.run_options()
+            opts = self.run_panel.run_options(inputs)
         except ValueError as exc:
             self.show_error("Invalid setting", str(exc))
             return False
@@ -317,24 +359,18 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
             return open_study(path, opts.qc, log=log, **opts.input_kwargs()), opts
 
         def loaded(value):
-            self._study_loaded(path, *value)
+            self._study_loaded(path, *value, inputs=inputs)
             if run:
                 self.start_scan()
 
         return self._start(Task(job, "loading"), loaded)
 
-    def _study_loaded(self, path: str, study, opts) -> None:
+    def _study_loaded(self, path: str, study, opts, inputs: dict | None = None) -> None:
         self._failed_open = None
-        self.path, self.study, self.study_qc, self.study_key = path, study, opts.qc, opts.load_key()
-        self.result = self.reported = self.graph = None
-        self.selected_snp = None
+        self._graph_error = None
         settings.add_recent(canonical(path))
-        self.setWindowTitle(f"gboost: {display_name(path)}")
-        self.summary.set_study(study, canonical(path))
-        self.summary.clear_result()
-        self.pairs.clear()
-        for plot in self.plots.values():
-            plot.clear()
+        self.state.open(path, canonical(path), study, opts.qc, opts.load_key(),
+                        inputs if inputs is not None else self.run_panel.study_inputs())
         kind = ("quantitative trait: PLINK's linear --epistasis test" if getattr(study, "quantitative", False)
                 else f"{study.layout.n_case:,} cases, {study.layout.n_ctrl:,} controls")
         msg = f"Loaded {display_name(path)}: {study.n_snps:,} SNPs × {study.n_samples:,} samples ({kind})"
@@ -346,15 +382,82 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
 
     def _default_epi1_for(self, study) -> None:
         """PLINK's default --epi1 differs by test: 5e-6 for boost, 1e-4 for the linear QT test. An
-        --epi1 still at one test's default follows the loaded study; one the user typed stays."""
+        --epi1 the user typed stays, whatever its value; one not typed follows the loaded study."""
         from gboost.stats.qt import QT_DEFAULT_EPI1
 
-        box = self.run_panel.epi1
-        want, other = ("1e-4", "5e-6") if getattr(study, "quantitative", False) else ("5e-6", "1e-4")
-        if box.text() == other:
-            box.setText(want)
+        want = self.run_panel.follow_test_default(getattr(study, "quantitative", False))
+        if want is not None:
             self.log(f"--epi1 {want}: PLINK's default for this study's test"
                      + (f" (linear, quantitative trait: {QT_DEFAULT_EPI1:g})" if want == "1e-4" else " (boost)"))
+
+    # -- rendering the state --------------------------------------------------------------------
+    def _render_study(self) -> None:
+        st = self.state
+        if st.study is None:
+            return
+        self.setWindowTitle(f"gboost: {display_name(st.path)}" if st.path else "gboost")
+        self.summary.set_study(st.study, st.key or "")
+        self.run_panel.apply_study_inputs(st.inputs)
+
+    def _render_result(self) -> None:
+        st = self.state
+        result = st.result
+        for plot in (self.manhattan, self.qq, self.interactions):
+            plot.clear()
+        if result is None:
+            self.pairs.clear()
+            self.summary.clear_result()
+            self._update_engine_label()
+            return
+        self.pairs.set_result(result, st.reported)
+        self.manhattan.set_result(result, st.reported)
+        self.qq.set_result(result)
+        self.interactions.set_result(result, st.reported)
+        self.summary.set_result(result, len(st.reported), self.qq.lam)
+        self.engine_label.setText(f"Engine: {result.device}")
+
+    def _render_graph(self) -> None:
+        self._show_graph(self.state.graph, getattr(self, "_graph_error", None))
+
+    def _render_selection(self) -> None:
+        """Every view shows the one selection: the table's partner filter and chip, the marks in
+        the plots, and each plot's info line (what is selected, or nothing)."""
+        st, sel = self.state, self.state.selection
+        for plot in self.plots.values():
+            plot.readout.setText(" ")
+        if st.result is None or sel.empty:
+            self.pairs.filter_partners(None)
+            self.manhattan.clear_selection()
+            self.interactions.mark_pairs(np.zeros(0, np.int64))
+            self.pathways.clear_selection()
+            return
+        pr, v = st.reported, st.result.study.variants
+        if sel.snp is not None:
+            k = sel.snp
+            rows, partners = partners_of(pr, k)
+            self.pairs.filter_partners(k, str(v.snp[k]))
+        else:
+            self.pairs.filter_partners(None)
+        if sel.pair is not None:
+            i, j = int(pr.i[sel.pair]), int(pr.j[sel.pair])
+            first = sel.snp if sel.snp is not None else i
+            other = j if first == i else i
+            self.manhattan.select_snp(first, np.array([other]))
+            self.interactions.mark_pairs(np.array([sel.pair]))
+            self.pathways.select_snp(first, np.array([other]))
+            text = f"Selected pair: {self.interactions.describe_point(sel.pair)}"
+            self.interactions.readout.setText(text)
+            self.manhattan.readout.setText(text)
+            self.pathways.readout.setText(text)
+        else:
+            self.manhattan.select_snp(k, partners)
+            self.interactions.mark_pairs(rows)
+            self.pathways.select_snp(k)
+            text = f"Selected: {self.manhattan.describe_point(k)}"
+            self.manhattan.readout.setText(text)
+            self.interactions.readout.setText(text)
+            self.pathways.readout.setText(text)
+            self.statusBar().showMessage(f"{v.snp[k]}: {len(partners):,} reported partner{'s' if len(partners) != 1 else ''}", 8000)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -380,34 +483,15 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
     # -- selection ------------------------------------------------------------------------------
     def select_snp(self, k: int | None) -> None:
         """Select SNP ``k``: the table shows its pairs, the plots mark its partners."""
-        if self.result is None or k is None:
-            self.clear_selection()
-            return
-        k = int(k)
-        self.selected_snp = k
-        rows, partners = partners_of(self.reported, k)
-        v = self.result.study.variants
-        self.pairs.filter_partners(k, str(v.snp[k]))
-        self.manhattan.select_snp(k, partners)
-        self.interactions.mark_pairs(rows)
-        self.pathways.select_snp(k)
-        self.statusBar().showMessage(f"{v.snp[k]}: {len(partners):,} reported partner{'s' if len(partners) != 1 else ''}", 8000)
+        self.state.select_snp(k)
 
     def clear_selection(self) -> None:
-        self.selected_snp = None
-        self.pairs.filter_partners(None)
-        self.manhattan.clear_selection()
-        self.interactions.mark_pairs(np.zeros(0, np.int64))
-        self.pathways.clear_selection()
+        self.state.clear_selection()
 
     def show_pair(self, row: int) -> None:
-        """Mark one reported pair (row of ``self.reported``) in the plots, without filtering."""
-        if self.result is None:
-            return
-        pr = self.reported
-        self.manhattan.select_snp(int(pr.i[row]), np.array([pr.j[row]]))
-        self.interactions.mark_pairs(np.array([row]))
-        self.pathways.select_snp(int(pr.i[row]), np.array([pr.j[row]]))
+        """Show one reported pair (row of ``self.reported``) in the plots; the table's filter stays
+        only when the pair is of the selected SNP."""
+        self.state.select_pair(row)
 
     def _pair_clicked(self, row: int) -> None:
         self.show_pair(row)

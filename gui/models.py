@@ -21,8 +21,15 @@ from gboost.outputs import results
 from gboost.outputs.results import format_pairs_tsv
 from gui.plots.genome import genome_layout
 
-# The columns of pairs.tsv, as the core writes them.
+# The columns of pairs.tsv, as the core writes them; with --covar the adjusted test's follow.
 COLUMNS = tuple(getattr(results, "PAIRS_COLUMNS", ("CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "KSA", "STAT", "DF", "P")))
+ADJ_COLUMNS = ("STAT_ADJ", "DF_ADJ", "P_ADJ")
+# The file's text of a cell, at full precision (what copy and exports write); DisplayRole shows
+# the numbers at DISPLAY_DIGITS significant digits.
+FULL_TEXT_ROLE = Qt.ItemDataRole.UserRole + 1
+DISPLAY_DIGITS = 4
+P_COLUMNS = {"P", "Q", "P_ADJ"}  # probabilities: always in scientific notation, so a column reads alike
+INTEGER_COLUMNS = {"BP1", "BP2", "DF", "DIST", "DF_ADJ"}
 NON_NUMERIC = {"CHR1", "SNP1", "CHR2", "SNP2"}
 TOOLTIPS = {
     "CHR1": "Chromosome of the first SNP",
@@ -38,8 +45,33 @@ TOOLTIPS = {
     "Q": "Benjamini-Hochberg q value over all valid tests (false discovery rate)",
     "R2": "Genotypic r² between the two SNPs (linkage disequilibrium; high values: the pair may be one signal)",
     "DIST": "Distance between the two SNPs in bp (NA on different chromosomes)",
+    "STAT_ADJ": "Interaction statistic adjusted for the covariates (--covar): likelihood-ratio χ² of the "
+                "interaction term in a logistic model with both SNPs' genotypes and the covariates",
+    "DF_ADJ": "Degrees of freedom of the covariate-adjusted test",
+    "P_ADJ": "P value of the covariate-adjusted interaction test",
 }
-COLUMN_INDEX = {name: k for k, name in enumerate(COLUMNS)}
+COLUMN_INDEX = {name: k for k, name in enumerate(COLUMNS + ADJ_COLUMNS)}
+
+
+def columns_of(pairs) -> tuple:
+    """The columns of ``pairs`` in pairs.tsv: the adjusted test's where the scan had covariates."""
+    return COLUMNS + (ADJ_COLUMNS if pairs is not None and getattr(pairs, "adj", None) is not None else ())
+
+
+def display_text(name: str, text: str) -> str:
+    """A cell as the table shows it: the file's number at :data:`DISPLAY_DIGITS` significant
+    digits (P values in scientific notation), names, integers and NA as the file writes them."""
+    if name in NON_NUMERIC or name in INTEGER_COLUMNS:
+        return text
+    try:
+        v = float(text)
+    except ValueError:
+        return text
+    if v == 0.0 or v != v or v in (float("inf"), float("-inf")):
+        return text
+    if name in P_COLUMNS:
+        return f"{v:.{DISPLAY_DIGITS - 1}e}"
+    return f"{v:.{DISPLAY_DIGITS}g}"
 SORT_ROLE = Qt.ItemDataRole.UserRole
 LD_COLOUR = "#e4d4f4"  # rows of pairs in LD: a light lilac, apart from the yellow selection chip
 LD_BRUSH = QBrush(QColor(LD_COLOUR))
@@ -102,6 +134,7 @@ class PairsTableModel(QAbstractTableModel):
         self.variants = None
         self.pairs = None
         self.view = np.zeros(0, np.int64)  # rows of `pairs` shown, in display order
+        self.columns = COLUMNS  # pairs.tsv's columns of the pairs shown (columns_of)
         self._mask: np.ndarray | None = None
         self._sort: tuple[int, Qt.SortOrder] | None = None
         self._snp_rank = None
@@ -117,6 +150,7 @@ class PairsTableModel(QAbstractTableModel):
         """Show ``pairs`` (i, j index ``variants``), unfiltered, in their own order."""
         self.beginResetModel()
         self.variants, self.pairs = variants, pairs
+        self.columns = columns_of(pairs)
         self._mask = None
         self._sort = None
         self._snp_rank = self._chrom_rank = None
@@ -150,7 +184,7 @@ class PairsTableModel(QAbstractTableModel):
         self.ld_rule = (r2_above, closer_than_bp)
         self._update_ld()
         if len(self.view):
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self.view) - 1, len(COLUMNS) - 1),
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.view) - 1, len(self.columns) - 1),
                                   [Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ToolTipRole])
 
     def _update_ld(self) -> None:
@@ -194,7 +228,7 @@ class PairsTableModel(QAbstractTableModel):
 
     def sort_key(self, column: int) -> np.ndarray:
         """A NumPy array that sorts rows as the column should sort (numbers, not their text)."""
-        pr, name = self.pairs, COLUMNS[column]
+        pr, name = self.pairs, self.columns[column]
         snp_of = pr.i if name.endswith("1") else pr.j
         if name.startswith("CHR"):
             if self._chrom_rank is None:
@@ -213,6 +247,8 @@ class PairsTableModel(QAbstractTableModel):
             return getattr(pr, name.lower())
         if name == "Q" and pr.q is not None:
             return pr.q
+        if name in ADJ_COLUMNS and pr.adj is not None:
+            return np.nan_to_num(np.asarray(pr.adj[ADJ_COLUMNS.index(name)], np.float64), nan=np.inf)  # NA last
         if name == "R2":
             return self.r2
         if name == "DIST":
@@ -235,14 +271,16 @@ class PairsTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.view)
 
     def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
+        return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal:
+            if section >= len(self.columns):
+                return None
             if role == Qt.ItemDataRole.DisplayRole:
-                return COLUMNS[section]
+                return self.columns[section]
             if role == Qt.ItemDataRole.ToolTipRole:
-                return TOOLTIPS.get(COLUMNS[section])
+                return TOOLTIPS.get(self.columns[section])
         elif role == Qt.ItemDataRole.DisplayRole:
             return str(section + 1)
         return None
@@ -250,8 +288,10 @@ class PairsTableModel(QAbstractTableModel):
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or self.pairs is None:
             return None
-        name = COLUMNS[index.column()]
+        name = self.columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
+            return display_text(name, self.cell_text(int(self.view[index.row()]), name))
+        if role == FULL_TEXT_ROLE:
             return self.cell_text(int(self.view[index.row()]), name)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             h = Qt.AlignmentFlag.AlignLeft if name in NON_NUMERIC else Qt.AlignmentFlag.AlignRight
@@ -260,7 +300,10 @@ class PairsTableModel(QAbstractTableModel):
             return LD_BRUSH if self.ld[self.view[index.row()]] else None
         if role == Qt.ItemDataRole.ToolTipRole:
             row = int(self.view[index.row()])
-            return self.ld_reason(row) if self.ld[row] else None
+            if self.ld[row]:
+                return self.ld_reason(row)
+            full = self.cell_text(row, name)
+            return full if full != display_text(name, full) else None  # the full number on hover
         if role == SORT_ROLE:
             v = self.sort_key(index.column())[self.view[index.row()]]
             return v.item() if hasattr(v, "item") else v
@@ -269,7 +312,7 @@ class PairsTableModel(QAbstractTableModel):
     # -- text, as pairs.tsv writes it -----------------------------------------------------------
     def cell_text(self, row: int, name: str) -> str:
         """Cell ``name`` of pairs row ``row``, exactly as ``pairs.tsv`` writes it."""
-        return self.row_fields(row)[COLUMN_INDEX[name]]
+        return self.row_fields(row)[self.columns.index(name)]
 
     def row_fields(self, row: int) -> list[str]:
         """The fields of pairs row ``row`` in ``pairs.tsv`` (formatted by the core, cached)."""

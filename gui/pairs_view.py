@@ -2,7 +2,7 @@
 filters (P, Q, Bonferroni), pairs in LD tinted or hidden, and copy."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDoubleValidator, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget)
@@ -10,6 +10,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
 from gui import settings
 from gui.models import COLUMNS, LD_COLOUR, SIGNIFICANCE, PairsProxyModel, PairsTableModel, format_rows
 
+# Ctrl+ these keys are the window's (Export, Run, the plot tabs, reset zoom), even in the search box.
+WINDOW_KEYS = {Qt.Key.Key_E, Qt.Key.Key_R, Qt.Key.Key_0, Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_3, Qt.Key.Key_4}
 LD_R2_DEFAULT = 0.2  # r² above which two SNPs are taken to tag one signal (a usual LD-pruning level)
 LD_KB_DEFAULT = 100.0  # same-chromosome pairs closer than this are flagged whatever their r²
 SIG_TIP = ("Show only the pairs significant by the chosen measure: the interaction test's P, its Benjamini-"
@@ -47,6 +49,7 @@ class PairsView(QWidget):
         self._search_timer.timeout.connect(lambda: self.apply_search(self.search.text()))
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.search.returnPressed.connect(lambda: self.apply_search(self.search.text()))
+        self.search.installEventFilter(self)
 
         self.chip = QLabel("")
         self.chip.setStyleSheet("QLabel { background: #fff3c4; border: 1px solid #e0c050; border-radius: 3px; padding: 1px 6px; }")
@@ -100,6 +103,15 @@ class PairsView(QWidget):
         lay.addWidget(self.table, 1)
         self._apply_ld_rule()
         self._apply_significance()
+
+    def eventFilter(self, obj, ev) -> bool:
+        # A line edit takes Ctrl+E (end of line, as Emacs) before the window's shortcuts; the
+        # search box has focus after a scan, so Export, Run and the tab keys must reach the window.
+        if obj is self.search and ev.type() == QEvent.Type.ShortcutOverride:
+            if ev.modifiers() == Qt.KeyboardModifier.ControlModifier and ev.key() in WINDOW_KEYS:
+                ev.ignore()
+                return True
+        return super().eventFilter(obj, ev)
 
     def _build_filters(self) -> QHBoxLayout:
         """Significance filter and LD controls, restored from the settings."""
@@ -202,8 +214,8 @@ class PairsView(QWidget):
     def _set_widths(self) -> None:
         fm = self.fontMetrics()
         widths = {"CHR1": 5, "CHR2": 5, "SNP1": 14, "SNP2": 14, "BP1": 11, "BP2": 11, "KSA": 12, "STAT": 12, "DF": 4,
-                  "P": 16, "Q": 12, "R2": 7, "DIST": 11}
-        for c, name in enumerate(COLUMNS):
+                  "P": 10, "Q": 10, "R2": 7, "DIST": 11, "STAT_ADJ": 9, "DF_ADJ": 6, "P_ADJ": 10}
+        for c, name in enumerate(self.model.columns):
             self.table.setColumnWidth(c, fm.horizontalAdvance("0") * widths.get(name, 10) + 18)
 
     # -- content --------------------------------------------------------------------------------
@@ -222,25 +234,42 @@ class PairsView(QWidget):
         self.table.resizeColumnsToContents()
         # A quantitative-trait scan has no BOOST screen: its KSA column would be all NaN.
         self.table.setColumnHidden(COLUMNS.index("KSA"), getattr(result, "qt", None) is not None)
+        self._set_widths()
 
     def clear(self) -> None:
         self.model.clear()
+        self.proxy.partner_snp = None
         self.set_partner_label(None)
         self._update_count()
 
     def apply_search(self, text: str) -> None:
         self._search_timer.stop()
         self.proxy.set_search(text)
+        self.set_partner_label(self._partner_label)
         self._update_count()
 
     def filter_partners(self, snp: int | None, label: str = "") -> None:
-        """Show only the pairs of SNP ``snp`` (``None``: all pairs)."""
+        """Show only the pairs of SNP ``snp`` (``None``: all pairs); the same filter again changes
+        nothing (the table keeps its current row)."""
+        if snp == self.proxy.partner_snp and (snp is None or label == self._partner_label):
+            return
         self.proxy.set_partner_filter(snp)
         self.set_partner_label(label if snp is not None else None)
         self._update_count()
 
+    _partner_label: str | None = None
+
     def set_partner_label(self, label: str | None) -> None:
-        self.chip.setText(f"Pairs of {label}" if label else "")
+        """The chip says which filters narrow the table: the SNP's pairs and, with it, the search
+        term (the two combine; neither is applied silently)."""
+        self._partner_label = label or None
+        search = self.proxy.search_text
+        text = f"Pairs of {label}" if label else ""
+        if label and search:
+            text += f" matching “{search}”"
+        self.chip.setText(text)
+        self.chip.setToolTip("Only the pairs of the selected SNP" + (" whose SNP IDs also contain the search text"
+                                                                    if label and search else ""))
         self.chip.setVisible(bool(label))
         self.chip_clear.setVisible(bool(label))
 

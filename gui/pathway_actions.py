@@ -112,7 +112,6 @@ class PathwayMixin:
     ``result``, ``reported``, ``_start``, ``_export``, ``log`` and ``show_error``)."""
 
     def _init_pathways(self) -> None:
-        self.graph = None
         self.pathway_sources, notes = saved_sources()
         for note in notes:
             self.log(note)
@@ -122,15 +121,19 @@ class PathwayMixin:
         self.pathways.clear("Run a scan to see its pairs grouped by pathway")
 
     def _show_graph(self, graph, error: str | None = None) -> None:
-        self.graph = graph
-        if graph is None:
-            self.pathways.clear(f"No pathway graph: {error}" if error else "")
-            return
+        """Draw the state's graph (the state's graph event): a new graph starts unselected, the
+        selection is drawn by the window's selection renderer."""
         result = self.result
+        if graph is None:
+            self.pathways.clear(f"No pathway graph: {error}" if error else
+                                ("" if result is not None else "Run a scan to see its pairs grouped by pathway"))
+            self._set_busy(self.busy)  # the export commands follow the graph
+            return
         bonf = chi2_isf(result.bonferroni, 4) if result is not None and result.n_valid else None
         self.pathways.set_graph(graph, self.pathway_sources.describe(), bonf)
         if self.selected_snp is not None:
             self.pathways.select_snp(self.selected_snp)
+        self._set_busy(self.busy)
 
     def set_pathway_sources(self, sources: PathwaySources) -> bool:
         """Use other annotation files or window: read them (and rebuild the graph of the last scan)
@@ -148,8 +151,9 @@ class PathwayMixin:
             self.pathway_sources = sources
             save_sources(sources)
             self.log(f"Pathway annotation: {sources.describe()}")
-            if result is not None and result is self.result:
-                self._show_graph(graph)
+            if result is not None:
+                self._graph_error = None
+                self.state.set_graph(graph, result)  # refused if another scan's result came meanwhile
             self.pathwaySourcesChanged.emit(sources)
 
         return self._start(Task(job, "pathway graph"), done)

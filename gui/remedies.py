@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from gui import settings
 from gui.loading import canonical
 
 KEEP_NO_SEX = "Keep phenotypes of samples of unknown sex"
@@ -18,13 +17,20 @@ def fixes_for(win, message: str) -> list[tuple[str, Callable[[], None]]]:
     """(button text, action) for each fix of ``message`` that applies in ``win``'s state."""
     fixes = []
     retry = win._retry
-    if "--allow-no-sex" in message and not win.run_panel.allow_no_sex.isChecked() and retry is not None:
-        path = win._failed_open or win.path
+    path = win._failed_open or win.path
+    key = canonical(path) if path else None
+    loaded = key is not None and key == win.state.key
+    used = win.run_panel.study_inputs() if loaded or key is None else \
+        {**win.state.inputs_for(key), **win.run_panel.pending_inputs()}
+    if "--allow-no-sex" in message and not used["allow_no_sex"] and retry is not None:
 
         def keep_no_sex() -> None:
-            win.run_panel.allow_no_sex.setChecked(True)
-            if path:
-                settings.set_study_allow_no_sex(canonical(path), True)
+            # The study's own setting (the one that failed), not the panel's of the study still loaded.
+            win.run_panel.pending.discard("allow_no_sex")
+            if key is not None:
+                win.state.remember(key, {"allow_no_sex": True})
+            if loaded or key is None:
+                win.run_panel.apply_study_inputs({**win.run_panel.study_inputs(), "allow_no_sex": True})
             win.log(f"{KEEP_NO_SEX} (--allow-no-sex), remembered for this study")
             retry()
 

@@ -34,6 +34,14 @@ class RunOptions:
         return {"pheno": self.pheno, "allow_no_sex": self.allow_no_sex, "ids": self.ids,
                 "hard_call_threshold": self.hard_call_threshold}
 
+    def command(self, path: str | None, out: str) -> str:
+        """The ``gboost scan`` command that reproduces this scan of the study at ``path`` into
+        ``out``: the input's flags, --out, then :meth:`cli_args` (quoted for a POSIX shell)."""
+        import shlex
+
+        args = ["gboost", "scan", *input_args(path), "--out", out, *self.cli_args()]
+        return " ".join(shlex.quote(a) for a in args)
+
     def cli_args(self) -> list[str]:
         """The same settings as ``gboost scan`` arguments (for the log: a run a user can repeat)."""
         out: list[str] = []
@@ -71,3 +79,21 @@ class RunOptions:
         if p.calibration_pairs != ScanParams.calibration_pairs:
             out += ["--calibration-pairs", str(p.calibration_pairs)]
         return out
+
+
+def input_args(path: str | None) -> list[str]:
+    """``gboost scan``'s input flags for the study the window opened from ``path``."""
+    if path is None:
+        return []
+    from gui.loading import input_kwargs
+
+    kw = input_kwargs(path)
+    out: list[str] = []
+    for key, flag in (("bfile", "--bfile"), ("pfile", "--pfile"), ("vcf", "--vcf"), ("bgen", "--bgen"),
+                      ("sample", "--sample"), ("boost_matrix", "--boost-matrix")):
+        if kw.get(key):
+            out += [flag, kw[key]]
+    if "ped" in kw or "map_file" in kw:
+        ped = kw.get("ped") or kw["map_file"][:-4] + ".ped"
+        out += ["--ped", ped, "--map", kw.get("map_file") or ped[:-4] + ".map"]
+    return out

@@ -265,6 +265,17 @@ class RunPanel(QWidget):
         self.rate_label.setMinimumHeight(2 * self.fontMetrics().height() + 4)
         outer.addWidget(self.rate_label)
 
+        # What the user changed, apart from what the panel set itself (a study's remembered
+        # inputs, a test's default --epi1): a typed value is the user's even when it equals a default.
+        self._applying = False
+        self.epi1_typed = False
+        self.pending: set[str] = set()  # study-bound inputs changed since a study's were applied
+        self.epi1.textChanged.connect(lambda _t: self._typed("epi1"))
+        self.allow_no_sex.toggled.connect(lambda _on: self._typed("allow_no_sex"))
+        for name in ("pheno", "covar"):
+            self.file_edits[name].textChanged.connect(lambda _t, n=name: self._typed(n))
+        self.covar_name.textChanged.connect(lambda _t: self._typed("covar_name"))
+
         self.run_button.clicked.connect(self.runRequested)
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.defaults_button.clicked.connect(self.restore_defaults)
@@ -291,10 +302,61 @@ class RunPanel(QWidget):
             edit.setText(path)
 
     def _file(self, name: str) -> str | None:
-        text = self.file_edits[name].text().strip()
+        return self._checked_file(name, self.file_edits[name].text())
+
+    @staticmethod
+    def _checked_file(name: str, text: str | None) -> str | None:
+        text = (text or "").strip()
         if text and not os.path.isfile(text):
             raise ValueError(f"{FILE_TIPS[name][0]}: no such file: {text}")
         return text or None
+
+    # -- what the user typed ----------------------------------------------------------------------
+    def _typed(self, name: str) -> None:
+        if self._applying:
+            return
+        if name == "epi1":
+            self.epi1_typed = True
+        else:
+            self.pending.add(name)
+
+    def _set_quietly(self, fn) -> None:
+        """Run ``fn`` (which sets widgets) without counting its changes as typed."""
+        self._applying, was = True, self._applying
+        try:
+            fn()
+        finally:
+            self._applying = was
+
+    def study_inputs(self) -> dict:
+        """The study-bound inputs as shown (gui/state.py's ``STUDY_INPUTS``)."""
+        return {"allow_no_sex": self.allow_no_sex.isChecked(), "pheno": self.file_edits["pheno"].text().strip(),
+                "covar": self.file_edits["covar"].text().strip(), "covar_name": self.covar_name.text().strip()}
+
+    def pending_inputs(self) -> dict:
+        """The study-bound inputs changed since a study's were shown: meant for the next study opened."""
+        now = self.study_inputs()
+        return {k: now[k] for k in self.pending}
+
+    def apply_study_inputs(self, values: dict) -> None:
+        """Show a study's own inputs (nothing typed is left pending)."""
+        def put():
+            self.allow_no_sex.setChecked(bool(values.get("allow_no_sex", False)))
+            self.file_edits["pheno"].setText(values.get("pheno") or "")
+            self.file_edits["covar"].setText(values.get("covar") or "")
+            self.covar_name.setText(values.get("covar_name") or "")
+
+        self._set_quietly(put)
+        self.pending.clear()
+
+    def follow_test_default(self, quantitative: bool) -> str | None:
+        """--epi1 not typed follows the loaded study's test (PLINK's defaults: 5e-6 for boost, 1e-4
+        for the linear QT test); returns the value set, ``None`` when the typed one stays."""
+        want = "1e-4" if quantitative else "5e-6"
+        if self.epi1_typed or self.epi1.text() == want:
+            return None
+        self._set_quietly(lambda: self.epi1.setText(want))
+        return want
 
     # -- values ---------------------------------------------------------------------------------
     def set_gpu_info(self, ok: bool, description: str) -> None:
@@ -334,14 +396,17 @@ class RunPanel(QWidget):
                 raise ValueError(exc.message) from None
         return QCOptions(extract=self._file("extract"), exclude=self._file("exclude"), **vals)
 
-    def run_options(self) -> RunOptions:
-        """Every setting of the scan; raises ValueError naming the flag when a value is not usable."""
-        names = [n.strip() for n in self.covar_name.text().split(",") if n.strip()] or None
+    def run_options(self, inputs: dict | None = None) -> RunOptions:
+        """Every setting of the scan; raises ValueError naming the flag when a value is not usable.
+        ``inputs``: study-bound inputs to use instead of the panel's (another study's, to open it)."""
+        v = {**self.study_inputs(), **(inputs or {})}
+        names = [n.strip() for n in str(v["covar_name"]).split(",") if n.strip()] or None
         from gui.format_options import parse_hard_call
 
-        return RunOptions(qc=self.qc_options(), params=self.scan_params(), allow_no_sex=self.allow_no_sex.isChecked(),
-                          pheno=self._file("pheno"), covar=self._file("covar"), covar_name=names,
-                          ids=self.id_mode.id_mode(), hard_call_threshold=parse_hard_call(self.hard_call.text()))
+        return RunOptions(qc=self.qc_options(), params=self.scan_params(), allow_no_sex=bool(v["allow_no_sex"]),
+                          pheno=self._checked_file("pheno", v["pheno"]), covar=self._checked_file("covar", v["covar"]),
+                          covar_name=names, ids=self.id_mode.id_mode(),
+                          hard_call_threshold=parse_hard_call(self.hard_call.text()))
 
     def scan_params(self) -> ScanParams:
         """The scan settings; raises ValueError naming the flag when a value is not usable."""
@@ -354,6 +419,10 @@ class RunPanel(QWidget):
                           calibration_pairs=self.calibration.value())
 
     def restore_defaults(self) -> None:
+        self._restore_defaults()
+        self.epi1_typed = False
+
+    def _restore_defaults(self) -> None:
         for name, (_, value, _) in QC_FIELDS.items():
             self.qc_checks[name].setChecked(False)
             self.qc_edits[name].setText(value)
@@ -376,6 +445,7 @@ class RunPanel(QWidget):
             settings.set_value(f"run/{name}_on", self.qc_checks[name].isChecked())
             settings.set_value(f"run/{name}", self.qc_edits[name].text())
         settings.set_value("run/epi1", self.epi1.text())
+        settings.set_value("run/epi1_typed", self.epi1_typed)
         settings.set_value("run/epi2", self.epi2.text())
         settings.set_value("run/allelic", bool(self.marginal.currentData()))
         settings.set_value("run/device", self.engine.currentData())
@@ -389,7 +459,9 @@ class RunPanel(QWidget):
         for name in QC_FIELDS:
             self.qc_checks[name].setChecked(truthy(settings.value(f"run/{name}_on", False)))
             self.qc_edits[name].setText(str(settings.value(f"run/{name}", QC_FIELDS[name][1])))
-        self.epi1.setText(str(settings.value("run/epi1", "5e-6")))
+        epi1 = str(settings.value("run/epi1", "5e-6"))
+        self._set_quietly(lambda: self.epi1.setText(epi1))
+        self.epi1_typed = truthy(settings.value("run/epi1_typed", epi1 not in ("5e-6", "1e-4")))
         self.epi2.setText(str(settings.value("run/epi2", "0.01")))
         self.marginal.setCurrentIndex(1 if truthy(settings.value("run/allelic", False)) else 0)
         idx = self.engine.findData(str(settings.value("run/device", "auto")))
@@ -405,19 +477,43 @@ class RunPanel(QWidget):
             self.calibration.setValue(ScanParams.calibration_pairs)
 
     # -- progress -------------------------------------------------------------------------------
-    def set_running(self, running: bool) -> None:
+    def set_running(self, running: bool, scan: bool = False) -> None:
+        """Buttons for work in flight; ``scan``: a scan starts (the bar and read-out are its; other
+        work, an export, leaves the last scan's read-out as it was)."""
         self.run_button.setEnabled(not running)
-        self.cancel_button.setEnabled(running)
+        self.cancel_button.setEnabled(running and scan)
         self.defaults_button.setEnabled(not running)
-        if running:
+        if running and scan:
+            self.progress.setRange(0, 1000)
             self.progress.setValue(0)
+            self.progress.setFormat("%p %")
             self.rate_label.setText("Starting…")
+        elif not running and self.progress.maximum() == 0:
+            self.progress.setRange(0, 1000)  # a scan that ended in its last stage: no busy bar left
+            self.progress.setFormat("%p %")
 
     def show_status(self, text: str) -> None:
         self.rate_label.setText(text)
 
     def show_progress(self, ev) -> None:
         """Draw a :class:`gboost.pipeline.progress.Progress` event."""
+        if ev.fraction >= 1.0:
+            # Every pair screened; the exact tests of the survivors, the covariate refit and the
+            # results follow with no tile events: a busy bar that says so, not "100 %, ETA 00:00".
+            self.progress.setRange(0, 0)
+            self.progress.setFormat("finishing…")
+            self.rate_label.setText(f"All {ev.pairs_total:,} pairs screened in {format_duration(ev.elapsed)} · "
+                                    "finishing: exact tests of the pairs that passed, covariates, results…")
+            return
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p %")
         self.progress.setValue(int(round(1000 * ev.fraction)))
         self.rate_label.setText(f"{ev.pairs_done:,} of {ev.pairs_total:,} pairs · {ev.pairs_per_s:,.3g} pairs/s · "
                                 f"elapsed {format_duration(ev.elapsed)} · ETA {format_duration(ev.eta)}")
+
+    def show_done(self, text: str) -> None:
+        """A finished scan: a full bar and what it found."""
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p %")
+        self.progress.setValue(self.progress.maximum())
+        self.rate_label.setText(text)

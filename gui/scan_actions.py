@@ -6,7 +6,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from gboost.pipeline.checkpoint import Ledger
 from gboost.engines import make_engine
-from gboost.errors import InputError
+from gboost.errors import InputError, ScanCancelled
 from gboost.pipeline.scan import run_pipeline
 from gui import checkpoints, pathway_data, settings
 from gui.loading import canonical, display_name, open_study
@@ -84,12 +84,16 @@ class ScanMixin:
         study = self.study if (self.study is not None and opts.load_key() == self.study_key) else None
         path = self.path
         sources = self.pathway_sources
+        out_dir = suggested_out(path, settings.value("export/dir"))
         if path is not None:
-            settings.set_study_allow_no_sex(canonical(path), opts.allow_no_sex)
+            # The inputs of this scan are the study's own from now on (not pending for the next study).
+            self.state.remember(canonical(path), self.run_panel.study_inputs())
+            self.run_panel.pending.clear()
         self._retry = lambda: self.start_scan()
+        self._failed_open = None  # a failure from here on is this scan's, of the loaded study
 
         def job(progress, cancel, log):
-            log("Settings: gboost scan " + " ".join(opts.cli_args()))
+            log("Settings: " + opts.command(path, out_dir))
             s = study
             if s is None:
                 log("QC or phenotype settings changed: reloading the study")
@@ -110,6 +114,7 @@ class ScanMixin:
             # The CLI's sequence (gboost.pipeline.scan.run_pipeline), checkpoint and covariates included.
             result = run_pipeline(s, params, engine=engine, checkpoint=ledger, progress=progress, cancel=cancel,
                                   covariates=covariates)
+            _honour_cancel(cancel)  # pressed in the last stages: the checkpoint holds every tile
             checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
             graph, error = None, None
             try:
@@ -134,7 +139,7 @@ class ScanMixin:
     def cancel_scan(self) -> None:
         if self.task is not None and self.task.name == "scan":
             self.task.cancel()
-            self.run_panel.show_status("Cancelling at the end of the current tile…")
+            self.run_panel.show_status("Cancelling at the end of the current tile or stage…")
 
     def _scan_cancelled(self) -> None:
         kept = "the previous results are unchanged" if self.result is not None else "no results"
@@ -148,26 +153,34 @@ class ScanMixin:
     def _scan_done(self, result, opts, graph=None, graph_error: str | None = None) -> None:
         if isinstance(result, tuple):  # a QT scan: (result, graph, error) from _qt_job
             result, graph, graph_error = result
-        if result.study is not self.study:
-            self.study, self.study_qc, self.study_key = result.study, opts.qc, opts.load_key()
-            self.summary.set_study(result.study, canonical(self.path) if self.path else "")
-        self.result, self.reported = result, result.reported
-        self.selected_snp = None
-        self.pairs.set_result(result, self.reported)
-        self.manhattan.set_result(result, self.reported)
-        self.qq.set_result(result)
-        self.interactions.set_result(result, self.reported)
-        self._show_graph(graph, graph_error)
-        self.summary.set_result(result, len(self.reported), self.qq.lam)
-        self.engine_label.setText(f"Engine: {result.device}")
+        self._graph_error = graph_error
+        self.state.scanned(result, opts, graph)
         n = len(self.reported)
         msg = (f"Scan done in {result.timings.get('total', 0):.2f} s: {result.n_valid:,} valid tests, "
                f"{len(result.screened):,} passed the screen, {n:,} pair{'s' if n != 1 else ''} with P ≤ {result.params.epi1:g}")
-        self.run_panel.progress.setValue(self.run_panel.progress.maximum())
-        self.run_panel.show_status(msg)
+        self.run_panel.show_done(msg)
         self.log(msg)
         self.statusBar().showMessage(msg, 10000)
         self.scanFinished.emit(result)
+
+
+def _honour_cancel(cancel) -> None:
+    """Cancel pressed after the last tile (the exact tests, the covariate refit, the outputs run
+    without a cancel check): the result is dropped as a cancelled scan's, and the checkpoint,
+    which holds every tile, is kept, so Resume gives the result at once."""
+    if cancel():
+        raise ScanCancelled()
+
+
+def suggested_out(path: str | None, export_dir=None) -> str:
+    """The --out of the command the log writes: the export folder if one was chosen, else a folder
+    beside the study named after it."""
+    import os
+
+    name = display_name(path) if path else "study"
+    if export_dir:
+        return os.path.join(str(export_dir), f"{name}_gboost")
+    return os.path.join(os.path.dirname(canonical(path)) if path else ".", f"{name}_gboost")
 
 
 def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, path=None, qc=None, resume=False):
@@ -202,6 +215,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
         ledger = _open_ledger(ckpt, path, qc, study, qt_params, resume, log, plan=engine.checkpoint_plan())
     result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates,
                                         engine=engine, checkpoint=ledger))
+    _honour_cancel(cancel)
     checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
     graph, error = None, None
     try:

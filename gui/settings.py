@@ -1,7 +1,8 @@
 """What the application remembers between sessions (QSettings, INI format).
 
 Keys: ``recent`` (list of fileset paths, newest first), ``started_before``, ``run/*`` (the run
-panel's values), ``study/<hash of the fileset's path>/allow_no_sex`` (per study), ``window/geometry`` and ``window/state``.
+panel's values), ``study/<hash of the fileset's path>/NAME`` (per study: the inputs that describe its samples,
+gui/state.py's ``STUDY_INPUTS``), ``window/geometry`` and ``window/state``.
 """
 from __future__ import annotations
 
@@ -76,3 +77,18 @@ def study_allow_no_sex(path: str) -> bool:
 
 def set_study_allow_no_sex(path: str, on: bool) -> None:
     settings().setValue(_study_key(path, "allow_no_sex"), bool(on))
+
+
+def study_inputs(path: str, defaults: dict) -> dict:
+    """The study-bound inputs remembered for this study (``defaults``' names; their values where none)."""
+    out = {}
+    for name, default in defaults.items():
+        v = settings().value(_study_key(path, name), default)
+        out[name] = _truthy(v) if isinstance(default, bool) else ("" if v is None else str(v))
+    return out
+
+
+def set_study_inputs(path: str, values: dict) -> None:
+    s = settings()
+    for name, v in values.items():
+        s.setValue(_study_key(path, name), bool(v) if isinstance(v, bool) else str(v or ""))

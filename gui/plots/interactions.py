@@ -53,12 +53,26 @@ class InteractionMap(PlotPanel):
         self.x1 = self.x2 = self.nlp = np.zeros(0)
 
     def clear(self) -> None:
+        """Nothing of the last result left: pairs, the study's chromosome grid and ticks, the
+        colour scale and the info line."""
         self.result = None
+        self.reported = None
         for item in self.bins:
             item.clear()
         self.selected_item.clear()
         self.hover_index = None
         self.empty_text.setText("")
+        for line in self.grid_lines:
+            self.plot.removeItem(line)
+        self.grid_lines = []
+        for side in ("bottom", "left"):
+            self.plot.getAxis(side).setTicks(None)
+        self.x1 = self.x2 = self.nlp = np.zeros(0)
+        self.colorbar.setLevels((0, 1))
+        self.plot.setTitle("Interaction map of reported pairs")
+        self.readout.setText(" ")
+        self.plot.setXRange(0, 1, padding=0)
+        self.plot.setYRange(0, 1, padding=0)
 
     def set_result(self, result, reported=None) -> None:
         """Draw ``reported`` (default ``result.reported``: the core recomputes it per access)."""
@@ -117,8 +131,13 @@ class InteractionMap(PlotPanel):
         pr = self.reported
         row = int(row)
         a, b = int(pr.i[row]), int(pr.j[row])
-        return (f"{v.snp[a]} (chr{v.chrom[a]}:{int(v.bp[a]):,}) × {v.snp[b]} (chr{v.chrom[b]}:{int(v.bp[b]):,})   "
+        text = (f"{v.snp[a]} (chr{v.chrom[a]}:{int(v.bp[a]):,}) × {v.snp[b]} (chr{v.chrom[b]}:{int(v.bp[b]):,})   "
                 f"STAT = {pr.stat[row]:.4g}   DF = {int(pr.df[row])}   P = {pr.p[row]:.3g}")
+        if getattr(pr, "adj", None) is not None:  # the covariate-adjusted test (--covar)
+            st, df, p = (a[row] for a in pr.adj)
+            text += (f"   adjusted: STAT_ADJ = {st:.4g}   DF_ADJ = {int(df)}   P_ADJ = {p:.3g}"
+                     if np.isfinite(p) and np.isfinite(df) else "   adjusted: NA")
+        return text
 
     def point_clicked(self, row) -> None:
         self.pairClicked.emit(int(row))

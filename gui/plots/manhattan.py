@@ -36,9 +36,7 @@ class ManhattanPlot(PlotPanel):
         self.selected: int | None = None
         self.partners = np.zeros(0, np.int64)
 
-        self.plot.setLabel("left", "−log10 P (single-locus test)")
-        self.plot.setLabel("bottom", "Chromosome")
-        self.plot.setTitle("Manhattan plot")
+        self._label_empty()
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         for colour in CHROM_COLOURS:
             item = UniformScatter(size=5, pen=None, brush=pg.mkBrush(colour), pxMode=True, symbol="o")
@@ -62,15 +60,27 @@ class ManhattanPlot(PlotPanel):
             self.plot.addItem(line)
             self.lines.append(line)
 
+    def _label_empty(self) -> None:
+        self.plot.setLabel("left", "−log10 P (single-locus test)")
+        self.plot.setLabel("bottom", "Chromosome")
+        self.plot.setTitle("Manhattan plot")
+        self.plot.getAxis("bottom").setTicks(None)
+
     # -- data -----------------------------------------------------------------------------------
     def clear(self) -> None:
+        """Nothing of the last result left: points, partners, title, axes and the info line."""
         self.result = None
+        self.layout_ = None
         for item in self.group_items:
             item.clear()
         self.group_snps = []
         self.hover_index = None
         self.x = self.y = np.zeros(0)
+        self.partner_count = np.zeros(0, np.int64)
         self.clear_selection()
+        self._label_empty()
+        self.readout.setText(" ")
+        self.reset_view()
 
     def set_result(self, result, reported=None) -> None:
         """Plot every SNP of ``result.study`` that has a marginal P; count partners in ``reported``."""
@@ -107,7 +117,8 @@ class ManhattanPlot(PlotPanel):
 
     def reset_view(self) -> None:
         if not len(self.x):
-            self.plot.enableAutoRange()
+            self.plot.setXRange(0, 1, padding=0)
+            self.plot.setYRange(0, -np.log10(GENOME_WIDE_P) * 1.08, padding=0)
             return
         top = np.nanmax(self.y[np.isfinite(self.y)]) if np.isfinite(self.y).any() else 0.0
         ymax = max(top, -np.log10(GENOME_WIDE_P)) * 1.08 + 0.2

@@ -251,6 +251,7 @@ class PathwayView(PlotPanel):
         self.export_button.setEnabled(False)
         self.legend_item.setVisible(False)
         self.plot.setTitle("Pathway graph")
+        self.plot.titleLabel.setToolTip("")
         self.empty_text.setText(message)
         self.empty_text.setPos(0, 0)
 
@@ -259,6 +260,8 @@ class PathwayView(PlotPanel):
         field unless the user typed a value of their own."""
         self.graph, self.sources_text = graph, sources_text
         self._bonferroni_chi2 = bonferroni_chi2
+        self.selected, self.neighbours = None, np.zeros(0, np.int64)  # of the graph before: the window selects anew
+        self.readout.setText(" ")
         self._redraw_graph()
 
     def _redraw_graph(self) -> None:

@@ -78,7 +78,15 @@ class QQPlot(PlotPanel):
         self.ihover: NearestPoint | None = None
 
     def clear(self) -> None:
+        """Nothing of the last result left: points, λ, titles and the info line."""
         self.result = None
+        self.lam = float("nan")
+        self.n_tested = 0
+        self.exp = self.obs = self.ids = np.zeros(0)
+        self.iexp = self.iobs = self.iids = np.zeros(0)
+        self.plot.setTitle("QQ plot of the single-locus test")
+        self.iplot.setTitle("QQ plot of the interaction test")
+        self.readout.setText(" ")
         self.points.clear()
         self.diagonal.setData([], [])
         self.lambda_text.setText("")

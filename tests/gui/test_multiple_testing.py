@@ -7,12 +7,12 @@ import pytest
 from PySide6.QtCore import Qt
 
 from gboost.stats.pvalues import chi2_isf
-from gui.models import COLUMNS, LD_COLOUR
+from gui.models import COLUMNS, FULL_TEXT_ROLE, LD_COLOUR
 
 
 def table_rows(view) -> list[list[str]]:
     m = view.proxy
-    return [[m.index(r, c).data() for c in range(m.columnCount())] for r in range(m.rowCount())]
+    return [[m.index(r, c).data(FULL_TEXT_ROLE) for c in range(m.columnCount())] for r in range(m.rowCount())]
 
 
 def tinted(view) -> list[bool]:

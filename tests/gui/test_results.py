@@ -7,13 +7,13 @@ from PySide6.QtWidgets import QApplication
 
 from guihelpers import HeldTiles, load
 from gboost.engines.cpu import CpuEngine
-from gui.models import COLUMNS
+from gui.models import COLUMNS, FULL_TEXT_ROLE
 
 
-def table_lines(view) -> list[str]:
-    """What the table shows, row by row, as tab-joined display text."""
+def table_lines(view, role=FULL_TEXT_ROLE) -> list[str]:
+    """What the table holds, row by row, as tab-joined text (the file's text; DisplayRole: as shown)."""
     m = view.proxy
-    return ["\t".join(m.index(r, c).data() for c in range(m.columnCount())) for r in range(m.rowCount())]
+    return ["\t".join(m.index(r, c).data(role) for c in range(m.columnCount())) for r in range(m.rowCount())]
 
 
 def test_the_table_holds_exactly_the_pairs_of_the_cli_pairs_tsv(scanned, cli_dir):
@@ -21,6 +21,17 @@ def test_the_table_holds_exactly_the_pairs_of_the_cli_pairs_tsv(scanned, cli_dir
     assert lines[0].split("\t") == list(COLUMNS)
     assert len(lines) > 20  # the planted pairs and, at this loose epi1, many more
     assert table_lines(scanned.pairs) == lines[1:]
+    # shown at 4 significant digits, P values in one notation; the file's numbers on copy
+    shown = [line.split("\t") for line in table_lines(scanned.pairs, Qt.ItemDataRole.DisplayRole)]
+    for row, line in zip(shown, lines[1:]):
+        full = line.split("\t")
+        for name in ("KSA", "STAT", "P", "Q", "R2"):
+            k = COLUMNS.index(name)
+            assert float(row[k]) == pytest.approx(float(full[k]), rel=5e-4), name
+            digits = row[k].split("e")[0].replace("-", "").replace(".", "").lstrip("0")
+            assert len(digits) <= 4, (name, row[k])
+        assert row[COLUMNS.index("P")] == f"{float(full[COLUMNS.index('P')]):.3e}"
+        assert row[:6] == full[:6] and row[COLUMNS.index("DF")] == full[COLUMNS.index("DF")]
     assert scanned.result.engine == "cpu"
     assert scanned.pairs.count.text() == f"{len(lines) - 1:,} pairs"
 

@@ -1,0 +1,168 @@
+"""The application's state: one object that every view and panel of the window renders from.
+
+What is loaded (``path``, ``study`` and the settings it was loaded with), the last finished scan
+(``result``, ``reported``, the pathway ``graph``) and the selection (a SNP, a pair) live here and
+change only through the actions below: :meth:`AppState.open` (a study loaded), :meth:`AppState.scanned`
+(a scan finished), :meth:`AppState.set_graph`, :meth:`AppState.select_snp`, :meth:`AppState.select_pair`
+and :meth:`AppState.clear_selection`. Each action emits the events of what it changed; the window's
+views only listen (napari's evented model with Qt views is the example). So what one action
+derives from a study cannot outlive the study: opening another resets the result, the graph and
+the selection, and every view redraws from the empty state.
+
+The study-bound inputs (``STUDY_INPUTS``: --allow-no-sex, --pheno, --covar, --covar-name) describe
+one study's samples, so they are kept per study (:meth:`AppState.inputs_for`, remembered between
+sessions by the ``store``), never carried over to the next study.
+
+Plain Python: no Qt here, so the state and its transitions are testable without a window.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+# name: value when a study has none remembered (PLINK's default: the flag not given)
+STUDY_INPUTS = {"allow_no_sex": False, "pheno": "", "covar": "", "covar_name": ""}
+
+
+class Event:
+    """Callbacks called, in the order connected, with the arguments of each :meth:`emit`."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable] = []
+
+    def connect(self, fn: Callable) -> None:
+        self._callbacks.append(fn)
+
+    def disconnect(self, fn: Callable) -> None:
+        self._callbacks.remove(fn)
+
+    def emit(self, *args) -> None:
+        for fn in list(self._callbacks):
+            fn(*args)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the user picked: a SNP (its partners filter the table and are marked in the plots)
+    and/or one reported pair (a row of ``reported``) shown in the plots. A pair of the selected
+    SNP keeps the SNP; any other pair replaces it."""
+
+    snp: int | None = None
+    pair: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.snp is None and self.pair is None
+
+
+class StudyStore:
+    """Where the study-bound inputs are remembered between sessions: the application's settings
+    (gui/settings.py), one group per study."""
+
+    def load(self, key: str) -> dict:
+        from gui import settings
+
+        return settings.study_inputs(key, STUDY_INPUTS)
+
+    def save(self, key: str, values: dict) -> None:
+        from gui import settings
+
+        settings.set_study_inputs(key, values)
+
+
+class AppState:
+    """See the module docstring. Events: ``study`` (the study or its loading settings changed),
+    ``result`` (a scan finished, or the result went with its study), ``graph``, ``selection``."""
+
+    def __init__(self, store: StudyStore | None = None) -> None:
+        self.store = store if store is not None else StudyStore()
+        self.path: str | None = None
+        self.key: str | None = None  # the study's canonical path (gui.loading.canonical)
+        self.study = None
+        self.study_qc = None
+        self.study_key = None  # RunOptions.load_key() the study was loaded with
+        self.inputs: dict = dict(STUDY_INPUTS)  # the loaded study's study-bound inputs
+        self.result = None
+        self.reported = None  # result.reported, computed once (the core recomputes it per access)
+        self.options = None  # the RunOptions of the scan that gave ``result``
+        self.graph = None
+        self.selection = Selection()
+        self.events = type("Events", (), {})()
+        for name in ("study", "result", "graph", "selection"):
+            setattr(self.events, name, Event())
+
+    # -- the study-bound inputs -----------------------------------------------------------------
+    def inputs_for(self, key: str) -> dict:
+        """The study-bound inputs remembered for the study ``key`` (PLINK's defaults if none)."""
+        if key == self.key:
+            return dict(self.inputs)
+        return {**STUDY_INPUTS, **self.store.load(key)}
+
+    def remember(self, key: str, values: dict) -> None:
+        """Keep ``values`` (names of ``STUDY_INPUTS``) as the study ``key``'s inputs."""
+        values = {k: values[k] for k in STUDY_INPUTS if k in values}
+        if key == self.key:
+            self.inputs.update(values)
+        self.store.save(key, {**self.inputs_for(key), **values})
+
+    # -- actions --------------------------------------------------------------------------------
+    def open(self, path: str, key: str, study, qc, load_key, inputs: dict) -> None:
+        """A study was loaded: everything derived from the previous one goes."""
+        self.path, self.key, self.study, self.study_qc, self.study_key = path, key, study, qc, load_key
+        self.inputs = {**STUDY_INPUTS, **{k: inputs[k] for k in STUDY_INPUTS if k in inputs}}
+        self.store.save(key, self.inputs)
+        self.result = self.reported = self.options = self.graph = None
+        self.selection = Selection()
+        self.events.study.emit()
+        self.events.result.emit()
+        self.events.graph.emit()
+        self.events.selection.emit()
+
+    def scanned(self, result, options, graph=None) -> None:
+        """A scan finished: its result (and its pathway ``graph``) replace the last one's; the
+        selection was of the old pairs. A scan that reloaded the study (other QC) brings its
+        study along."""
+        if result.study is not self.study:
+            self.study, self.study_qc = result.study, options.qc
+            self.study_key = options.load_key()
+            self.events.study.emit()
+        self.result, self.reported, self.options = result, result.reported, options
+        self.graph = graph
+        self.selection = Selection()
+        self.events.result.emit()
+        self.events.graph.emit()
+        self.events.selection.emit()
+
+    def set_graph(self, graph, result=None) -> bool:
+        """The pathway graph of ``result`` (default: the current one); refused (False) when the
+        result it was built from is no longer the current one."""
+        if result is not None and result is not self.result:
+            return False
+        self.graph = graph
+        self.events.graph.emit()
+        return True
+
+    def select_snp(self, k: int | None) -> None:
+        if k is None or self.result is None or not 0 <= int(k) < self.result.study.n_snps:
+            self.clear_selection()
+            return
+        self._select(Selection(snp=int(k)))
+
+    def select_pair(self, row: int | None) -> None:
+        """Show reported pair ``row``; the selected SNP stays only if it is one of the pair's."""
+        if row is None or self.reported is None or not 0 <= int(row) < len(self.reported):
+            self.clear_selection()
+            return
+        row = int(row)
+        snp = self.selection.snp
+        if snp is not None and snp not in (int(self.reported.i[row]), int(self.reported.j[row])):
+            snp = None
+        self._select(Selection(snp=snp, pair=row))
+
+    def clear_selection(self) -> None:
+        self._select(Selection())
+
+    def _select(self, sel: Selection) -> None:
+        if sel != self.selection:
+            self.selection = sel
+            self.events.selection.emit()
