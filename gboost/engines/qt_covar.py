@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gboost.engines.qt_cpu import QTPlanes, cttz64
+from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, cttz64, qt_planes
 from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.qt_covar import COLLINEAR_TOL, SCREEN_SLACK, t_p, t_thresholds
 from gboost.stats.table import popcount64
@@ -454,3 +454,26 @@ def adjusted_pairs(cp: CovariatePlanes, i: np.ndarray, j: np.ndarray) -> tuple:
 def thresholds(cp: CovariatePlanes, screen: CovariateScreen) -> tuple[np.ndarray, np.ndarray]:
     """t^2 thresholds of epi1 and epi2 over the df a pair can have."""
     return (t_thresholds(screen.epi1, cp.df_lo, cp.df_hi), t_thresholds(screen.epi2, cp.df_lo, cp.df_hi))
+
+
+def scan_adjusted(engine: QTCPUEngine, study, screen: CovariateScreen, progress=None, cancel=None,
+                  rows: tuple[int, int] | None = None, checkpoint=None):
+    """The CPU engine's scan (:meth:`QTCPUEngine.scan`, its tiles and checkpoint) with every pair's
+    adjusted test: rows of .epi.qt and N_SIG by the t test's P, BEST the largest t^2. Returns
+    (core, the QT planes, the adjusted planes)."""
+    nb.set_num_threads(min(engine.threads, nb.config.NUMBA_NUM_THREADS))
+    qp = qt_planes(study)
+    cp = covariate_planes(qp, screen.matrix)
+    thr1, thr2 = thresholds(cp, screen)
+    every = screen.epi1 >= 1.0
+    p = study.n_snps
+    zbuf = np.empty((engine.block_rows(p), p))
+    dfbuf = np.empty((engine.block_rows(p), p), np.int64)
+
+    def block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before, before_id):
+        stat_block(*cp.pair_args(), i0, i1, zbuf, dfbuf)
+        fold_rows(zbuf, dfbuf, i0, i1, thr2, cp.df_lo, n_sig_r, n_fail_r, best_after, after_id)
+        fold_cols(zbuf, dfbuf, i0, i1, thr2, cp.df_lo, n_sig_c, n_fail_c, best_before, before_id)
+        return survivors(zbuf, dfbuf, i0, i1, thr1, cp.df_lo, every)
+
+    return engine.scan_tiles(p, block, progress, cancel, rows, checkpoint), qp, cp
