@@ -158,3 +158,26 @@ def test_covariates_on_the_gpu_engine_are_refused_and_auto_takes_the_cpu():
                       engine=QTCPUEngine(1))
     assert len(res.screened) == 15 and res.test == "linear+covariates"
     assert CovariateScreen  # (the engine's input, built by run_qt_scan)
+
+
+def test_a_pair_masked_by_a_covariate_is_found_with_it_and_not_without():
+    """y = 10 + 0.5 ab + c + e with the covariate c = -0.5 ab + u: the trait is u + e, independent
+    of the genotypes, so the unadjusted test sees nothing; adjusted for c the a*b effect is plain."""
+    rng = np.random.default_rng(21)
+    p, n = 30, 1500
+    g = rng.binomial(2, 0.3, size=(p, n)).astype(np.int8)
+    ab = (g[3] * g[17]).astype(float)
+    c = -0.5 * ab + rng.standard_normal(n)
+    y = 10.0 + 0.5 * ab + c + rng.standard_normal(n)
+    g[rng.random((p, n)) < 0.01] = -1  # missing calls after the trait, as in a real study
+    st = study_from_genotypes(g, np.zeros(n, bool))
+    st.trait, st.a1_flip = y, np.zeros(p, bool)
+    params = QTParams(epi1=1e-6, device="cpu")
+    plain = run_qt_scan(st, params)
+    assert (3, 17) not in set(zip(plain.reported.i.tolist(), plain.reported.j.tolist()))
+    adjusted = run_qt_scan(st, params, covariates=(c[:, None], ["c"]))
+    rep = adjusted.reported
+    assert (int(rep.i[0]), int(rep.j[0])) == (3, 17) and rep.adj[3][0] < 1e-10
+    assert rep.adj[0][0] == pytest.approx(0.5, abs=0.15)
+    # the screen found it: the summary's best partner of both SNPs is the other
+    assert adjusted.summary.best_partner[3] == 17 and adjusted.summary.best_partner[17] == 3
