@@ -41,7 +41,8 @@ def lstsq_adjusted(a, b, y, cov):
     rss = float(((yy - X @ beta) ** 2).sum())
     df = len(yy) - rank
     coef, *_ = np.linalg.lstsq(X[:, :-1], X[:, -1], rcond=None)
-    var = rss / df / float(((X[:, -1] - X[:, :-1] @ coef) ** 2).sum())
+    with np.errstate(divide="ignore", invalid="ignore"):  # (a degenerate pair: inf, as NaN below)
+        var = rss / df / float(((X[:, -1] - X[:, :-1] @ coef) ** 2).sum())
     return beta[-1], np.sqrt(var), beta[-1] ** 2 / var, df, int(ok.sum())
 
 
