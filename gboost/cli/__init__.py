@@ -38,7 +38,8 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--id-delim", nargs="?", const="_", metavar="D",
                    help="VCF/BGEN sample IDs: split FID<D>IID at the delimiter D (default _)")
     g.add_argument("--pheno", metavar="FILE", help="phenotype file (FID IID value), overrides the .fam's column 6")
-    g.add_argument("--covar", metavar="FILE", help="covariates (FID IID c1 c2 ...): adds STAT_ADJ/P_ADJ of a logistic refit")
+    g.add_argument("--covar", metavar="FILE", help="covariates (FID IID c1 c2 ...): case-control: STAT_ADJ/P_ADJ of a logistic refit "
+                   "of the reported pairs; quantitative trait: every pair's test adjusted (CPU engine)")
     g.add_argument("--covar-name", metavar="NAMES", help="comma-separated covariate columns to use (default: all)")
     g.add_argument("--allow-no-sex", action="store_true",
                    help="keep the phenotypes of samples with unknown sex (PLINK ignores them by default)")
