@@ -172,7 +172,8 @@ class ScanMixin:
 
 def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, path=None, qc=None, resume=False):
     """The scan of a quantitative trait (gboost.pipeline.qt_scan), shown through the case-control views;
-    covariates refit the reported pairs (their columns are in the exported pairs.tsv). It
+    covariates adjust every pair's test (on the CPU engine; the views' STAT and P are then the
+    adjusted test's, its columns in the exported pairs.tsv). It
     checkpoints in ``ckpt`` as a case-control scan does (the same ledger, its tiles), so Cancel or
     a crash can be resumed."""
     import time
