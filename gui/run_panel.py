@@ -40,8 +40,9 @@ NO_SEX_TIP = ("--allow-no-sex: keep the case/control phenotype of samples whose 
               "every sample. Remembered for each study.")
 FILE_TIPS = {  # name: (flag, tooltip)
     "pheno": ("--pheno", "Phenotype file (FID IID value) replacing the .fam's column 6, as PLINK --pheno."),
-    "covar": ("--covar", "Covariates (FID IID c1 c2 …): the reported pairs get STAT_ADJ/P_ADJ of a logistic "
-                         "refit with these covariates (PLINK --covar format; -9/NA missing)."),
+    "covar": ("--covar", "Covariates (FID IID c1 c2 …): case-control, the reported pairs get STAT_ADJ/P_ADJ of "
+                         "a logistic refit; quantitative trait, every pair's test is adjusted (CPU engine) "
+                         "(PLINK --covar format; -9/NA missing)."),
     "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
     "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
 }

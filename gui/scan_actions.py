@@ -185,7 +185,8 @@ def suggested_out(path: str | None, export_dir=None) -> str:
 
 def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, path=None, qc=None, resume=False):
     """The scan of a quantitative trait (gboost.pipeline.qt_scan), shown through the case-control views;
-    covariates refit the reported pairs (their columns are in the exported pairs.tsv). It
+    covariates adjust every pair's test (on the CPU engine; the views' STAT and P are then the
+    adjusted test's, its columns in the exported pairs.tsv). It
     checkpoints in ``ckpt`` as a case-control scan does (the same ledger, its tiles), so Cancel or
     a crash can be resumed."""
     import time
@@ -208,11 +209,16 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
         from gboost.stats.covariates import read_covariates
 
         covariates = read_covariates(opts.covar, study, opts.covar_name)
-        log(f"Covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
-    engine = make_engine(qt_params.device, threads=qt_params.threads, test="linear")
+        log(f"Covariates: every pair is adjusted for {', '.join(covariates[1])} (on the CPU engine)")
+    # (the covariate-adjusted test runs on the CPU engine only)
+    engine = make_engine("cpu" if covariates is not None else qt_params.device, threads=qt_params.threads,
+                         test="linear")
     ledger = None
     if ckpt is not None and path is not None:
-        ledger = _open_ledger(ckpt, path, qc, study, qt_params, resume, log, plan=engine.checkpoint_plan())
+        from gboost.pipeline.qt_scan import checkpoint_params
+
+        ledger = _open_ledger(ckpt, path, qc, study, checkpoint_params(qt_params, covariates), resume, log,
+                              plan=engine.checkpoint_plan())
     result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates,
                                         engine=engine, checkpoint=ledger))
     _honour_cancel(cancel)

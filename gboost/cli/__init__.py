@@ -42,7 +42,8 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    help="the --pheno file's column of this name (its header line: FID IID NAME1 NAME2 ...)")
     g.add_argument("--mpheno", type=V.at_least("--mpheno", 1, int), metavar="N",
                    help="the N-th phenotype column of the --pheno file (default 1: its third column)")
-    g.add_argument("--covar", metavar="FILE", help="covariates (FID IID c1 c2 ...): adds STAT_ADJ/P_ADJ of a logistic refit")
+    g.add_argument("--covar", metavar="FILE", help="covariates (FID IID c1 c2 ...): case-control: STAT_ADJ/P_ADJ of a logistic refit "
+                   "of the reported pairs; quantitative trait: every pair's test adjusted (CPU engine)")
     g.add_argument("--covar-name", metavar="NAMES", help="comma-separated covariate columns to use (default: all)")
     g.add_argument("--covar-number", type=V.number_list_type("--covar-number"), metavar="LIST",
                    help="covariates to use by number, PLINK's 1-based list: 1-3,5 (covariate 1 is the file's "

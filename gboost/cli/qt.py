@@ -29,6 +29,10 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     from gboost.pipeline.qt_scan import QTParams, run_qt_scan
 
     _refuse_unsupported(args)
+    if args.covar and getattr(args, "device", None) == "gpu":  # before any genotype is read
+        from gboost.pipeline.qt_scan import COVAR_NEEDS_CPU
+
+        raise InputError(None, COVAR_NEEDS_CPU)
     try:
         from gboost.pipeline.validate import given
 
@@ -52,10 +56,14 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
     covariates = None
     if args.covar:
         from gboost.stats.covariates import read_covariates
+        from gboost.stats.qt_covar import model_formula
 
         covariates = read_covariates(args.covar, study, args.covar_name.split(",") if args.covar_name else None,
                                      args.covar_number)
-        log(f"covariates for the adjusted refit of the reported pairs: {', '.join(covariates[1])}")
+        log(f"covariates: every pair is tested in {model_formula(covariates[1])} over its complete cases "
+            "(Wald test of a*b, t distribution)")
+        if params.device == "auto":
+            log("covariates: the adjusted scan runs on the CPU engine (the GPU engine has no covariates yet)")
         clock.lap("covariates")
     from gboost.pipeline.checkpoint import MANIFEST
 

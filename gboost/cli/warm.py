@@ -72,7 +72,7 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     is warmed (the CPU engine has no other code for them, and writing them is not free). Then the
     quantitative trait scan's (PLINK's linear test: another engine, other statistics and writers,
     CPU and GPU): a study with missing calls and one without, and a covariate file for the adjusted
-    refit, and where a GPU is warmed a wider one (1,100 SNPs) whose tiles take every width class of
+    scan, and where a GPU is warmed a wider one (1,100 SNPs) whose tiles take every width class of
     the GPU engine's row reductions (below)."""
     import numpy as np
 
@@ -124,12 +124,12 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str,
                  ["scan", "--bfile", a, *common, *o("part2"), "--part", "2/2"],
                  ["merge", str(out / "cpu-part1"), str(out / "cpu-part2"), "--out", str(out / "merged"), "--quiet"]]
     # The quantitative trait scan (its default --epi1, every pair with --epi1 1, the genotypic
-    # F-test, the adjusted refit, several tiles of the GPU engine, a part) on both devices.
+    # F-test, several tiles of the GPU engine, a part) on both devices; the covariate-adjusted scan
+    # (every pair adjusted, the CPU engine only) once, on the CPU.
     q, q0, cov = qt
     qt_common = ["--device", device, "--quiet", "--overwrite"]
     cmds += [["scan", "--bfile", q, *qt_common, *o("qt")],
              ["scan", "--bfile", q, *qt_common, *o("qt-every"), "--epi1", "1", "--genotypic"],
-             ["scan", "--bfile", q, *qt_common, *o("qt-covar"), "--epi1", "0.05", "--covar", cov, "--tile", "32"],
              ["scan", "--bfile", q0, *qt_common, *o("qt-plain"), "--epi1", "0.05"],
              ["scan", "--bfile", q, *qt_common, *o("qt-part1"), "--part", "1/2"],
              ["scan", "--bfile", q, *qt_common, *o("qt-part2"), "--part", "2/2"],
@@ -144,6 +144,9 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str,
         qw = str(Path(q).with_name("qw"))
         cmds += [["scan", "--bfile", qw, *qt_common, *o(f"qt-tile{t}"), *(["--tile", str(t)] if t else [])]
                  for t in (100, 200, 400, 800, 0)]
+    if device == "cpu":
+        cmds += [["scan", "--bfile", q, *qt_common, *o("qt-covar"), "--epi1", "0.05", "--covar", cov],
+                 ["scan", "--bfile", q, *qt_common, *o("qt-covar-every"), "--epi1", "1", "--covar", cov]]
     return cmds
 
 

@@ -559,6 +559,8 @@ class QTCPUEngine:
     def _block(p: int) -> int:
         return max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))
 
+    block_rows = _block  # (rows of a STAT buffer: the adjusted scan's, gboost/engines/qt_covar.py)
+
     def checkpoint_plan(self, rows: tuple[int, int] | None = None) -> dict:
         """What a checkpoint of this engine pins besides the study and thresholds (its row blocks)."""
         return {"engine": "qt-cpu-rows", "rows": list(rows) if rows else None}
@@ -583,13 +585,27 @@ class QTCPUEngine:
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)
         p = study.n_snps
+        zbuf = np.empty((self._block(p), p))
+
+        def block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before, before_id):
+            _stat_block(*qp.scan_args(), i0, i1, zbuf)
+            _fold_rows(zbuf, i0, i1, alpha2, n_sig_r, n_fail_r, best_after, after_id)
+            _fold_cols(zbuf, i0, i1, alpha2, n_sig_c, n_fail_c, best_before, before_id)
+            return survivors(zbuf, i0, i1, alpha1)
+
+        return self.scan_tiles(p, block, progress, cancel, rows, checkpoint), qp
+
+    def scan_tiles(self, p: int, block, progress, cancel, rows, checkpoint) -> QTScanCore:
+        """The row tiles of a scan (:meth:`plan`), each row block's statistics, folds and survivors
+        by ``block(i0, i1, <the tile's row and column counts and partners>)`` -> (rows in block,
+        columns), into the totals and the checkpoint whole tile by whole tile (the covariate-
+        adjusted scan, gboost/engines/qt_covar.py, brings its own ``block``)."""
         edge, tiles = self.plan(p, rows)
         totals = QTTotals(p)
         with_checkpoint(checkpoint, tiles, edge, totals)
         total = sum(t.n_pairs for t in tiles)
         done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
-        block = self._block(p)
-        zbuf = np.empty((block, p))
+        step = self._block(p)
         try:
             for tile in tiles:
                 if tile.index in totals.tiles_done:
@@ -601,20 +617,18 @@ class QTCPUEngine:
                 best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
                 best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
                 si, sj = [], []
-                for i0 in range(tile.i0, tile.i1, block):
+                for i0 in range(tile.i0, tile.i1, step):
                     if cancel is not None and cancel():
                         from gboost.errors import ScanCancelled
 
                         raise ScanCancelled()
-                    i1 = min(tile.i1, i0 + block)
+                    i1 = min(tile.i1, i0 + step)
                     # The block's statistics (most of its time) change none of the totals: a Ctrl-C
                     # then, raised as the kernel returns, leaves the finished tiles recorded. The
                     # folds are the tile's own; the tile goes into the totals and the checkpoint
                     # whole or not at all.
-                    _stat_block(*qp.scan_args(), i0, i1, zbuf)
-                    _fold_rows(zbuf, i0, i1, alpha2, n_sig_r, n_fail_r, best_after, after_id)
-                    _fold_cols(zbuf, i0, i1, alpha2, n_sig_c, n_fail_c, best_before, before_id)
-                    r, c = survivors(zbuf, i0, i1, alpha1)
+                    r, c = block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before,
+                                 before_id)
                     si.append(r + i0)
                     sj.append(c)
                     if progress is not None and i1 < tile.i1:
@@ -639,7 +653,7 @@ class QTCPUEngine:
         finally:
             if checkpoint is not None:
                 checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
-        return core_of(totals, pairs_per_snp(p, rows), total), qp
+        return core_of(totals, pairs_per_snp(p, rows), total)
 
 
 def no_tables(m: int) -> np.ndarray:

@@ -5,7 +5,10 @@
   gboost/readers/plink_format.py);
 * ``pairs.tsv``: the pairs with exact P <= epi1, STAT descending, columns
   ``CHR1 SNP1 BP1 CHR2 SNP2 BP2 BETA_INT SE STAT P N`` (and ``F F_DF1 F_DF2 P_F`` with
-  ``--genotypic``);
+  ``--genotypic``); with covariates the pairs with P_ADJ <= epi1, P_ADJ ascending, and
+  ``BETA_ADJ SE_ADJ STAT_ADJ P_ADJ N_ADJ DF_ADJ`` after them (the unadjusted test's columns kept);
+* with covariates ``pairs.epi.qt`` holds the adjusted test in PLINK's layout (BETA_INT, STAT = t^2,
+  P the t test's) and the summary counts it: docs/qt_epistasis.md §7;
 * ``marginal.tsv``: per SNP the additive linear test, ``CHR SNP BP A1 A2 MAF BETA STAT P`` with
   PLINK's A1 (the founders' minor allele: the dosage counted);
 * ``run.json``: as for case-control scans, with ``"test"`` naming the test.
@@ -42,7 +45,7 @@ def _pairs_header(pr) -> bytes:
     if pr.f is not None:
         cols += ["F", "F_DF1", "F_DF2", "P_F"]
     if pr.adj is not None:
-        cols += ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
+        cols += ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ", "N_ADJ", "DF_ADJ"]
     return ("\t".join(cols) + "\n").encode()
 
 
@@ -82,7 +85,8 @@ def pairs_tsv_pieces(pr, cols: _SnpColumns, pieces: int = 1) -> list:
                             int_bytes(pr.f_df2[a:b]), format_g_bytes(pr.f_p[a:b], 4, na="NA")]
             if pr.adj is not None:
                 columns += [format_g_bytes(pr.adj[0][a:b], 6, na="NA"), format_g_bytes(pr.adj[1][a:b], 6, na="NA"),
-                            format_g_bytes(pr.adj[2][a:b], 6, na="NA"), format_g_bytes(pr.adj[3][a:b], 4, na="NA")]
+                            format_g_bytes(pr.adj[2][a:b], 6, na="NA"), format_g_bytes(pr.adj[3][a:b], 4, na="NA"),
+                            int_bytes(pr.adj[4][a:b]), int_bytes(pr.adj[5][a:b])]
             return tsv_rows_array(columns)
         return run
 
@@ -146,10 +150,15 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
         "host": platform.node(),
         "phenotype": "quantitative",
         "test": result.test,
-        "test_description": ("PLINK 1.9 --epistasis on a quantitative trait: y ~ 1 + a + b + a*b (A1 dosages), "
-                             "Wald test of the a*b coefficient"
+        "test_description": (("PLINK 1.9 --epistasis on a quantitative trait: y ~ 1 + a + b + a*b (A1 dosages), "
+                              "Wald test of the a*b coefficient" if result.covariate_names is None else
+                              "every pair adjusted for the covariates (as PLINK 2's QT --epistasis): "
+                              f"{result.model} by least squares over the pair's complete cases, Wald test of "
+                              "the a*b coefficient, P from the t distribution with N - rank df; pairs.epi.qt and "
+                              "its summary hold this test, pairs.tsv's BETA_INT..N the unadjusted one beside it")
                              + ("; plus the 4-df genotypic interaction F-test (9 cell means vs "
                                 "factor(a) + factor(b)) of the reported pairs" if result.params.genotypic else "")),
+        "model": result.model,
         "engine": result.engine,
         "device": result.device,
         "parameters": dict(result.params.__dict__),
@@ -190,9 +199,13 @@ def render_qt_lazily(result, extra: dict | None = None, threads: int | None = No
         rep = pool.submit(lambda: result.reported)
         cols = _SnpColumns(s, texts)
         w = texts.w
-        pool.add("pairs.epi.qt", _epi_qt_header(w),
-                 epi_qt_pieces(pr.i, pr.j, pr.ok, pr.beta, pr.stat, texts.plink_chrom, texts.plink_snp,
-                               pool.pieces(len(pr))))
+        if pr.adj is None:
+            rows = epi_qt_pieces(pr.i, pr.j, pr.ok, pr.beta, pr.stat, texts.plink_chrom, texts.plink_snp,
+                                 pool.pieces(len(pr)))
+        else:  # the adjusted test, whose P (the t test's) is printed as computed
+            rows = epi_qt_pieces(pr.i, pr.j, np.isfinite(pr.adj[2]), pr.adj[0], pr.adj[2], texts.plink_chrom,
+                                 texts.plink_snp, pool.pieces(len(pr)), p=pr.adj[3])
+        pool.add("pairs.epi.qt", _epi_qt_header(w), rows)
         pool.add("pairs.epi.qt.summary", _summary_header(w),
                  summary_pieces(texts.plink_chrom, texts.plink_snp, w, sm.n_sig, sm.n_tot, sm.best, sm.best_partner,
                                 pool.pieces(s.n_snps)))

@@ -120,11 +120,14 @@ _TESTS = {BOOST: "a case-control scan", "linear": "a quantitative trait's scan"}
 _WHAT = {"snps": "the number of SNPs", "cases": "the number of cases", "controls": "the number of controls",
          "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples", "epi1": "--epi1",
          "epi2": "--epi2", "part": "--part", "trait_sha256": "the trait or A1 alleles",
-         "plan": "the engine (--device) or its --tile"}
+         "plan": "the engine (--device) or its --tile", "covariates": "the covariates (--covar)"}
 
 
 def _differences(saved: dict, now: dict) -> list[str]:
-    return [_WHAT.get(k, k) for k in now if k != "test" and saved.get(k) != now[k]] or ["the checkpoint's format"]
+    # (keys of either: a QT scan's covariates are pinned only where it has some)
+    keys = list(now) + [k for k in saved if k not in now]
+    return ([_WHAT.get(k, k) for k in keys if k != "test" and saved.get(k) != now.get(k)]
+            or ["the checkpoint's format"])
 
 
 def _encode_v1(res: TileResult) -> bytes:

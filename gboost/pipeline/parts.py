@@ -232,7 +232,7 @@ def _study_from_part(d, meta) -> Study:
 
 _QT_PAIR_FIELDS = ("i", "j", "tables", "sums", "sumsq", "ok", "beta", "se", "stat", "f", "f_df1", "f_df2", "f_p")
 _QT_SCIENCE = ("epi1", "epi2", "genotypic")  # the parameters that change the files (engine options do not)
-_QT_ADJ_FIELDS = ("beta", "se", "stat", "p")  # the adjusted refit's columns (QTPairs.adj)
+_QT_ADJ_FIELDS = ("beta", "se", "stat", "p", "n", "df")  # the adjusted test's columns (QTPairs.adj)
 
 
 def write_qt_part(out_dir, result, *, overwrite: bool = False, log: bytes | None = None):
@@ -240,10 +240,10 @@ def write_qt_part(out_dir, result, *, overwrite: bool = False, log: bytes | None
     command gives its ``log``), atomically: its .epi.qt rows with
     their re-tests, its per-SNP counts and best partners (-1 where none beat 0: merge merges them by
     tiles.better as one scan's tiles are), the marginal tests and what the writers need of the study; with
-    covariates, the adjusted refit of its reported pairs (``adj_*``: the merge has no genotypes)."""
+    covariates, the adjusted test of its rows (``pair_adj_*``; its counts and partners are that test's)
+    and the covariates' key, which every part of the merge must share."""
     import json
 
-    from gboost.stats.covariates import covariates_key
     from gboost.outputs.outdir import staged_files
 
     s, core = result.study, result.core
@@ -259,13 +259,10 @@ def write_qt_part(out_dir, result, *, overwrite: bool = False, log: bytes | None
         v = getattr(result.screened, f)
         if v is not None:
             arrays[f"pair_{f}"] = v
-    covariates = None
-    if result._covariates is not None:
-        covariates = (result._covariates, result.covariate_names)
-        rep = result.reported
-        arrays.update(adj_i=rep.i, adj_j=rep.j, **{f"adj_{k}": v for k, v in zip(_QT_ADJ_FIELDS, rep.adj)})
+    if result.screened.adj is not None:
+        arrays.update({f"pair_adj_{k}": v for k, v in zip(_QT_ADJ_FIELDS, result.screened.adj)})
     params = {k: v for k, v in result.params.__dict__.items() if k != "part"}
-    meta = {"phenotype": QT_PHENOTYPE, "covariates": covariates_key(covariates), "part": list(result.params.part), "params": params, "test": result.test,
+    meta = {"phenotype": QT_PHENOTYPE, "covariates": result.covariates_key, "part": list(result.params.part), "params": params, "test": result.test,
             "engine": result.engine, "device": result.device, "qc": s.qc.as_dict(),
             "source_files": list(s.source_files), "timings_s": result.timings,
             "counts": {"pairs": int(sum(s.n_snps - 1 - i for i in range(*_part_rows(result)))),
@@ -333,6 +330,13 @@ def _merge_qt(loaded: list):
             fields[f] = np.concatenate([d[f"pair_{f}"] for _, d, _ in loaded])
     order = np.lexsort((fields["j"], fields["i"]))
     screened = QTPairs(**{f: v[order] for f, v in fields.items()})
+    if m0.get("covariates") is not None:  # every part's rows carry their adjusted test
+        missing = [path for path, d, _ in loaded if "pair_adj_stat" not in d]
+        if missing:
+            raise InputError(missing[0] / PART_FILE, "a part of a covariate-adjusted scan without its adjusted tests (a part of "
+                                         "another version of gboost); rescan this part with this version")
+        screened.adj = tuple(np.concatenate([d[f"pair_adj_{k}"] for _, d, _ in loaded])[order]
+                             for k in _QT_ADJ_FIELDS)
     params = QTParams(**{k: v for k, v in m0["params"].items() if k in QTParams.__dataclass_fields__})
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     variants = VariantTable(*(d0[f"var_{f}"].astype(object) if f not in ("cm", "bp") else d0[f"var_{f}"]
@@ -351,11 +355,7 @@ def _merge_qt(loaded: list):
     n_valid = p * (p - 1) // 2 - int(n_fail.sum()) // 2
     res = QTScanResult(study, params, engine, device, screened, summary, n_valid, alpha1, alpha2,
                        d0["marginal_beta"], d0["marginal_stat"], d0["marginal_p"], timings, m0["test"])
-    if m0.get("covariates") is not None:  # the refit the parts made, looked up by pair
-        from gboost.stats.covariates import AdjustedTable
-
-        res._covariates = AdjustedTable.joined([AdjustedTable.of(d["adj_i"], d["adj_j"],
-                                                                 [d[f"adj_{k}"] for k in _QT_ADJ_FIELDS])
-                                                for _, d, _ in loaded])
+    if m0.get("covariates") is not None:
         res.covariate_names = list(m0["covariates"]["names"])
+        res.covariates_key = m0["covariates"]
     return res

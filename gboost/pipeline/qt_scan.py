@@ -4,7 +4,9 @@ One call, :func:`run_qt_scan`: the engine (gboost/engines/qt_cpu.py) tests every
 the pairs PLINK writes to ``.epi.qt`` (STAT >= the epi1 threshold; with ``epi1 = 1`` also the
 failed pairs, as NaN rows) and the per-SNP summary; the survivors are then re-tested one by one
 (beta, SE, the optional 4-df genotypic F-test), and every SNP gets a single-locus linear test for
-the Manhattan plot. Statistics and file formats: docs/qt_epistasis.md.
+the Manhattan plot. With covariates every pair's test is the adjusted one instead
+(gboost/engines/qt_covar.py: the screen, the summary and the rows of ``.epi.qt``), the survivors
+keep their unadjusted test beside it. Statistics and file formats: docs/qt_epistasis.md.
 """
 from __future__ import annotations
 
@@ -68,7 +70,9 @@ class QTPairs:
     f_df1: np.ndarray | None = None
     f_df2: np.ndarray | None = None
     f_p: np.ndarray | None = None
-    adj: tuple | None = None  # (BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ) with --covar, on the reported pairs
+    # with --covar: (BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ, N_ADJ, DF_ADJ), the adjusted test of each pair
+    # (gboost/engines/qt_covar.py; NaN in the first four where it fails)
+    adj: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.i)
@@ -121,26 +125,34 @@ class QTScanResult:
     marginal_p: np.ndarray
     timings: dict = field(default_factory=dict)
     test: str = "linear"
-    covariate_names: list | None = None  # --covar columns of the adjusted refit
+    covariate_names: list | None = None  # --covar columns of the adjusted test (None: no covariates)
+    covariates_key: dict | None = None  # what pins them (gboost.stats.covariates.covariates_key): parts, merge
     core: object = None  # the engine's QTScanCore (a --part writes its summary partial)
     engine_counts: dict = field(default_factory=dict)  # GPU engine: pairs re-tested on the CPU, tiles per device
 
     marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
-    _covariates = None  # (n, c) matrix aligned with study.samples (run_qt_scan), or the parts' AdjustedTable (merge)
 
     @cached_property
     def reported(self) -> QTPairs:
-        """pairs.tsv: valid pairs with exact P <= epi1, by STAT descending (ties: (i, j) order)."""
+        """pairs.tsv: valid pairs with exact P <= epi1, by STAT descending (ties: (i, j) order);
+        with covariates by the adjusted test: P_ADJ ascending (each pair's df is its own), then
+        STAT_ADJ descending, then (i, j)."""
         sc = self.screened
+        if sc.adj is not None:
+            stat, p = sc.adj[2], sc.adj[3]
+            keep = np.flatnonzero(np.isfinite(stat) & (p <= self.params.epi1))
+            return sc.take(keep[np.lexsort((sc.j[keep], sc.i[keep], -stat[keep], p[keep]))])
         p = sc.p
         keep = np.flatnonzero(sc.ok & (p <= self.params.epi1))
         order = np.lexsort((sc.j[keep], sc.i[keep], -sc.stat[keep]))
-        rep = sc.take(keep[order])
-        if self._covariates is not None:
-            from gboost.stats.covariates import adjusted_linear_tests
+        return sc.take(keep[order])
 
-            rep.adj = adjusted_linear_tests(self.study, rep.i, rep.j, self._covariates)
-        return rep
+    @property
+    def model(self) -> str:
+        """The model every pair was tested in (run.json)."""
+        from gboost.stats.qt_covar import model_formula
+
+        return model_formula(self.covariate_names or [])
 
     @property
     def bonferroni(self) -> float:
@@ -152,8 +164,11 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
                 checkpoint_options: dict | None = None, checkpoint=None) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
 
-    ``covariates`` = (matrix aligned with study.samples, names) adds a least-squares refit of
-    each reported pair with the covariates (``reported.adj``: BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ).
+    ``covariates`` = (matrix aligned with study.samples, NaN where missing; names): every pair is
+    tested in ``y ~ 1 + covariates + a + b + a*b`` over its complete cases instead
+    (gboost/engines/qt_covar.py): the screen, N_SIG, BEST and the rows of .epi.qt by that test
+    (its P the t test's), ``screened.adj`` its columns; the CPU engine only (``device`` 'auto'
+    takes it; 'gpu', or a GPU engine given, is refused with a ValueError).
 
     ``progress(pairs_done, pairs_total)`` is called after each block of rows; ``cancel()``
     returning true between blocks raises :class:`gboost.errors.ScanCancelled`. ``engine``: one
@@ -161,21 +176,29 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     chooses (:func:`gboost.engines.make_engine`, ``test="linear"``).
 
     ``checkpoint_dir``: each tile the engine finishes is recorded there, as a case-control scan's
-    (:class:`gboost.pipeline.checkpoint.Ledger`, pinned to the study, the trait, the thresholds and the
-    engine's plan; ``checkpoint_options``: its ``sync_every`` / ``batch_seconds``); with ``resume``
-    an interrupted run's tiles are taken up again (the outputs are one run's, byte for byte).
-    ``checkpoint``: a Ledger made by the caller instead (the GUI's; its ``plan`` must be
-    ``engine.checkpoint_plan()`` of this scan's rows); closed here as run_pipeline closes one.
+    (:class:`gboost.pipeline.checkpoint.Ledger`, pinned to the study, the trait, the thresholds, the
+    covariates and the engine's plan; ``checkpoint_options``: its ``sync_every`` / ``batch_seconds``);
+    with ``resume`` an interrupted run's tiles are taken up again (the outputs are one run's, byte
+    for byte). ``checkpoint``: a Ledger made by the caller instead (the GUI's; its ``plan`` must be
+    ``engine.checkpoint_plan()`` of this scan's rows and its params :func:`checkpoint_params`);
+    closed here as run_pipeline closes one.
     """
     params = params or QTParams()
     if not study.quantitative:
         raise ValueError("run_qt_scan needs a study with a quantitative trait (study.trait)")
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
+    screen = None
+    if covariates is not None:
+        screen = _covariate_screen(study, params, covariates)
+        if (params.device == "gpu" and engine is None) or (engine is not None and not isinstance(engine, QTCPUEngine)):
+            raise ValueError(COVAR_NEEDS_CPU)
     if engine is None:
         from gboost.engines import make_engine
 
-        engine = make_engine(params.device, threads=params.threads, tile=params.tile, gpus=params.gpus, test="linear")
+        # (with covariates 'auto' is the CPU: the adjusted test has no GPU engine)
+        engine = make_engine("cpu" if screen is not None else params.device, threads=params.threads,
+                             tile=params.tile, gpus=params.gpus, test="linear")
     t = time.perf_counter()
     rows = None
     if params.part is not None:
@@ -187,18 +210,31 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     if checkpoint_dir is not None and ledger is None:
         from gboost.pipeline.checkpoint import Ledger
 
-        ledger = Ledger(checkpoint_dir, study, params, resume=resume, plan=engine.checkpoint_plan(rows),
-                        **(checkpoint_options or {}))
+        ledger = Ledger(checkpoint_dir, study, checkpoint_params(params, covariates), resume=resume,
+                        plan=engine.checkpoint_plan(rows), **(checkpoint_options or {}))
     if ledger is not None:
         extra["checkpoint"] = ledger
     try:
-        core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
+        if screen is None:
+            core, qp = engine.scan(study, alpha1, alpha2, progress=progress, cancel=cancel, **extra)
+        else:
+            from gboost.engines.qt_covar import scan_adjusted
+
+            core, qp, cp = scan_adjusted(engine, study, screen, progress=progress, cancel=cancel, **extra)
     finally:
         if ledger is not None:
             ledger.close()
     timings["screen"] = time.perf_counter() - t
     t = time.perf_counter()
     screened = retest(qp, core.i, core.j, genotypic=params.genotypic)
+    if screen is not None:
+        from gboost.engines.qt_covar import adjusted_pairs
+
+        # the screen kept pairs a hair below the epi1 threshold: the rows are those whose exact P passes
+        adj = adjusted_pairs(cp, core.i, core.j)
+        keep = np.flatnonzero(np.ones(len(core.i), bool) if params.epi1 >= 1.0 else adj[3] <= params.epi1)
+        screened = screened.take(keep)
+        screened.adj = tuple(col[keep] for col in adj)
     timings["exact"] = time.perf_counter() - t
     t = time.perf_counter()
     mbeta, mstat, mp = marginal_linear(study, qp)
@@ -208,18 +244,63 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     timings.update({f"screen.{key}": value for key, value in getattr(engine, "timings", {}).items()})
     p = study.n_snps
     summary = QTSummary(core.n_sig, (p - 1) - core.n_fail, core.best, core.best_partner)
+    test = "linear" + ("+covariates" if screen is not None else "") + ("+genotypic" if params.genotypic else "")
     res = QTScanResult(study, params, engine.name, engine.describe(), screened, summary, core.n_valid, alpha1, alpha2,
-                       mbeta, mstat, mp, timings, "linear+genotypic" if params.genotypic else "linear")
+                       mbeta, mstat, mp, timings, test)
     res.core = core
     if hasattr(engine, "tiles_per_device"):
         res.engine_counts = {"exact_retest_pairs": int(engine.n_exact),
                              "tiles_per_device": {str(d): int(k) for d, k in engine.tiles_per_device.items()}}
-    if covariates is not None:
-        res._covariates, res.covariate_names = covariates[0], list(covariates[1])
-        t = time.perf_counter()
-        res.reported  # noqa: B018 - the refit, timed here rather than when a writer first asks
-        res.timings["adjusted_tests"] = time.perf_counter() - t
+    if screen is not None:
+        from gboost.stats.covariates import covariates_key
+
+        res.covariate_names = list(covariates[1])
+        res.covariates_key = covariates_key(covariates)
+        res.engine_counts = {**res.engine_counts, "covariate_columns": int(cp.n_covariate_columns),
+                             "samples_with_covariates": int(cp.n_g)}
     return res
+
+
+COVAR_NEEDS_CPU = ("--covar on a quantitative trait: the covariate-adjusted test of every pair runs on the CPU "
+                   "engine only (--device cpu, or auto, which takes it); the GPU engine has no covariates yet")
+
+
+def _covariate_screen(study: Study, params: QTParams, covariates):
+    from gboost.engines.qt_covar import CovariateScreen
+
+    if not isinstance(covariates, tuple) or len(covariates) != 2:
+        raise TypeError("run_qt_scan: covariates must be (matrix, names), as gboost.stats.covariates.read_covariates "
+                        f"returns, or None; got {type(covariates).__name__}")
+    matrix = np.asarray(covariates[0], np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != study.n_samples or matrix.shape[1] != len(covariates[1]):
+        raise ValueError(f"run_qt_scan: covariates of shape {matrix.shape} for {study.n_samples} samples and "
+                         f"{len(covariates[1])} names")
+    return CovariateScreen(matrix, params.epi1, params.epi2)
+
+
+class _AdjustedCheckpoint:
+    """A QT scan's settings as its checkpoint pins them, with its covariates beside the thresholds
+    (a ledger of an unadjusted scan, or one with other covariates, is refused on --resume)."""
+
+    def __init__(self, params: QTParams, key: dict):
+        self.params, self.key = params, key
+
+    def checkpoint_settings(self) -> tuple[str, dict]:
+        test, settings = self.params.checkpoint_settings()
+        return test, {**settings, "covariates": self.key}
+
+    def __getattr__(self, name):  # the thresholds and the rest, as the params' (the GUI's checkpoint key)
+        return getattr(self.params, name)
+
+
+def checkpoint_params(params: QTParams, covariates: tuple | None):
+    """What a QT scan's :class:`gboost.pipeline.checkpoint.Ledger` takes as its params: ``params``
+    itself, or with covariates the same settings and the covariates' key."""
+    if covariates is None:
+        return params
+    from gboost.stats.covariates import covariates_key
+
+    return _AdjustedCheckpoint(params, covariates_key(covariates))
 
 
 def retest(qp: QTPlanes, i: np.ndarray, j: np.ndarray, *, genotypic: bool = False) -> QTPairs:
@@ -306,7 +387,8 @@ def as_scan_result(res: QTScanResult):
     """The QT scan as a :class:`gboost.pipeline.scan.ScanResult`, for views written for case-control scans
     (the GUI's table, plots and pathway graph): STAT the Wald chi-square (DF 1; 0 for failed
     pairs), P exact, KSA NaN, tables with every sample in the first class. ``.qt`` keeps the
-    original result, whose writers (gboost/outputs/qt_results.py) give the QT files."""
+    original result, whose writers (gboost/outputs/qt_results.py) give the QT files. With covariates
+    STAT and P are the adjusted test's (STAT = t^2, P the t test's)."""
     from gboost.engines.base import Thresholds
     from gboost.pipeline.scan import Pairs, ScanParams, ScanResult, Summary
 
@@ -314,8 +396,12 @@ def as_scan_result(res: QTScanResult):
     m = len(sc)
     tables = np.zeros((m, 3, 3, 2), np.int64)
     tables[..., 0] = sc.tables
-    pairs = Pairs(sc.i.copy(), sc.j.copy(), np.full(m, np.nan), np.where(sc.ok, sc.stat, np.nan),
-                  sc.ok.astype(np.int64), sc.p, np.ones(m, bool), tables)
+    if sc.adj is not None:  # with covariates the views show the test that chose the pairs
+        ok, stat, p = np.isfinite(sc.adj[2]), sc.adj[2], sc.adj[3]
+    else:
+        ok, stat, p = sc.ok, sc.stat, sc.p
+    pairs = Pairs(sc.i.copy(), sc.j.copy(), np.full(m, np.nan), np.where(ok, stat, np.nan),
+                  ok.astype(np.int64), p, np.ones(m, bool), tables)
     sm = res.summary
     summary = Summary(sm.n_sig.copy(), sm.n_tot.copy(), sm.best.copy(), sm.best_partner.copy())
     # ScanParams holds a case-control scan's bounds (epi1 < 1); "write every pair" shows as nearly 1

@@ -400,19 +400,21 @@ def _epi_qt_rows(ia, ib, ok, beta, stat, p, chrom, chrom_off, snp, snp_off, c4, 
     return buf[:pos]
 
 
-def epi_qt_pieces(ia, ib, ok, beta, stat, chrom: tuple, snp: tuple, pieces: int = 1) -> list:
+def epi_qt_pieces(ia, ib, ok, beta, stat, chrom: tuple, snp: tuple, pieces: int = 1, p=None) -> list:
     """The .epi.qt rows (after the header) as functions each returning the bytes (a uint8 array)
     of a run of rows, as :func:`epi_cc_pieces`: each run computes the printed P of its own rows
-    (PLINK's normal-tail approximation, clamped at 0) and formats them, compiled, without the GIL."""
+    (PLINK's normal-tail approximation, clamped at 0) and formats them, compiled, without the GIL.
+    ``p``: the rows' P instead (a covariate-adjusted scan's t-test P)."""
     from gboost.stats.qt import plink_normal_p_many
 
     ia, ib = np.ascontiguousarray(ia, np.int64), np.ascontiguousarray(ib, np.int64)
     ok, beta = np.ascontiguousarray(ok, np.bool_), np.ascontiguousarray(beta, np.float64)
     stat = np.ascontiguousarray(stat, np.float64)
+    given = None if p is None else np.where(ok, np.asarray(p, np.float64), np.nan)
 
     def piece(a: int, b: int):
         def run() -> np.ndarray:
-            p = plink_normal_p_many(stat[a:b], ok[a:b])
+            p = plink_normal_p_many(stat[a:b], ok[a:b]) if given is None else given[a:b]
             return _epi_qt_rows(ia[a:b], ib[a:b], ok[a:b], beta[a:b], stat[a:b], p, chrom[0], chrom[1], snp[0],
                                 snp[1], _C4, _C6)
         return run

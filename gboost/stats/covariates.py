@@ -11,6 +11,9 @@ interaction parameters the occupied cells identify: (cells - 1) - (levels1 - 1) 
 Only samples with both genotypes and every covariate are used. Fitted by Newton-Raphson (IRLS)
 with step halving; separation in a sparse cell drives its fitted probability to 0 or 1, where
 the deviance still converges.
+
+A quantitative trait's scan adjusts every pair instead, screen included (gboost/stats/qt_covar.py,
+gboost/engines/qt_covar.py); :func:`read_covariates` and :func:`covariates_key` serve both.
 """
 from __future__ import annotations
 
@@ -122,8 +125,9 @@ def read_covariates(path: str | os.PathLike, study: Study, names: list[str] | No
 class AdjustedTable:
     """Adjusted tests computed where the genotypes were (each ``--part``), looked up by pair where
     they are not (``gboost merge``: its study has no planes). It stands in for the covariate
-    matrix of ``(matrix, names)``: :func:`adjusted_tests` and :func:`adjusted_linear_tests` take
-    either, so the pipeline attaches the adjusted columns in one place whichever it holds."""
+    matrix of ``(matrix, names)``: :func:`adjusted_tests` takes either, so the pipeline attaches
+    the adjusted columns in one place whichever it holds. (A quantitative trait's parts carry
+    the adjusted test of every row instead: gboost/pipeline/parts.py.)"""
 
     i: np.ndarray
     j: np.ndarray
@@ -240,48 +244,3 @@ def adjusted_tests(study: Study, i: np.ndarray, j: np.ndarray, covars: np.ndarra
     for k, (a, b) in enumerate(zip(i, j)):
         out_s[k], out_d[k], out_p[k] = adjusted_test(geno[row[int(a)]], geno[row[int(b)]], y, covars)
     return out_s, out_d, out_p
-
-
-def adjusted_linear_test(a: np.ndarray, b: np.ndarray, y: np.ndarray, covars: np.ndarray):
-    """Quantitative trait: ``y ~ 1 + covariates + a + b + a*b`` by least squares over the samples
-    with both dosages and every covariate; the Wald test of the a*b coefficient, as the
-    unadjusted test (gboost/stats/qt.py). Returns (BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ); NaN when
-    the design is rank-deficient or leaves no residual degree of freedom."""
-    from scipy.special import ndtr
-
-    ok = (a >= 0) & (b >= 0) & ~np.isnan(covars).any(axis=1)
-    a, b, yy, cv = a[ok].astype(np.float64), b[ok].astype(np.float64), y[ok], covars[ok]
-    X = np.column_stack([np.ones(len(yy)), cv, a, b, a * b])
-    nan = (math.nan,) * 4
-    if len(yy) <= X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
-        return nan
-    xtx_inv = np.linalg.inv(X.T @ X)
-    beta = xtx_inv @ (X.T @ yy)
-    resid = yy - X @ beta
-    sigma2 = float(resid @ resid) / (len(yy) - X.shape[1])
-    var = xtx_inv[-1, -1] * sigma2
-    if not var > 0:
-        return nan
-    stat = beta[-1] ** 2 / var
-    return float(beta[-1]), math.sqrt(var), float(stat), float(2 * ndtr(-math.sqrt(stat)))
-
-
-def adjusted_linear_tests(study: Study, i: np.ndarray, j: np.ndarray, covars: np.ndarray):
-    """(BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ) arrays for pairs (i[k], j[k]) of a QT study with
-    covariates aligned to it (or looked up in the :class:`AdjustedTable` of the parts); dosages
-    count PLINK's A1 (``study.a1_flip``), as the scan's."""
-    if isinstance(covars, AdjustedTable):
-        return covars.lookup(i, j)
-    out = tuple(np.full(len(i), np.nan) for _ in range(4))
-    if len(i) == 0:
-        return out
-    snps = np.unique(np.concatenate([i, j]))
-    geno, _ = decode_planes(study.planes[snps], study.layout)
-    flip = study.a1_flip[snps] if study.a1_flip is not None else np.zeros(len(snps), bool)
-    geno = np.where(flip[:, None] & (geno >= 0), 2 - geno, geno)
-    row = {int(s): k for k, s in enumerate(snps)}
-    for k, (a, b) in enumerate(zip(i, j)):
-        res = adjusted_linear_test(geno[row[int(a)]], geno[row[int(b)]], study.trait, covars)
-        for arr, v in zip(out, res):
-            arr[k] = v
-    return out

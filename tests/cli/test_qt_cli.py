@@ -154,28 +154,7 @@ def test_simulate_needs_cases_and_controls_or_qt(tmp_path, capsys):
     assert "--qt" in capsys.readouterr().err
 
 
-def test_covariate_refit_equals_frisch_waugh_lovell(rng):
-    """BETA_ADJ is the slope of y on a*b after both are residualised on (1, covariates, a, b)."""
-    from gboost.stats.covariates import adjusted_linear_test
-
-    n = 400
-    a, b = rng.integers(0, 3, n), rng.integers(0, 3, n)
-    cov = np.column_stack([rng.normal(size=n), rng.integers(0, 2, n)]).astype(float)
-    y = 1.0 + 0.7 * cov[:, 0] + 0.4 * a * b + rng.normal(size=n)
-    a[:5] = -1  # missing calls and a missing covariate leave those samples out
-    cov[7, 1] = np.nan
-    beta, se, stat, p = adjusted_linear_test(a, b, y, cov)
-    ok = (a >= 0) & ~np.isnan(cov).any(axis=1)
-    Z = np.column_stack([np.ones(ok.sum()), cov[ok], a[ok], b[ok]])
-    res = lambda v: v - Z @ np.linalg.lstsq(Z, v, rcond=None)[0]  # noqa: E731
-    ry, rab = res(y[ok]), res((a[ok] * b[ok]).astype(float))
-    assert beta == pytest.approx(float(rab @ ry / (rab @ rab)), rel=1e-9)
-    resid = ry - rab * (rab @ ry / (rab @ rab))
-    assert se == pytest.approx(np.sqrt(resid @ resid / (ok.sum() - 6) / (rab @ rab)), rel=1e-9)
-    assert stat == pytest.approx((beta / se) ** 2, rel=1e-12) and 0 <= p < 1e-3
-
-
-def test_covar_adds_adjusted_columns_for_the_reported_pairs(qt_prefix, tmp_path):
+def test_covar_adjusts_every_pair_and_says_so(qt_prefix, tmp_path):
     fam = [line.split() for line in open(qt_prefix + ".fam")]
     rng = np.random.default_rng(3)
     (tmp_path / "c.txt").write_text("FID IID age sex2\n" + "".join(
@@ -184,8 +163,28 @@ def test_covar_adds_adjusted_columns_for_the_reported_pairs(qt_prefix, tmp_path)
     assert gboost_main(["scan", "--bfile", qt_prefix, "--out", str(out), "--quiet", "--epi1", "0.01",
                         "--covar", str(tmp_path / "c.txt")]) == 0
     lines = [line.split("\t") for line in (out / "pairs.tsv").read_text().splitlines()]
-    assert lines[0][-4:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
+    assert lines[0][-6:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ", "N_ADJ", "DF_ADJ"]
     top = lines[1]
     # a noise covariate barely moves a real interaction
-    assert float(top[-4]) == pytest.approx(float(top[6]), rel=0.1)
-    assert json.loads((out / "run.json").read_text())["covariates"] == ["age", "sex2"]
+    assert float(top[-6]) == pytest.approx(float(top[6]), rel=0.1)
+    # N in every row: the complete cases lack the sample without sex2; df = N - 1 - 2 covariates - 3
+    assert int(top[-2]) in (int(top[10]), int(top[10]) - 1) and int(top[-1]) == int(top[-2]) - 6
+    run = json.loads((out / "run.json").read_text())
+    assert run["covariates"] == ["age", "sex2"] and run["test"] == "linear+covariates"
+    assert run["model"] == "y ~ 1 + age + sex2 + a + b + a*b"
+    # .epi.qt holds the adjusted test: its rows are the pairs with P_ADJ <= epi1, their STAT STAT_ADJ
+    epi = [line.split() for line in (out / "pairs.epi.qt").read_text().splitlines()[1:]]
+    assert len(epi) == len(lines) - 1
+    got = {(r[1], r[3]): float(r[5]) for r in epi}
+    want = {(r[1], r[4]): float(r[-4]) for r in lines[1:]}
+    assert got.keys() == want.keys() and all(got[k] == pytest.approx(want[k], rel=1e-5) for k in got)
+
+
+def test_covar_on_the_gpu_engine_is_refused_in_one_line(qt_prefix, tmp_path, capsys):
+    fam = [line.split() for line in open(qt_prefix + ".fam")]
+    (tmp_path / "c.txt").write_text("FID IID age\n" + "".join(f"{f[0]} {f[1]} {k % 40}\n" for k, f in enumerate(fam)))
+    capsys.readouterr()
+    assert gboost_main(["scan", "--bfile", qt_prefix, "--out", str(tmp_path / "o"), "--quiet", "--device", "gpu",
+                        "--covar", str(tmp_path / "c.txt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "CPU engine" in err[0]

@@ -261,7 +261,8 @@ def test_after_warm_a_first_qt_gpu_scan_builds_no_kernel(tmp_path, qt_study):
     r = gboost(env, "warm", "--device", "gpu")
     assert r.returncode == 0, r.stderr
     prefix, cov = qt_study
-    for k, flags in enumerate(([], ["--genotypic", "--epi1", "1"], ["--covar", cov, "--tile", "48"],
+    # (--covar on a QT scan adjusts every pair on the CPU engine, which the test above covers.)
+    for k, flags in enumerate(([], ["--genotypic", "--epi1", "1"], ["--tile", "48"],
                                ["--part", "2/3"])):
         got = probe(env, "scan", "--bfile", prefix, "--device", "gpu", "--quiet", "--out", str(tmp_path / f"o{k}"),
                     *flags)

@@ -76,7 +76,7 @@ def test_epi1_follows_plinks_default_for_the_loaded_test(qtbot, window, qt_prefi
     assert window.run_panel.epi1.text() == "0.001"
 
 
-def test_covariates_of_the_run_panel_refit_a_qt_scan(qtbot, window, qt_prefix, tmp_path):
+def test_covariates_of_the_run_panel_adjust_a_qt_scan(qtbot, window, qt_prefix, tmp_path):
     with open(qt_prefix + ".fam") as f:
         fam = [line.split() for line in f]
     covar = tmp_path / "covar.txt"
@@ -90,7 +90,7 @@ def test_covariates_of_the_run_panel_refit_a_qt_scan(qtbot, window, qt_prefix, t
     with qtbot.waitSignal(window.exportFinished, timeout=30000):
         assert window.export_file("pairs_tsv", str(out))
     header = out.read_text().splitlines()[0].split("\t")
-    assert header[-4:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ"]
+    assert header[-6:] == ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ", "N_ADJ", "DF_ADJ"]
 
 
 def test_a_cancelled_qt_scan_keeps_its_checkpoint_and_resumes_to_the_cli_bytes(qtbot, window, qt_prefix, qt_cli_dir,

@@ -1,6 +1,7 @@
 """--covar survives --part + merge and Dask, for both tests: the merged pairs.tsv equals one run's
-with --covar, its STAT_ADJ/DF_ADJ/P_ADJ (BETA_ADJ/SE_ADJ/STAT_ADJ/P_ADJ for a quantitative trait)
-included, and run.json names the covariates; parts of scans with other covariates do not merge."""
+with --covar, its STAT_ADJ/DF_ADJ/P_ADJ (for a quantitative trait every pair's adjusted test:
+.epi.qt, its summary and pairs.tsv's BETA_ADJ..DF_ADJ) included, and run.json names the
+covariates; parts of scans with other covariates do not merge."""
 from __future__ import annotations
 
 import json
@@ -107,20 +108,29 @@ def qt(tmp_path_factory):
     return prefix, cov, one
 
 
-@pytest.mark.parametrize("n", [2, 3])
-def test_quantitative_parts_merged_keep_the_adjusted_refit(qt, tmp_path, n):
+@pytest.mark.parametrize("n,epi1", [(2, "0.05"), (3, "0.05"), (7, "1")])
+def test_quantitative_parts_merged_keep_the_adjusted_scan(qt, tmp_path, n, epi1):
     prefix, cov, one = qt
+    if epi1 != "0.05":
+        one = tmp_path / "one"
+        assert main(["scan", "--bfile", prefix, "--out", str(one), "--device", "cpu", "--quiet", "--epi1", epi1,
+                     "--covar", cov]) == 0
     assert "P_ADJ" in (one / "pairs.tsv").read_text().splitlines()[0].split("\t")
+    plain = tmp_path / "plain"
+    assert main(["scan", "--bfile", prefix, "--out", str(plain), "--device", "cpu", "--quiet", "--epi1", epi1]) == 0
+    for name in ("pairs.epi.qt", "pairs.epi.qt.summary"):  # (so a part that lost its covariates is seen)
+        assert (one / name).read_bytes() != (plain / name).read_bytes()
     parts = []
     for k in range(1, n + 1):
         d = tmp_path / f"p{k}"
-        assert main(["scan", "--bfile", prefix, "--out", str(d), "--device", "cpu", "--quiet", "--epi1", "0.05",
+        assert main(["scan", "--bfile", prefix, "--out", str(d), "--device", "cpu", "--quiet", "--epi1", epi1,
                      "--covar", cov, "--part", f"{k}/{n}"]) == 0
         parts.append(str(d))
     merged = tmp_path / "merged"
     assert main(["merge", *parts, "--out", str(merged), "--quiet"]) == 0
     assert _files(merged, QT_FILES) == _files(one, QT_FILES)
-    assert json.loads((merged / "run.json").read_text())["covariates"] == ["age", "pc1"]
+    run = json.loads((merged / "run.json").read_text())
+    assert run["covariates"] == ["age", "pc1"] and run["test"] == "linear+covariates"
 
 
 def test_quantitative_parts_with_and_without_covariates_do_not_merge(qt, tmp_path, capsys):

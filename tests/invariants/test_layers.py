@@ -21,7 +21,8 @@ LAYERS = [
     ("data", "data.plink_skips", "engines.cupy_import", "engines.gpu.config",
      "engines.gpu.missing_lists", "engines.gpu.pinning", "errors", "outputs", "pipeline",
      "pipeline.progress", "pipeline.stages", "pipeline.validate", "readers", "readers.plink_format",
-     "runtime", "runtime.compile_guard", "runtime.numba_cache", "stats", "stats.f32screen", "version"),  # 0: leaves
+     "runtime", "runtime.compile_guard", "runtime.numba_cache", "stats", "stats.f32screen", "stats.qt_covar",
+     "version"),  # 0: leaves
     ("cli.console", "engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
      "readers.optional", "readers.pheno", "readers.sample_ids", "runtime.compile_watch",
      "runtime.process", "stats.boost", "stats.fastksa", "stats.hwe", "stats.multiple", "stats.pvalues",
@@ -31,8 +32,8 @@ LAYERS = [
     ("data.study", "engines.gpu.counting", "engines.qt_fused", "pipeline.best_ties", "stats.exact"),  # 3
     ("engines.base", "engines.qt_cpu", "readers.ped", "readers.plink_bed", "readers.streamed",
      "stats.covariates", "stats.qt_products"),  # 4
-    ("data.load", "data.simulate", "engines.cpu", "engines.gpu.decode", "readers.boost_matrix",
-     "readers.pgen", "readers.vcf"),  # 5
+    ("data.load", "data.simulate", "engines.cpu", "engines.gpu.decode", "engines.qt_covar",
+     "readers.boost_matrix", "readers.pgen", "readers.vcf"),  # 5
     ("cli.simulate", "engines.devices", "engines.gpu.device", "pipeline.checkpoint", "readers.bgen",
      "stats.calibration"),  # 6
     ("data.inputs", "engines.early", "engines.gpu.engine", "engines.qt_gpu", "outputs.results"),  # 7

@@ -198,3 +198,46 @@ def test_a_checkpoint_of_one_test_is_not_taken_up_by_the_other(prefix, tmp_path,
         assert main(["scan", "--bfile", bfile, "--out", str(out), "--quiet", "--device", "cpu", "--resume"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"was {was}, not {now}" in err[0] and str(out) in err[0], err
+
+
+def _covariates(study, seed=4):
+    rng = np.random.default_rng(seed)
+    cov = np.column_stack([rng.normal(50, 10, study.n_samples), rng.normal(size=study.n_samples)])
+    cov[::29, 0] = np.nan
+    return cov, ["age", "pc1"]
+
+
+def test_an_adjusted_scan_interrupted_resumes_to_one_runs_files_and_pins_its_covariates(prefix, tmp_path,
+                                                                                          monkeypatch, small_blocks):
+    """With --covar the tiles recorded are the adjusted test's: a resume gives one run's files, and
+    a checkpoint of other covariates (or none) is refused, naming them."""
+    from gboost.engines import qt_covar
+    from gboost.errors import InputError
+
+    study = load_study(open_input(bfile=prefix))
+    params = QTParams(epi1=0.01, epi2=0.1)
+    cov = _covariates(study)
+    want = render_qt_outputs(run_qt_scan(study, params, engine=QTCPUEngine(), covariates=cov))
+    real = qt_covar.stat_block
+    calls: list = []
+
+    def interrupted(*a):
+        real(*a)
+        _ctrl_c_at(calls, 4)
+
+    monkeypatch.setattr(qt_covar, "stat_block", interrupted)
+    out = tmp_path / "o"
+    with pytest.raises(KeyboardInterrupt):
+        run_qt_scan(study, params, engine=QTCPUEngine(), covariates=cov, checkpoint_dir=out)
+    assert tiles_recorded(out) == 3
+    monkeypatch.setattr(qt_covar, "stat_block", real)
+    for other in (None, _covariates(study, seed=5)):
+        with pytest.raises(InputError, match=r"the covariates \(--covar\)"):
+            run_qt_scan(study, params, engine=QTCPUEngine(), covariates=other, checkpoint_dir=out, resume=True)
+    stats = []
+    monkeypatch.setattr(qt_covar, "stat_block", lambda *a: (stats.append(1), real(*a)))
+    got = render_qt_outputs(run_qt_scan(study, params, engine=QTCPUEngine(), covariates=cov, checkpoint_dir=out,
+                                        resume=True))
+    assert len(stats) == 18 - 3  # the recorded tiles are not screened again
+    for name in FILES:
+        assert got[name] == want[name], name
