@@ -260,7 +260,7 @@ def test_after_warm_a_first_qt_gpu_scan_builds_no_kernel(tmp_path, qt_study):
     env = _env(str(tmp_path / "numba"), str(tmp_path / "kernels"))
     r = gboost(env, "warm", "--device", "gpu")
     assert r.returncode == 0, r.stderr
-    prefix, cov = qt_study
+    prefix, _ = qt_study
     # (--covar on a QT scan adjusts every pair on the CPU engine, which the test above covers.)
     for k, flags in enumerate(([], ["--genotypic", "--epi1", "1"], ["--tile", "48"],
                                ["--part", "2/3"])):
