@@ -105,21 +105,23 @@ def address_limit_problem() -> str | None:
             "or ask the batch scheduler for more memory per task)")
 
 
-def fit_threads_to_limit() -> int | None:
+def fit_threads_to_limit(environ=None) -> int | None:
     """Under an address-space limit, as many compute threads as the limit has room for (numba's
     pool, and OpenMP's where numba runs on it, start every thread at once whatever a scan then
     uses): NUMBA_NUM_THREADS and OMP_NUM_THREADS set for this process and its children, unless the
-    user set them. Returns the number set, or None (no limit, or already set)."""
+    user set them (``environ``: where to set them, default ``os.environ``; numba reads its own
+    from there as it compiles). Returns the number set, or None (no limit, or already set)."""
+    environ = os.environ if environ is None else environ
     limit = address_limit()
-    if limit is None or "NUMBA_NUM_THREADS" in os.environ:
+    if limit is None or "NUMBA_NUM_THREADS" in environ:
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     room = max(1, (limit - START_BYTES) // THREAD_BYTES)
     n = int(max(1, min(cores, room)))
     if n >= cores:
         return None
-    os.environ["NUMBA_NUM_THREADS"] = str(n)
-    os.environ.setdefault("OMP_NUM_THREADS", str(n))
+    environ["NUMBA_NUM_THREADS"] = str(n)
+    environ.setdefault("OMP_NUM_THREADS", str(n))
     return n
 
 

@@ -64,7 +64,10 @@ def test_every_cli_scan_option_has_a_control(window):
     # --genotypic: the 4-df F-test of a quantitative trait's pairs, command line only so far;
     # --allow-extra-chr (contig names accepted): command line only so far, the panel has no control for it
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
-                "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample", "--allow-extra-chr"}
+                "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample", "--allow-extra-chr",
+                # PLINK's sample lists, phenotype column, covariate numbers, allele order: command line only so far
+                "--keep", "--remove", "--keep-fam", "--remove-fam", "--pheno-name", "--mpheno", "--covar-number",
+                "--keep-allele-order", "--parallel"}
     covered = {"--double-id", "--const-fid", "--id-delim", "--hard-call-threshold",
                "--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",

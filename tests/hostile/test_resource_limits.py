@@ -43,19 +43,21 @@ def test_an_address_limit_below_the_floor_is_one_line_and_nothing_written(study,
 
 
 def test_threads_are_fitted_to_a_limit_with_room_for_fewer_than_cores(monkeypatch):
+    """(Into a dict standing for the environment: numba re-reads the real one as it compiles, and
+    this process's thread pool has started.)"""
     from gboost.runtime import process
 
-    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(process.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
     monkeypatch.setattr(process, "address_limit", lambda: 1200 << 20)  # 64 threads failed here
-    assert process.fit_threads_to_limit() == (500 << 20) // process.THREAD_BYTES
-    assert os.environ["NUMBA_NUM_THREADS"] == os.environ["OMP_NUM_THREADS"] == str((500 << 20) // process.THREAD_BYTES)
-    monkeypatch.setenv("NUMBA_NUM_THREADS", "48")  # the user's own choice stands
-    assert process.fit_threads_to_limit() is None and os.environ["NUMBA_NUM_THREADS"] == "48"
-    monkeypatch.delenv("NUMBA_NUM_THREADS")
+    env = {}
+    room = (500 << 20) // process.THREAD_BYTES
+    assert process.fit_threads_to_limit(env) == room
+    assert env == {"NUMBA_NUM_THREADS": str(room), "OMP_NUM_THREADS": str(room)}
+    env = {"NUMBA_NUM_THREADS": "48"}  # the user's own choice stands
+    assert process.fit_threads_to_limit(env) is None and env == {"NUMBA_NUM_THREADS": "48"}
     monkeypatch.setattr(process, "address_limit", lambda: None)  # no limit: nothing changes
-    assert process.fit_threads_to_limit() is None and "NUMBA_NUM_THREADS" not in os.environ
+    env = {}
+    assert process.fit_threads_to_limit(env) is None and env == {}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is enforced on Linux")
