@@ -509,12 +509,7 @@ __device__ __forceinline__ auto gm_acc_cells(const gb_u32 (&acc)[2][NA][V][4]) {
 }
 
 // Running summary of one thread: its 2 rows (ri) and its 4 columns (cc * 2 + e).
-struct gm_summ {
-    int rsig[2], rtot[2], rbp[2];
-    double rbest[2];
-    int csig[4], ctot[4], cbp[4];
-    double cbest[4];
-};
+typedef gb_summary<2, 4> gm_summ;
 
 // Fold the summary of the lane `mask` away into this lane's (both end with the same).
 __device__ __forceinline__ void gm_fold(int& sig, int& tot, double& best, int& bp, int mask) {
@@ -1310,6 +1305,7 @@ __device__ __forceinline__ void gm_screen(
     __shared__ double s_rbest[GM_BI][GM_WJ];
     __shared__ int s_csig[GM_BJ][GM_WI], s_ctot[GM_BJ][GM_WI], s_cbp[GM_BJ][GM_WI];
     __shared__ double s_cbest[GM_BJ][GM_WI];
+    const gb_block_partials<GM_BI, GM_BJ, GM_WJ, GM_WI> s_part = {s_rsig, s_rtot, s_rbp, s_rbest, s_csig, s_ctot, s_cbp, s_cbest};
 #if GM_F32 && !GM_COUNT_ONLY
     // The float32 pre-screen (<2,2> only, where the host found room for it): per-SNP terms, counts
     // and the study's constants.
@@ -1381,16 +1377,7 @@ __device__ __forceinline__ void gm_screen(
         // Partials live at [block column][row] and [block row][column], as in boost_screen.cu.
         const gb_size rbase = (gb_size)bx * ni + bi0, cbase = (gb_size)by * nj + bj0;
         if (diag && j0 + bj0 + GM_BJ - 1 <= i0 + bi0) {  // wholly on or below the diagonal: no pair
-            if (write_empty) {
-                if (tid < GM_BI && bi0 + tid < ni) {
-                    rp_sig[rbase + tid] = 0; rp_tot[rbase + tid] = 0;
-                    rp_best[rbase + tid] = gb_neg_inf(); rp_partner[rbase + tid] = -1;
-                }
-                if (tid < GM_BJ && bj0 + tid < nj) {
-                    cp_sig[cbase + tid] = 0; cp_tot[cbase + tid] = 0;
-                    cp_best[cbase + tid] = gb_neg_inf(); cp_partner[cbase + tid] = -1;
-                }
-            }
+            if (write_empty) gb_empty_partials<GM_BI, GM_BJ>({rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner}, rbase, cbase, tid, bi0, ni, bj0, nj);
             continue;
         }
         if (gm_block_mode(miss, i0, ni, j0, nj, bi0, bj0, tid) != (NA - 2) * 2 + (NB - 2)) continue;
@@ -1446,13 +1433,8 @@ __device__ __forceinline__ void gm_screen(
         }
 
         gm_summ sm;
-        auto reset_rows = [&]() {
-#pragma unroll
-            for (int x = 0; x < 2; ++x) { sm.rsig[x] = 0; sm.rtot[x] = 0; sm.rbp[x] = -1; sm.rbest[x] = gb_neg_inf(); }
-        };
-        reset_rows();
-#pragma unroll
-        for (int x = 0; x < 4; ++x) { sm.csig[x] = 0; sm.ctot[x] = 0; sm.cbp[x] = -1; sm.cbest[x] = gb_neg_inf(); }
+        sm.reset_rows();
+        sm.reset_cols();
         // Rows ri * 8 + g of a row tile are shared by the 4 lanes of a group (q): folded across those
         // lanes into the block's shared partials after each row tile, then the row summaries reset.
         auto fold_rows = [&](int rt0) {
@@ -1460,13 +1442,9 @@ __device__ __forceinline__ void gm_screen(
             for (int ri = 0; ri < 2; ++ri) {
                 gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 1);
                 gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 2);
-                if (q == 0) {
-                    const int r = rt0 + ri * 8 + g;
-                    s_rsig[r][wx] = sm.rsig[ri]; s_rtot[r][wx] = sm.rtot[ri];
-                    s_rbest[r][wx] = sm.rbest[ri]; s_rbp[r][wx] = sm.rbp[ri];
-                }
+                if (q == 0) s_part.put_row(rt0 + ri * 8 + g, wx, sm, ri);
             }
-            reset_rows();
+            sm.reset_rows();
         };
 
         // The warp owns GM_TR row tiles of 16 SNPs and 16 columns. In the <2,2> ring its tiles are
@@ -1596,30 +1574,10 @@ __device__ __forceinline__ void gm_screen(
             gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 4);
             gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 8);
             gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 16);
-            if (g == 0) {
-                const int c = c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1);
-                s_csig[c][wy] = sm.csig[x]; s_ctot[c][wy] = sm.ctot[x];
-                s_cbest[c][wy] = sm.cbest[x]; s_cbp[c][wy] = sm.cbp[x];
-            }
+            if (g == 0) s_part.put_col(c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1), wy, sm, x);
         }
         __syncthreads();
-        if (tid < GM_BI) {
-            const int r = tid;
-            int sg, tt, bp;
-            double bv;
-            gb_fold_row<GM_WJ>(s_rsig[r], s_rtot[r], s_rbest[r], s_rbp[r], sg, tt, bv, bp);
-            if (bi0 + r < ni) {
-                rp_sig[rbase + r] = sg; rp_tot[rbase + r] = tt; rp_best[rbase + r] = bv; rp_partner[rbase + r] = bp;
-            }
-        } else if (tid < GM_BI + GM_BJ) {
-            const int c = tid - GM_BI;
-            int sg, tt, bp;
-            double bv;
-            gb_fold_row<GM_WI>(s_csig[c], s_ctot[c], s_cbest[c], s_cbp[c], sg, tt, bv, bp);
-            if (bj0 + c < nj) {
-                cp_sig[cbase + c] = sg; cp_tot[cbase + c] = tt; cp_best[cbase + c] = bv; cp_partner[cbase + c] = bp;
-            }
-        }
+        s_part.write({rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner}, rbase, cbase, tid, bi0, ni, bj0, nj);
     }
 }
 

@@ -115,12 +115,7 @@ __device__ __forceinline__ gb_u32 gb_xor3(gb_u32 a, gb_u32 b, gb_u32 c) {
 }
 
 // Per-thread running summary of its 2 rows (over its 2 columns) and its 2 columns (over its 2 rows).
-struct gb_summ {
-    int rsig[GB_TI], rtot[GB_TI], rbp[GB_TI];
-    double rbest[GB_TI];
-    int csig[GB_TJ], ctot[GB_TJ], cbp[GB_TJ];
-    double cbest[GB_TJ];
-};
+typedef gb_summary<GB_TI, GB_TJ> gb_summ;
 
 // Words [wb, wb + GB_KW) of NT plane types of SNPs [g0, g0 + B), as laid out in shared memory
 // s[t][kw][B] (element e = (t * GB_KW + kw) * B + sn), fetched into registers by load() one chunk
@@ -531,6 +526,7 @@ __device__ __forceinline__ void gb_screen(
     __shared__ double s_rbest[GB_BI][GB_TX];
     __shared__ int s_csig[GB_BJ][GB_TY], s_ctot[GB_BJ][GB_TY], s_cbp[GB_BJ][GB_TY];
     __shared__ double s_cbest[GB_BJ][GB_TY];
+    const gb_block_partials<GB_BI, GB_BJ, GB_TX, GB_TY> s_part = {s_rsig, s_rtot, s_rbp, s_rbest, s_csig, s_ctot, s_cbp, s_cbest};
 
     const int tid = threadIdx.x, tx = tid % GB_TX, ty = tid / GB_TX;
     const int bi0 = blockIdx.y * GB_BI, bj0 = blockIdx.x * GB_BJ;
@@ -540,16 +536,7 @@ __device__ __forceinline__ void gb_screen(
     // A diagonal tile's blocks wholly on or below the diagonal hold no pair: empty partials, done.
     // (A diagonal tile is one whose column range overlaps its row range; it need not be square.)
     if (diag && j0 + bj0 + GB_BJ - 1 <= i0 + bi0) {  // largest j <= smallest i
-        if (write_empty) {  // once per tile: by the first of the mode kernels the host launches
-            if (tid < GB_BI && bi0 + tid < ni) {
-                rp_sig[rbase + tid] = 0; rp_tot[rbase + tid] = 0;
-                rp_best[rbase + tid] = gb_neg_inf(); rp_partner[rbase + tid] = -1;
-            }
-            if (tid < GB_BJ && bj0 + tid < nj) {
-                cp_sig[cbase + tid] = 0; cp_tot[cbase + tid] = 0;
-                cp_best[cbase + tid] = gb_neg_inf(); cp_partner[cbase + tid] = -1;
-            }
-        }
+        if (write_empty) gb_empty_partials<GB_BI, GB_BJ>({rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner}, rbase, cbase, tid, bi0, ni, bj0, nj);
         return;
     }
     if (gb_block_mode(miss, i0, ni, j0, nj, bi0, bj0, tid) != (CORR ? 4 : (NA - 2) * 2 + (NB - 2))) return;
@@ -562,10 +549,8 @@ __device__ __forceinline__ void gb_screen(
     }
 
     gb_summ sm;
-#pragma unroll
-    for (int q = 0; q < GB_TI; ++q) { sm.rsig[q] = 0; sm.rtot[q] = 0; sm.rbp[q] = -1; sm.rbest[q] = gb_neg_inf(); }
-#pragma unroll
-    for (int q = 0; q < GB_TJ; ++q) { sm.csig[q] = 0; sm.ctot[q] = 0; sm.cbp[q] = -1; sm.cbest[q] = gb_neg_inf(); }
+    sm.reset_rows();
+    sm.reset_cols();
 
     gb_block_pairs<NA, NB, CORR>(sm, sA, sB, planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, tab, thr,
                                  W, w_ctrl, i0, ni, j0, nj, diag, bi0, bj0,
@@ -574,35 +559,11 @@ __device__ __forceinline__ void gb_screen(
 
     // Block reduction: thread (tx, ty) holds rows ty*2 + ii over its columns, columns tx*2 + jj over its rows.
 #pragma unroll
-    for (int ii = 0; ii < GB_TI; ++ii) {
-        const int r = ty * GB_TI + ii;
-        s_rsig[r][tx] = sm.rsig[ii]; s_rtot[r][tx] = sm.rtot[ii];
-        s_rbest[r][tx] = sm.rbest[ii]; s_rbp[r][tx] = sm.rbp[ii];
-    }
+    for (int ii = 0; ii < GB_TI; ++ii) s_part.put_row(ty * GB_TI + ii, tx, sm, ii);
 #pragma unroll
-    for (int jj = 0; jj < GB_TJ; ++jj) {
-        const int c = tx * GB_TJ + jj;
-        s_csig[c][ty] = sm.csig[jj]; s_ctot[c][ty] = sm.ctot[jj];
-        s_cbest[c][ty] = sm.cbest[jj]; s_cbp[c][ty] = sm.cbp[jj];
-    }
+    for (int jj = 0; jj < GB_TJ; ++jj) s_part.put_col(tx * GB_TJ + jj, ty, sm, jj);
     __syncthreads();
-    if (tid < GB_BI) {
-        const int r = tid;
-        int sg, tt, bp;
-        double bv;
-        gb_fold_row<GB_TX>(s_rsig[r], s_rtot[r], s_rbest[r], s_rbp[r], sg, tt, bv, bp);
-        if (bi0 + r < ni) {
-            rp_sig[rbase + r] = sg; rp_tot[rbase + r] = tt; rp_best[rbase + r] = bv; rp_partner[rbase + r] = bp;
-        }
-    } else if (tid < GB_BI + GB_BJ) {
-        const int c = tid - GB_BI;
-        int sg, tt, bp;
-        double bv;
-        gb_fold_row<GB_TY>(s_csig[c], s_ctot[c], s_cbest[c], s_cbp[c], sg, tt, bv, bp);
-        if (bj0 + c < nj) {
-            cp_sig[cbase + c] = sg; cp_tot[cbase + c] = tt; cp_best[cbase + c] = bv; cp_partner[cbase + c] = bp;
-        }
-    }
+    s_part.write({rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner}, rbase, cbase, tid, bi0, ni, bj0, nj);
 }
 
 #define GB_SCREEN_ARGS                                                                                        \
