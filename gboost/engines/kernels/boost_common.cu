@@ -239,6 +239,35 @@ struct gb_partials_out {
     int* cp_partner;
 };
 
+// A tile's arguments, what both counting paths take, in the order of gboost/engines/gpu/kernel_args.py's
+// description (TILE), which is also the tensor-core kernels' argument list (generated from it). The
+// CUDA-core kernels take it inside one struct by value (gb_params, boost_screen.cu): compile.py appends
+// a static_assert of every field's offset and of the size, generated from that description, so a
+// layout that differs does not compile.
+struct gb_tile_args {
+    // Planes: the tile's row r is plane column off_r + r of planes_r (stride_r SNPs a row), its
+    // columns the same in planes_c.
+    const gb_u64* planes_r;
+    int stride_r, off_r;
+    const gb_u64* planes_c;
+    int stride_c, off_c;
+    const int* counts;  // (SNP, type, class) called-genotype counts, by global SNP
+    const unsigned char* miss;  // per SNP: 0 fully called, else how its missing calls are counted
+    const double* xlx;  // the c ln c table (n_tab entries staged in shared memory when n_tab > 0)
+    const double* thr;  // screen thresholds by DF [0, 5), then the summary's
+    // The samples as plane units: k-steps of 256 samples (tensor cores) or 64-bit words (CUDA
+    // cores), n_k in all, the controls' first k_ctrl.
+    int n_k, k_ctrl;
+    int i0, ni, j0, nj;  // the tile: rows [i0, i0 + ni), columns [j0, j0 + nj) (global SNPs)
+    int diag, write_empty, n_tab;
+    gb_u32* surv_n;  // the survivors' count (atomic), their pairs, KSA and tables (surv_cap of each)
+    int surv_cap;
+    int* surv_ij;
+    double* surv_ksa;
+    int* surv_tab;
+    gb_partials_out part;
+};
+
 // A block's partials where it holds no pair (wholly on or below a diagonal tile's diagonal): written
 // once per tile, by the first mode kernel the host launches (write_empty).
 template <int BI, int BJ>

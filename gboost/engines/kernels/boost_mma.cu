@@ -1290,15 +1290,12 @@ __device__ __forceinline__ int gm_block_mode(const unsigned char* __restrict__ m
     return (__any_sync(0xffffffffu, fa) ? 2 : 0) + (__any_sync(0xffffffffu, fb) ? 1 : 0);
 }
 
+// GM_SCREEN_ARGS / GM_SCREEN_PASS: the tensor-core kernels' argument list and its forwarding, generated
+// by compile.py from gboost/engines/gpu/kernel_args.py (gm_screen: the tile's fields, gb_tile_args,
+// then the pre-screen's cross-block bars bar and barc), the one place they are written.
 template <int NA, int NB, bool FAST = false>
-__device__ __forceinline__ void gm_screen(
-    const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
-    int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
-    const double* __restrict__ xlx, const double* __restrict__ thr, int KS, int ks0, int i0, int ni, int j0, int nj,
-    int diag, int write_empty, int n_tab, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
-    double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
-    double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
-    double* __restrict__ cp_best, int* __restrict__ cp_partner, float* __restrict__ bar, float* __restrict__ barc) {
+__device__ __forceinline__ void gm_screen(GM_SCREEN_ARGS) {
+    const int KS = n_k, ks0 = k_ctrl;  // k-steps of 256 samples, the controls' first
     __shared__ double s_rterm[GB_ROW_FIELDS * GM_BI + 4];  // + the class constants
     __shared__ double s_cterm[GB_COL_FIELDS * GM_BJ];
     __shared__ int s_rsig[GM_BI][GM_WJ], s_rtot[GM_BI][GM_WJ], s_rbp[GM_BI][GM_WJ];
@@ -1580,21 +1577,6 @@ __device__ __forceinline__ void gm_screen(
         s_part.write({rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner}, rbase, cbase, tid, bi0, ni, bj0, nj);
     }
 }
-
-#define GM_SCREEN_ARGS                                                                                        \
-    const gb_u64 *__restrict__ planes_r, int stride_r, int off_r, const gb_u64 *__restrict__ planes_c,      \
-        int stride_c, int off_c, const int *__restrict__ counts, const unsigned char *__restrict__ miss,      \
-        const double *__restrict__ xlx, const double *__restrict__ thr, int KS, int ks0, int i0, int ni,      \
-        int j0, int nj, int diag, int write_empty, int n_tab, gb_u32 *__restrict__ surv_n,                    \
-        int surv_cap,                                                                                         \
-        int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,                 \
-        int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
-        int *__restrict__ rp_partner, int *__restrict__ cp_sig, int *__restrict__ cp_tot,                     \
-        double *__restrict__ cp_best, int *__restrict__ cp_partner, float *__restrict__ bar, float *__restrict__ barc
-#define GM_SCREEN_PASS                                                                                       \
-    planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, KS, ks0, i0, ni, j0, nj,    \
-        diag, write_empty, n_tab, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
-        rp_partner, cp_sig, cp_tot, cp_best, cp_partner, bar, barc
 
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB22) gm_screen_22(GM_SCREEN_ARGS) { gm_screen<2, 2>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_23(GM_SCREEN_ARGS) { gm_screen<2, 3>(GM_SCREEN_PASS); }
