@@ -200,3 +200,26 @@ def test_one_chromosome_axis_reads_megabases(qtbot, window, one_chrom_prefix):
     assert texts and all("e" not in t for t in texts)
     for v, t in zip(values, texts):  # each label is the tick's position in Mb on the chromosome
         assert float(t) == pytest.approx((v + bp.min()) / 1e6, abs=spacing / 1e6 / 2)
+
+
+def test_interaction_map_draws_the_strongest_pairs_over_the_density_of_all(scanned):
+    from gui.resultdata import pairs_neglog10
+
+    im, rep = scanned.interactions, scanned.reported
+    assert im.drawn_mode() == "all" and not im.density.isVisible()  # ~40 pairs: every one a point
+    im.set_top_n(10)  # as a study with more reported pairs than the map's budget
+    nlp = pairs_neglog10(rep)
+    strongest = np.sort(np.argsort(-nlp, kind="stable")[:10])
+    assert im.drawn_mode() == "top"
+    np.testing.assert_array_equal(im.drawn, strongest)
+    assert sum(len(item.data) for item in im.bins) == 10
+    assert im.density.isVisible() and im.density_counts.sum() == len(rep)  # every pair in the density
+    weak = int(np.argmin(nlp))
+    lay = genome_layout(scanned.result.study.variants)
+    hit = im.point_at(lay.x[rep.i[weak]], lay.x[rep.j[weak]])
+    assert hit is None or hit in strongest  # only the points drawn answer a hover
+    im.mode.setCurrentIndex(im.mode.findData("density"))
+    assert sum(len(item.data) for item in im.bins) == 0 and im.density.isVisible()
+    im.mode.setCurrentIndex(im.mode.findData("all"))
+    assert sum(len(item.data) for item in im.bins) == len(rep) and not im.density.isVisible()
+    assert f"all {len(rep):,} pairs" in im.mode_note.text()
