@@ -103,3 +103,17 @@ def best_interaction(pairs, n_snps: int) -> tuple[np.ndarray, np.ndarray]:
     partner[snp[first]] = other[first]
     best[best == -np.inf] = np.nan  # a SNP whose only pairs have no P
     return best, partner
+
+
+def attach_qt_adjusted(result) -> None:
+    """A QT scan with covariates (``result.qt``, shown through :func:`as_scan_result`): its
+    reported pairs get ``qt_adj``, the adjusted test's six columns (BETA_ADJ, SE_ADJ, STAT_ADJ,
+    P_ADJ, N_ADJ, DF_ADJ) of each reported row, as its pairs.tsv writes them beside the
+    unadjusted test. The case-control view of the result carries no ``adj`` for them: its
+    writer's three adjusted columns are another test's."""
+    qt = getattr(result, "qt", None)
+    adj = getattr(getattr(qt, "screened", None), "adj", None)
+    if adj is None:
+        return
+    idx, _q = result.reported_rows
+    result.reported.qt_adj = tuple(np.asarray(col)[idx] for col in adj)
