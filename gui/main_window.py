@@ -241,6 +241,20 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.error_box = dialogs.show_error(self, title, message, details, fixes)
         self.taskFailed.emit(title, message)
 
+    def show_columns_help(self):
+        """Help > What the columns mean."""
+        from gui import help_menu
+
+        self.columns_help = help_menu.show_columns(self)
+        return self.columns_help
+
+    def open_doc(self, rel: str) -> None:
+        """Help > a document of the checkout, in the system's viewer."""
+        from gui import help_menu
+
+        if not help_menu.open_doc(rel):
+            self.statusBar().showMessage(f"Could not open {rel}: read it in the gboost folder ({help_menu.ROOT})", 10000)
+
     def about(self) -> None:
         engine = self.result.device if self.result is not None else self.engine_description()
         dialogs.show_about(self, engine)
