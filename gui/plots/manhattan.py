@@ -166,7 +166,9 @@ class ManhattanPlot(PlotPanel):
         if n_valid:
             bonf = -np.log10(0.05 / n_valid)
             self.bonferroni_line.setValue(bonf)
-            self.bonferroni_line.label.setFormat(f"Bonferroni 0.05 / {n_valid:,} tests")
+            caption = f"Bonferroni 0.05 / {n_valid:,} tests"
+            self.bonferroni_line.label.setFormat(caption)
+            self.bonferroni_line.label.setText(caption)  # (setFormat redraws only on a value change)
             self.bonferroni_line.setVisible(True)
         self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
         self.plot.setTitle(f"Manhattan plot: single-locus test of {study.n_snps:,} SNPs (ringed: "

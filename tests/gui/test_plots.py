@@ -167,6 +167,7 @@ def test_manhattan_shows_each_snps_strongest_interaction_and_rings_interacting_s
     assert len(rx) == len(best)
     assert m.bonferroni_line.isVisible()
     assert m.bonferroni_line.value() == pytest.approx(-math.log10(0.05 / scanned.result.n_valid))
+    assert m.bonferroni_line.label.toPlainText() == f"Bonferroni 0.05 / {scanned.result.n_valid:,} tests"
     k = int(rep.i[0])
     scanned.select_snp(k)
     sx, sy = m.pair_selected_item.getData()
