@@ -82,7 +82,7 @@ def test_name(study, allelic: bool) -> str:
     """The single-locus test's name, as the Manhattan's axis gives it."""
     if getattr(study, "quantitative", False):
         return "additive linear test, 1 df"
-    return "allelic χ², 1 df" if allelic else "genotype likelihood ratio, 2 df"
+    return "allelic χ², 1 df" if allelic else "genotype LR, 2 df"  # short: the axis of a 768-pixel window
 
 
 def best_interaction(pairs, n_snps: int) -> tuple[np.ndarray, np.ndarray]:
