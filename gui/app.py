@@ -2,7 +2,8 @@
 
 PREFIX: a PLINK fileset (prefix or any of its files), a .ped/.map or a BOOST matrix; without it
 the first start opens the bundled sample study and later starts the most recent study.
-``--run`` starts a scan with the Run panel's settings once the study is loaded;
+``--run`` starts a scan with the Run panel's settings once the study is loaded; ``--size WxH``
+sizes the window (a laptop's 1366x768, say: what the screenshots then show);
 ``--screenshot DIR`` writes main.png, manhattan.png, qq.png, interactions.png and pathways.png
 into DIR when the run ends (or when the study is loaded, without ``--run``) and quits: exit code
 0, or 1 if anything failed. ``--run`` resumes an interrupted scan of the same study and
@@ -26,8 +27,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--run", action="store_true", help="start the scan as soon as the study is loaded")
     p.add_argument("--screenshot", metavar="DIR", help="write PNGs of the window and each plot into DIR, then quit")
     p.add_argument("--device", choices=("auto", "cpu", "gpu"), help="engine to select in the Run panel")
+    p.add_argument("--size", type=window_size, metavar="WxH", help="the window's size in pixels, e.g. 1366x768")
     p.add_argument("--version", action="version", version=f"gboost {gboost.__version__}")
     return p.parse_args(argv)
+
+
+def window_size(text: str) -> tuple[int, int]:
+    """``--size``'s WxH (e.g. 1366x768), each side at least 200 pixels."""
+    w, sep, h = text.lower().partition("x")
+    if not sep or not (w.isdigit() and h.isdigit()) or int(w) < 200 or int(h) < 200:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels (each at least 200), e.g. 1366x768, got {text!r}")
+    return int(w), int(h)
 
 
 def sample_study() -> str | None:
@@ -93,6 +103,9 @@ def main(argv=None) -> int:
     win = MainWindow(gpu_available())
     if args.device:
         win.run_panel.engine.setCurrentIndex(max(0, win.run_panel.engine.findData(args.device)))
+    if args.size:
+        win.resize(*args.size)
+        win._fit_docks_on_show = True  # the docks in proportion to this size, as on a first start
     win.show()
     status = {"code": 0}
 

@@ -30,7 +30,7 @@ from gui.plots.interactions import InteractionMap
 from gui.plots.manhattan import ManhattanPlot
 from gui.plots.pathways import PathwayView
 from gui.plots.qq import QQPlot
-from gui.resultdata import partners_of
+from gui.resultdata import partners_of, single_locus
 from gui.run_panel import RunPanel
 from gui.scan_actions import ScanMixin
 from gui.state import AppState
@@ -241,6 +241,20 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.error_box = dialogs.show_error(self, title, message, details, fixes)
         self.taskFailed.emit(title, message)
 
+    def show_columns_help(self):
+        """Help > What the columns mean."""
+        from gui import help_menu
+
+        self.columns_help = help_menu.show_columns(self)
+        return self.columns_help
+
+    def open_doc(self, rel: str) -> None:
+        """Help > a document of the checkout, in the system's viewer."""
+        from gui import help_menu
+
+        if not help_menu.open_doc(rel):
+            self.statusBar().showMessage(f"Could not open {rel}: read it in the gboost folder ({help_menu.ROOT})", 10000)
+
     def about(self) -> None:
         engine = self.result.device if self.result is not None else self.engine_description()
         dialogs.show_about(self, engine)
@@ -356,7 +370,9 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self._failed_open, self._retry = path, (lambda: self.open_path(path, run))
 
         def job(progress, cancel, log):
-            return open_study(path, opts.qc, log=log, **opts.input_kwargs()), opts
+            study = open_study(path, opts.qc, log=log, **opts.input_kwargs())
+            # the single-locus test, for the Manhattan plot before any scan
+            return study, opts, single_locus(study, allelic=opts.params.allelic)
 
         def loaded(value):
             self._study_loaded(path, *value, inputs=inputs)
@@ -365,12 +381,12 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
 
         return self._start(Task(job, "loading"), loaded)
 
-    def _study_loaded(self, path: str, study, opts, inputs: dict | None = None) -> None:
+    def _study_loaded(self, path: str, study, opts, single=None, inputs: dict | None = None) -> None:
         self._failed_open = None
         self._graph_error = None
         settings.add_recent(canonical(path))
         self.state.open(path, canonical(path), study, opts.qc, opts.load_key(),
-                        inputs if inputs is not None else self.run_panel.study_inputs())
+                        inputs if inputs is not None else self.run_panel.study_inputs(), single)
         kind = ("quantitative trait: PLINK's linear --epistasis test" if getattr(study, "quantitative", False)
                 else f"{study.layout.n_case:,} cases, {study.layout.n_ctrl:,} controls")
         msg = f"Loaded {display_name(path)}: {study.n_snps:,} SNPs × {study.n_samples:,} samples ({kind})"
@@ -405,6 +421,8 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         for plot in (self.manhattan, self.qq, self.interactions):
             plot.clear()
         if result is None:
+            if st.study is not None and st.single is not None:
+                self.manhattan.set_single_locus(st.study, st.single)
             self.pairs.clear()
             self.summary.clear_result()
             self._update_engine_label()

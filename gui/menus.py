@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 
-from gui import export
+from gui import export, help_menu
 
 
 def build_menus_and_toolbar(win) -> None:
@@ -74,6 +74,17 @@ def build_menus_and_toolbar(win) -> None:
     m_path.addAction(win.act_export_graph)
 
     m_help = mb.addMenu("&Help")
+    win.act_columns_help = A("What the &columns mean…", win.show_columns_help, "F1",
+                             "KSA, STAT, Q, R2 and the adjusted columns of the pair table")
+    m_help.addAction(win.act_columns_help)
+    m_help.addSeparator()
+    win.doc_actions = {}
+    for text, rel in help_menu.DOCS:
+        a = A(text, lambda rel=rel: win.open_doc(rel), None, f"Open {rel}")
+        a.setEnabled(help_menu.doc_path(rel) is not None)  # not in an installed wheel
+        m_help.addAction(a)
+        win.doc_actions[rel] = a
+    m_help.addSeparator()
     m_help.addAction(win.act_about)
 
     tb = win.addToolBar("Main")

@@ -24,12 +24,16 @@ from gui.plots.genome import genome_layout
 # The columns of pairs.tsv, as the core writes them; with --covar the adjusted test's follow.
 COLUMNS = tuple(getattr(results, "PAIRS_COLUMNS", ("CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "KSA", "STAT", "DF", "P")))
 ADJ_COLUMNS = ("STAT_ADJ", "DF_ADJ", "P_ADJ")
+# A quantitative trait with --covar: the adjusted linear test's columns of its pairs.tsv
+# (gboost/outputs/qt_results.py), carried by the reported pairs as ``qt_adj``.
+QT_ADJ_COLUMNS = ("BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ", "N_ADJ", "DF_ADJ")
+QT_ADJ_DIGITS = (6, 6, 6, 4, None, None)  # significant digits as the QT writer prints them (None: integer)
 # The file's text of a cell, at full precision (what copy and exports write); DisplayRole shows
 # the numbers at DISPLAY_DIGITS significant digits.
 FULL_TEXT_ROLE = Qt.ItemDataRole.UserRole + 1
 DISPLAY_DIGITS = 4
 P_COLUMNS = {"P", "Q", "P_ADJ"}  # probabilities: always in scientific notation, so a column reads alike
-INTEGER_COLUMNS = {"BP1", "BP2", "DF", "DIST", "DF_ADJ"}
+INTEGER_COLUMNS = {"BP1", "BP2", "DF", "DIST", "DF_ADJ", "N_ADJ"}
 NON_NUMERIC = {"CHR1", "SNP1", "CHR2", "SNP2"}
 TOOLTIPS = {
     "CHR1": "Chromosome of the first SNP",
@@ -50,12 +54,34 @@ TOOLTIPS = {
     "DF_ADJ": "Degrees of freedom of the covariate-adjusted test",
     "P_ADJ": "P value of the covariate-adjusted interaction test",
 }
-COLUMN_INDEX = {name: k for k, name in enumerate(COLUMNS + ADJ_COLUMNS)}
+QT_TOOLTIPS = {
+    "BETA_ADJ": "Interaction coefficient of the covariate-adjusted linear model (y ~ a + b + a*b + covariates)",
+    "SE_ADJ": "Standard error of BETA_ADJ",
+    "STAT_ADJ": "Wald statistic of the adjusted interaction: (BETA_ADJ / SE_ADJ)²",
+    "P_ADJ": "P value of the covariate-adjusted interaction test (t test)",
+    "N_ADJ": "Samples in the adjusted test (both SNPs, the trait and every covariate called)",
+    "DF_ADJ": "Residual degrees of freedom of the adjusted model",
+}
 
 
 def columns_of(pairs) -> tuple:
-    """The columns of ``pairs`` in pairs.tsv: the adjusted test's where the scan had covariates."""
+    """The columns of ``pairs`` in the table: pairs.tsv's, then the adjusted test's where the scan
+    had covariates (a quantitative trait's six, a case-control scan's three)."""
+    if pairs is not None and getattr(pairs, "qt_adj", None) is not None:
+        return COLUMNS + QT_ADJ_COLUMNS
     return COLUMNS + (ADJ_COLUMNS if pairs is not None and getattr(pairs, "adj", None) is not None else ())
+
+
+def qt_adjusted_fields(qt_adj, rows: np.ndarray) -> list[list[str]]:
+    """The QT adjusted columns of ``rows``, formatted by the core as the QT pairs.tsv writes them."""
+    from gboost.readers.fastnum import format_g_bytes, int_bytes, tsv_rows_array
+
+    rows = np.asarray(rows, np.int64)
+    if not len(rows):
+        return []
+    cols = [format_g_bytes(c[rows], d, na="NA") if d is not None else int_bytes(c[rows])
+            for c, d in zip(qt_adj, QT_ADJ_DIGITS)]
+    return [line.split("\t") for line in bytes(tsv_rows_array(cols)).decode("utf-8").splitlines()]
 
 
 def display_text(name: str, text: str) -> str:
@@ -122,8 +148,17 @@ def ld_flags(r2: np.ndarray, dist: np.ndarray, r2_above: float | None, closer_th
 def format_rows(variants, pairs, rows: np.ndarray) -> str:
     """``pairs.tsv`` text (header included) of the given rows of ``pairs``, by the core's own
     writer, so the table and its exports never drift from the CLI's number formats."""
-    stand_in = SimpleNamespace(study=SimpleNamespace(variants=variants), reported=pairs.take(np.asarray(rows, np.int64)))
-    return format_pairs_tsv(stand_in)
+    rows = np.asarray(rows, np.int64)
+    stand_in = SimpleNamespace(study=SimpleNamespace(variants=variants), reported=pairs.take(rows))
+    text = format_pairs_tsv(stand_in)
+    qt_adj = getattr(pairs, "qt_adj", None)
+    if qt_adj is None:
+        return text
+    lines = text.split("\n")
+    extra = qt_adjusted_fields(qt_adj, rows)
+    out = [lines[0] + "\t" + "\t".join(QT_ADJ_COLUMNS)]
+    out += [line + "\t" + "\t".join(f) for line, f in zip(lines[1:], extra)]
+    return "\n".join(out) + "\n"
 
 
 class PairsTableModel(QAbstractTableModel):
@@ -247,6 +282,9 @@ class PairsTableModel(QAbstractTableModel):
             return getattr(pr, name.lower())
         if name == "Q" and pr.q is not None:
             return pr.q
+        if name in QT_ADJ_COLUMNS and getattr(pr, "qt_adj", None) is not None:
+            col = np.asarray(pr.qt_adj[QT_ADJ_COLUMNS.index(name)], np.float64)
+            return np.nan_to_num(col, nan=np.inf)  # NA last
         if name in ADJ_COLUMNS and pr.adj is not None:
             return np.nan_to_num(np.asarray(pr.adj[ADJ_COLUMNS.index(name)], np.float64), nan=np.inf)  # NA last
         if name == "R2":
@@ -280,7 +318,10 @@ class PairsTableModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return self.columns[section]
             if role == Qt.ItemDataRole.ToolTipRole:
-                return TOOLTIPS.get(self.columns[section])
+                name = self.columns[section]
+                if getattr(self.pairs, "qt_adj", None) is not None and name in QT_TOOLTIPS:
+                    return QT_TOOLTIPS[name]
+                return TOOLTIPS.get(name)
         elif role == Qt.ItemDataRole.DisplayRole:
             return str(section + 1)
         return None

@@ -130,7 +130,10 @@ def graph_arrays(graph, hide_unknown: bool = False) -> GraphArrays:
     if hide_unknown:
         graph = graph.subgraph([n for n, d in graph.nodes(data=True) if d.get("group") != UNKNOWN])
     groups = node_groups(graph)
-    pos = group_circle_layout(graph, groups, spacing=1.0, gap=LAYOUT_GAP)
+    known = {name: members for name, members in groups.items() if name != UNKNOWN}
+    pos = group_circle_layout(graph, known, spacing=1.0, gap=LAYOUT_GAP)
+    if groups.get(UNKNOWN):
+        pos.update(unknown_disc(groups[UNKNOWN], pos))
     nodes = [n for members in groups.values() for n in members]
     where = {n: k for k, n in enumerate(nodes)}
     names = list(groups)
@@ -154,6 +157,29 @@ def graph_arrays(graph, hide_unknown: bool = False) -> GraphArrays:
                        snp=[str(graph.nodes[n]["snp"]) for n in nodes],
                        gene=[(split_list(graph.nodes[n]["genes"]) or [""])[0] for n in nodes],
                        label_group=[str(graph.nodes[n]["group"]) for n in nodes], neighbours=neighbours)
+
+
+GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
+
+
+def unknown_disc(members, placed: dict) -> dict:
+    """Positions of the SNPs of no known pathway: a disc packed at one node per unit of area
+    (a sunflower spiral, the first node at its centre), right of the known groups' ring with a
+    clear gap. On a circle of their own, at one node spacing each, a thousand such SNPs made a ring
+    far wider than all known pathways together, which were then squashed into its rim."""
+    n = len(members)
+    k = np.arange(n)
+    r = np.sqrt((k + 0.5) / math.pi)
+    radius = float(r[-1]) if n else 0.0
+    if placed:
+        xy = np.array(list(placed.values()), np.float64).reshape(-1, 2)
+        span = float(max(np.ptp(xy[:, 0]), np.ptp(xy[:, 1]), 1.0))
+        cx = float(xy[:, 0].max()) + max(3.0 * LAYOUT_GAP, 0.15 * span) + radius
+        cy = 0.5 * float(xy[:, 1].min() + xy[:, 1].max())
+    else:
+        cx = cy = 0.0
+    theta = k * GOLDEN_ANGLE
+    return {node: (cx + float(rr * math.sin(t)), cy + float(rr * math.cos(t))) for node, rr, t in zip(members, r, theta)}
 
 
 def shorten(text: str, limit: int) -> str:

@@ -11,6 +11,7 @@ from typing import Callable
 from gui.loading import canonical
 
 KEEP_NO_SEX = "Keep phenotypes of samples of unknown sex"
+ALLOW_EXTRA_CHR = "Accept non-standard chromosome names"
 
 
 def fixes_for(win, message: str) -> list[tuple[str, Callable[[], None]]]:
@@ -35,4 +36,13 @@ def fixes_for(win, message: str) -> list[tuple[str, Callable[[], None]]]:
             retry()
 
         fixes.append((KEEP_NO_SEX, keep_no_sex))
+    # (not where the message says even --allow-extra-chr would not help: a number past the human set)
+    if "use --allow-extra-chr" in message and not win.run_panel.allow_extra_chr.isChecked() and retry is not None:
+
+        def allow_extra_chr() -> None:
+            win.run_panel.allow_extra_chr.setChecked(True)
+            win.log(f"{ALLOW_EXTRA_CHR} (--allow-extra-chr)")
+            retry()
+
+        fixes.append((ALLOW_EXTRA_CHR, allow_extra_chr))
     return fixes

@@ -5,6 +5,8 @@ These are presentation helpers; the statistics themselves come from the core
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from gboost.stats.pvalues import chi2_isf, neglog10_p
@@ -25,6 +27,11 @@ def _neglog10(p: np.ndarray, stat: np.ndarray, df) -> np.ndarray:
 def marginal_neglog10(result) -> np.ndarray:
     """−log10 P of the single-locus test per SNP (NaN where the SNP could not be tested)."""
     return _neglog10(result.marginal_p, result.marginal_stat, result.marginal_df)
+
+
+def single_neglog10(single) -> np.ndarray:
+    """−log10 P of a :func:`single_locus` test per SNP (NaN where untested)."""
+    return _neglog10(single.p, single.stat, single.df)
 
 
 def pairs_neglog10(pairs) -> np.ndarray:
@@ -52,3 +59,61 @@ def partners_of(pairs, k: int) -> tuple[np.ndarray, np.ndarray]:
     rows = np.flatnonzero((pairs.i == k) | (pairs.j == k))
     partners = np.where(pairs.i[rows] == k, pairs.j[rows], pairs.i[rows])
     return rows, partners.astype(np.int64)
+
+
+def single_locus(study, allelic: bool = False) -> SimpleNamespace:
+    """The single-locus test of ``study`` before any scan, by the core's functions (the same
+    numbers a scan's marginal.tsv has): ``stat``, ``p``, ``df`` (nominal) and ``test`` (its name).
+    A quantitative trait gets the additive linear test; a case-control study the genotype LR
+    (2 df) or, with ``allelic``, the allelic χ² (1 df)."""
+    if getattr(study, "quantitative", False):
+        from gboost.engines.qt_cpu import qt_planes
+        from gboost.pipeline.qt_scan import marginal_linear
+
+        _beta, stat, p = marginal_linear(study, qt_planes(study))
+        return SimpleNamespace(stat=stat, p=p, df=1, test="additive linear test, 1 df")
+    from gboost.stats.marginal import marginal_tests
+
+    stat, p, df = marginal_tests(study.counts, allelic=allelic)
+    return SimpleNamespace(stat=stat, p=p, df=df, test=test_name(study, allelic))
+
+
+def test_name(study, allelic: bool) -> str:
+    """The single-locus test's name, as the Manhattan's axis gives it."""
+    if getattr(study, "quantitative", False):
+        return "additive linear test, 1 df"
+    return "allelic χ², 1 df" if allelic else "genotype LR, 2 df"  # short: the axis of a 768-pixel window
+
+
+def best_interaction(pairs, n_snps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per SNP: the largest −log10 P of its reported pairs (NaN for a SNP in none) and the
+    partner of that pair (−1 for none; of equal P values the pair listed first)."""
+    best = np.full(n_snps, np.nan)
+    partner = np.full(n_snps, -1, np.int64)
+    if pairs is None or not len(pairs):
+        return best, partner
+    nlp = pairs_neglog10(pairs)
+    snp = np.concatenate([pairs.i, pairs.j]).astype(np.int64)
+    other = np.concatenate([pairs.j, pairs.i]).astype(np.int64)
+    val = np.concatenate([nlp, nlp])
+    val = np.where(np.isnan(val), -np.inf, val)
+    order = np.lexsort((-val, snp))  # by SNP, the strongest first (stable: the first listed on ties)
+    first = order[np.r_[True, snp[order][1:] != snp[order][:-1]]]
+    best[snp[first]] = val[first]
+    partner[snp[first]] = other[first]
+    best[best == -np.inf] = np.nan  # a SNP whose only pairs have no P
+    return best, partner
+
+
+def attach_qt_adjusted(result) -> None:
+    """A QT scan with covariates (``result.qt``, shown through :func:`as_scan_result`): its
+    reported pairs get ``qt_adj``, the adjusted test's six columns (BETA_ADJ, SE_ADJ, STAT_ADJ,
+    P_ADJ, N_ADJ, DF_ADJ) of each reported row, as its pairs.tsv writes them beside the
+    unadjusted test. The case-control view of the result carries no ``adj`` for them: its
+    writer's three adjusted columns are another test's."""
+    qt = getattr(result, "qt", None)
+    adj = getattr(getattr(qt, "screened", None), "adj", None)
+    if adj is None:
+        return
+    idx, _q = result.reported_rows
+    result.reported.qt_adj = tuple(np.asarray(col)[idx] for col in adj)

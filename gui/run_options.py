@@ -54,6 +54,8 @@ class RunOptions:
                 out += [f"--{name}", getattr(q, name)]
         if q.chrom:
             out += ["--chr", ",".join(q.chrom)]
+        if q.allow_extra_chr:
+            out.append("--allow-extra-chr")
         if self.allow_no_sex:
             out.append("--allow-no-sex")
         if self.pheno:

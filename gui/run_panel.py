@@ -48,6 +48,9 @@ FILE_TIPS = {  # name: (flag, tooltip)
 }
 COVAR_NAME_TIP = "--covar-name: comma-separated covariate columns to use (empty: all of them)."
 CHR_TIP = "--chr: keep only these chromosomes, e.g. 1-4,22 (empty: all autosomes, as PLINK)."
+EXTRA_CHR_TIP = ("--allow-extra-chr: accept chromosome names PLINK does not know (contigs such as HLA or "
+                 "chrUn_gl000220; also in --chr), printed whole in the outputs. Without it such a study is refused, "
+                 "as by PLINK.")
 MIN_DIST_TIP = ("--min-distance: leave out of pairs.tsv the pairs of SNPs closer than this many kilobases "
                 "on one chromosome (LD, not interaction). 0: off, as PLINK.")
 MAX_R2_TIP = ("--max-r2: leave out of pairs.tsv the pairs whose genotypic r² exceeds this value. "
@@ -177,6 +180,9 @@ class RunPanel(QWidget):
         self.chrom.setPlaceholderText("all autosomes")
         self.chrom.setToolTip(CHR_TIP)
         qc_form.addRow(_tip_label("--chr", CHR_TIP), self.chrom)
+        self.allow_extra_chr = QCheckBox("--allow-extra-chr")
+        self.allow_extra_chr.setToolTip(EXTRA_CHR_TIP)
+        qc_form.addRow(self.allow_extra_chr, QLabel("non-standard chromosome names"))
         grid.addLayout(qc_form, 2, 0, 1, 4)
         lay.addWidget(qc_box)
 
@@ -392,10 +398,11 @@ class RunPanel(QWidget):
             from gboost.errors import InputError
 
             try:
-                vals["chrom"] = _parse_chr(chrom)
+                vals["chrom"] = _parse_chr(chrom, self.allow_extra_chr.isChecked())
             except InputError as exc:
                 raise ValueError(exc.message) from None
-        return QCOptions(extract=self._file("extract"), exclude=self._file("exclude"), **vals)
+        return QCOptions(extract=self._file("extract"), exclude=self._file("exclude"),
+                         allow_extra_chr=self.allow_extra_chr.isChecked(), **vals)
 
     def run_options(self, inputs: dict | None = None) -> RunOptions:
         """Every setting of the scan; raises ValueError naming the flag when a value is not usable.
@@ -438,6 +445,7 @@ class RunPanel(QWidget):
         self.min_distance.setValue(0.0)
         self.calibration.setValue(ScanParams.calibration_pairs)
         self.allow_no_sex.setChecked(False)
+        self.allow_extra_chr.setChecked(False)
         self.id_mode.reset()
         self.hard_call.setText("0.1")
 
@@ -448,6 +456,7 @@ class RunPanel(QWidget):
         settings.set_value("run/epi1", self.epi1.text())
         settings.set_value("run/epi1_typed", self.epi1_typed)
         settings.set_value("run/epi2", self.epi2.text())
+        settings.set_value("run/allow_extra_chr", self.allow_extra_chr.isChecked())
         settings.set_value("run/allelic", bool(self.marginal.currentData()))
         settings.set_value("run/device", self.engine.currentData())
         settings.set_value("run/threads", self.threads.value())
@@ -464,6 +473,7 @@ class RunPanel(QWidget):
         self._set_quietly(lambda: self.epi1.setText(epi1))
         self.epi1_typed = truthy(settings.value("run/epi1_typed", epi1 not in ("5e-6", "1e-4")))
         self.epi2.setText(str(settings.value("run/epi2", "0.01")))
+        self.allow_extra_chr.setChecked(truthy(settings.value("run/allow_extra_chr", False)))
         self.marginal.setCurrentIndex(1 if truthy(settings.value("run/allelic", False)) else 0)
         idx = self.engine.findData(str(settings.value("run/device", "auto")))
         if idx >= 0 and self.engine.model().item(idx).isEnabled():

@@ -192,6 +192,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
     import time
 
     from gboost.pipeline.qt_scan import QTParams, as_scan_result, run_qt_scan
+    from gui.resultdata import attach_qt_adjusted
     from gboost.pipeline.scan import Progress
 
     from gboost.engines import make_engine
@@ -221,6 +222,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
                               plan=engine.checkpoint_plan())
     result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates,
                                         engine=engine, checkpoint=ledger))
+    attach_qt_adjusted(result)  # the table's adjusted columns
     _honour_cancel(cancel)
     checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
     graph, error = None, None

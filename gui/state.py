@@ -82,6 +82,7 @@ class AppState:
         self.study_qc = None
         self.study_key = None  # RunOptions.load_key() the study was loaded with
         self.inputs: dict = dict(STUDY_INPUTS)  # the loaded study's study-bound inputs
+        self.single = None  # the study's single-locus test as loaded (gui.resultdata.single_locus), if computed
         self.result = None
         self.reported = None  # result.reported, computed once (the core recomputes it per access)
         self.options = None  # the RunOptions of the scan that gave ``result``
@@ -106,9 +107,11 @@ class AppState:
         self.store.save(key, {**self.inputs_for(key), **values})
 
     # -- actions --------------------------------------------------------------------------------
-    def open(self, path: str, key: str, study, qc, load_key, inputs: dict) -> None:
-        """A study was loaded: everything derived from the previous one goes."""
+    def open(self, path: str, key: str, study, qc, load_key, inputs: dict, single=None) -> None:
+        """A study was loaded (with its single-locus test ``single``, drawn before any scan):
+        everything derived from the previous one goes."""
         self.path, self.key, self.study, self.study_qc, self.study_key = path, key, study, qc, load_key
+        self.single = single
         self.inputs = {**STUDY_INPUTS, **{k: inputs[k] for k in STUDY_INPUTS if k in inputs}}
         self.store.save(key, self.inputs)
         self.result = self.reported = self.options = self.graph = None
@@ -124,6 +127,7 @@ class AppState:
         study along."""
         if result.study is not self.study:
             self.study, self.study_qc = result.study, options.qc
+            self.single = None  # of the study as loaded before
             self.study_key = options.load_key()
             self.events.study.emit()
         self.result, self.reported, self.options = result, result.reported, options

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up gboost on a fresh machine: a virtual environment in .venv with gboost, the desktop app
 # and the test tools; where an NVIDIA driver is found, the CuPy wheel for its CUDA major version
-# (the GPU engine); PLINK 1.9 (the parity oracle) from Debian/Ubuntu packages when apt exists;
+# (the GPU engine); PLINK 1.9 (the parity oracle) and the system libraries of the desktop app's
+# window (Qt's xcb platform plugin: `gboost doctor` names them) from Debian/Ubuntu packages when
+# apt exists;
 # then `gboost warm` compiles what a scan compiles (numba, and the CUDA kernels on a GPU), so the
 # first scan is as fast as the second (docs/PERFORMANCE.md, "First run after install").
 # Idempotent: a second run only checks, and its warm loads everything from the caches.
@@ -112,6 +114,22 @@ elif HAVE=$(cupy_works .venv/bin/python); then
 else
   echo "setup: an NVIDIA driver but no working CuPy in .venv: gboost will use the CPU engine ($THREADS threads);" \
        "see .venv/bin/gboost doctor" >&2
+fi
+
+# The desktop app's window on X11 needs system libraries that a fresh Debian/Ubuntu desktop lacks
+# (libxcb-icccm4, libxcb-keysyms1, libxcb-cursor0...); gboost doctor finds them (ldd on PySide6's
+# xcb platform plugin) and names their packages.
+QT_PKGS=$(.venv/bin/python -c 'from gboost.cli.doctor import qt_libraries_section as q; print(" ".join(q().get("packages", [])))' 2>/dev/null) || QT_PKGS=""
+if [ -n "$QT_PKGS" ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing the desktop app's system libraries: $QT_PKGS"
+    # shellcheck disable=SC2086 # one word per package
+    $SUDO apt-get install -y -q $QT_PKGS >/dev/null 2>&1 || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q $QT_PKGS >/dev/null; } \
+      || echo "setup: could not install $QT_PKGS; the desktop app's window needs them (see gboost doctor)" >&2
+  else
+    echo "setup: no apt-get; the desktop app's window needs the libraries of $QT_PKGS (see gboost doctor)" >&2
+  fi
 fi
 
 # plink1.9 is the parity oracle; plink2 converts test studies to .pgen/VCF/BGEN for the readers'

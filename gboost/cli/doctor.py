@@ -3,7 +3,9 @@
 The engine that ``--device auto`` would choose and why; the GPU (name, memory, compute
 capability), CuPy and the CUDA runtime, driver and NVRTC versions; numba and its threads; the
 compile caches and whether ``gboost warm`` filled them (docs/PERFORMANCE.md, "First run after
-install"); the optional readers; PLINK on the PATH. It compiles nothing and starts no engine, so
+install"); the optional readers; the system libraries the desktop app's window needs (Qt's xcb
+platform plugin: which are missing and the apt-get command that installs them); PLINK on the
+PATH. It compiles nothing, imports no Qt and starts no engine, so
 it answers in about a second, and it always exits 0: a missing piece is reported, not an error.
 """
 from __future__ import annotations
@@ -22,6 +24,25 @@ from pathlib import Path
 OPTIONAL_READERS = (("pgenlib", "Pgenlib", "PLINK 2 .pgen"), ("cyvcf2", "cyvcf2", "VCF/BCF"),
                     ("cbgen", "cbgen", "BGEN"))
 PLINKS = ("plink1.9", "plink", "plink2")
+# The Debian/Ubuntu package of each shared library Qt's xcb platform plugin (the desktop app's
+# window on X11) links to. A fresh desktop install lacks some (libxcb-icccm4 and libxcb-keysyms1
+# on Debian 12 and Ubuntu 24.04), and Qt's own error then names the plugin, not the package.
+XCB_PACKAGES = {
+    "libxcb-cursor.so.0": "libxcb-cursor0", "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1", "libxcb-image.so.0": "libxcb-image0",
+    "libxcb-render-util.so.0": "libxcb-render-util0", "libxcb-xinerama.so.0": "libxcb-xinerama0",
+    "libxcb-xkb.so.1": "libxcb-xkb1", "libxcb-randr.so.0": "libxcb-randr0", "libxcb-shape.so.0": "libxcb-shape0",
+    "libxcb-sync.so.1": "libxcb-sync1", "libxcb-xfixes.so.0": "libxcb-xfixes0", "libxcb-shm.so.0": "libxcb-shm0",
+    "libxcb-render.so.0": "libxcb-render0", "libxcb-xinput.so.0": "libxcb-xinput0", "libxcb-util.so.1": "libxcb-util1",
+    "libxcb.so.1": "libxcb1", "libX11-xcb.so.1": "libx11-xcb1", "libX11.so.6": "libx11-6",
+    "libxkbcommon.so.0": "libxkbcommon0", "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libEGL.so.1": "libegl1", "libGL.so.1": "libgl1", "libOpenGL.so.0": "libopengl0",
+    "libfontconfig.so.1": "libfontconfig1", "libfreetype.so.6": "libfreetype6", "libdbus-1.so.3": "libdbus-1-3",
+    "libglib-2.0.so.0": "libglib2.0-0", "libgthread-2.0.so.0": "libglib2.0-0",
+}
+# Loaded by name at run time (not a link-time dependency in every Qt 6), so ldd cannot see it:
+# looked up by ctypes.util.find_library as well. Qt 6.5 and newer refuse the xcb plugin without it.
+XCB_DLOPENED = (("xcb-cursor", "libxcb-cursor.so.0"),)
 
 
 def _version(dist: str) -> str | None:
@@ -176,6 +197,70 @@ def readers_section() -> dict:
     return out
 
 
+def _xcb_plugin() -> Path | None:
+    """PySide6's xcb platform plugin (found without importing PySide6), or None."""
+    spec = importlib.util.find_spec("PySide6")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for root in spec.submodule_search_locations:
+        plugin = Path(root) / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+        if plugin.is_file():
+            return plugin
+    return None
+
+
+def missing_from_ldd(text: str) -> list[str]:
+    """The libraries ``ldd`` reports "not found", once each, in its order."""
+    out: list[str] = []
+    for line in text.splitlines():
+        name, sep, where = line.strip().partition("=>")
+        if sep and where.strip() == "not found" and name.strip() not in out:
+            out.append(name.strip())
+    return out
+
+
+def qt_libraries_section(plugin: Path | None = None, ldd_text: str | None = None, find_library=None) -> dict:
+    """The system libraries the xcb platform plugin needs that this system lacks, the packages that
+    hold them and the command that installs them (``plugin``, ``ldd_text`` and ``find_library``:
+    what to look at instead of this system's, for tests)."""
+    if find_library is None:
+        from ctypes.util import find_library
+    if sys.platform != "linux":
+        return {"state": f"not checked on {sys.platform} (PySide6's wheels bring what Qt needs there)"}
+    if plugin is None:
+        if importlib.util.find_spec("PySide6") is None:
+            return {"state": "PySide6 not installed (the desktop app: pip install -e '.[gui]')"}
+        plugin = _xcb_plugin()
+        if plugin is None:
+            return {"state": "PySide6 has no xcb platform plugin (Qt/plugins/platforms/libqxcb.so)"}
+    missing: list[str] = []
+    if ldd_text is None:
+        ldd = shutil.which("ldd")
+        if ldd is not None:
+            try:
+                ldd_text = subprocess.run([ldd, str(plugin)], capture_output=True, text=True, timeout=20).stdout
+            except (OSError, subprocess.TimeoutExpired):
+                ldd_text = None
+    if ldd_text is not None:
+        missing = missing_from_ldd(ldd_text)
+    for name, soname in XCB_DLOPENED:
+        if soname not in missing and (ldd_text is None or soname + " =>" not in ldd_text) and find_library(name) is None:
+            missing.append(soname)
+    out = {"xcb_plugin": str(plugin), "missing": missing,
+           "packages": sorted({XCB_PACKAGES[m] for m in missing if m in XCB_PACKAGES})}
+    unknown = [m for m in missing if m not in XCB_PACKAGES]
+    if not missing:
+        out["state"] = "every library of Qt's xcb platform plugin found" + ("" if ldd_text is not None else
+                                                                           " (ldd not found: only xcb-cursor checked)")
+    else:
+        out["state"] = (f"missing {', '.join(missing)}: the window will not open on an X11 desktop"
+                        + (f" (install {', '.join(unknown)} by your system's package manager)" if unknown else ""))
+        if out["packages"]:
+            root = hasattr(os, "geteuid") and os.geteuid() == 0
+            out["install"] = ("" if root else "sudo ") + "apt-get install -y " + " ".join(out["packages"])
+    return out
+
+
 def plink_section() -> dict:
     out = {}
     for name in PLINKS:
@@ -207,6 +292,7 @@ def report() -> dict:
         "gpu": gpu,
         "caches": caches_section(gpu),
         "readers": readers_section(),
+        "desktop": qt_libraries_section(),
         "plink": plink_section(),
     }
 
@@ -236,6 +322,10 @@ def format_report(rep: dict) -> str:
     for k, v in rep["readers"].items():
         lines.append(f"{'readers' if first else '':10}{k}: {v}")
         first = False
+    d = rep["desktop"]
+    lines.append(f"desktop   Qt's system libraries: {d['state']}")
+    if d.get("install"):
+        lines.append(f"          install them with: {d['install']}")
     first = True
     for k, v in rep["plink"].items():
         lines.append(f"{'plink' if first else '':10}{k}: {v}")

@@ -48,6 +48,46 @@ class UniformScatter(pg.ScatterPlotItem):
             return super().updateSpots(dataSet)
 
 
+class PositionAxis(pg.AxisItem):
+    """A genome-wide x axis (:class:`gui.plots.genome.GenomeLayout`): chromosome names at their
+    centres for several chromosomes; for one chromosome with positions, Mb on the chromosome at
+    round values (the layout's x is bp from its first SNP, which pyqtgraph would print as
+    scientific-notation bp offsets); else pyqtgraph's own numbers (SNP order)."""
+
+    def __init__(self, orientation: str = "bottom", **kwargs):
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+        self.origin: float | None = None  # bp at x = 0 when the axis reads Mb
+
+    def set_layout(self, layout) -> None:
+        """Ticks for ``layout`` (``None``: pyqtgraph's plain numbers)."""
+        self.origin = layout.mb_origin() if layout is not None else None
+        self.setTicks([layout.ticks()] if layout is not None and len(layout.chroms) > 1 else None)
+
+    def tickValues(self, minVal, maxVal, size):
+        if self.origin is None:
+            return super().tickValues(minVal, maxVal, size)
+        o = self.origin
+        levels = super().tickValues((minVal + o) / 1e6, (maxVal + o) / 1e6, size)
+        return [(spacing * 1e6, [v * 1e6 - o for v in values]) for spacing, values in levels]
+
+    def tickStrings(self, values, scale, spacing):
+        if self.origin is None:
+            return super().tickStrings(values, scale, spacing)
+        mb = spacing / 1e6
+        digits = max(0, int(np.ceil(-np.log10(mb)))) if mb > 0 else 0
+        return [f"{(v + self.origin) / 1e6:.{digits}f}" for v in values]
+
+
+def position_label(layout) -> str:
+    """What a :class:`PositionAxis` of ``layout`` reads."""
+    if layout is None or len(layout.chroms) != 1:
+        return "Chromosome"
+    if layout.mb_origin() is not None:
+        return f"Position on chromosome {layout.chroms[0]} (Mb)"
+    return f"SNP order on chromosome {layout.chroms[0]} (no positions in the file)"
+
+
 class NearestPoint:
     """Find the point nearest a position, in pixels, among ``(x, y)`` with payload ``ids``."""
 
@@ -91,10 +131,10 @@ class PlotPanel(QWidget):
     hovered = Signal(str)
     name = "plot"
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, axisItems=None):
         super().__init__(parent)
         self.plot_widget = pg.GraphicsLayoutWidget()
-        self.plot = self.plot_widget.addPlot(row=0, col=0)
+        self.plot = self.plot_widget.addPlot(row=0, col=0, axisItems=axisItems)
         self.plot.showGrid(x=False, y=True, alpha=0.15)
         self.plot.setMenuEnabled(False)
         self.hover_index: NearestPoint | None = None

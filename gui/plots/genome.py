@@ -30,6 +30,9 @@ class GenomeLayout:
         int per SNP: index into ``chroms``.
     starts, ends
         Axis span of each chromosome.
+    origins
+        bp of each chromosome's first SNP (its position on the axis is its start); NaN where
+        the chromosome has no base-pair positions (file order).
     """
 
     x: np.ndarray
@@ -37,6 +40,14 @@ class GenomeLayout:
     chrom_of: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
+    origins: np.ndarray | None = None
+
+    def mb_origin(self) -> float | None:
+        """For a study of one chromosome with positions: the bp at axis 0 (the axis then reads in
+        Mb from it); ``None`` otherwise (the axis names chromosomes, or SNP order)."""
+        if len(self.chroms) != 1 or self.origins is None or not np.isfinite(self.origins[0]):
+            return None
+        return float(self.origins[0])
 
     @property
     def centers(self) -> np.ndarray:
@@ -65,12 +76,15 @@ def genome_layout(variants: VariantTable, gap_fraction: float = 0.01) -> GenomeL
     bp = np.asarray(variants.bp, dtype=np.float64)
     local = np.empty(p)
     spans = np.zeros(len(chroms))
+    origins = np.full(len(chroms), np.nan)
     for c in range(len(chroms)):
         idx = np.flatnonzero(chrom_of == c)
         pos = bp[idx]
         if idx.size and np.all(pos <= 0):
             pos = np.arange(1.0, idx.size + 1.0)  # no positions in the file: file order
         lo = pos.min() if idx.size else 0.0
+        if idx.size and not np.all(bp[idx] <= 0):
+            origins[c] = lo
         local[idx] = pos - lo
         spans[c] = (pos.max() - lo) if idx.size else 0.0
     spans = np.maximum(spans, 1.0)
@@ -78,4 +92,4 @@ def genome_layout(variants: VariantTable, gap_fraction: float = 0.01) -> GenomeL
     starts = np.concatenate([[0.0], np.cumsum(spans + gap)[:-1]])
     ends = starts + spans
     x = starts[chrom_of] + local if p else np.zeros(0)
-    return GenomeLayout(x, chroms, chrom_of, starts, ends)
+    return GenomeLayout(x, chroms, chrom_of, starts, ends, origins)

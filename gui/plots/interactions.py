@@ -1,19 +1,26 @@
 """Interaction map: each reported pair at (SNP1 position, SNP2 position), chromosome by chromosome.
 
 Colour encodes the pair's −log10 P in a few bins, one ``ScatterPlotItem`` per bin (shared brush),
-so millions of pairs draw without per-point brush objects.
+so millions of pairs draw without per-point brush objects. Thousands of pairs drawn as points
+cover the map in one colour, so the mode (``MODES``) decides what is drawn: by default every pair
+while there are at most ``top_n``, beyond that the strongest ``top_n`` as points over the density
+of all pairs (a grey 2-D histogram, log counts); or every pair; or the density alone.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel
 
-from gui.plots.base import NearestPoint, PlotPanel, UniformScatter
+from gui.plots.base import NearestPoint, PlotPanel, PositionAxis, UniformScatter, position_label
 from gui.plots.genome import genome_layout
 from gui.resultdata import pairs_neglog10
 
 N_BINS = 8
+TOP_N = 2000  # pairs drawn as points over the density (a few thousand points stay readable)
+DENSITY_BINS = 256  # the density's cells along each axis
+MODES = {"auto": "Strongest pairs over the density", "all": "Every pair as a point", "density": "Density only"}
 
 
 class InteractionMap(PlotPanel):
@@ -23,17 +30,37 @@ class InteractionMap(PlotPanel):
     name = "Interaction map"
 
     def __init__(self, parent=None):
-        super().__init__(parent)
+        super().__init__(parent, axisItems={"bottom": PositionAxis("bottom"), "left": PositionAxis("left")})
         self.result = None
         self.reported = None
+        self.top_n = TOP_N
+        self.drawn = np.zeros(0, np.int64)  # rows of the reported pairs drawn as points
+        self.mode = QComboBox()
+        for key, text in MODES.items():
+            self.mode.addItem(text, key)
+        self.mode.setToolTip(f"Beyond {TOP_N:,} reported pairs, points cover the map in one colour: by default "
+                             f"the strongest {TOP_N:,} are drawn as points over a grey density of all pairs "
+                             "(darker: more pairs in the cell, log scale).")
+        self.mode_note = QLabel("")
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 0)
+        bar.addWidget(QLabel("Show:"))
+        bar.addWidget(self.mode)
+        bar.addWidget(self.mode_note, 1)
+        self.layout().insertLayout(0, bar)
+        self.mode.currentIndexChanged.connect(lambda _i: self._draw_pairs())
+        self.density = pg.ImageItem()
+        self.density.setZValue(1)
+        self.density.setLookupTable(pg.ColorMap(pos=[0.0, 1.0], color=[(255, 255, 255), (70, 70, 80)]).getLookupTable(nPts=256))
+        self.density.setVisible(False)
+        self.plot.addItem(self.density)
+        self.density_counts = np.zeros((0, 0))
         # Orange (weakest reported) to dark purple (strongest): every bin stays visible on white.
         self.cmap = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(245, 160, 60), (205, 30, 40), (55, 10, 85)])
         self.plot.setLabel("bottom", "SNP1 (chromosome)")
         self.plot.setLabel("left", "SNP2 (chromosome)")
         self.plot.setTitle("Interaction map of reported pairs")
         self.plot.showGrid(x=False, y=False)  # chromosome boundaries are the grid
-        for side in ("bottom", "left"):
-            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.bins: list[UniformScatter] = []
         for b in range(N_BINS):
             colour = self.cmap.map((b + 0.5) / N_BINS, mode="qcolor")
@@ -60,13 +87,20 @@ class InteractionMap(PlotPanel):
         for item in self.bins:
             item.clear()
         self.selected_item.clear()
+        self.density.clear()
+        self.density.setVisible(False)
+        self.density_counts = np.zeros((0, 0))
+        self.drawn = np.zeros(0, np.int64)
+        self.mode_note.setText("")
         self.hover_index = None
         self.empty_text.setText("")
         for line in self.grid_lines:
             self.plot.removeItem(line)
         self.grid_lines = []
         for side in ("bottom", "left"):
-            self.plot.getAxis(side).setTicks(None)
+            self.plot.getAxis(side).set_layout(None)
+        self.plot.setLabel("bottom", "SNP1 (chromosome)")
+        self.plot.setLabel("left", "SNP2 (chromosome)")
         self.x1 = self.x2 = self.nlp = np.zeros(0)
         self.colorbar.setLevels((0, 1))
         self.plot.setTitle("Interaction map of reported pairs")
@@ -85,19 +119,66 @@ class InteractionMap(PlotPanel):
         lo, hi = (float(np.nanmin(self.nlp)), float(np.nanmax(self.nlp))) if len(pairs) else (0.0, 1.0)
         if hi - lo < 1e-9:
             lo, hi = lo - 0.5, hi + 0.5
-        bin_of = np.clip(((self.nlp - lo) / (hi - lo) * N_BINS).astype(np.int64), 0, N_BINS - 1) if len(pairs) else np.zeros(0, int)
-        for b, item in enumerate(self.bins):
-            rows = np.flatnonzero(bin_of == b)
-            item.setData(x=self.x1[rows], y=self.x2[rows])
+        self._levels = (lo, hi)
         self.colorbar.setLevels((lo, hi))
-        self.hover_index = NearestPoint(self.x1, self.x2, np.arange(len(pairs)))
         self._draw_grid(lay)
         self.selected_item.clear()
         self.empty_text.setText("" if len(pairs) else f"No pair reached P ≤ {result.params.epi1:g}")
         lo_x, hi_x = float(lay.starts[0]) if len(lay.starts) else 0.0, float(lay.ends[-1]) if len(lay.ends) else 1.0
         self.empty_text.setPos(0.5 * (lo_x + hi_x), 0.5 * (lo_x + hi_x))
         self._full_range = (lo_x, hi_x)
+        self.density_counts = np.zeros((0, 0))
+        self._draw_pairs()
         self.reset_view()
+
+    def set_top_n(self, n: int) -> None:
+        """How many of the strongest pairs are drawn as points over the density."""
+        self.top_n = max(1, int(n))
+        self._draw_pairs()
+
+    def drawn_mode(self) -> str:
+        """What is drawn now: ``"all"`` (every pair as a point), ``"top"`` (the strongest
+        ``top_n`` over the density) or ``"density"``."""
+        mode = self.mode.currentData()
+        if mode == "auto":
+            return "all" if len(self.x1) <= self.top_n else "top"
+        return mode
+
+    def _draw_pairs(self) -> None:
+        """Points and density as the mode asks (the pairs are the ones :meth:`set_result` placed)."""
+        if self.result is None:
+            return
+        n = len(self.x1)
+        mode = self.drawn_mode()
+        if mode == "all":
+            rows = np.arange(n)
+        elif mode == "top":  # the strongest, the first listed on equal P
+            rows = np.sort(np.argsort(-np.nan_to_num(self.nlp, nan=-np.inf), kind="stable")[: self.top_n])
+        else:
+            rows = np.zeros(0, np.int64)
+        self.drawn = rows
+        lo, hi = self._levels
+        bin_of = np.clip(((self.nlp[rows] - lo) / (hi - lo) * N_BINS).astype(np.int64), 0, N_BINS - 1)
+        for b, item in enumerate(self.bins):
+            keep = rows[bin_of == b]
+            item.setData(x=self.x1[keep], y=self.x2[keep])
+        self.hover_index = NearestPoint(self.x1[rows], self.x2[rows], rows)
+        show_density = mode != "all" and n > 0
+        if show_density:
+            self._draw_density()
+        self.density.setVisible(show_density)
+        self.mode_note.setText(
+            "" if not n else f"all {n:,} pairs as points" if mode == "all"
+            else f"density of {n:,} pairs; the strongest {len(rows):,} as points" if mode == "top"
+            else f"density of {n:,} pairs (hover and click: switch to points)")
+
+    def _draw_density(self) -> None:
+        lo, hi = self._full_range
+        if not self.density_counts.size:
+            self.density_counts, _, _ = np.histogram2d(self.x1, self.x2, bins=DENSITY_BINS, range=[[lo, hi], [lo, hi]])
+        img = np.log1p(self.density_counts)
+        self.density.setImage(img, levels=(0.0, max(float(img.max()), 1e-9)), autoLevels=False)
+        self.density.setRect(QRectF(lo, lo, hi - lo, hi - lo))
 
     def _draw_grid(self, lay) -> None:
         for line in self.grid_lines:
@@ -109,9 +190,10 @@ class InteractionMap(PlotPanel):
                 line = pg.InfiniteLine(pos=float(pos), angle=angle, pen=pen, movable=False)
                 self.plot.addItem(line)
                 self.grid_lines.append(line)
-        ticks = [lay.ticks()] if len(lay.chroms) > 1 else None
-        for side in ("bottom", "left"):
-            self.plot.getAxis(side).setTicks(ticks)
+        for side, which in (("bottom", "SNP1"), ("left", "SNP2")):
+            self.plot.getAxis(side).set_layout(lay)
+            label = position_label(lay)
+            self.plot.setLabel(side, f"{which}: {label[0].lower()}{label[1:]}" if len(lay.chroms) == 1 else f"{which} (chromosome)")
         diag = pg.PlotCurveItem([lay.starts[0], lay.ends[-1]], [lay.starts[0], lay.ends[-1]],
                                 pen=pg.mkPen((150, 150, 150, 160), width=1, style=Qt.PenStyle.DotLine))
         self.plot.addItem(diag)

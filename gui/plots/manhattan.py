@@ -1,4 +1,10 @@
-"""Manhattan plot of the single-locus (marginal) test, with the selected SNP's interactions.
+"""Manhattan plot: the single-locus (marginal) test above, each SNP's strongest interaction below.
+
+The top track is −log10 P of the single-locus test by genomic position, drawn as soon as a study
+is open (before any scan: :meth:`ManhattanPlot.set_single_locus`); SNPs with a reported
+interaction partner are ringed. The bottom track, x-linked to it, is the epistasis result: each
+SNP's largest −log10 P over its reported pairs (:func:`gui.resultdata.best_interaction`), with the
+Bonferroni line of the scan's valid tests. A click in either track selects the SNP.
 
 One ``ScatterPlotItem`` per chromosome colour (two: alternating), one shared pen and brush each,
 pixel-mode symbols: fast at 1e6 SNPs. Each item keeps the SNP index of its points in a NumPy
@@ -8,139 +14,269 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 
 from gui.plots.base import (CHROM_COLOURS, GENOME_WIDE, HIGHLIGHT, SELECTED, SUGGESTIVE, NearestPoint, PlotPanel,
-                             UniformScatter)
+                            PositionAxis, UniformScatter, position_label)
 from gui.plots.genome import GenomeLayout, genome_layout
-from gui.resultdata import marginal_neglog10
+from gui.resultdata import best_interaction, marginal_neglog10, single_neglog10, test_name
 
 GENOME_WIDE_P = 5e-8
 SUGGESTIVE_P = 1e-5
+INTERACTION = "#009e73"  # the epistasis track and the rings of interacting SNPs (Okabe-Ito bluish green)
+BONFERRONI = "#7b3294"
 
 
 class ManhattanPlot(PlotPanel):
-    """−log10 P of the marginal test by genomic position; click a SNP to see its partners."""
+    """−log10 P of the marginal test by genomic position, each SNP's best interaction below it;
+    click a SNP to see its partners."""
 
     snpClicked = Signal(int)
     name = "Manhattan plot"
 
     def __init__(self, parent=None):
-        super().__init__(parent)
+        super().__init__(parent, axisItems={"bottom": PositionAxis("bottom")})
         self.result = None
+        self.study = None
+        self.marginal_p = np.zeros(0)
         self.layout_: GenomeLayout | None = None
         self.x = self.y = np.zeros(0)
+        self.best = np.zeros(0)  # per SNP: largest −log10 P of its reported pairs (NaN: none)
+        self.best_partner = np.zeros(0, np.int64)
         self.group_items: list[UniformScatter] = []
         self.group_snps: list[np.ndarray] = []
         self.partner_count = np.zeros(0, np.int64)
         self.selected: int | None = None
         self.partners = np.zeros(0, np.int64)
 
-        self._label_empty()
-        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        pp = self.pair_plot = self.plot_widget.addPlot(row=1, col=0, axisItems={"bottom": PositionAxis("bottom")})
+        pp.showGrid(x=False, y=True, alpha=0.15)
+        pp.setMenuEnabled(False)
+        pp.setXLink(self.plot)
+        pp.getAxis("left").setWidth(52)
+        self.plot.getAxis("left").setWidth(52)  # the two tracks' x axes line up
+        lay = self.plot_widget.ci.layout
+        lay.setRowStretchFactor(0, 3)
+        lay.setRowStretchFactor(1, 2)
+        self.pair_hover: NearestPoint | None = None
+
         for colour in CHROM_COLOURS:
             item = UniformScatter(size=5, pen=None, brush=pg.mkBrush(colour), pxMode=True, symbol="o")
             self.plot.addItem(item)
             self.group_items.append(item)
+        self.interacting_item = UniformScatter(size=9, pen=pg.mkPen(INTERACTION, width=1.4), brush=None, pxMode=True)
+        self.interacting_item.setZValue(5)
+        self.plot.addItem(self.interacting_item)
+        self.pair_item = UniformScatter(size=6, pen=None, brush=pg.mkBrush(INTERACTION), pxMode=True, symbol="t1")
+        pp.addItem(self.pair_item)
         self.arcs = pg.PlotCurveItem(pen=pg.mkPen(HIGHLIGHT, width=1.5))
         self.partner_item = UniformScatter(size=10, pen=pg.mkPen("#5a2300", width=1), brush=pg.mkBrush(HIGHLIGHT), pxMode=True)
         self.selected_item = UniformScatter(size=14, pen=pg.mkPen("k", width=1.5), brush=pg.mkBrush(SELECTED), pxMode=True,
-                                                symbol="o")
+                                            symbol="o")
+        self.pair_partner_item = UniformScatter(size=10, pen=pg.mkPen("#5a2300", width=1), brush=pg.mkBrush(HIGHLIGHT),
+                                                pxMode=True, symbol="t1")
+        self.pair_selected_item = UniformScatter(size=13, pen=pg.mkPen("k", width=1.5), brush=pg.mkBrush(SELECTED),
+                                                 pxMode=True, symbol="t1")
         for it in (self.arcs, self.partner_item, self.selected_item):
             it.setZValue(10)
             self.plot.addItem(it)
+        for it in (self.pair_partner_item, self.pair_selected_item):
+            it.setZValue(10)
+            pp.addItem(it)
         self.lines = []
         # Genome-wide caption above its line, suggestive below its own: on a tall axis the two
         # lines are a few pixels apart and captions on the same side would overlap.
         for p, colour, label, anchor in ((GENOME_WIDE_P, GENOME_WIDE, "genome-wide 5e-8", (1, 1)),
                                          (SUGGESTIVE_P, SUGGESTIVE, "suggestive 1e-5", (1, 0))):
             line = pg.InfiniteLine(pos=-np.log10(p), angle=0, movable=False,
-                                   pen=pg.mkPen(colour, width=1.2, style=pg.QtCore.Qt.PenStyle.DashLine),
+                                   pen=pg.mkPen(colour, width=1.2, style=Qt.PenStyle.DashLine),
                                    label=label, labelOpts={"position": 0.98, "color": colour, "anchors": [anchor, anchor]})
             self.plot.addItem(line)
             self.lines.append(line)
+        self.bonferroni_line = pg.InfiniteLine(pos=0.0, angle=0, movable=False,
+                                               pen=pg.mkPen(BONFERRONI, width=1.2, style=Qt.PenStyle.DashLine),
+                                               label="", labelOpts={"position": 0.98, "color": BONFERRONI,
+                                                                    "anchors": [(1, 1), (1, 1)]})
+        self.bonferroni_line.setVisible(False)
+        pp.addItem(self.bonferroni_line)
+        self.pair_text = pg.TextItem("", anchor=(0.5, 0.5), color="#555555")
+        pp.addItem(self.pair_text, ignoreBounds=True)
+        self._label_empty()
 
     def _label_empty(self) -> None:
         self.plot.setLabel("left", "−log10 P (single-locus test)")
-        self.plot.setLabel("bottom", "Chromosome")
         self.plot.setTitle("Manhattan plot")
-        self.plot.getAxis("bottom").setTicks(None)
+        self.pair_plot.setLabel("left", "best pair −log10 P")
+        for plot in (self.plot, self.pair_plot):
+            plot.setLabel("bottom", "Chromosome")
+            plot.getAxis("bottom").set_layout(None)
+        self.plot.getAxis("bottom").showLabel(False)  # the lower track's axis names the positions
+        self.bonferroni_line.setVisible(False)
+        self.pair_text.setText("")
 
     # -- data -----------------------------------------------------------------------------------
     def clear(self) -> None:
-        """Nothing of the last result left: points, partners, title, axes and the info line."""
+        """Nothing of the last study or result left: points, partners, title, axes and the info line."""
         self.result = None
+        self.study = None
+        self.marginal_p = np.zeros(0)
         self.layout_ = None
         for item in self.group_items:
             item.clear()
+        for item in (self.interacting_item, self.pair_item):
+            item.clear()
         self.group_snps = []
-        self.hover_index = None
-        self.x = self.y = np.zeros(0)
+        self.hover_index = self.pair_hover = None
+        self.x = self.y = self.best = np.zeros(0)
+        self.best_partner = np.zeros(0, np.int64)
         self.partner_count = np.zeros(0, np.int64)
         self.clear_selection()
         self._label_empty()
         self.readout.setText(" ")
         self.reset_view()
 
+    def set_single_locus(self, study, single) -> None:
+        """Before a scan: the single-locus test of ``study`` (``single``:
+        :func:`gui.resultdata.single_locus`); the interaction track waits for the scan."""
+        self.clear()
+        self._draw_study(study, single.p, single_neglog10(single), single.test)
+        self.plot.setTitle(f"Manhattan plot: single-locus test of {study.n_snps:,} SNPs (no scan yet)")
+        self.pair_text.setText("Run a scan: each SNP's strongest interaction is drawn here")
+        self.reset_view()
+
     def set_result(self, result, reported=None) -> None:
-        """Plot every SNP of ``result.study`` that has a marginal P; count partners in ``reported``."""
+        """Plot every SNP of ``result.study`` that has a marginal P, and each SNP's strongest pair
+        of ``reported`` (default ``result.reported``) in the lower track."""
         self.result = result
         study = result.study
+        if getattr(result, "qt", None) is not None:
+            test = test_name(study, False)
+        else:
+            test = test_name(study, result.params.allelic)
+        self._draw_study(study, result.marginal_p, marginal_neglog10(result), test)
+        rep = result.reported if reported is None else reported
+        self.partner_count = np.bincount(np.concatenate([rep.i, rep.j]).astype(np.int64), minlength=study.n_snps)
+        self.best, self.best_partner = best_interaction(rep, study.n_snps)
+        has = np.flatnonzero(np.isfinite(self.best))
+        ringed = has[np.isfinite(self.y[has])]
+        self.interacting_item.setData(x=self.x[ringed], y=self.y[ringed])
+        self.pair_item.setData(x=self.x[has], y=self.best[has])
+        self.pair_hover = NearestPoint(self.x[has], self.best[has], has)
+        n_valid = int(getattr(result, "n_valid", 0) or 0)
+        if n_valid:
+            bonf = -np.log10(0.05 / n_valid)
+            self.bonferroni_line.setValue(bonf)
+            caption = f"Bonferroni 0.05 / {n_valid:,} tests"
+            self.bonferroni_line.label.setFormat(caption)
+            self.bonferroni_line.label.setText(caption)  # (setFormat redraws only on a value change)
+            self.bonferroni_line.setVisible(True)
+        self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
+        self.plot.setTitle(f"Manhattan plot: single-locus test of {study.n_snps:,} SNPs (ringed: "
+                           f"{len(has):,} with a reported pair), each SNP's strongest interaction below")
+        self.clear_selection()
+        self.reset_view()
+
+    def _draw_study(self, study, p, y, test: str) -> None:
+        self.study = study
+        self.marginal_p = np.asarray(p, np.float64)
         self.layout_ = genome_layout(study.variants)
         self.x = self.layout_.x
-        self.y = marginal_neglog10(result)
+        self.y = np.asarray(y, np.float64)
+        self.best = np.full(study.n_snps, np.nan)
+        self.best_partner = np.full(study.n_snps, -1, np.int64)
+        self.partner_count = np.zeros(study.n_snps, np.int64)
         ok = np.isfinite(self.y)
         self.group_snps = []
         for g, item in enumerate(self.group_items):
             snps = np.flatnonzero(ok & (self.layout_.chrom_of % 2 == g))
             item.setData(x=self.x[snps], y=self.y[snps])
             self.group_snps.append(snps)
-        rep = result.reported if reported is None else reported
-        self.partner_count = np.bincount(np.concatenate([rep.i, rep.j]).astype(np.int64), minlength=study.n_snps)
         self.hover_index = NearestPoint(self.x, self.y, np.arange(study.n_snps))
-        axis = self.plot.getAxis("bottom")
-        if len(self.layout_.chroms) > 1:
-            axis.setTicks([self.layout_.ticks()])
-            self.plot.setLabel("bottom", "Chromosome")
-        else:
-            axis.setTicks(None)
-            name = self.layout_.chroms[0] if self.layout_.chroms else ""
-            self.plot.setLabel("bottom", f"Position on chromosome {name} (bp from first SNP)")
-        if getattr(result, "qt", None) is not None:  # a quantitative trait: the additive linear test
-            test = "additive linear test, 1 df"
-        else:
-            test = "allelic χ², 1 df" if result.params.allelic else "genotype likelihood ratio, 2 df"
+        label = position_label(self.layout_)
+        for plot in (self.plot, self.pair_plot):
+            plot.getAxis("bottom").set_layout(self.layout_)
+            plot.setLabel("bottom", label)
+        self.plot.getAxis("bottom").showLabel(False)
         self.plot.setLabel("left", f"−log10 P ({test})")
-        self.plot.setTitle(f"Manhattan plot: single-locus test of {study.n_snps:,} SNPs")
-        self.clear_selection()
-        self.reset_view()
+        self.pair_plot.setLabel("left", "best pair −log10 P")
 
     def reset_view(self) -> None:
         if not len(self.x):
             self.plot.setXRange(0, 1, padding=0)
             self.plot.setYRange(0, -np.log10(GENOME_WIDE_P) * 1.08, padding=0)
+            self.pair_plot.setYRange(0, 10, padding=0)
+            self.pair_text.setPos(0.5, 5)
             return
         top = np.nanmax(self.y[np.isfinite(self.y)]) if np.isfinite(self.y).any() else 0.0
         ymax = max(top, -np.log10(GENOME_WIDE_P)) * 1.08 + 0.2
         span = self.x.max() - self.x.min() if len(self.x) > 1 else 1.0
-        self.plot.setXRange(self.x.min() - 0.01 * span, self.x.max() + 0.01 * span, padding=0)
+        x0, x1 = self.x.min() - 0.01 * span, self.x.max() + 0.01 * span
+        self.plot.setXRange(x0, x1, padding=0)
         self.plot.setYRange(-0.015 * ymax, ymax, padding=0)  # points at P = 1 drawn whole
+        best = self.best[np.isfinite(self.best)]
+        lo = float(best.min()) if best.size else 0.0
+        hi = float(best.max()) if best.size else 10.0
+        if self.bonferroni_line.isVisible():
+            hi = max(hi, float(self.bonferroni_line.value()))
+        lo = max(0.0, lo - 0.1 * (hi - lo + 1.0))  # the reported pairs start at --epi1: no empty floor
+        self.pair_plot.setYRange(lo, hi * 1.08 + 0.2, padding=0)
+        self.pair_text.setPos(0.5 * (x0 + x1), 0.5 * (lo + hi * 1.08 + 0.2))
 
     def plotted_snps(self) -> np.ndarray:
         """SNP indices of every point drawn (all colour groups), sorted."""
         return np.sort(np.concatenate(self.group_snps)) if self.group_snps else np.zeros(0, np.int64)
 
+    def interaction_track(self) -> tuple[np.ndarray, np.ndarray]:
+        """(SNP indices, −log10 P) of the lower track's points: each SNP's strongest reported pair."""
+        snps = np.flatnonzero(np.isfinite(self.best))
+        return snps, self.best[snps]
+
     # -- interaction ----------------------------------------------------------------------------
     def describe_point(self, k) -> str:
-        v = self.result.study.variants
+        v = self.study.variants
         k = int(k)
-        p = self.result.marginal_p[k]
+        p = self.marginal_p[k]
+        text = f"{v.snp[k]}   chr{v.chrom[k]}:{int(v.bp[k]):,}   P = {p:.3g}   (−log10 P = {self.y[k]:.2f})"
+        if self.result is None:
+            return text
         n = int(self.partner_count[k]) if k < len(self.partner_count) else 0
-        partners = f"{n} reported interaction partner{'s' if n != 1 else ''}"
-        return (f"{v.snp[k]}   chr{v.chrom[k]}:{int(v.bp[k]):,}   P = {p:.3g}   (−log10 P = {self.y[k]:.2f})   {partners}")
+        text += f"   {n} reported interaction partner{'s' if n != 1 else ''}"
+        if n and k < len(self.best_partner) and self.best_partner[k] >= 0:
+            text += f" (strongest: {v.snp[self.best_partner[k]]}, −log10 P = {self.best[k]:.2f})"
+        return text
 
     def point_clicked(self, k) -> None:
-        self.snpClicked.emit(int(k))
+        if self.result is not None:  # before a scan there are no partners to show
+            self.snpClicked.emit(int(k))
+
+    def pair_point_at(self, x: float, y: float, radius: float = 6.0):
+        """The SNP of the lower track's point within ``radius`` pixels of (x, y), or ``None``."""
+        if self.pair_hover is None:
+            return None
+        px, py = self.pair_plot.getViewBox().viewPixelSize()
+        return self.pair_hover.nearest(x, y, px, py, radius)
+
+    def _on_mouse_moved(self, args) -> None:
+        vb = self.pair_plot.getViewBox()
+        if not vb.sceneBoundingRect().contains(args[0]):
+            super()._on_mouse_moved(args)
+            return
+        p = vb.mapSceneToView(args[0])
+        hit = self.pair_point_at(p.x(), p.y())
+        text = self.describe_point(hit) if hit is not None else " "
+        self.readout.setText(text)
+        if hit is not None:
+            self.hovered.emit(text)
+
+    def _on_scene_clicked(self, ev) -> None:
+        vb = self.pair_plot.getViewBox()
+        if ev.button() == Qt.MouseButton.LeftButton and not ev.double() and vb.sceneBoundingRect().contains(ev.scenePos()):
+            p = vb.mapSceneToView(ev.scenePos())
+            hit = self.pair_point_at(p.x(), p.y())
+            if hit is not None:
+                self.point_clicked(hit)
+            return
+        super()._on_scene_clicked(ev)
 
     def select_snp(self, k: int | None, partners: np.ndarray | None = None) -> None:
         """Mark SNP ``k``, its partners and the arcs between them (``None`` clears)."""
@@ -154,12 +290,18 @@ class ManhattanPlot(PlotPanel):
         part = self.partners
         self.partner_item.setData(x=self.x[part], y=self.y[part])
         self.arcs.setData(*self._arcs(k, part), connect="finite")
+        if np.isfinite(self.best[k]):
+            self.pair_selected_item.setData(x=[self.x[k]], y=[self.best[k]])
+        else:
+            self.pair_selected_item.clear()
+        shown = part[np.isfinite(self.best[part])]
+        self.pair_partner_item.setData(x=self.x[shown], y=self.best[shown])
 
     def clear_selection(self) -> None:
         self.selected = None
         self.partners = np.zeros(0, np.int64)
-        self.selected_item.clear()
-        self.partner_item.clear()
+        for item in (self.selected_item, self.partner_item, self.pair_selected_item, self.pair_partner_item):
+            item.clear()
         self.arcs.setData([], [])
 
     def _arcs(self, k: int, partners: np.ndarray, n: int = 48) -> tuple[np.ndarray, np.ndarray]:

@@ -4,8 +4,10 @@ The graph is the core's (:mod:`gboost.pathways`); this view draws it with a fixe
 graphics items whatever its size: one scatter item for the nodes (per-point size and brush, from
 a few shared brushes), one line item each for all edges, the edges above the χ² threshold and
 the selected node's edges, one for the group circles and two label layers. Each pathway group
-sits on its own circle (the core's :func:`~gboost.pathways.group_circle_layout`), the SNPs of no
-known pathway on one more circle.
+sits on its own circle (the core's :func:`~gboost.pathways.group_circle_layout`); the SNPs of no
+known pathway, often most of the graph, are packed in a disc apart, right of the ring
+(:func:`gui.pathway_data.graph_arrays`), so the known groups keep the figure. Labels never cover
+a node.
 """
 from __future__ import annotations
 
@@ -42,8 +44,8 @@ EDGE_TIERS = ((0.6, 60), (1.3, 120), (2.6, 200))  # (width px, alpha) weakest to
 EDGE_GREY = (90, 90, 90)
 SCORE_MODES = {"size": "Size", "colour": "Colour", "both": "Size and colour"}
 LABEL_CHARS = 32
-LEGEND = ("Each circle is one pathway (a GO biological process with the bundled files); grey nodes on "
-          "one more circle: the SNPs of no known pathway. A SNP in several pathways is drawn once, on the "
+LEGEND = ("Each circle is one pathway (a GO biological process with the bundled files); grey nodes in "
+          "the disc apart on the right: the SNPs of no known pathway. A SNP in several pathways is drawn once, on the "
           "circle of its primary pathway: the one it shares with most of its interaction partners, else the "
           "one holding most SNPs of the graph; hover over it to list all its pathways. Node size or colour: "
           "the SNP's single-locus score, −log10 P of the marginal test, up to genome-wide significance "
@@ -448,6 +450,7 @@ class PathwayView(PlotPanel):
             priority = np.r_[priority, score.max(initial=0.0) + 1.0 + counts]  # captions first, largest groups first
             style = np.r_[style, np.ones(len(cx), np.int64)]
         self.labels.setData(x, y, texts, direction=direction, offset=offset, priority=priority, style=style)
+        self.labels.setObstacles(a.x, a.y, self.sizes)  # no label over a node
 
     def _captions(self):
         """Pathway names beside their circles, on the side away from the centre of the ring."""

@@ -52,6 +52,7 @@ def test_label_budget_at_default_zoom_and_more_labels_on_zoom_in(view):
     view.set_graph(big_graph())
     render_image(view.plot_widget, (1400, 900))
     at_default = node_labels(view)
+    default_all = list(view.labels.drawn)
     assert 0 < len(at_default) <= LABEL_BUDGET
     vb = view.plot.getViewBox()
     rect = vb.viewRect()
@@ -60,7 +61,9 @@ def test_label_budget_at_default_zoom_and_more_labels_on_zoom_in(view):
                 yRange=(cy - rect.height() / 12, cy + rect.height() / 12), padding=0)
     assert view.labels.budgets[0] > LABEL_BUDGET
     render_image(view.plot_widget, (1400, 900))
-    assert len(node_labels(view)) > len(at_default)
+    # more text in view (node labels and captions; labels are never drawn over nodes, so in the
+    # packed ring the node labels alone need not outnumber the default view's budget)
+    assert len(view.labels.drawn) > len(default_all)
     view.reset_view()
     render_image(view.plot_widget, (1400, 900))
     assert len(node_labels(view)) <= LABEL_BUDGET
@@ -141,3 +144,30 @@ def test_print_png_has_the_resolution_and_svg_is_valid(view, tmp_path):
     assert root.tag.endswith("svg")
     ns = "{http://www.w3.org/2000/svg}"
     assert root.findall(f".//{ns}text") and (root.findall(f".//{ns}path") or root.findall(f".//{ns}polyline"))
+
+
+@pytest.mark.parametrize("n_pairs", [300, 3000])
+def test_the_graph_reads_at_default_zoom_unknown_apart_and_no_label_over_a_node(view, n_pairs):
+    view.set_graph(big_graph(n_snps=2 * n_pairs, n_pairs=n_pairs))
+    render_image(view.plot_widget, (1000, 560))  # the plot area of a 1366x768 window
+    a = view.arrays
+    u = a.groups.index(UNKNOWN)
+    unknown, known = a.group_of == u, a.group_of != u
+    n_u = int(unknown.sum())
+    assert n_u > 20 and known.any()
+    # The SNPs of no known pathway apart from the pathways (right of them), packed in a disc
+    # about as wide as their number asks, not a ring around or beside the figure.
+    assert a.x[unknown].min() > a.x[known].max()
+    width = max(np.ptp(a.x[unknown]), np.ptp(a.y[unknown]))
+    assert width <= 2 * np.sqrt(n_u / np.pi) + 1.5
+    assert np.ptp(a.x[known]) > 0.5 * (a.x.max() - a.x.min())  # the pathways keep most of the figure
+    # Labels drawn beside nodes, none over one (each node's disc is clear of every label box).
+    assert node_labels(view)
+    tr = view.labels.last_transform
+    px = tr.m11() * a.x + tr.m21() * a.y + tr.dx()
+    py = tr.m12() * a.x + tr.m22() * a.y + tr.dy()
+    r = view.sizes / 2
+    for box in view.labels.drawn_boxes:
+        near_x = np.clip(px, box.left(), box.right())
+        near_y = np.clip(py, box.top(), box.bottom())
+        assert not np.any(np.hypot(px - near_x, py - near_y) < r - 0.5), "a label covers a node"

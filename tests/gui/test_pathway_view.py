@@ -71,15 +71,21 @@ def test_the_view_draws_the_cores_graph_on_pathway_circles(annotated):
     assert set(win.graph.nodes) == set(g.nodes) and set(map(frozenset, win.graph.edges)) == set(map(frozenset, g.edges))
     a = win.pathways.arrays
     assert len(a) == g.number_of_nodes() == len(win.pathways.nodes.data)  # one scatter item holds every node
-    # Positions are the core's group-circle layout; each group's nodes on one circle.
+    # Positions: the known pathways by the core's group-circle layout, each group's nodes on one
+    # circle; the SNPs of no known pathway in a disc apart, right of them.
     groups = node_groups(g)
-    pos = group_circle_layout(g, groups, spacing=1.0, gap=LAYOUT_GAP)
+    known = {name: m for name, m in groups.items() if name != UNKNOWN}
+    pos = group_circle_layout(g, known, spacing=1.0, gap=LAYOUT_GAP)
     for k, node in enumerate(a.nodes):
-        assert (a.x[k], a.y[k]) == pytest.approx(pos[node])
+        if node in pos:
+            assert (a.x[k], a.y[k]) == pytest.approx(pos[node])
     assert list(groups)[-1] == UNKNOWN and {"P_ALPHA", "P_BETA"} <= set(groups)
     for gi, name in enumerate(a.groups):
         members = np.flatnonzero(a.group_of == gi)
         assert {a.nodes[m] for m in members} == set(groups[name])
+        if name == UNKNOWN:
+            assert a.x[members].min() > max(x for x, _ in pos.values())
+            continue
         d = np.hypot(a.x[members] - a.centre[gi, 0], a.y[members] - a.centre[gi, 1])
         assert np.allclose(d, d[0])  # on one circle
     rep = win.reported

@@ -130,3 +130,97 @@ def test_selecting_a_table_row_marks_the_pair_in_the_plots(scanned):
     assert m.selected == int(rep.i[1]) and m.partners.tolist() == [int(rep.j[1])]
     x, y = scanned.interactions.selected_item.getData()
     assert len(x) == 1
+
+
+def test_manhattan_shows_the_single_locus_test_before_any_scan(qtbot, window, study_prefix, cli_dir):
+    from guihelpers import load
+
+    load(qtbot, window, study_prefix)
+    m = window.manhattan
+    study = window.study
+    assert window.result is None
+    np.testing.assert_array_equal(m.plotted_snps(), np.arange(study.n_snps))
+    p_file = marginal_p_from_file(cli_dir)  # the scan's marginal.tsv: the same test, the same numbers
+    expected = np.array([-math.log10(p_file[s]) for s in study.variants.snp])
+    np.testing.assert_allclose(m.y, expected, rtol=1e-5, atol=1e-6)
+    (x0, x1), _ = m.plot.getViewBox().viewRange()
+    assert x1 - x0 > 1e6  # the genome, not an empty 0-1 frame
+    assert "240 SNPs" in m.plot.titleLabel.text and "no scan yet" in m.plot.titleLabel.text
+    assert not len(m.interaction_track()[0])
+
+
+def test_manhattan_shows_each_snps_strongest_interaction_and_rings_interacting_snps(scanned):
+    from gui.resultdata import pairs_neglog10
+
+    m, rep = scanned.manhattan, scanned.reported
+    nlp = pairs_neglog10(rep)
+    best: dict[int, float] = {}
+    for a, b, v in zip(rep.i.tolist(), rep.j.tolist(), nlp.tolist()):
+        for k in (a, b):
+            best[k] = max(best.get(k, -1.0), v)
+    snps, y = m.interaction_track()
+    assert sorted(best) == snps.tolist()
+    np.testing.assert_allclose(y, [best[k] for k in snps.tolist()])
+    px, py = m.pair_item.getData()
+    np.testing.assert_allclose(np.sort(px), np.sort(m.x[snps]))
+    rx, _ = m.interacting_item.getData()
+    assert len(rx) == len(best)
+    assert m.bonferroni_line.isVisible()
+    assert m.bonferroni_line.value() == pytest.approx(-math.log10(0.05 / scanned.result.n_valid))
+    assert m.bonferroni_line.label.toPlainText() == f"Bonferroni 0.05 / {scanned.result.n_valid:,} tests"
+    k = int(rep.i[0])
+    scanned.select_snp(k)
+    sx, sy = m.pair_selected_item.getData()
+    assert sy[0] == pytest.approx(best[k])
+    assert "strongest" in m.describe_point(k)
+
+
+@pytest.fixture(scope="module")
+def one_chrom_prefix(tmp_path_factory) -> str:
+    from gboost.data.simulate import PlantedPair, simulate_study
+
+    sim = simulate_study(50, 120, 120, seed=77, chromosomes=1, missing_rate=0.0, planted=[PlantedPair(3, 30, "xor", 5.0)])
+    prefix = str(tmp_path_factory.mktemp("onechrom") / "onechrom")
+    sim.write(prefix)
+    return prefix
+
+
+def test_one_chromosome_axis_reads_megabases(qtbot, window, one_chrom_prefix):
+    from guihelpers import load
+
+    load(qtbot, window, one_chrom_prefix)
+    m = window.manhattan
+    bp = np.asarray(window.study.variants.bp, np.float64)
+    axis = m.pair_plot.getAxis("bottom")
+    assert axis.labelText == "Position on chromosome 1 (Mb)"
+    (x0, x1), _ = m.plot.getViewBox().viewRange()
+    levels = axis.tickValues(x0, x1, 800)
+    values = [v for _spacing, vals in levels for v in vals]
+    spacing = levels[0][0]
+    texts = axis.tickStrings(values, 1.0, spacing)
+    assert texts and all("e" not in t for t in texts)
+    for v, t in zip(values, texts):  # each label is the tick's position in Mb on the chromosome
+        assert float(t) == pytest.approx((v + bp.min()) / 1e6, abs=spacing / 1e6 / 2)
+
+
+def test_interaction_map_draws_the_strongest_pairs_over_the_density_of_all(scanned):
+    from gui.resultdata import pairs_neglog10
+
+    im, rep = scanned.interactions, scanned.reported
+    assert im.drawn_mode() == "all" and not im.density.isVisible()  # ~40 pairs: every one a point
+    im.set_top_n(10)  # as a study with more reported pairs than the map's budget
+    nlp = pairs_neglog10(rep)
+    strongest = np.sort(np.argsort(-nlp, kind="stable")[:10])
+    assert im.drawn_mode() == "top"
+    np.testing.assert_array_equal(im.drawn, strongest)
+    assert sum(len(item.data) for item in im.bins) == 10
+    assert im.density.isVisible() and im.density_counts.sum() == len(rep)  # every pair in the density
+    weak = int(np.argmin(nlp))
+    lay = genome_layout(scanned.result.study.variants)
+    hit = im.point_at(lay.x[rep.i[weak]], lay.x[rep.j[weak]])
+    assert hit is None or hit in strongest  # only the points drawn answer a hover
+    im.mode.setCurrentIndex(im.mode.findData("density"))
+    assert sum(len(item.data) for item in im.bins) == 0 and im.density.isVisible()
+    im.mode.setCurrentIndex(im.mode.findData("all"))
+    assert sum(len(item.data) for item in im.bins) == len(rep) and not im.density.isVisible()
+    assert f"all {len(rep):,} pairs" in im.mode_note.text()

@@ -129,3 +129,50 @@ def test_a_cancelled_qt_scan_keeps_its_checkpoint_and_resumes_to_the_cli_bytes(q
     with qtbot.waitSignal(window.exportFinished, timeout=30000):
         assert window.export_file("epi_cc", str(out))
     assert out.read_bytes() == (qt_cli_dir / "pairs.epi.qt").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def qt_covar(qt_prefix, tmp_path_factory):
+    path = tmp_path_factory.mktemp("qtcovar") / "covar.txt"
+    rows = [line.split() for line in open(qt_prefix + ".fam")]
+    rng = np.random.default_rng(9)
+    path.write_text("FID IID age pc1\n" + "".join(f"{r[0]} {r[1]} {20 + k % 50} {rng.normal():.4f}\n"
+                                                for k, r in enumerate(rows)))
+    return str(path)
+
+
+@pytest.mark.slow
+def test_a_qt_covariate_scan_shows_the_adjusted_columns_as_pairs_tsv(qtbot, window, qt_prefix, qt_covar,
+                                                                     tmp_path_factory):
+    from PySide6.QtCore import Qt
+
+    from gboost.cli import main
+    from gui.models import FULL_TEXT_ROLE, QT_ADJ_COLUMNS
+
+    out = tmp_path_factory.mktemp("qtcovcli") / "out"
+    assert main(["scan", "--bfile", qt_prefix, "--covar", qt_covar, "--out", str(out), "--epi1", "0.001",
+                 "--device", "cpu", "--quiet"]) == 0
+    lines = (out / "pairs.tsv").read_text().splitlines()
+    header = lines[0].split("\t")
+    cli = {(r[1], r[4]): r for r in (line.split("\t") for line in lines[1:])}
+    load(qtbot, window, qt_prefix)
+    window.run_panel.epi1.setText("0.001")
+    window.run_panel.file_edits["covar"].setText(qt_covar)
+    scan(qtbot, window)
+    model = window.pairs.model
+    assert model.columns[-6:] == QT_ADJ_COLUMNS and len(cli) == model.rowCount() > 0
+    v = window.study.variants
+    for r in range(model.rowCount()):
+        row = model.pair_row(r)
+        key = (str(v.snp[model.pairs.i[row]]), str(v.snp[model.pairs.j[row]]))
+        for name in QT_ADJ_COLUMNS:
+            text = model.index(r, model.columns.index(name)).data(FULL_TEXT_ROLE)
+            assert text == cli[key][header.index(name)], (key, name)
+    # sorted by P_ADJ, ascending: the adjusted test's order
+    c = model.columns.index("P_ADJ")
+    window.pairs.proxy.sort(c, Qt.SortOrder.AscendingOrder)
+    proxy = window.pairs.proxy
+    ps = [float(proxy.index(r, c).data(FULL_TEXT_ROLE)) for r in range(proxy.rowCount())]
+    assert ps == sorted(ps)
+    assert "linear model" in model.headerData(model.columns.index("BETA_ADJ"), Qt.Orientation.Horizontal,
+                                              Qt.ItemDataRole.ToolTipRole)

@@ -62,16 +62,16 @@ def test_every_cli_scan_option_has_a_control(window):
     scan_parser = build_parser()._subparsers._group_actions[0].choices["scan"]
     flags = {s for a in scan_parser._actions for s in a.option_strings if s.startswith("--")}
     # --genotypic: the 4-df F-test of a quantitative trait's pairs, command line only so far;
-    # --allow-extra-chr (contig names accepted): command line only so far, the panel has no control for it
+    # so are PLINK's sample lists (--keep/--remove and their -fam forms), --covar-number,
+    # --pheno-name/--mpheno, --keep-allele-order and --parallel: the panel has no control for them yet
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
-                "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample", "--allow-extra-chr",
-                # PLINK's sample lists, phenotype column, covariate numbers, allele order: command line only so far
-                "--keep", "--remove", "--keep-fam", "--remove-fam", "--pheno-name", "--mpheno", "--covar-number",
+                "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample",
+                "--keep", "--remove", "--keep-fam", "--remove-fam", "--covar-number", "--pheno-name", "--mpheno",
                 "--keep-allele-order", "--parallel"}
     covered = {"--double-id", "--const-fid", "--id-delim", "--hard-call-threshold",
                "--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
-               "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs"}
+               "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs", "--allow-extra-chr"}
     assert flags - cli_only == covered
     rp = window.run_panel
     controls = {"--pheno": rp.file_edits["pheno"], "--covar": rp.file_edits["covar"], "--covar-name": rp.covar_name,
@@ -81,7 +81,7 @@ def test_every_cli_scan_option_has_a_control(window):
                 "--min-distance": rp.min_distance, "--max-r2": rp.max_r2, "--allelic": rp.marginal,
                 "--calibration-pairs": rp.calibration,
                 "--double-id": rp.id_mode.mode, "--const-fid": rp.id_mode.mode, "--id-delim": rp.id_mode.value,
-                "--hard-call-threshold": rp.hard_call,
+                "--hard-call-threshold": rp.hard_call, "--allow-extra-chr": rp.allow_extra_chr,
                 **{f"--{k}": rp.qc_checks[k] for k in ("maf", "geno", "mind", "hwe")}}
     assert set(controls) == covered
     for flag, widget in controls.items():
@@ -177,3 +177,44 @@ def test_a_gui_scan_runs_on_dask_through_the_shared_pipeline(qtbot, window, stud
     assert format_epi_cc(result) == format_epi_cc(want)
     assert format_summary(result) == format_summary(want)
     assert format_pairs_tsv(result) == format_pairs_tsv(want)
+
+
+@pytest.fixture
+def contig_prefix(study_prefix, tmp_path):
+    """The test study with its last 20 SNPs on a contig PLINK does not know (HLA)."""
+    prefix = str(tmp_path / "contig")
+    for ext in (".bed", ".fam"):
+        shutil.copy(study_prefix + ext, prefix + ext)
+    lines = open(study_prefix + ".bim").read().splitlines()
+    with open(prefix + ".bim", "w") as dst:
+        for k, line in enumerate(lines):
+            f = line.split("\t") if "\t" in line else line.split()
+            if k >= len(lines) - 20:
+                f[0] = "HLA"
+            dst.write("\t".join(f) + "\n")
+    return prefix
+
+
+@pytest.mark.slow
+def test_allow_extra_chr_in_the_run_panel_reaches_the_pipeline(qtbot, window, contig_prefix):
+    panel = window.run_panel
+    assert not panel.allow_extra_chr.isChecked() and not panel.run_options().qc.allow_extra_chr
+    window.run_panel.epi1.setText(EPI1)
+    with qtbot.waitSignal(window.taskFailed, timeout=30000) as failed:
+        assert window.open_path(contig_prefix, run=True)
+    assert "--allow-extra-chr" in failed.args[1] and window.study is None
+    box = window.error_box
+    assert [b.text() for b in box.fix_buttons] == [remedies.ALLOW_EXTRA_CHR]
+    with qtbot.waitSignal(window.scanFinished, timeout=60000):
+        box.fix_buttons[0].click()
+    assert panel.allow_extra_chr.isChecked()
+    opts = panel.run_options()
+    assert opts.qc.allow_extra_chr and "--allow-extra-chr" in opts.cli_args()
+    chroms = [str(c) for c in window.study.variants.chrom]
+    assert chroms.count("HLA") == 20  # the contig's SNPs loaded and scanned
+    # --chr may name the contig once extra names are allowed (the CLI's grammar)
+    panel.chrom.setText("HLA")
+    assert panel.run_options().qc.chrom == ["HLA"]
+    panel.allow_extra_chr.setChecked(False)
+    with pytest.raises(ValueError, match="allow-extra-chr"):
+        panel.run_options()

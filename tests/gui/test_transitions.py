@@ -57,8 +57,11 @@ def test_opening_a_second_study_leaves_nothing_of_the_first_on_screen(qtbot, sca
     load(qtbot, win, second_prefix)
     assert win.result is None and win.reported is None and win.graph is None and win.selected_snp is None
     m = win.manhattan
-    assert m.plot.titleLabel.text == "Manhattan plot" and not len(m.plotted_snps()) and m.selected is None
-    assert m.plot.getAxis("bottom").labelText == "Chromosome" and m.plot.getAxis("bottom")._tickLevels is None
+    # the second study's own single-locus test (one chromosome, in Mb), none of the first's
+    assert m.plot.titleLabel.text.startswith("Manhattan plot: single-locus test of 50 SNPs") and m.selected is None
+    np.testing.assert_array_equal(m.plotted_snps(), np.arange(50))
+    assert m.plot.getAxis("bottom").labelText == "Position on chromosome 1 (Mb)"
+    assert m.plot.getAxis("bottom")._tickLevels is None and not len(m.interaction_track()[0])
     assert win.qq.plot.titleLabel.text == "QQ plot of the single-locus test"
     assert win.qq.iplot.titleLabel.text == "QQ plot of the interaction test" and not win.qq.exp.size
     assert not win.interactions.grid_lines and win.interactions.plot.getAxis("bottom")._tickLevels is None

@@ -159,3 +159,11 @@ def test_pyside_is_not_the_release_that_drops_references_to_none():
     import PySide6
 
     assert not (PySide6.__version__ == "6.12.0" and sys.version_info < (3, 12))
+
+
+def test_size_option_sets_the_window_size_for_screenshots():
+    assert app.parse_args(["--size", "1366x768"]).size == (1366, 768)
+    assert app.parse_args([]).size is None
+    for bad in ("1366", "0x768", "axb", "1366x"):
+        with pytest.raises(SystemExit):
+            app.parse_args(["--size", bad])
