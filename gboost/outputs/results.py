@@ -506,7 +506,7 @@ def run_record(result, extra: dict | None = None) -> dict:
             "samples": s.n_samples,
             "cases": s.layout.n_case,
             "controls": s.layout.n_ctrl,
-            "pairs": s.n_snps * (s.n_snps - 1) // 2,
+            "pairs": s.n_snps * (s.n_snps - 1) // 2 if s.rect is None else s.rect.n_pairs(),
             "valid_tests": int(result.n_valid),
             "screened_survivors": int(len(result.screened)),
             "reported_pairs": int(result.n_reported),
@@ -516,6 +516,9 @@ def run_record(result, extra: dict | None = None) -> dict:
         "bonferroni_0.05": result.bonferroni,
         "calibration": result.calibration.as_dict() if result.calibration is not None else None,
         "covariates": result.covariate_names,
+        # a candidate-set scan (gboost/data/candidates.py): its mode, sets, rows and columns
+        "sets": None if s.rect is None else {"mode": s.rect.mode, "names": list(s.rect.names),
+                                             "rows": int(s.rect.n_rows), "columns": int(s.rect.n_cols)},
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
         **({"engine_info": info} if (info := getattr(result, "engine_info", None)) else {}),
