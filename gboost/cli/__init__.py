@@ -127,6 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scan only the K-th of N equal shares of the pairs (SLURM arrays); join with `gboost merge`")
     g.add_argument("--parallel", metavar=("K", "N"), nargs=2, type=int,
                    help="PLINK's spelling of --part K/N (two numbers): the same share, the same files")
+    c = scan.add_argument_group("candidate sets (plink1.9's --fast-epistasis boost set-by-all / set-by-set)")
+    c.add_argument("--set", dest="set_file", metavar="FILE",
+                   help="PLINK set file: a set's name, its SNP IDs, END (sets in file order)")
+    c.add_argument("--make-set", dest="make_set", metavar="FILE",
+                   help="PLINK range file: CHR START END NAME per line (bp inclusive; one set per NAME)")
+    c.add_argument("--set-by-all", action="store_true",
+                   help="every SNP of the (one) set against every SNP of the scan")
+    c.add_argument("--set-by-set", action="store_true",
+                   help="every SNP of the first set against every SNP of the second (one set: the pairs within it)")
+    c.add_argument("--fast-epistasis", dest="fast_epistasis", nargs="*", metavar="MODIFIER",
+                   help="PLINK's spelling: --fast-epistasis boost set-by-all (or set-by-set); boost is the only test")
     g.add_argument("--epi1", type=V.in_range("--epi1", 0, 1, lo_open=True), default=None,
                    help="screening/reporting p threshold (default 5e-6, PLINK's for boost; 1e-4 for a quantitative "
                         "trait, PLINK's for --epistasis, where 1 writes every pair)")
@@ -221,7 +232,7 @@ def _input_paths(args) -> list[str]:
     if getattr(args, "pfile", None):
         paths += [args.pfile + ext for ext in (".pgen", ".pvar", ".pvar.zst", ".psam")]
     for name in ("ped", "map_file", "boost_matrix", "vcf", "bgen", "sample", "pheno", "covar", "extract", "exclude",
-                 "keep", "remove", "keep_fam", "remove_fam"):
+                 "keep", "remove", "keep_fam", "remove_fam", "set_file", "make_set"):
         if getattr(args, name, None):
             paths.append(getattr(args, name))
     return paths
@@ -246,12 +257,49 @@ def cmd_scan(args) -> int:
         V.check_covar_numbers(args.covar_number, args.covar_name, args.covar)
         V.check_pheno_column(args.pheno, args.pheno_name, args.mpheno)
         _parallel_is_part(args)
+        args.set_mode = _set_mode(args)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     out = Path(args.out)
     refuse_unsafe_out(out, _input_paths(args))
     with OutLock(out):
         return _scan_locked(args, out)
+
+
+def _set_mode(args) -> str | None:
+    """The candidate-set mode the flags ask for (gboost/data/candidates.py), or None: --set-by-all /
+    --set-by-set, or PLINK's modifiers of --fast-epistasis; refused where they disagree, where a mode
+    has no set file or a set file no mode (plink1.9 would scan every pair and ignore the set)."""
+    words = list(getattr(args, "fast_epistasis", None) or [])
+    bad = [w for w in words if w not in ("boost", "set-by-all", "set-by-set")]
+    if bad:
+        raise ValueError(f"--fast-epistasis {' '.join(words)}: gboost runs PLINK's boost test; the modifiers it "
+                         "takes are set-by-all and set-by-set")
+    modes = {m for m in ("set-by-all", "set-by-set") if m in words}
+    if getattr(args, "set_by_all", False):
+        modes.add("set-by-all")
+    if getattr(args, "set_by_set", False):
+        modes.add("set-by-set")
+    if len(modes) > 1:
+        raise ValueError("set-by-all and set-by-set both given: choose one")
+    files = [f for f in (getattr(args, "set_file", None), getattr(args, "make_set", None)) if f]
+    if len(files) > 1:
+        raise ValueError("--set and --make-set both given: give one set file")
+    mode = next(iter(modes), None)
+    if mode and not files:
+        raise ValueError(f"{mode} needs the sets: --set FILE or --make-set FILE")
+    if files and not mode:
+        raise ValueError(f"{files[0]}: a set file needs --set-by-all or --set-by-set (plink1.9's --fast-epistasis "
+                         "boost set-by-all / set-by-set); without one plink1.9 ignores the set")
+    if mode and getattr(args, "part", None):
+        raise ValueError(f"--part with {mode}: a candidate-set scan runs whole (its --part is not written yet)")
+    return mode
+
+
+def _read_sets(args):
+    from gboost.data.candidates import read_make_set, read_set_file
+
+    return read_set_file(args.set_file) if args.set_file else read_make_set(args.make_set)
 
 
 def _parallel_is_part(args) -> None:
@@ -320,8 +368,13 @@ def _scan_read(args, out, clock, gpu_go) -> int:
                        keep_allele_order=args.keep_allele_order)
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
+    sets = _read_sets(args) if args.set_mode else None  # a bad set file: refused before the read
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test
         from gboost.cli.qt import scan_qt
+
+        if sets is not None:
+            raise InputError(sets.path, f"{args.set_mode} is for case-control scans; a quantitative trait's "
+                                        "candidate-set scan is not written yet")
 
         return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m))
     try:
@@ -339,9 +392,14 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     # GBOOST_BACKGROUND_ENCODE=0 encodes before the screen, as before (comparisons, benchmarks).
     import os
 
-    background = not args.dask and os.environ.get("GBOOST_BACKGROUND_ENCODE", "1") != "0"
+    # (a candidate-set scan gathers its SNPs' planes into a study of its own: after the whole encode)
+    background = not args.dask and not sets and os.environ.get("GBOOST_BACKGROUND_ENCODE", "1") != "0"
     study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings,
                        background_encode=background)
+    if sets is not None:
+        from gboost.data.candidates import rectangle_study
+
+        study = rectangle_study(study, sets, args.set_mode, log=lambda m: _log(args, m))
     try:
         return _scan_study(args, out, study, params, clock, load_timings, resume)
     except BaseException:  # a failed or interrupted scan leaves no encoder thread behind
@@ -368,9 +426,13 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
                                      args.covar_number)
         _log(args, f"covariates for the adjusted tests: {', '.join(covariates[1])}")
         clock.lap("covariates")
-    _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
-               f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
-               + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
+    if study.rect is not None:
+        _log(args, f"{study.rect.describe()} x {study.n_samples} samples ({study.layout.n_case} cases, "
+                   f"{study.layout.n_ctrl} controls) enter the scan: {study.rect.n_pairs()} pairs")
+    else:
+        _log(args, f"{study.n_snps} SNPs x {study.n_samples} samples ({study.layout.n_case} cases, "
+                   f"{study.layout.n_ctrl} controls) enter the scan: {study.n_snps * (study.n_snps - 1) // 2} pairs"
+                   + (f"; this is part {args.part[0]}/{args.part[1]}" if args.part else ""))
     # The GPU was started on a thread at the top (gboost/engines/early.py), so engine_start is only
     # what that thread has left to do, usually nothing; the reading is a little slower beside it, by
     # less than the start it hides (run.json's stages engine_start and read show both).

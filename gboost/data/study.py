@@ -325,6 +325,9 @@ class Study:
     founder_counts: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
     # Per SNP whether PLINK swaps the alleles (plink_reversed), once made or as a merge's parts carried it.
     reversed_alleles: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # A candidate-set scan's rectangle (gboost.data.candidates.Rectangle): the first rect.n_rows SNPs
+    # are the rows, the rest the columns; None for the whole triangle.
+    rect: object | None = field(default=None, repr=False, compare=False)
 
     @property
     def quantitative(self) -> bool:

@@ -159,7 +159,16 @@ def summary_bytes(result, fields: tuple | None = None) -> bytes:
     w = s.snp_id_width
     sm = result.summary
     chrom, snp = fields or plink_fields(s)
-    return _summary_header(w) + summary_rows(chrom, snp, w, sm.n_sig, sm.n_tot, sm.best, sm.best_partner)
+    n, first = summary_span(s)
+    return _summary_header(w) + summary_rows(chrom, snp, w, sm.n_sig[:n], sm.n_tot[:n], sm.best[:n],
+                                             sm.best_partner[:n], first)
+
+
+def summary_span(study) -> tuple[int, int]:
+    """The SNPs [0, n) the .summary lists and the partner it names where no value is above 0: every
+    SNP and the first; a candidate-set scan's rows and its first column (gboost/data/candidates.py)."""
+    rect = getattr(study, "rect", None)
+    return (study.n_snps, 0) if rect is None else (rect.n_rows, rect.n_rows)
 
 
 def format_summary(result) -> str:
@@ -197,7 +206,8 @@ def format_summary_rowwise(result) -> str:
     sm = result.summary
     lines = [f"{'CHR':>4} {'SNP':>{w}} {'N_SIG':>12} {'N_TOT':>12} {'PROP':>12} {'BEST_CHISQ':>12} "
              f"{'BEST_CHR':>4} {'BEST_SNP':>{w}} \n"]
-    for k in range(s.n_snps):
+    n_rows, first = summary_span(s)
+    for k in range(n_rows):
         n_tot = int(sm.n_tot[k])
         # PLINK multiplies by a reciprocal; on halfway cases (7/320) that rounds differently.
         prop = sm.n_sig[k] * (1.0 / n_tot) if n_tot else math.nan
@@ -207,7 +217,7 @@ def format_summary_rowwise(result) -> str:
         else:
             if b < 0 or z <= 0.0:
                 # PLINK starts from BEST = 0 at the first scanned SNP and only accepts z > 0.
-                b, z = 0, 0.0
+                b, z = first, 0.0
             best = f"{plink_g(z, 4):>12} {_rj(chrom[b], 4)} {_rj(snp[b], w)}"
         lines.append(f"{_rj(chrom[k], 4)} {_rj(snp[k], w)} {int(sm.n_sig[k]):>12} {n_tot:>12} {plink_g(prop, 4):>12} {best} \n")
     return "".join(lines)
@@ -496,7 +506,7 @@ def run_record(result, extra: dict | None = None) -> dict:
             "samples": s.n_samples,
             "cases": s.layout.n_case,
             "controls": s.layout.n_ctrl,
-            "pairs": s.n_snps * (s.n_snps - 1) // 2,
+            "pairs": s.n_snps * (s.n_snps - 1) // 2 if s.rect is None else s.rect.n_pairs(),
             "valid_tests": int(result.n_valid),
             "screened_survivors": int(len(result.screened)),
             "reported_pairs": int(result.n_reported),
@@ -506,6 +516,9 @@ def run_record(result, extra: dict | None = None) -> dict:
         "bonferroni_0.05": result.bonferroni,
         "calibration": result.calibration.as_dict() if result.calibration is not None else None,
         "covariates": result.covariate_names,
+        # a candidate-set scan (gboost/data/candidates.py): its mode, sets, rows and columns
+        "sets": None if s.rect is None else {"mode": s.rect.mode, "names": list(s.rect.names),
+                                             "rows": int(s.rect.n_rows), "columns": int(s.rect.n_cols)},
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
         **({"engine_info": info} if (info := getattr(result, "engine_info", None)) else {}),
@@ -714,9 +727,10 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
             pool.add("pairs.epi.cc", _epi_cc_header(texts.w),
                      epi_cc_pieces(pr.i, pr.j, pr.stat, pr.df, texts.plink_chrom, texts.plink_snp,
                                    pool.pieces(len(pr))))
+        n_rows, first = summary_span(s)
         pool.add("pairs.epi.cc.summary", _summary_header(texts.w),
-                 summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig, sm.n_tot, sm.best,
-                                sm.best_partner, pool.pieces(s.n_snps)))
+                 summary_pieces(texts.plink_chrom, texts.plink_snp, texts.w, sm.n_sig[:n_rows], sm.n_tot[:n_rows],
+                                sm.best[:n_rows], sm.best_partner[:n_rows], pool.pieces(n_rows), first=first))
         if "marginal.tsv" in ahead:  # formatted during the screen: its seconds were spent there
             rows, dt = ahead["marginal.tsv"]
             pool.add_done("marginal.tsv", [MARGINAL_HEADER] + rows, dt)

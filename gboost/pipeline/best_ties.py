@@ -179,13 +179,19 @@ def _choose_all(z, snps, best, best_partner, done):
             done[k] = True
 
 
-def _repair_all(study, summary, alpha1: np.ndarray, snps: np.ndarray, r0: int, r1: int) -> np.ndarray:
+def _repair_all(study, summary, alpha1: np.ndarray, snps: np.ndarray, r0: int, r1: int, rect=None,
+                own=None) -> np.ndarray:
     """:func:`repair_best` where every SNP is one class (:func:`tie_classes` of a small study): each pair's
-    z once, then each SNP's choice among all its partners."""
+    z once, then each SNP's choice among all its partners (a rectangle's row: the columns but its own)."""
     p = study.n_snps
     z = np.full((p, p), np.nan)
     _all_pairs_z(study.planes, study.counts, study.has_missing, study.layout.w_ctrl, study.plink_reversed(),
                  np.ascontiguousarray(alpha1, dtype=np.float64), r0, r1, z)
+    if rect is not None:
+        n = rect.n_rows
+        z[:n, :n] = np.nan
+        has = np.flatnonzero(own >= 0)
+        z[has, own[has]] = np.nan
     done = np.zeros(len(snps), np.bool_)
     _choose_all(z, np.ascontiguousarray(snps, np.int64), summary.best, summary.best_partner, done)
     return snps[done]
@@ -208,17 +214,25 @@ def repair_best(study, summary, alpha1: np.ndarray, cls: np.ndarray, rows: tuple
     lead = np.full(len(best_p), -1, np.int64)
     lead[ok] = cls[best_p[ok]]
     snps = np.flatnonzero(ok & (lead >= 0) & (summary.best > 0))
+    # A candidate-set scan's rectangle (gboost/data/candidates.py): only its rows have a summary, and
+    # a row's partners are the columns other than its own.
+    rect = getattr(study, "rect", None)
+    own = None
+    if rect is not None:
+        snps = snps[snps < rect.n_rows]
+        own = rect.self_columns()
     if len(snps) == 0:
         return none
     r0, r1 = rows if rows is not None else (0, study.n_snps)
     if len(cls) and not cls.any():  # one class: every partner (tie_classes of a small study)
-        return _repair_all(study, summary, alpha1, snps, r0, r1)
+        return _repair_all(study, summary, alpha1, snps, r0, r1, rect, own)
     members: dict = {}
     for s_ in np.flatnonzero(cls >= 0):
         members.setdefault(int(cls[s_]), []).append(int(s_))
     m_of, q_of = [], []
     for m in snps.tolist():
-        qs = [q for q in members[int(lead[m])] if q != m and r0 <= min(m, q) < r1]
+        qs = [q for q in members[int(lead[m])] if q != m and r0 <= min(m, q) < r1
+              and (rect is None or (q >= rect.n_rows and q != own[m]))]
         m_of += [m] * len(qs)
         q_of += qs
     if not m_of:

@@ -110,6 +110,8 @@ def _fingerprint(study, params, plan: dict | None = None) -> dict:
           "controls": int(study.layout.n_ctrl), "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study)}
     if test != BOOST:
         fp["trait_sha256"] = trait_sha256(study)
+    if getattr(study, "rect", None) is not None:  # a candidate-set scan: which SNPs are rows, which columns
+        fp["sets"] = study.rect.key()
     fp.update(settings)
     if plan is not None:
         fp["plan"] = plan
@@ -120,7 +122,8 @@ _TESTS = {BOOST: "a case-control scan", "linear": "a quantitative trait's scan"}
 _WHAT = {"snps": "the number of SNPs", "cases": "the number of cases", "controls": "the number of controls",
          "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples", "epi1": "--epi1",
          "epi2": "--epi2", "part": "--part", "trait_sha256": "the trait or A1 alleles",
-         "plan": "the engine (--device) or its --tile", "covariates": "the covariates (--covar)"}
+         "plan": "the engine (--device) or its --tile", "covariates": "the covariates (--covar)",
+         "sets": "the candidate sets (--set/--make-set, set-by-all/set-by-set)"}
 
 
 def _differences(saved: dict, now: dict) -> list[str]:

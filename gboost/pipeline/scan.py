@@ -28,7 +28,7 @@ from gboost.pipeline.progress import Progress
 from gboost.stats.multiple import argsort_stable, bh_qvalues, r2_at, r2_from_tables
 from gboost.stats.pvalues import Thresholds
 from gboost.data.study import Study
-from gboost.pipeline.tiles import Summary, part_rows, plan_tiles
+from gboost.pipeline.tiles import Summary, part_rows, plan_rect_tiles, plan_tiles, rect_rows
 
 
 @dataclass
@@ -259,8 +259,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
 
         p = study.n_snps
         tile = checkpoint.tile if checkpoint is not None and checkpoint.tile else engine.tile_snps()
-        rows = part_rows(p, *params.part) if params.part else None
-        tiles = plan_tiles(p, tile, rows)
+        tiles = scan_tiles(study, params, tile)
         total_pairs = sum(t.n_pairs for t in tiles)
         acc = Accumulator(p)
         if checkpoint is not None:
@@ -395,6 +394,24 @@ def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
     return ScanResult(study, params, screened.engine, screened.device, pairs, summary, mstat, mp, mdf,
                       acc.n_valid, thr, timings, calib, None if covariates is None else list(covariates[1]), prepared,
                       engine_info=screened.engine_info)
+
+
+def scan_rows(study: Study, params: ScanParams) -> tuple[int, int] | None:
+    """The SNP1 rows of this scan (of its --part): None for every row."""
+    if not params.part:
+        return None
+    rect = study.rect
+    return rect_rows(rect.n_rows, *params.part) if rect is not None else part_rows(study.n_snps, *params.part)
+
+
+def scan_tiles(study: Study, params: ScanParams, tile: int) -> list:
+    """The tile plan of the scan: the triangle (of --part's rows), or a candidate-set scan's
+    rectangle without each row's own column (gboost/data/candidates.py)."""
+    rows = scan_rows(study, params)
+    rect = study.rect
+    if rect is None:
+        return plan_tiles(study.n_snps, tile, rows)
+    return plan_rect_tiles(rect.n_rows, study.n_snps, rect.self_columns(), tile, rows)
 
 
 def stream_order(tiles: list, ready) -> Iterator:

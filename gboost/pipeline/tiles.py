@@ -207,3 +207,43 @@ def plan_tiles(p: int, tile: int, rows: tuple[int, int] | None = None) -> list[T
             if t.n_pairs:
                 out.append(t)
     return out
+
+
+def rect_rows(n_rows: int, k: int, n: int) -> tuple[int, int]:
+    """Rows [a, b) of part k (1-based) of n of a rectangle: every row holds about as many pairs, so
+    the rows are split evenly (as plink1.9's --parallel splits a set scan's rows)."""
+    if not 1 <= k <= n:
+        raise ValueError(f"--part {k}/{n}: need 1 <= k <= n")
+    return (k - 1) * n_rows // n, k * n_rows // n
+
+
+def plan_rect_tiles(n_rows: int, p: int, self_cols: np.ndarray, tile: int,
+                    rows: tuple[int, int] | None = None) -> list[Tile]:
+    """Tiles of a rectangle study (gboost/data/candidates.py): rows [0, n_rows) (of ``rows``) against
+    columns [n_rows, p), each row's own column ``self_cols[row]`` (-1: none) left out.
+
+    Every tile lies right of the rows (j0 >= n_rows >= i1), so none is diagonal and an engine screens
+    every pair of it. A tile of edge ``tile`` that holds a row's own column is cut around it: the
+    other rows in runs of whole tiles, that row in two tiles beside its own column."""
+    r0, r1 = rows if rows is not None else (0, n_rows)
+    out: list[Tile] = []
+
+    def add(i0, i1, j0, j1):
+        if i1 > i0 and j1 > j0:
+            out.append(Tile(len(out), i0, i1, j0, j1))
+
+    for a in range(r0, r1, tile):
+        a1 = min(a + tile, r1)
+        own = self_cols[a:a1]
+        for b in range(n_rows, p, tile):
+            b1 = min(b + tile, p)
+            hit = np.flatnonzero((own >= b) & (own < b1)) + a
+            start = a
+            for k in hit.tolist():
+                add(start, k, b, b1)
+                s = int(self_cols[k])
+                add(k, k + 1, b, s)
+                add(k, k + 1, s + 1, b1)
+                start = k + 1
+            add(start, a1, b, b1)
+    return out

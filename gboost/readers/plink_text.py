@@ -213,9 +213,9 @@ def _epi_cc_rows(ia, ib, stat_print, df, p, chrom, chrom_off, snp, snp_off, c4, 
 
 
 @cached_njit(nogil=True)
-def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partner, na_best, c4, k0, k1):
+def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partner, na_best, c4, k0, k1, first):
     """The .summary rows of SNPs [k0, k1); ``na_best``: the padded "NA NA NA" tail for SNPs with
-    no test."""
+    no test; ``first``: the partner PLINK names where no value is above 0 (its first scanned partner)."""
     size = 0
     for k in range(k0, k1):
         size += 2 * (chrom_off[k + 1] - chrom_off[k] + snp_off[k + 1] - snp_off[k]) + len(na_best) + 120
@@ -245,7 +245,7 @@ def _summary_rows(chrom, chrom_off, snp, snp_off, n_sig, n_tot, best, best_partn
             b = best_partner[k]
             z = best[k]
             if b < 0 or z <= 0.0:
-                b = 0
+                b = first
                 z = 0.0
             pos = _rjust_g(buf, pos, z, 4, c4, 12)
             buf[pos] = 32
@@ -346,22 +346,25 @@ def epi_cc_rows(ia, ib, stat, df, chrom: tuple, snp: tuple) -> bytes:
     return b"".join(f() for f in epi_cc_pieces(ia, ib, stat, df, chrom, snp))
 
 
-def summary_pieces(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_partner, pieces: int = 1) -> list:
+def summary_pieces(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_partner, pieces: int = 1,
+                   first: int = 0) -> list:
     """The .summary rows as functions each returning a run of rows (as :func:`epi_cc_pieces`);
-    ``w`` is the SNP column width."""
+    ``w`` is the SNP column width; ``first`` the SNP named where no partner's value is above 0 (the
+    first SNP; a candidate-set scan's first column).  The rows are those of the arrays given (a
+    rectangle's: its rows), the names those of every SNP."""
     na = np.frombuffer(f"{'NA':>12} {'NA':>4} {'NA':>{w}}".encode(), np.uint8)
     arrays = (np.ascontiguousarray(n_sig, np.int64), np.ascontiguousarray(n_tot, np.int64),
               np.ascontiguousarray(best, np.float64), np.ascontiguousarray(best_partner, np.int64))
 
     def piece(a: int, b: int):
-        return lambda: _summary_rows(chrom[0], chrom[1], snp[0], snp[1], *arrays, na, _C4, a, b)
+        return lambda: _summary_rows(chrom[0], chrom[1], snp[0], snp[1], *arrays, na, _C4, a, b, first)
 
     return [piece(a, b) for a, b in _bounds(len(arrays[0]), pieces)]
 
 
-def summary_rows(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_partner) -> bytes:
+def summary_rows(chrom: tuple, snp: tuple, w: int, n_sig, n_tot, best, best_partner, first: int = 0) -> bytes:
     """Every .summary row: :func:`summary_pieces` in one piece."""
-    return b"".join(f() for f in summary_pieces(chrom, snp, w, n_sig, n_tot, best, best_partner))
+    return b"".join(f() for f in summary_pieces(chrom, snp, w, n_sig, n_tot, best, best_partner, first=first))
 
 
 @cached_njit(nogil=True)

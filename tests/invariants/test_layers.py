@@ -30,7 +30,7 @@ LAYERS = [
     ("data.encode", "engines.gpu.compile", "engines.qt_screen", "pipeline.accumulate", "pipeline.params",
      "readers.id_lists", "readers.plink_text", "stats.marginal", "stats.plink_order"),  # 2
     ("data.study", "engines.gpu.counting", "engines.qt_fused", "pipeline.best_ties", "stats.exact"),  # 3
-    ("engines.base", "engines.qt_cpu", "readers.ped", "readers.plink_bed", "readers.streamed",
+    ("data.candidates", "engines.base", "engines.qt_cpu", "readers.ped", "readers.plink_bed", "readers.streamed",
      "stats.covariates", "stats.qt_products"),  # 4
     ("data.load", "data.simulate", "engines.cpu", "engines.gpu.decode", "engines.qt_covar",
      "readers.boost_matrix", "readers.pgen", "readers.vcf"),  # 5

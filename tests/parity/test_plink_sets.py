@@ -1,0 +1,173 @@
+"""Candidate-set scans against plink1.9: ``--set`` / ``--make-set`` with ``--fast-epistasis boost
+set-by-all`` and ``set-by-set``.
+
+gboost scans an LD-rich study with missing calls (and an X chromosome, which the scan skips) with
+the same set file and flags as plink1.9; ``.epi.cc`` and its summary must equal PLINK's byte for byte:
+sets of 1, 10 and many SNPs, overlapping sets, SNPs that QC removed or that do not exist, a set
+file's two sets identical, ``--make-set`` ranges, with ``--maf`` and ``--epi1``. Also: the tile plan
+of a rectangle holds each pair once and never a SNP with itself, and bad set files are one line,
+exit 2.
+"""
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from gboost.cli import main as gboost_main
+from gboost.data.simulate import PlantedPair, simulate_study, write_bfile
+from gboost.pipeline.tiles import plan_rect_tiles
+from tests.helpers import LD_ARGS, NO_PLINK, PLINK, assert_parity, read
+
+plink_only = [pytest.mark.plink, pytest.mark.slow, pytest.mark.skipif(PLINK is None, reason=NO_PLINK)]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sets")
+    sim = simulate_study(150, 220, 220, seed=5, **{**LD_ARGS, "planted": [PlantedPair(9, 120, "xor", 4.0)]})
+    prefix = str(folder / "cc")
+    write_bfile(prefix, sim.genotypes, sim.variants, sim.samples)
+    snps = [line.split()[1] for line in open(prefix + ".bim", encoding="utf-8")]
+    bp = [line.split()[3] for line in open(prefix + ".bim", encoding="utf-8")]
+    chroms = [line.split()[0] for line in open(prefix + ".bim", encoding="utf-8")]
+    x = [s for s, c in zip(snps, chroms) if c == "X"]
+    files = {
+        "one": f"S1\n{snps[9]}\nEND\n",
+        "ten": "TEN\n" + " ".join(snps[k] for k in range(3, 120, 12)) + "\nEND\n",
+        # many SNPs, one absent from the .bim, two of the skipped X chromosome
+        "many": "MANY\n" + "\n".join(snps[k] for k in range(0, 100, 2)) + f"\nnot_a_snp\n{x[0]}\n{x[1]}\nEND\n",
+        "overlap": ("A\n" + " ".join(snps[k] for k in range(5, 40, 3)) + "\nEND\n"
+                    "B\n" + " ".join(snps[k] for k in range(20, 80, 4)) + f" {snps[5]} missing_id\nEND\n"),
+        "identical": ("A\n" + " ".join(snps[k] for k in range(10, 50, 5)) + "\nEND\n"
+                      "A2\n" + " ".join(snps[k] for k in range(10, 50, 5)) + "\nEND\n"),
+        "within": "W\n" + " ".join(snps[k] for k in range(0, 90, 3)) + "\nEND\n",
+        # ranges: names out of natural order (PLINK sorts them: g2 before g10), a point range
+        "ranges": (f"{chroms[0]} {bp[0]} {bp[14]} g10\n{chroms[60]} {bp[60]} {bp[75]} g2\n"
+                   f"{chroms[3]} {bp[3]} {bp[3]} g10\n"),
+    }
+    paths = {}
+    for name, text in files.items():
+        path = folder / f"{name}.txt"
+        path.write_text(text)
+        paths[name] = str(path)
+    return prefix, paths
+
+
+def _both(prefix, tmp_path, mode, set_flag, set_path, extra=()):
+    out = tmp_path / "gboost"
+    args = ["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", set_flag, set_path,
+            f"--{mode}", *extra]
+    assert gboost_main(args) == 0
+    plink = tmp_path / "plink"
+    subprocess.run([PLINK, "--bfile", prefix, "--fast-epistasis", "boost", mode, set_flag, set_path,
+                    "--out", str(plink), "--threads", "2", "--silent", *extra],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return out, plink
+
+
+CASES = [
+    ("set-by-all", "--set", "one", ["--epi1", "0.01"]),
+    ("set-by-all", "--set", "ten", ["--epi1", "0.001", "--maf", "0.05"]),
+    ("set-by-all", "--set", "many", ["--epi1", "0.0005"]),
+    ("set-by-all", "--set", "many", ["--maf", "0.1"]),
+    ("set-by-set", "--set", "overlap", ["--epi1", "0.01"]),
+    ("set-by-set", "--set", "identical", ["--epi1", "0.01"]),
+    ("set-by-set", "--set", "within", ["--epi1", "0.001", "--maf", "0.05"]),
+    ("set-by-set", "--make-set", "ranges", ["--epi1", "0.01"]),
+]
+
+
+@pytest.mark.parametrize("mode,flag,name,extra", CASES, ids=[f"{c[0]}-{c[2]}-{'-'.join(c[3])}" for c in CASES])
+@pytest.mark.plink
+@pytest.mark.slow
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+def test_set_scans_equal_plinks(study, tmp_path, mode, flag, name, extra):
+    prefix, paths = study
+    out, plink = _both(prefix, tmp_path, mode, flag, paths[name], extra)
+    epi1 = float(extra[extra.index("--epi1") + 1]) if "--epi1" in extra else 5e-6
+    assert_parity(out, plink, epi1, min_rows=0)
+    # the valid tests PLINK counts are the rectangle's
+    log = read(f"{plink}.log")
+    n_plink = int(log.split(" valid test")[0].split()[-1])
+    import json
+
+    assert json.loads(read(out / "run.json"))["counts"]["valid_tests"] == n_plink
+
+
+@pytest.mark.plink
+@pytest.mark.slow
+@pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+def test_plinks_own_spelling_gives_the_same_files(study, tmp_path):
+    prefix, paths = study
+    a, b = tmp_path / "a", tmp_path / "b"
+    base = ["scan", "--bfile", prefix, "--device", "cpu", "--quiet", "--set", paths["ten"], "--epi1", "0.001"]
+    assert gboost_main([*base, "--out", str(a), "--set-by-all"]) == 0
+    assert gboost_main([*base, "--out", str(b), "--fast-epistasis", "boost", "set-by-all"]) == 0
+    for f in ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv"):
+        assert read(a / f) == read(b / f)
+
+
+def test_rectangle_tiles_hold_each_pair_once_and_no_snp_with_itself():
+    rng = np.random.default_rng(1)
+    for n_rows, n_cols, tile in [(1, 7, 4), (5, 40, 8), (13, 13, 4), (30, 200, 16), (9, 9, 64)]:
+        origin_cols = np.arange(n_cols)
+        rows = np.sort(rng.choice(n_cols + 5, n_rows, replace=False))  # some rows not among the columns
+        origin = np.concatenate([rows, origin_cols])
+        pos = {int(o): n_rows + k for k, o in enumerate(origin_cols)}
+        own = np.array([pos.get(int(r), -1) for r in rows])
+        for part in (None, (0, n_rows // 2), (n_rows // 2, n_rows)):
+            tiles = plan_rect_tiles(n_rows, n_rows + n_cols, own, tile, part)
+            seen = np.zeros((n_rows, n_rows + n_cols), int)
+            for t in tiles:
+                assert t.j0 >= n_rows >= t.i1 and not t.diagonal
+                seen[t.i0:t.i1, t.j0:t.j1] += 1
+                assert t.n_pairs == (t.i1 - t.i0) * (t.j1 - t.j0)
+            r0, r1 = part or (0, n_rows)
+            want = np.zeros_like(seen)
+            want[r0:r1, n_rows:] = 1
+            for k in range(r0, r1):
+                if own[k] >= 0:
+                    want[k, own[k]] = 0
+            assert (seen == want).all()
+            assert [t.index for t in tiles] == list(range(len(tiles)))
+
+
+BAD = [
+    ("noend.set", "S1\nsnp1\nsnp2\n", "--set", "set-by-all", "has no 'END'"),
+    ("extra.set", "S1\nsnp1\nEND\nEND\n", "--set", "set-by-all", "an 'END' with no set open"),
+    ("two.set", "A\nsnp1\nEND\nB\nsnp2\nEND\n", "--set", "set-by-all", "needs exactly one set"),
+    ("three.set", "A\nsnp1\nEND\nB\nsnp2\nEND\nC\nsnp3\nEND\n", "--set", "set-by-set", "one or two sets"),
+    ("gone.set", "S1\nnot_here\nEND\n", "--set", "set-by-all", "has no SNP left in the scan"),
+    ("short.txt", "1 100 200\n", "--make-set", "set-by-set", "line 1: expected CHR START END NAME"),
+    ("back.txt", "1 300 200 g\n", "--make-set", "set-by-set", "smaller than its start"),
+    ("word.txt", "1 abc 200 g\n", "--make-set", "set-by-set", "invalid range start"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fname,text,flag,mode,words", BAD, ids=[b[0] for b in BAD])
+def test_bad_set_files_are_one_line_exit_2(study, tmp_path, capsys, fname, text, flag, mode, words):
+    prefix, _ = study
+    path = tmp_path / fname
+    path.write_text(text)
+    rc = gboost_main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--device", "cpu", "--quiet",
+                      flag, str(path), f"--{mode}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and str(path) in err[0] and words in err[0], err
+    assert "Traceback" not in "\n".join(err)
+
+
+@pytest.mark.parametrize("flags,words", [
+    (["--set-by-all"], "needs the sets"),
+    (["--set", "X", "--set-by-all", "--set-by-set"], "both given"),
+    (["--set", "X"], "needs --set-by-all or --set-by-set"),
+    (["--fast-epistasis", "joint-effects", "--set", "X"], "modifiers it takes"),
+    (["--set", "X", "--set-by-all", "--part", "1/2"], "--part with set-by-all"),
+])
+def test_set_flags_that_disagree_are_refused(tmp_path, capsys, flags, words):
+    rc = gboost_main(["scan", "--bfile", str(tmp_path / "none"), "--out", str(tmp_path / "o"), "--quiet", *flags])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and words in err[0], err
