@@ -92,12 +92,16 @@ def export_result_file(result, kind: str, path: str | os.PathLike) -> Path:
     return write_text(path, render(result, kind))
 
 
-def export_all(result, out_dir: str | os.PathLike, overwrite: bool = False) -> Path:
+def export_all(result, out_dir: str | os.PathLike, overwrite: bool = False, log_text: str | None = None) -> Path:
     """Every file of ``gboost scan --out DIR`` (the core's ``write_outputs``; a QT scan's files
-    for a quantitative trait)."""
+    for a quantitative trait), with ``gboost.log`` holding ``log_text`` (the window's Log, whose
+    "Settings:" line is the command that reproduces the scan) as the command's holds what it printed."""
+    from gboost.cli.console import LOG_FILE
+
+    extra_files = {} if log_text is None else {LOG_FILE: lambda: (log_text.rstrip("\n") + "\n").encode("utf-8")}
     qt = getattr(result, "qt", None)
     if qt is not None:
         from gboost.outputs.qt_results import write_qt_outputs
 
-        return write_qt_outputs(qt, out_dir, overwrite=overwrite)
-    return res.write_outputs(result, out_dir, overwrite=overwrite)
+        return write_qt_outputs(qt, out_dir, overwrite=overwrite, extra_files=extra_files)
+    return res.write_outputs(result, out_dir, overwrite=overwrite, extra_files=extra_files)

@@ -36,7 +36,8 @@ class ExportMixin:
 
     def export_all(self, out_dir: str, overwrite: bool = False) -> bool:
         result = self.result
-        return self._export("all result files", lambda: export.export_all(result, out_dir, overwrite))
+        log_text = self.log_view.toPlainText()  # (read here: widgets belong to the GUI thread)
+        return self._export("all result files", lambda: export.export_all(result, out_dir, overwrite, log_text))
 
     def export_table(self, path: str, sep: str) -> bool:
         text = export.table_text(self.pairs.model, sep)  # snapshot of the view as shown now

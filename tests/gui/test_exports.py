@@ -66,6 +66,9 @@ def test_export_all_writes_the_cli_folder(qtbot, scanned, cli_dir, tmp_path):
     for name in names:
         if name == "run.json":
             assert run_json(out / name) == run_json(cli_dir / name)
+        elif name == "gboost.log":  # the window's Log: its own lines and times, the scan's command among them
+            log = (out / name).read_text()
+            assert "Settings: gboost scan --bfile " in log and " --out " in log, log
         else:
             assert (out / name).read_bytes() == (cli_dir / name).read_bytes(), name
 

@@ -67,7 +67,9 @@ def test_every_cli_scan_option_has_a_control(window):
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
                 "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample",
                 "--keep", "--remove", "--keep-fam", "--remove-fam", "--covar-number", "--pheno-name", "--mpheno",
-                "--keep-allele-order", "--parallel"}
+                "--keep-allele-order", "--parallel",
+                # candidate-set scans: command line only so far
+                "--set", "--make-set", "--set-by-all", "--set-by-set", "--fast-epistasis"}
     covered = {"--double-id", "--const-fid", "--id-delim", "--hard-call-threshold",
                "--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
