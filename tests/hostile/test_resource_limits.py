@@ -87,3 +87,20 @@ def test_an_allocation_failing_mid_scan_is_one_line_and_nothing_written(study, t
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gboost: error: out of memory (Unable to allocate 8.00 GiB"), lines
     assert not (out / "run.json").exists() and not (out / "pairs.tsv").exists()
+
+
+def test_a_simulation_larger_than_memory_is_refused_before_drawing(tmp_path, capsys, monkeypatch):
+    """`gboost simulate` holds ~10 bytes per genotype call at its peak: a size beyond the memory
+    the machine can spare is one line and exit 2, before anything is drawn or written (the kernel's
+    OOM killer ended such a run on a shared machine)."""
+    from gboost.cli import main
+
+    monkeypatch.setenv("GBOOST_MEMORY_LIMIT", str(1 << 30))
+    out = tmp_path / "big"
+    for extra in (["--cases", "2500", "--controls", "2500"], ["--qt", "5000"]):
+        capsys.readouterr()
+        assert main(["simulate", "--out", str(out), "--snps", "500000", "--seed", "1", *extra]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("gboost simulate: 500,000 SNPs x 5,000 samples need about "), lines
+        assert list(tmp_path.iterdir()) == []
+    assert main(["simulate", "--out", str(out), "--snps", "50", "--seed", "1", "--cases", "30", "--controls", "30"]) == 0
