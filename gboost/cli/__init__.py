@@ -291,8 +291,6 @@ def _set_mode(args) -> str | None:
     if files and not mode:
         raise ValueError(f"{files[0]}: a set file needs --set-by-all or --set-by-set (plink1.9's --fast-epistasis "
                          "boost set-by-all / set-by-set); without one plink1.9 ignores the set")
-    if mode and getattr(args, "part", None):
-        raise ValueError(f"--part with {mode}: a candidate-set scan runs whole (its --part is not written yet)")
     return mode
 
 

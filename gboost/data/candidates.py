@@ -175,6 +175,12 @@ class Rectangle:
         pos = {int(o): self.n_rows + k for k, o in enumerate(cols.tolist())}
         return np.array([pos.get(int(o), -1) for o in self.origin[:self.n_rows].tolist()], np.int64)
 
+    def distinct(self) -> np.ndarray:
+        """Each scanned SNP of the rectangle once, in the scanned study's (file) order: its first
+        index in the rectangle study. A SNP both row and column is there twice; the per-SNP files
+        (marginal.tsv) list it once, as a plain scan of those SNPs does."""
+        return np.unique(self.origin, return_index=True)[1].astype(np.int64)
+
     def n_pairs(self) -> int:
         return self.n_rows * self.n_cols - int((self.self_columns() >= 0).sum())
 

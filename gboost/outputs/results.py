@@ -401,12 +401,33 @@ def marginal_tsv_bytes(result) -> bytes:
                                                                    result.marginal_p, SnpTexts(result.study), 1))
 
 
+@dataclass(frozen=True)
+class _MarginalView:
+    """What marginal.tsv's rows read of a study (:func:`marginal_pieces`), for a selection of its SNPs."""
+
+    variants: object
+    counts: np.ndarray
+    snp_id_width: int
+    rect = None
+
+    @property
+    def n_snps(self) -> int:
+        return len(self.counts)
+
+
 def marginal_pieces(study, stat, p, texts: SnpTexts, pieces: int, min_rows: int = 20000) -> list:
     """marginal.tsv's rows (after the header) of ``study`` with the marginal tests' ``stat`` and
     ``p``, in up to ``pieces`` runs of SNPs, as functions returning their bytes (uint8 arrays),
     compiled passes that release the GIL."""
     from gboost.readers.fastnum import marginal_rows_array
 
+    if getattr(study, "rect", None) is not None:
+        # A rectangle study holds a SNP that is both row and column twice (row SNPs first):
+        # marginal.tsv lists each scanned SNP once, in file order (gboost/data/candidates.py).
+        keep = study.rect.distinct()
+        study = _MarginalView(study.variants.take(keep), np.ascontiguousarray(study.counts[keep]),
+                              study.snp_id_width)
+        stat, p, texts = np.asarray(stat)[keep], np.asarray(p)[keep], SnpTexts(study)
     n = study.n_snps
     bp = np.ascontiguousarray(study.variants.bp, np.int64)
     fields = (texts.chrom, texts.snp, texts.a1, texts.a2)
@@ -435,7 +456,7 @@ def format_marginal_tsv_rowwise(result) -> str:
     v = s.variants
     maf = minor_allele_frequency(s.counts)
     lines = ["CHR\tSNP\tBP\tA1\tA2\tMAF\tSTAT\tP\n"]
-    for k in range(s.n_snps):
+    for k in (range(s.n_snps) if s.rect is None else s.rect.distinct().tolist()):
         lines.append(f"{v.chrom[k]}\t{v.snp[k]}\t{v.bp[k]}\t{v.a1[k]}\t{v.a2[k]}\t{_g(maf[k], 6)}\t"
                      f"{_g(result.marginal_stat[k], 8)}\t{_g(result.marginal_p[k], 6)}\n")
     return "".join(lines)

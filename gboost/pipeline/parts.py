@@ -22,7 +22,7 @@ from gboost.data.encode import ClassLayout
 from gboost.errors import InputError
 from gboost.pipeline.accumulate import Accumulator
 from gboost.pipeline.params import ScanParams, results_key
-from gboost.pipeline.scan import ScreenResult, finalize
+from gboost.pipeline.scan import ScreenResult, finalize, scan_rows
 from gboost.data.study import QCReport, SampleTable, Study, VariantTable
 
 PART_FILE = "part.npz"
@@ -60,7 +60,9 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
     meta = {"part": list(params.part), "params": {k: v for k, v in params.__dict__.items() if k != "part"},
             "engine": screened.engine, "device": screened.device, "qc": study.qc.as_dict(),
             "source_files": list(study.source_files), "timings_s": screened.timings,
-            "covariates": covariates_key(covariates)}
+            "covariates": covariates_key(covariates), "sets": _sets_meta(study)}
+    if study.rect is not None:  # the rectangle, rebuilt by the merge (its rows, columns and summary)
+        arrays["rect_origin"] = np.ascontiguousarray(study.rect.origin, np.int64)
     arrays["meta"] = np.array(json.dumps(meta))
 
     def fill(staging: Path) -> None:
@@ -71,6 +73,31 @@ def write_part(out_dir: str | os.PathLike, study: Study, params: ScanParams, scr
             (staging / "gboost.log").write_bytes(log)
 
     return atomic_directory(out_dir, fill, overwrite=overwrite)
+
+
+def _sets_meta(study: Study) -> dict | None:
+    """A candidate-set scan's rectangle as its part records it: the checkpoint's fingerprint of it
+    (mode, rows, which SNPs: gboost/data/candidates.py Rectangle.key) and the sets' names; None for
+    a plain scan."""
+    rect = study.rect
+    return None if rect is None else {**rect.key(), "names": list(rect.names)}
+
+
+def _check_sets(loaded: list) -> None:
+    """Refuse, in one line naming the part, parts of different candidate sets, or a set scan's parts
+    with a plain scan's: their rows and columns are other pairs, whatever else they share."""
+    first, _, m0 = loaded[0]
+    ref = m0.get("sets")
+    for path, _, meta in loaded[1:]:
+        got = meta.get("sets")
+        if got == ref:
+            continue
+        if ref is None or got is None:
+            this, that = ("a plain scan's", "a candidate-set scan's") if got is None else \
+                ("a candidate-set scan's", "a plain scan's")
+            raise InputError(path, f"{this} part, and {first} is {that}: parts of one scan only")
+        raise InputError(path, f"part of a {got['mode']} scan of other sets ({', '.join(got['names'])}) than {first}'s "
+                               f"{ref['mode']} ({', '.join(ref['names'])}): parts of one scan only")
 
 
 def _part_host_work(study: Study, params: ScanParams, screened: ScreenResult, covariates: tuple | None) -> dict:
@@ -84,8 +111,6 @@ def _part_host_work(study: Study, params: ScanParams, screened: ScreenResult, co
       ``adj_stat``, ``adj_df``, ``adj_p``)."""
     from gboost.pipeline.best_ties import repair_best
     from gboost.pipeline.hostwork import HostWork
-    from gboost.pipeline.tiles import part_rows
-
     out: dict = {}
     host = HostWork(study, params, background=False)
     try:
@@ -111,7 +136,7 @@ def _part_host_work(study: Study, params: ScanParams, screened: ScreenResult, co
         host.close()
     tie_q = np.full(study.n_snps, -1, np.int64)
     tie_z = np.full(study.n_snps, np.nan)
-    done = repair_best(study, local, params.thresholds().screen, alike, rows=part_rows(study.n_snps, *params.part))
+    done = repair_best(study, local, params.thresholds().screen, alike, rows=scan_rows(study, params))
     tie_q[done], tie_z[done] = local.best_partner[done], local.best[done]
     out.update(alike=alike, tie_q=tie_q, tie_z=tie_z)
     return out
@@ -183,6 +208,7 @@ def _merge_case_control(loaded: list):
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise InputError(path / PART_FILE, f"a part file of another version of gboost ({type(exc).__name__}: "
                                                f"{exc}); rescan this part with this version") from None
+    _check_sets(loaded)
     check_part_set(loaded, lambda m: {**_science(m["params"]), "covariates": m.get("covariates")},
                    ("var_snp", "counts"))
     acc = accs[0]
@@ -225,6 +251,16 @@ def _study_from_part(d, meta) -> Study:
                   list(meta["source_files"]), int(d["snp_col_width"]))
     if "plink_reversed" in d:  # (parts written before it: every SNP as in its .bim)
         study.reversed_alleles = np.asarray(d["plink_reversed"], dtype=bool)
+    if meta.get("sets") is not None:  # a candidate-set scan's rectangle study (gboost/data/candidates.py)
+        from dataclasses import replace
+
+        from gboost.data.candidates import Rectangle
+
+        sets = meta["sets"]
+        rect = Rectangle(sets["mode"], tuple(sets["names"]), int(sets["rows"]), np.asarray(d["rect_origin"], np.int64))
+        if rect.key() != {k: sets[k] for k in ("mode", "rows", "origin_sha256")}:
+            raise ValueError("its rectangle's SNPs do not match its fingerprint")
+        study = replace(study, rect=rect)
     return study
 
 

@@ -165,9 +165,71 @@ def test_bad_set_files_are_one_line_exit_2(study, tmp_path, capsys, fname, text,
     (["--set", "X", "--set-by-all", "--set-by-set"], "both given"),
     (["--set", "X"], "needs --set-by-all or --set-by-set"),
     (["--fast-epistasis", "joint-effects", "--set", "X"], "modifiers it takes"),
-    (["--set", "X", "--set-by-all", "--part", "1/2"], "--part with set-by-all"),
 ])
 def test_set_flags_that_disagree_are_refused(tmp_path, capsys, flags, words):
     rc = gboost_main(["scan", "--bfile", str(tmp_path / "none"), "--out", str(tmp_path / "o"), "--quiet", *flags])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and words in err[0], err
+
+
+def _scan(prefix, out, *flags):
+    assert gboost_main(["scan", "--bfile", prefix, "--out", str(out), "--device", "cpu", "--quiet", *flags]) == 0
+    return out
+
+
+@pytest.mark.parametrize("mode,name", [("set-by-all", "ten"), ("set-by-all", "many"), ("set-by-set", "overlap")])
+def test_marginal_lists_each_snp_once_as_a_plain_scan(study, tmp_path, mode, name):
+    """A rectangle study holds a SNP that is both row and column twice; marginal.tsv lists each scanned
+    SNP once, in file order: the plain scan's marginal.tsv of the same SNPs, byte for byte."""
+    prefix, paths = study
+    got = _scan(prefix, tmp_path / "set", "--set", paths[name], f"--{mode}")
+    flags = []
+    if mode == "set-by-set":  # the scanned SNPs are the two sets' union
+        ids = set(open(paths[name], encoding="utf-8").read().split()) - {"A", "B", "END"}
+        (tmp_path / "union.txt").write_text("\n".join(sorted(ids)) + "\n")
+        flags = ["--extract", str(tmp_path / "union.txt")]
+    plain = _scan(prefix, tmp_path / "plain", *flags)
+    mine, theirs = read(got / "marginal.tsv"), read(plain / "marginal.tsv")
+    assert mine == theirs
+    snps = [line.split("\t")[1] for line in mine.splitlines()[1:]]
+    assert len(snps) == len(set(snps))
+
+
+def _parts(prefix, folder, n, *flags, parallel=False):
+    dirs = []
+    for k in range(1, n + 1):
+        share = ["--parallel", str(k), str(n)] if parallel else ["--part", f"{k}/{n}"]
+        dirs.append(str(_scan(prefix, folder / f"part{k}", *flags, *share)))
+    return dirs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("mode,name,extra", [("set-by-all", "ten", ["--epi1", "0.001"]),
+                                             ("set-by-all", "one", ["--epi1", "0.01"]),  # a part of no row
+                                             ("set-by-set", "overlap", ["--epi1", "0.01"]),
+                                             ("set-by-set", "identical", ["--epi1", "0.01"])])
+def test_parts_of_a_set_scan_merge_to_one_run(study, tmp_path, n, mode, name, extra):
+    """Each part screens its share of the rectangle's rows; merged, the files are one run's, byte for byte."""
+    prefix, paths = study
+    flags = ["--set", paths[name], f"--{mode}", *extra]
+    whole = _scan(prefix, tmp_path / "whole", *flags)
+    dirs = _parts(prefix, tmp_path, n, *flags, parallel=(n == 3))
+    merged = tmp_path / "merged"
+    assert gboost_main(["merge", *dirs, "--out", str(merged), "--quiet"]) == 0
+    for f in ("pairs.epi.cc", "pairs.epi.cc.summary", "pairs.tsv", "marginal.tsv"):
+        assert read(merged / f) == read(whole / f), f
+
+
+@pytest.mark.slow
+def test_parts_of_other_sets_or_of_a_plain_scan_are_refused(study, tmp_path, capsys):
+    prefix, paths = study
+    a = _parts(prefix, tmp_path / "a", 2, "--set", paths["ten"], "--set-by-all")
+    b = _parts(prefix, tmp_path / "b", 2, "--set", paths["one"], "--set-by-all")
+    plain = _parts(prefix, tmp_path / "plain", 2)
+    for dirs, words in (([a[0], b[1]], "other sets"), ([a[0], plain[1]], "plain scan's part"),
+                        ([plain[0], a[1]], "candidate-set scan's part")):
+        capsys.readouterr()
+        assert gboost_main(["merge", *dirs, "--out", str(tmp_path / "m"), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and words in err, err
