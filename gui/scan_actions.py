@@ -103,9 +103,7 @@ class ScanMixin:
                         opts, None, None)
             covariates = None
             if opts.covar:
-                from gboost.stats.covariates import read_covariates
-
-                covariates = read_covariates(opts.covar, s, opts.covar_name)
+                covariates = opts.covariates(s)
                 log(f"Covariates for the adjusted tests: {', '.join(covariates[1])}")
             engine = make_engine(params.engine)  # --dask included: the engine runs tiles as Dask tasks
             log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
@@ -207,9 +205,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
 
     covariates = None
     if opts is not None and opts.covar:
-        from gboost.stats.covariates import read_covariates
-
-        covariates = read_covariates(opts.covar, study, opts.covar_name)
+        covariates = opts.covariates(study)
         log(f"Covariates: every pair is adjusted for {', '.join(covariates[1])} (on the CPU engine)")
     # (the covariate-adjusted test runs on the CPU engine only)
     engine = make_engine("cpu" if covariates is not None else qt_params.device, threads=qt_params.threads,
