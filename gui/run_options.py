@@ -27,6 +27,22 @@ class RunOptions:
     covar_number: list[int] | None = None  # --covar-number 1-3,5
     ids: IdMode = field(default_factory=IdMode)  # VCF/BGEN sample IDs: --double-id, --const-fid, --id-delim
     hard_call_threshold: float = 0.1  # BGEN: --hard-call-threshold
+    set_file: str | None = None  # --set FILE: the candidate sets
+    set_mode: str = "set-by-all"  # with --set: --set-by-all or --set-by-set
+
+    def candidate_study(self, study, log=None):
+        """``study`` as the candidate-set scan screens it (--set with its mode), the CLI's library
+        calls (gboost.data.candidates); ``study`` itself without --set. InputError on a bad set file."""
+        if not self.set_file:
+            return study
+        from gboost.data.candidates import read_set_file, rectangle_study
+        from gboost.errors import InputError
+
+        sets = read_set_file(self.set_file)
+        if study.quantitative:  # the CLI's refusal, in its words
+            raise InputError(sets.path, f"{self.set_mode} is for case-control scans; a quantitative trait's "
+                                        "candidate-set scan is not written yet")
+        return rectangle_study(study, sets, self.set_mode, log=log)
 
     def load_key(self) -> tuple:
         """What a loaded study depends on: a study loaded with another key must be reloaded."""
@@ -88,6 +104,8 @@ class RunOptions:
                 out += ["--covar-name", ",".join(self.covar_name)]
             if self.covar_number:
                 out += ["--covar-number", ",".join(map(str, self.covar_number))]
+        if self.set_file:
+            out += ["--set", self.set_file, f"--{self.set_mode}"]
         out += ["--epi1", f"{p.epi1:g}", "--epi2", f"{p.epi2:g}", "--device", p.device]
         for flag, v in (("--threads", p.threads), ("--tile", p.tile), ("--dask", p.dask),
                         ("--min-distance", p.min_distance_kb), ("--max-r2", p.max_r2)):

@@ -47,6 +47,9 @@ FILE_TIPS = {  # name: (flag, tooltip)
                        "Remembered for each study."),
     "remove": ("--remove", "Drop the samples listed in this file (FID IID per line, or IID alone; PLINK --remove). "
                            "Remembered for each study."),
+    "set": ("--set", "Candidate sets (PLINK set file: a set's name, its SNP IDs, END): the scan tests the pairs the "
+                     "set mode says instead of every pair (plink1.9's --fast-epistasis boost set-by-all / set-by-set). "
+                     "Remembered for each study."),
     "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
     "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
 }
@@ -78,7 +81,9 @@ ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, el
 
 
 # The study-bound inputs (gui/state.py's STUDY_INPUTS) shown in a file row / a text field of their name.
-STUDY_FILES = ("pheno", "covar", "keep", "remove")
+STUDY_FILES = ("pheno", "covar", "keep", "remove", "set")
+SET_MODE_TIP = ("With --set: set-by-all tests every SNP of the (one) set against every SNP of the scan; set-by-set "
+                "every SNP of the first set against every SNP of the second (one set: the pairs within it).")
 STUDY_TEXTS = ("pheno_name", "covar_name", "covar_number")
 
 
@@ -225,6 +230,18 @@ class RunPanel(QWidget):
         grid.addLayout(qc_form, 2, 0, 1, 4)
         lay.addWidget(qc_box)
 
+        set_box = QGroupBox("Candidate sets")
+        set_form = QFormLayout(set_box)
+        set_form.addRow(*self._file_row("set"))
+        self.set_mode = QComboBox()
+        for mode in ("set-by-all", "set-by-set"):
+            self.set_mode.addItem(f"--{mode}", mode)
+        self.set_mode.setToolTip(SET_MODE_TIP)
+        set_form.addRow(_tip_label("Set mode", SET_MODE_TIP), self.set_mode)
+        self.file_edits["set"].textChanged.connect(lambda t: self.set_mode.setEnabled(bool(t.strip())))
+        self.set_mode.setEnabled(False)
+        lay.addWidget(set_box)
+
         thr_box = QGroupBox("Thresholds")
         form = QFormLayout(thr_box)
         self.epi1 = _sci_edit("5e-6", EPI1_TIP)
@@ -324,6 +341,7 @@ class RunPanel(QWidget):
             getattr(self, name).textChanged.connect(lambda _t, n=name: self._typed(n))
         self.mpheno.valueChanged.connect(lambda _v: self._typed("mpheno"))
         self.keep_allele_order.toggled.connect(lambda _on: self._typed("keep_allele_order"))
+        self.set_mode.currentIndexChanged.connect(lambda _i: self._typed("set_mode"))
 
         self.run_button.clicked.connect(self.runRequested)
         self.cancel_button.clicked.connect(self.cancelRequested)
@@ -385,7 +403,7 @@ class RunPanel(QWidget):
     def study_inputs(self) -> dict:
         """The study-bound inputs as shown (gui/state.py's ``STUDY_INPUTS``)."""
         return {"allow_no_sex": self.allow_no_sex.isChecked(), "keep_allele_order": self.keep_allele_order.isChecked(),
-                "mpheno": str(self.mpheno.value() or ""),
+                "mpheno": str(self.mpheno.value() or ""), "set_mode": self.set_mode.currentData(),
                 **{n: self.file_edits[n].text().strip() for n in STUDY_FILES},
                 **{n: getattr(self, n).text().strip() for n in STUDY_TEXTS}}
 
@@ -403,6 +421,8 @@ class RunPanel(QWidget):
                 self.file_edits[n].setText(values.get(n) or "")
             for n in STUDY_TEXTS:
                 getattr(self, n).setText(values.get(n) or "")
+            idx = self.set_mode.findData(values.get("set_mode") or "set-by-all")
+            self.set_mode.setCurrentIndex(max(idx, 0))
             try:
                 self.mpheno.setValue(int(values.get("mpheno") or 0))
             except ValueError:
@@ -482,6 +502,7 @@ class RunPanel(QWidget):
         return RunOptions(qc=self.qc_options(v), params=self.scan_params(), allow_no_sex=bool(v["allow_no_sex"]),
                           pheno=pheno, pheno_name=pheno_name, mpheno=mpheno, covar=covar, covar_name=names,
                           covar_number=numbers, ids=self.id_mode.id_mode(),
+                          set_file=self._checked_file("set", v["set"]), set_mode=v["set_mode"] or "set-by-all",
                           hard_call_threshold=parse_hard_call(self.hard_call.text()))
 
     def scan_params(self) -> ScanParams:
@@ -513,6 +534,7 @@ class RunPanel(QWidget):
             edit.clear()
         self.mpheno.setValue(0)
         self.keep_allele_order.setChecked(False)
+        self.set_mode.setCurrentIndex(0)
         self.min_distance.setValue(0.0)
         self.calibration.setValue(ScanParams.calibration_pairs)
         self.allow_no_sex.setChecked(False)

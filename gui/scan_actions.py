@@ -98,6 +98,7 @@ class ScanMixin:
             if s is None:
                 log("QC or phenotype settings changed: reloading the study")
                 s = open_study(path, qc, log=log, **opts.input_kwargs())
+            s = opts.candidate_study(s, log=log)  # --set: the sets' rectangle (a bad set file ends here)
             if s.quantitative:  # a quantitative phenotype: PLINK's linear --epistasis test
                 return (_qt_job(s, params, progress, cancel, log, sources, ckpt, opts, path=path, qc=qc, resume=resume),
                         opts, None, None)
@@ -108,7 +109,8 @@ class ScanMixin:
             engine = make_engine(params.engine)  # --dask included: the engine runs tiles as Dask tasks
             log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
                 f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
-            ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
+            # (a candidate-set scan runs whole, as the CLI's: no checkpoint of its rectangle to resume)
+            ledger = _open_ledger(None if opts.set_file else ckpt, path, qc, s, params, resume, log)
             # The CLI's sequence (gboost.pipeline.scan.run_pipeline), checkpoint and covariates included.
             result = run_pipeline(s, params, engine=engine, checkpoint=ledger, progress=progress, cancel=cancel,
                                   covariates=covariates)

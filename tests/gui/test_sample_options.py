@@ -211,3 +211,45 @@ def test_a_bad_file_ends_in_a_dialog(qtbot, window, study_prefix, pheno_file, tm
     title, message = failed.args
     assert named in message and "Traceback" not in message
     assert window.error_box is not None and window.study is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["set-by-all", "set-by-set"])
+def test_a_candidate_set_scan_gives_the_clis_pairs(qtbot, window, study_prefix, tmp_path, mode):
+    with open(study_prefix + ".bim") as f:
+        snps = [line.split()[1] for line in f]
+    sets = tmp_path / "sets.txt"
+    # set-by-all: one set; set-by-set: two (a planted pair's SNPs, 20 and 200, one in each)
+    text = "A\n" + "\n".join(snps[10:30]) + "\nEND\n"
+    if mode == "set-by-set":
+        text += "\nB\n" + "\n".join(snps[190:215]) + "\nEND\n"
+    sets.write_text(text)
+    want = _cli_pairs(study_prefix, tmp_path / "cli", "--set", str(sets), f"--{mode}")
+    assert want != _cli_pairs(study_prefix, tmp_path / "cli0")
+    rp = window.run_panel
+    assert not rp.set_mode.isEnabled()
+    rp.file_edits["set"].setText(str(sets))
+    assert rp.set_mode.isEnabled()
+    rp.set_mode.setCurrentIndex(rp.set_mode.findData(mode))
+    result, got = _gui_pairs(qtbot, window, study_prefix, tmp_path)
+    assert got == want
+    assert result.study.rect is not None
+    assert window.pairs.model.rowCount() == len(want.splitlines()) - 1 > 0  # the table shows the set scan's pairs
+    args = _logged_command(window)
+    assert args[args.index("--set") + 1] == str(sets) and f"--{mode}" in args
+    saved = settings.study_inputs(canonical(study_prefix), {"set": "", "set_mode": ""})
+    assert saved == {"set": str(sets), "set_mode": mode}
+
+
+@pytest.mark.slow
+def test_a_bad_set_file_ends_in_a_dialog(qtbot, window, study_prefix, tmp_path):
+    sets = tmp_path / "sets.txt"
+    sets.write_text("A\nsnp1\nEND\nB\nsnp2\nEND\n")  # two sets: set-by-all takes one
+    rp = window.run_panel
+    rp.file_edits["set"].setText(str(sets))
+    load(qtbot, window, study_prefix)
+    with qtbot.waitSignal(window.taskFailed, timeout=30000) as failed:
+        assert window.start_scan()
+    title, message = failed.args
+    assert str(sets) in message and "set-by-all needs exactly one set" in message and "Traceback" not in message
+    assert window.error_box is not None and window.result is None
