@@ -39,7 +39,7 @@ class ScanMixin:
             return False
         qc, params = opts.qc, opts.params
         ckpt = None
-        if self.path is not None:
+        if self.path is not None and not opts.set_file:  # a candidate-set scan runs whole, as the CLI's
             try:
                 ckpt = checkpoints.directory_for(self.path, qc, params)
             except (OSError, InputError) as exc:
@@ -107,10 +107,13 @@ class ScanMixin:
                 covariates = opts.covariates(s)
                 log(f"Covariates for the adjusted tests: {', '.join(covariates[1])}")
             engine = make_engine(params.engine)  # --dask included: the engine runs tiles as Dask tasks
-            log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
-                f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
-            # (a candidate-set scan runs whole, as the CLI's: no checkpoint of its rectangle to resume)
-            ledger = _open_ledger(None if opts.set_file else ckpt, path, qc, s, params, resume, log)
+            if s.rect is None:
+                log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
+                    f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
+            else:  # the candidate sets' rectangle, in the CLI's words
+                log(f"Scanning {s.rect.describe()} × {s.n_samples:,} samples ({s.rect.n_pairs():,} pairs) "
+                    f"on {engine.describe()}")
+            ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
             # The CLI's sequence (gboost.pipeline.scan.run_pipeline), checkpoint and covariates included.
             result = run_pipeline(s, params, engine=engine, checkpoint=ledger, progress=progress, cancel=cancel,
                                   covariates=covariates)

@@ -235,6 +235,14 @@ def test_a_candidate_set_scan_gives_the_clis_pairs(qtbot, window, study_prefix, 
     assert got == want
     assert result.study.rect is not None
     assert window.pairs.model.rowCount() == len(want.splitlines()) - 1 > 0  # the table shows the set scan's pairs
+    for kind, name in (("epi_cc", "pairs.epi.cc"), ("epi_summary", "pairs.epi.cc.summary")):
+        out = tmp_path / name
+        with qtbot.waitSignal(window.exportFinished, timeout=30000):
+            assert window.export_file(kind, str(out))
+        assert out.read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    log = window.log_view.toPlainText()
+    assert window.last_error is None and "not drawn" not in log
+    assert f"({result.study.rect.n_pairs():,} pairs)" in log
     args = _logged_command(window)
     assert args[args.index("--set") + 1] == str(sets) and f"--{mode}" in args
     saved = settings.study_inputs(canonical(study_prefix), {"set": "", "set_mode": ""})
