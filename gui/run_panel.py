@@ -457,7 +457,7 @@ class RunPanel(QWidget):
     def qc_options(self, inputs: dict | None = None) -> QCOptions:
         """The QC settings; raises ValueError naming the flag when a value is not usable.
         ``inputs``: study-bound inputs (--keep, --remove, --keep-allele-order) instead of the panel's."""
-        v = {**self.study_inputs(), **(inputs or {})}
+        given = {**self.study_inputs(), **(inputs or {})}
         vals = {}
         for name, (flag, _, _) in QC_FIELDS.items():
             if self.qc_checks[name].isChecked():
@@ -479,9 +479,9 @@ class RunPanel(QWidget):
             except InputError as exc:
                 raise ValueError(exc.message) from None
         return QCOptions(extract=self._file("extract"), exclude=self._file("exclude"),
-                         allow_extra_chr=self.allow_extra_chr.isChecked(), keep=self._checked_file("keep", v["keep"]),
-                         remove=self._checked_file("remove", v["remove"]),
-                         keep_allele_order=bool(v["keep_allele_order"]), **vals)
+                         allow_extra_chr=self.allow_extra_chr.isChecked(), keep=self._checked_file("keep", given["keep"]),
+                         remove=self._checked_file("remove", given["remove"]),
+                         keep_allele_order=bool(given["keep_allele_order"]), **vals)
 
     def run_options(self, inputs: dict | None = None) -> RunOptions:
         """Every setting of the scan; raises ValueError naming the flag when a value is not usable.

@@ -261,3 +261,17 @@ def test_a_bad_set_file_ends_in_a_dialog(qtbot, window, study_prefix, tmp_path):
     title, message = failed.args
     assert str(sets) in message and "set-by-all needs exactly one set" in message and "Traceback" not in message
     assert window.error_box is not None and window.result is None
+
+
+def test_sample_lists_go_with_the_qc_filters(window, study_prefix, tmp_path):
+    """--keep / --remove and a ticked QC filter together reach QCOptions (the two are read in one place)."""
+    listed = tmp_path / "keep.txt"
+    listed.write_text("".join(f"{fid} {iid}\n" for fid, iid in _fam(study_prefix)[:10]))
+    rp = window.run_panel
+    rp.qc_checks["maf"].setChecked(True)
+    rp.qc_edits["maf"].setText("0.2")
+    rp.file_edits["keep"].setText(str(listed))
+    rp.keep_allele_order.setChecked(True)
+    qc = rp.run_options().qc
+    assert (qc.maf, qc.keep, qc.remove, qc.keep_allele_order) == (0.2, str(listed), None, True)
+    assert rp.run_options().cli_args()[:5] == ["--maf", "0.2", "--keep", str(listed), "--keep-allele-order"]
