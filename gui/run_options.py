@@ -76,9 +76,9 @@ class RunOptions:
         for name in ("maf", "geno", "mind", "hwe"):
             if getattr(q, name) is not None:
                 out += [f"--{name}", f"{getattr(q, name):g}"]
-        for name in ("extract", "exclude", "keep", "remove"):
+        for name in ("extract", "exclude", "keep", "remove", "keep_fam", "remove_fam"):
             if getattr(q, name):
-                out += [f"--{name}", getattr(q, name)]
+                out += [f"--{name.replace('_', '-')}", getattr(q, name)]
         if q.keep_allele_order:
             out.append("--keep-allele-order")
         if q.chrom:

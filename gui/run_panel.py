@@ -50,6 +50,10 @@ FILE_TIPS = {  # name: (flag, tooltip)
     "set": ("--set", "Candidate sets (PLINK set file: a set's name, its SNP IDs, END): the scan tests the pairs the "
                      "set mode says instead of every pair (plink1.9's --fast-epistasis boost set-by-all / set-by-set). "
                      "Remembered for each study."),
+    "keep_fam": ("--keep-fam", "Keep only the families listed in this file (one FID per line; PLINK --keep-fam). "
+                               "Remembered for each study."),
+    "remove_fam": ("--remove-fam", "Drop the families listed in this file (one FID per line; PLINK --remove-fam). "
+                                   "Remembered for each study."),
     "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
     "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
 }
@@ -81,7 +85,7 @@ ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, el
 
 
 # The study-bound inputs (gui/state.py's STUDY_INPUTS) shown in a file row / a text field of their name.
-STUDY_FILES = ("pheno", "covar", "keep", "remove", "set")
+STUDY_FILES = ("pheno", "covar", "keep", "remove", "keep_fam", "remove_fam", "set")
 SET_MODE_TIP = ("With --set: set-by-all tests every SNP of the (one) set against every SNP of the scan; set-by-set "
                 "every SNP of the first set against every SNP of the second (one set: the pairs within it).")
 STUDY_TEXTS = ("pheno_name", "covar_name", "covar_number")
@@ -192,7 +196,7 @@ class RunPanel(QWidget):
         self.covar_number.setPlaceholderText("all columns")
         self.covar_number.setToolTip(COVAR_NUMBER_TIP)
         form.addRow(_tip_label("--covar-number", COVAR_NUMBER_TIP), self.covar_number)
-        for name in ("keep", "remove"):
+        for name in ("keep", "remove", "keep_fam", "remove_fam"):
             form.addRow(*self._file_row(name))
         self.keep_allele_order = QCheckBox("--keep-allele-order")
         self.keep_allele_order.setToolTip(ALLELE_ORDER_TIP)
@@ -481,6 +485,8 @@ class RunPanel(QWidget):
         return QCOptions(extract=self._file("extract"), exclude=self._file("exclude"),
                          allow_extra_chr=self.allow_extra_chr.isChecked(), keep=self._checked_file("keep", given["keep"]),
                          remove=self._checked_file("remove", given["remove"]),
+                         keep_fam=self._checked_file("keep_fam", given["keep_fam"]),
+                         remove_fam=self._checked_file("remove_fam", given["remove_fam"]),
                          keep_allele_order=bool(given["keep_allele_order"]), **vals)
 
     def run_options(self, inputs: dict | None = None) -> RunOptions:

@@ -66,21 +66,23 @@ def covar_file(study_prefix, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flag", ["--keep", "--remove"])
+@pytest.mark.parametrize("flag", ["--keep", "--remove", "--keep-fam", "--remove-fam"])
 def test_a_sample_list_gives_the_clis_pairs(qtbot, window, study_prefix, tmp_path, flag):
     ids = _fam(study_prefix)
+    assert len({fid for fid, _ in ids}) == len(ids)  # one sample a family: a family list picks samples alike
     listed = tmp_path / "samples.txt"
-    listed.write_text("".join(f"{fid} {iid}\n" for fid, iid in ids[::3]))
+    listed.write_text("".join((f"{fid}\n" if flag.endswith("-fam") else f"{fid} {iid}\n") for fid, iid in ids[::3]))
     want = _cli_pairs(study_prefix, tmp_path / "cli", flag, str(listed))
     assert want != _cli_pairs(study_prefix, tmp_path / "cli0")  # the flag changes the scan
-    window.run_panel.file_edits[flag[2:]].setText(str(listed))
+    name = flag[2:].replace("-", "_")
+    window.run_panel.file_edits[name].setText(str(listed))
     result, got = _gui_pairs(qtbot, window, study_prefix, tmp_path)
     assert got == want
     n = len(ids[::3])
-    assert result.study.n_samples == (n if flag == "--keep" else len(ids) - n)
+    assert result.study.n_samples == (n if flag.startswith("--keep") else len(ids) - n)
     args = _logged_command(window)
     assert args[args.index(flag) + 1] == str(listed)
-    assert settings.study_inputs(canonical(study_prefix), {flag[2:]: ""})[flag[2:]] == str(listed)
+    assert settings.study_inputs(canonical(study_prefix), {name: ""})[name] == str(listed)
 
 
 @pytest.mark.slow
