@@ -28,17 +28,33 @@ class RunOptions:
     ids: IdMode = field(default_factory=IdMode)  # VCF/BGEN sample IDs: --double-id, --const-fid, --id-delim
     hard_call_threshold: float = 0.1  # BGEN: --hard-call-threshold
     set_file: str | None = None  # --set FILE: the candidate sets
-    set_mode: str = "set-by-all"  # with --set: --set-by-all or --set-by-set
+    make_set: str | None = None  # --make-set FILE: the candidate sets as ranges (CHR START END NAME)
+    set_mode: str = "set-by-all"  # with a set file: --set-by-all or --set-by-set
+
+    def set_args(self):
+        """The candidate-set flags as the CLI's parsed arguments (gboost.cli's _set_mode/_read_sets read them)."""
+        from types import SimpleNamespace
+
+        return SimpleNamespace(set_file=self.set_file, make_set=self.make_set, fast_epistasis=None, part=None,
+                               set_by_all=self.set_mode == "set-by-all", set_by_set=self.set_mode == "set-by-set")
+
+    def check_sets(self) -> None:
+        """The CLI's check of the candidate-set flags (one set file, one mode); ValueError in its words."""
+        if self.set_file or self.make_set:
+            from gboost.cli import _set_mode
+
+            _set_mode(self.set_args())
 
     def candidate_study(self, study, log=None):
         """``study`` as the candidate-set scan screens it (--set with its mode), the CLI's library
         calls (gboost.data.candidates); ``study`` itself without --set. InputError on a bad set file."""
-        if not self.set_file:
+        if not (self.set_file or self.make_set):
             return study
-        from gboost.data.candidates import read_set_file, rectangle_study
+        from gboost.cli import _read_sets
+        from gboost.data.candidates import rectangle_study
         from gboost.errors import InputError
 
-        sets = read_set_file(self.set_file)
+        sets = _read_sets(self.set_args())
         if study.quantitative:  # the CLI's refusal, in its words
             raise InputError(sets.path, f"{self.set_mode} is for case-control scans; a quantitative trait's "
                                         "candidate-set scan is not written yet")
@@ -104,8 +120,11 @@ class RunOptions:
                 out += ["--covar-name", ",".join(self.covar_name)]
             if self.covar_number:
                 out += ["--covar-number", ",".join(map(str, self.covar_number))]
-        if self.set_file:
-            out += ["--set", self.set_file, f"--{self.set_mode}"]
+        for flag, name in (("--set", self.set_file), ("--make-set", self.make_set)):
+            if name:
+                out += [flag, name]
+        if self.set_file or self.make_set:
+            out.append(f"--{self.set_mode}")
         out += ["--epi1", f"{p.epi1:g}", "--epi2", f"{p.epi2:g}", "--device", p.device]
         for flag, v in (("--threads", p.threads), ("--tile", p.tile), ("--dask", p.dask),
                         ("--min-distance", p.min_distance_kb), ("--max-r2", p.max_r2)):

@@ -54,6 +54,8 @@ FILE_TIPS = {  # name: (flag, tooltip)
                                "Remembered for each study."),
     "remove_fam": ("--remove-fam", "Drop the families listed in this file (one FID per line; PLINK --remove-fam). "
                                    "Remembered for each study."),
+    "make_set": ("--make-set", "Candidate sets as ranges (PLINK range file: CHR START END NAME per line, bp inclusive; "
+                               "one set per NAME), instead of a --set file. Remembered for each study."),
     "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
     "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
 }
@@ -85,7 +87,7 @@ ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, el
 
 
 # The study-bound inputs (gui/state.py's STUDY_INPUTS) shown in a file row / a text field of their name.
-STUDY_FILES = ("pheno", "covar", "keep", "remove", "keep_fam", "remove_fam", "set")
+STUDY_FILES = ("pheno", "covar", "keep", "remove", "keep_fam", "remove_fam", "set", "make_set")
 SET_MODE_TIP = ("With --set: set-by-all tests every SNP of the (one) set against every SNP of the scan; set-by-set "
                 "every SNP of the first set against every SNP of the second (one set: the pairs within it).")
 STUDY_TEXTS = ("pheno_name", "covar_name", "covar_number")
@@ -237,12 +239,14 @@ class RunPanel(QWidget):
         set_box = QGroupBox("Candidate sets")
         set_form = QFormLayout(set_box)
         set_form.addRow(*self._file_row("set"))
+        set_form.addRow(*self._file_row("make_set"))
         self.set_mode = QComboBox()
         for mode in ("set-by-all", "set-by-set"):
             self.set_mode.addItem(f"--{mode}", mode)
         self.set_mode.setToolTip(SET_MODE_TIP)
         set_form.addRow(_tip_label("Set mode", SET_MODE_TIP), self.set_mode)
-        self.file_edits["set"].textChanged.connect(lambda t: self.set_mode.setEnabled(bool(t.strip())))
+        for name in ("set", "make_set"):
+            self.file_edits[name].textChanged.connect(self._set_mode_enabled)
         self.set_mode.setEnabled(False)
         lay.addWidget(set_box)
 
@@ -371,6 +375,9 @@ class RunPanel(QWidget):
         on = bool(self.file_edits["pheno"].text().strip())
         self.pheno_name.setEnabled(on)
         self.mpheno.setEnabled(on)
+
+    def _set_mode_enabled(self, _text: str = "") -> None:
+        self.set_mode.setEnabled(any(self.file_edits[n].text().strip() for n in ("set", "make_set")))
 
     def _browse(self, edit: QLineEdit, flag: str) -> None:
         path, _ = QFileDialog.getOpenFileName(self, f"Choose the {flag} file", edit.text() or "")
@@ -505,11 +512,14 @@ class RunPanel(QWidget):
         # the CLI's checks of the flags that pick columns, in its words (ValueError)
         V.check_covar_numbers(numbers, names, covar)
         V.check_pheno_column(pheno, pheno_name, mpheno)
-        return RunOptions(qc=self.qc_options(v), params=self.scan_params(), allow_no_sex=bool(v["allow_no_sex"]),
+        opts = RunOptions(qc=self.qc_options(v), params=self.scan_params(), allow_no_sex=bool(v["allow_no_sex"]),
                           pheno=pheno, pheno_name=pheno_name, mpheno=mpheno, covar=covar, covar_name=names,
                           covar_number=numbers, ids=self.id_mode.id_mode(),
-                          set_file=self._checked_file("set", v["set"]), set_mode=v["set_mode"] or "set-by-all",
+                          set_file=self._checked_file("set", v["set"]),
+                          make_set=self._checked_file("make_set", v["make_set"]), set_mode=v["set_mode"] or "set-by-all",
                           hard_call_threshold=parse_hard_call(self.hard_call.text()))
+        opts.check_sets()
+        return opts
 
     def scan_params(self) -> ScanParams:
         """The scan settings; raises ValueError naming the flag when a value is not usable."""

@@ -10,7 +10,7 @@ derives from a study cannot outlive the study: opening another resets the result
 the selection, and every view redraws from the empty state.
 
 The study-bound inputs (``STUDY_INPUTS``: --allow-no-sex, --pheno, --pheno-name, --mpheno, --covar,
---covar-name, --covar-number, --keep, --remove, --keep-fam, --remove-fam, --keep-allele-order, --set and its mode) describe one
+--covar-name, --covar-number, --keep, --remove, --keep-fam, --remove-fam, --keep-allele-order, --set or --make-set and the set mode) describe one
 study's samples, alleles and SNP sets, so they are kept per study (:meth:`AppState.inputs_for`, remembered between sessions by
 the ``store``), never carried over to the next study.
 
@@ -25,7 +25,7 @@ from typing import Callable
 STUDY_INPUTS = {"allow_no_sex": False, "pheno": "", "pheno_name": "", "mpheno": "", "covar": "", "covar_name": "",
                 "covar_number": "", "keep": "", "remove": "", "keep_fam": "",
                 "remove_fam": "", "keep_allele_order": False, "set": "",
-                "set_mode": "set-by-all"}
+                "make_set": "", "set_mode": "set-by-all"}
 
 
 class Event:

@@ -66,14 +66,14 @@ def test_every_cli_scan_option_has_a_control(window):
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
                 "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample",
                 "--parallel",
-                # candidate sets from a range file, and PLINK's spelling of the modes: command line only so far
-                "--make-set", "--fast-epistasis"}
+                # PLINK's spelling of the set modes (the panel has a choice of the two): command line only
+                "--fast-epistasis"}
     covered = {"--double-id", "--const-fid", "--id-delim", "--hard-call-threshold",
                "--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
                "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs", "--allow-extra-chr",
                "--keep", "--remove", "--keep-fam", "--remove-fam", "--pheno-name", "--mpheno", "--covar-number", "--keep-allele-order",
-               "--set", "--set-by-all", "--set-by-set"}
+               "--set", "--make-set", "--set-by-all", "--set-by-set"}
     assert flags - cli_only == covered
     rp = window.run_panel
     controls = {"--pheno": rp.file_edits["pheno"], "--covar": rp.file_edits["covar"], "--covar-name": rp.covar_name,
@@ -87,7 +87,7 @@ def test_every_cli_scan_option_has_a_control(window):
                 "--keep": rp.file_edits["keep"], "--remove": rp.file_edits["remove"],
                 "--keep-fam": rp.file_edits["keep_fam"], "--remove-fam": rp.file_edits["remove_fam"], "--pheno-name": rp.pheno_name,
                 "--mpheno": rp.mpheno, "--covar-number": rp.covar_number, "--keep-allele-order": rp.keep_allele_order,
-                "--set": rp.file_edits["set"], "--set-by-all": rp.set_mode, "--set-by-set": rp.set_mode,
+                "--set": rp.file_edits["set"], "--make-set": rp.file_edits["make_set"], "--set-by-all": rp.set_mode, "--set-by-set": rp.set_mode,
                 **{f"--{k}": rp.qc_checks[k] for k in ("maf", "geno", "mind", "hwe")}}
     assert set(controls) == covered
     for flag, widget in controls.items():

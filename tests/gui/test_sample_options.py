@@ -277,3 +277,34 @@ def test_sample_lists_go_with_the_qc_filters(window, study_prefix, tmp_path):
     qc = rp.run_options().qc
     assert (qc.maf, qc.keep, qc.remove, qc.keep_allele_order) == (0.2, str(listed), None, True)
     assert rp.run_options().cli_args()[:5] == ["--maf", "0.2", "--keep", str(listed), "--keep-allele-order"]
+
+
+@pytest.mark.slow
+def test_a_range_set_scan_gives_the_clis_pairs(qtbot, window, study_prefix, tmp_path):
+    with open(study_prefix + ".bim") as f:
+        bim = [line.split() for line in f]
+    ranges = tmp_path / "ranges.txt"
+    ranges.write_text(f"{bim[10][0]} {bim[10][3]} {bim[40][3]} R1\n")  # one set of SNPs 10..40 (one chromosome)
+    assert bim[10][0] == bim[40][0]
+    want = _cli_pairs(study_prefix, tmp_path / "cli", "--make-set", str(ranges), "--set-by-all")
+    rp = window.run_panel
+    rp.file_edits["make_set"].setText(str(ranges))
+    assert rp.set_mode.isEnabled() and rp.set_mode.currentData() == "set-by-all"
+    result, got = _gui_pairs(qtbot, window, study_prefix, tmp_path)
+    assert got == want and result.study.rect.n_rows == 31
+    args = _logged_command(window)
+    assert args[args.index("--make-set") + 1] == str(ranges) and "--set-by-all" in args
+
+
+def test_one_set_file_at_a_time(window, tmp_path):
+    """The CLI's rule, in its words: --set or --make-set, not both."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("A\nsnp1\nEND\n")
+    b.write_text("1 1 100 R\n")
+    rp = window.run_panel
+    rp.file_edits["set"].setText(str(a))
+    rp.file_edits["make_set"].setText(str(b))
+    with pytest.raises(ValueError, match="--set and --make-set both given"):
+        rp.run_options()
+    rp.file_edits["set"].clear()
+    assert rp.run_options().cli_args()[:3] == ["--make-set", str(b), "--set-by-all"]
