@@ -43,10 +43,32 @@ FILE_TIPS = {  # name: (flag, tooltip)
     "covar": ("--covar", "Covariates (FID IID c1 c2 …): case-control, the reported pairs get STAT_ADJ/P_ADJ of "
                          "a logistic refit; quantitative trait, every pair's test is adjusted (CPU engine) "
                          "(PLINK --covar format; -9/NA missing)."),
+    "keep": ("--keep", "Keep only the samples listed in this file (FID IID per line, or IID alone; PLINK --keep). "
+                       "Remembered for each study."),
+    "remove": ("--remove", "Drop the samples listed in this file (FID IID per line, or IID alone; PLINK --remove). "
+                           "Remembered for each study."),
+    "set": ("--set", "Candidate sets (PLINK set file: a set's name, its SNP IDs, END): the scan tests the pairs the "
+                     "set mode says instead of every pair (plink1.9's --fast-epistasis boost set-by-all / set-by-set). "
+                     "Remembered for each study."),
+    "keep_fam": ("--keep-fam", "Keep only the families listed in this file (one FID per line; PLINK --keep-fam). "
+                               "Remembered for each study."),
+    "remove_fam": ("--remove-fam", "Drop the families listed in this file (one FID per line; PLINK --remove-fam). "
+                                   "Remembered for each study."),
+    "make_set": ("--make-set", "Candidate sets as ranges (PLINK range file: CHR START END NAME per line, bp inclusive; "
+                               "one set per NAME), instead of a --set file. Remembered for each study."),
     "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
     "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
 }
 COVAR_NAME_TIP = "--covar-name: comma-separated covariate columns to use (empty: all of them)."
+COVAR_NUMBER_TIP = ("--covar-number: the covariates to use by number, PLINK's 1-based list such as 1-3,5 (covariate 1 "
+                    "is the --covar file's third column; empty: all of them). Not with --covar-name.")
+PHENO_NAME_TIP = ("--pheno-name: the --pheno file's column of this name (its header line: FID IID NAME1 NAME2 …; "
+                  "empty: the first phenotype column). Needs --pheno.")
+MPHENO_TIP = ("--mpheno: the N-th phenotype column of the --pheno file (1: its third column; 'first': PLINK's "
+              "default). Needs --pheno; not with --pheno-name.")
+ALLELE_ORDER_TIP = ("--keep-allele-order: A1 is the .bim's first allele, not the founders' minor allele (PLINK's flag): "
+                    "the allele a quantitative trait's test counts (BETA_INT's sign, marginal.tsv's A1). "
+                    "Remembered for each study.")
 CHR_TIP = "--chr: keep only these chromosomes, e.g. 1-4,22 (empty: all autosomes, as PLINK)."
 EXTRA_CHR_TIP = ("--allow-extra-chr: accept chromosome names PLINK does not know (contigs such as HLA or "
                  "chrUn_gl000220; also in --chr), printed whole in the outputs. Without it such a study is refused, "
@@ -62,6 +84,13 @@ DASK_TIP = ("--dask: run the tiles on a Dask cluster: a scheduler address (tcp:/
             "N local workers (empty: one process, no scheduler).")
 ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, else the CPU. Every engine "
               "gives the same pairs and statistics.")
+
+
+# The study-bound inputs (gui/state.py's STUDY_INPUTS) shown in a file row / a text field of their name.
+STUDY_FILES = ("pheno", "covar", "keep", "remove", "keep_fam", "remove_fam", "set", "make_set")
+SET_MODE_TIP = ("With --set: set-by-all tests every SNP of the (one) set against every SNP of the scan; set-by-set "
+                "every SNP of the first set against every SNP of the second (one set: the pairs within it).")
+STUDY_TEXTS = ("pheno_name", "covar_name", "covar_number")
 
 
 def _sci_edit(text: str, tip: str) -> QLineEdit:
@@ -148,12 +177,33 @@ class RunPanel(QWidget):
         no_sex_text.setBuddy(self.allow_no_sex)
         form.addRow(self.allow_no_sex, no_sex_text)
         self.file_edits: dict[str, QLineEdit] = {}
-        for name in ("pheno", "covar"):
-            form.addRow(*self._file_row(name))
+        form.addRow(*self._file_row("pheno"))
+        # The --pheno file's column: by name or by number (PLINK takes one of the two), with a file only.
+        self.pheno_name = QLineEdit()
+        self.pheno_name.setPlaceholderText("first phenotype column")
+        self.pheno_name.setToolTip(PHENO_NAME_TIP)
+        form.addRow(_tip_label("--pheno-name", PHENO_NAME_TIP), self.pheno_name)
+        self.mpheno = QSpinBox()
+        self.mpheno.setRange(0, 100_000)
+        self.mpheno.setSpecialValueText("first")
+        self.mpheno.setToolTip(MPHENO_TIP)
+        form.addRow(_tip_label("--mpheno", MPHENO_TIP), self.mpheno)
+        self.file_edits["pheno"].textChanged.connect(self._pheno_column_enabled)
+        form.addRow(*self._file_row("covar"))
         self.covar_name = QLineEdit()
         self.covar_name.setPlaceholderText("all columns")
         self.covar_name.setToolTip(COVAR_NAME_TIP)
         form.addRow(_tip_label("--covar-name", COVAR_NAME_TIP), self.covar_name)
+        self.covar_number = QLineEdit()
+        self.covar_number.setPlaceholderText("all columns")
+        self.covar_number.setToolTip(COVAR_NUMBER_TIP)
+        form.addRow(_tip_label("--covar-number", COVAR_NUMBER_TIP), self.covar_number)
+        for name in ("keep", "remove", "keep_fam", "remove_fam"):
+            form.addRow(*self._file_row(name))
+        self.keep_allele_order = QCheckBox("--keep-allele-order")
+        self.keep_allele_order.setToolTip(ALLELE_ORDER_TIP)
+        form.addRow(self.keep_allele_order, QLabel("A1: the .bim's first allele"))
+        self._pheno_column_enabled()
         from gui.format_options import HARD_CALL_TIP, IDS_TIP, IdModeEdit, hard_call_edit
 
         self.id_mode = IdModeEdit()  # VCF/BGEN only (their samples have one-part IDs)
@@ -185,6 +235,20 @@ class RunPanel(QWidget):
         qc_form.addRow(self.allow_extra_chr, QLabel("non-standard chromosome names"))
         grid.addLayout(qc_form, 2, 0, 1, 4)
         lay.addWidget(qc_box)
+
+        set_box = QGroupBox("Candidate sets")
+        set_form = QFormLayout(set_box)
+        set_form.addRow(*self._file_row("set"))
+        set_form.addRow(*self._file_row("make_set"))
+        self.set_mode = QComboBox()
+        for mode in ("set-by-all", "set-by-set"):
+            self.set_mode.addItem(f"--{mode}", mode)
+        self.set_mode.setToolTip(SET_MODE_TIP)
+        set_form.addRow(_tip_label("Set mode", SET_MODE_TIP), self.set_mode)
+        for name in ("set", "make_set"):
+            self.file_edits[name].textChanged.connect(self._set_mode_enabled)
+        self.set_mode.setEnabled(False)
+        lay.addWidget(set_box)
 
         thr_box = QGroupBox("Thresholds")
         form = QFormLayout(thr_box)
@@ -279,9 +343,13 @@ class RunPanel(QWidget):
         self.pending: set[str] = set()  # study-bound inputs changed since a study's were applied
         self.epi1.textChanged.connect(lambda _t: self._typed("epi1"))
         self.allow_no_sex.toggled.connect(lambda _on: self._typed("allow_no_sex"))
-        for name in ("pheno", "covar"):
+        for name in STUDY_FILES:
             self.file_edits[name].textChanged.connect(lambda _t, n=name: self._typed(n))
-        self.covar_name.textChanged.connect(lambda _t: self._typed("covar_name"))
+        for name in STUDY_TEXTS:
+            getattr(self, name).textChanged.connect(lambda _t, n=name: self._typed(n))
+        self.mpheno.valueChanged.connect(lambda _v: self._typed("mpheno"))
+        self.keep_allele_order.toggled.connect(lambda _on: self._typed("keep_allele_order"))
+        self.set_mode.currentIndexChanged.connect(lambda _i: self._typed("set_mode"))
 
         self.run_button.clicked.connect(self.runRequested)
         self.cancel_button.clicked.connect(self.cancelRequested)
@@ -302,6 +370,14 @@ class RunPanel(QWidget):
         row.addWidget(browse)
         self.file_edits[name] = edit
         return _tip_label(flag, tip), row
+
+    def _pheno_column_enabled(self, _text: str = "") -> None:
+        on = bool(self.file_edits["pheno"].text().strip())
+        self.pheno_name.setEnabled(on)
+        self.mpheno.setEnabled(on)
+
+    def _set_mode_enabled(self, _text: str = "") -> None:
+        self.set_mode.setEnabled(any(self.file_edits[n].text().strip() for n in ("set", "make_set")))
 
     def _browse(self, edit: QLineEdit, flag: str) -> None:
         path, _ = QFileDialog.getOpenFileName(self, f"Choose the {flag} file", edit.text() or "")
@@ -337,8 +413,10 @@ class RunPanel(QWidget):
 
     def study_inputs(self) -> dict:
         """The study-bound inputs as shown (gui/state.py's ``STUDY_INPUTS``)."""
-        return {"allow_no_sex": self.allow_no_sex.isChecked(), "pheno": self.file_edits["pheno"].text().strip(),
-                "covar": self.file_edits["covar"].text().strip(), "covar_name": self.covar_name.text().strip()}
+        return {"allow_no_sex": self.allow_no_sex.isChecked(), "keep_allele_order": self.keep_allele_order.isChecked(),
+                "mpheno": str(self.mpheno.value() or ""), "set_mode": self.set_mode.currentData(),
+                **{n: self.file_edits[n].text().strip() for n in STUDY_FILES},
+                **{n: getattr(self, n).text().strip() for n in STUDY_TEXTS}}
 
     def pending_inputs(self) -> dict:
         """The study-bound inputs changed since a study's were shown: meant for the next study opened."""
@@ -349,9 +427,17 @@ class RunPanel(QWidget):
         """Show a study's own inputs (nothing typed is left pending)."""
         def put():
             self.allow_no_sex.setChecked(bool(values.get("allow_no_sex", False)))
-            self.file_edits["pheno"].setText(values.get("pheno") or "")
-            self.file_edits["covar"].setText(values.get("covar") or "")
-            self.covar_name.setText(values.get("covar_name") or "")
+            self.keep_allele_order.setChecked(bool(values.get("keep_allele_order", False)))
+            for n in STUDY_FILES:
+                self.file_edits[n].setText(values.get(n) or "")
+            for n in STUDY_TEXTS:
+                getattr(self, n).setText(values.get(n) or "")
+            idx = self.set_mode.findData(values.get("set_mode") or "set-by-all")
+            self.set_mode.setCurrentIndex(max(idx, 0))
+            try:
+                self.mpheno.setValue(int(values.get("mpheno") or 0))
+            except ValueError:
+                self.mpheno.setValue(0)
 
         self._set_quietly(put)
         self.pending.clear()
@@ -379,8 +465,10 @@ class RunPanel(QWidget):
         idx = self.engine.findData(current)
         self.engine.setCurrentIndex(idx if idx >= 0 and (ok or current != "gpu") else 0)
 
-    def qc_options(self) -> QCOptions:
-        """The QC settings; raises ValueError naming the flag when a value is not usable."""
+    def qc_options(self, inputs: dict | None = None) -> QCOptions:
+        """The QC settings; raises ValueError naming the flag when a value is not usable.
+        ``inputs``: study-bound inputs (--keep, --remove, --keep-allele-order) instead of the panel's."""
+        given = {**self.study_inputs(), **(inputs or {})}
         vals = {}
         for name, (flag, _, _) in QC_FIELDS.items():
             if self.qc_checks[name].isChecked():
@@ -402,19 +490,36 @@ class RunPanel(QWidget):
             except InputError as exc:
                 raise ValueError(exc.message) from None
         return QCOptions(extract=self._file("extract"), exclude=self._file("exclude"),
-                         allow_extra_chr=self.allow_extra_chr.isChecked(), **vals)
+                         allow_extra_chr=self.allow_extra_chr.isChecked(), keep=self._checked_file("keep", given["keep"]),
+                         remove=self._checked_file("remove", given["remove"]),
+                         keep_fam=self._checked_file("keep_fam", given["keep_fam"]),
+                         remove_fam=self._checked_file("remove_fam", given["remove_fam"]),
+                         keep_allele_order=bool(given["keep_allele_order"]), **vals)
 
     def run_options(self, inputs: dict | None = None) -> RunOptions:
         """Every setting of the scan; raises ValueError naming the flag when a value is not usable.
         ``inputs``: study-bound inputs to use instead of the panel's (another study's, to open it)."""
         v = {**self.study_inputs(), **(inputs or {})}
         names = [n.strip() for n in str(v["covar_name"]).split(",") if n.strip()] or None
+        from gboost.pipeline import validate as V
         from gui.format_options import parse_hard_call
 
-        return RunOptions(qc=self.qc_options(), params=self.scan_params(), allow_no_sex=bool(v["allow_no_sex"]),
-                          pheno=self._checked_file("pheno", v["pheno"]), covar=self._checked_file("covar", v["covar"]),
-                          covar_name=names, ids=self.id_mode.id_mode(),
+        text = str(v["covar_number"]).strip()
+        numbers = V.number_list("--covar-number", text) if text else None  # the CLI's grammar (1-3,5)
+        pheno, covar = self._checked_file("pheno", v["pheno"]), self._checked_file("covar", v["covar"])
+        pheno_name = str(v["pheno_name"]).strip() or None
+        mpheno = int(v["mpheno"]) if str(v["mpheno"]).strip() else None
+        # the CLI's checks of the flags that pick columns, in its words (ValueError)
+        V.check_covar_numbers(numbers, names, covar)
+        V.check_pheno_column(pheno, pheno_name, mpheno)
+        opts = RunOptions(qc=self.qc_options(v), params=self.scan_params(), allow_no_sex=bool(v["allow_no_sex"]),
+                          pheno=pheno, pheno_name=pheno_name, mpheno=mpheno, covar=covar, covar_name=names,
+                          covar_number=numbers, ids=self.id_mode.id_mode(),
+                          set_file=self._checked_file("set", v["set"]),
+                          make_set=self._checked_file("make_set", v["make_set"]), set_mode=v["set_mode"] or "set-by-all",
                           hard_call_threshold=parse_hard_call(self.hard_call.text()))
+        opts.check_sets()
+        return opts
 
     def scan_params(self) -> ScanParams:
         """The scan settings; raises ValueError naming the flag when a value is not usable."""
@@ -440,8 +545,12 @@ class RunPanel(QWidget):
         self.engine.setCurrentIndex(0)
         self.threads.setValue(0)
         self.tile.setValue(0)
-        for edit in (*self.file_edits.values(), self.covar_name, self.chrom, self.max_r2, self.gpus, self.dask):
+        for edit in (*self.file_edits.values(), self.covar_name, self.covar_number, self.pheno_name, self.chrom,
+                     self.max_r2, self.gpus, self.dask):
             edit.clear()
+        self.mpheno.setValue(0)
+        self.keep_allele_order.setChecked(False)
+        self.set_mode.setCurrentIndex(0)
         self.min_distance.setValue(0.0)
         self.calibration.setValue(ScanParams.calibration_pairs)
         self.allow_no_sex.setChecked(False)

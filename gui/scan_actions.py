@@ -39,7 +39,7 @@ class ScanMixin:
             return False
         qc, params = opts.qc, opts.params
         ckpt = None
-        if self.path is not None:
+        if self.path is not None and not opts.set_file:  # a candidate-set scan runs whole, as the CLI's
             try:
                 ckpt = checkpoints.directory_for(self.path, qc, params)
             except (OSError, InputError) as exc:
@@ -98,18 +98,21 @@ class ScanMixin:
             if s is None:
                 log("QC or phenotype settings changed: reloading the study")
                 s = open_study(path, qc, log=log, **opts.input_kwargs())
+            s = opts.candidate_study(s, log=log)  # --set: the sets' rectangle (a bad set file ends here)
             if s.quantitative:  # a quantitative phenotype: PLINK's linear --epistasis test
                 return (_qt_job(s, params, progress, cancel, log, sources, ckpt, opts, path=path, qc=qc, resume=resume),
                         opts, None, None)
             covariates = None
             if opts.covar:
-                from gboost.stats.covariates import read_covariates
-
-                covariates = read_covariates(opts.covar, s, opts.covar_name)
+                covariates = opts.covariates(s)
                 log(f"Covariates for the adjusted tests: {', '.join(covariates[1])}")
             engine = make_engine(params.engine)  # --dask included: the engine runs tiles as Dask tasks
-            log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
-                f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
+            if s.rect is None:
+                log(f"Scanning {s.n_snps:,} SNPs × {s.n_samples:,} samples "
+                    f"({s.n_snps * (s.n_snps - 1) // 2:,} pairs) on {engine.describe()}")
+            else:  # the candidate sets' rectangle, in the CLI's words
+                log(f"Scanning {s.rect.describe()} × {s.n_samples:,} samples ({s.rect.n_pairs():,} pairs) "
+                    f"on {engine.describe()}")
             ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
             # The CLI's sequence (gboost.pipeline.scan.run_pipeline), checkpoint and covariates included.
             result = run_pipeline(s, params, engine=engine, checkpoint=ledger, progress=progress, cancel=cancel,
@@ -207,9 +210,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
 
     covariates = None
     if opts is not None and opts.covar:
-        from gboost.stats.covariates import read_covariates
-
-        covariates = read_covariates(opts.covar, study, opts.covar_name)
+        covariates = opts.covariates(study)
         log(f"Covariates: every pair is adjusted for {', '.join(covariates[1])} (on the CPU engine)")
     # (the covariate-adjusted test runs on the CPU engine only)
     engine = make_engine("cpu" if covariates is not None else qt_params.device, threads=qt_params.threads,

@@ -9,9 +9,10 @@ views only listen (napari's evented model with Qt views is the example). So what
 derives from a study cannot outlive the study: opening another resets the result, the graph and
 the selection, and every view redraws from the empty state.
 
-The study-bound inputs (``STUDY_INPUTS``: --allow-no-sex, --pheno, --covar, --covar-name) describe
-one study's samples, so they are kept per study (:meth:`AppState.inputs_for`, remembered between
-sessions by the ``store``), never carried over to the next study.
+The study-bound inputs (``STUDY_INPUTS``: --allow-no-sex, --pheno, --pheno-name, --mpheno, --covar,
+--covar-name, --covar-number, --keep, --remove, --keep-fam, --remove-fam, --keep-allele-order, --set or --make-set and the set mode) describe one
+study's samples, alleles and SNP sets, so they are kept per study (:meth:`AppState.inputs_for`, remembered between sessions by
+the ``store``), never carried over to the next study.
 
 Plain Python: no Qt here, so the state and its transitions are testable without a window.
 """
@@ -21,7 +22,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 # name: value when a study has none remembered (PLINK's default: the flag not given)
-STUDY_INPUTS = {"allow_no_sex": False, "pheno": "", "covar": "", "covar_name": ""}
+STUDY_INPUTS = {"allow_no_sex": False, "pheno": "", "pheno_name": "", "mpheno": "", "covar": "", "covar_name": "",
+                "covar_number": "", "keep": "", "remove": "", "keep_fam": "",
+                "remove_fam": "", "keep_allele_order": False, "set": "",
+                "make_set": "", "set_mode": "set-by-all"}
 
 
 class Event:

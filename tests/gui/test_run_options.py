@@ -62,18 +62,18 @@ def test_every_cli_scan_option_has_a_control(window):
     scan_parser = build_parser()._subparsers._group_actions[0].choices["scan"]
     flags = {s for a in scan_parser._actions for s in a.option_strings if s.startswith("--")}
     # --genotypic: the 4-df F-test of a quantitative trait's pairs, command line only so far;
-    # so are PLINK's sample lists (--keep/--remove and their -fam forms), --covar-number,
-    # --pheno-name/--mpheno, --keep-allele-order and --parallel: the panel has no control for them yet
+    # so is --parallel (--part's other spelling): the panel has no control for it yet
     cli_only = {"--help", "--out", "--overwrite", "--resume", "--quiet", "--part", "--bfile", "--file", "--ped",
                 "--map", "--boost-matrix", "--genotypic", "--pfile", "--vcf", "--bgen", "--sample",
-                "--keep", "--remove", "--keep-fam", "--remove-fam", "--covar-number", "--pheno-name", "--mpheno",
-                "--keep-allele-order", "--parallel",
-                # candidate-set scans: command line only so far
-                "--set", "--make-set", "--set-by-all", "--set-by-set", "--fast-epistasis"}
+                "--parallel",
+                # PLINK's spelling of the set modes (the panel has a choice of the two): command line only
+                "--fast-epistasis"}
     covered = {"--double-id", "--const-fid", "--id-delim", "--hard-call-threshold",
                "--pheno", "--covar", "--covar-name", "--allow-no-sex", "--maf", "--geno", "--mind", "--hwe",
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
-               "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs", "--allow-extra-chr"}
+               "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs", "--allow-extra-chr",
+               "--keep", "--remove", "--keep-fam", "--remove-fam", "--pheno-name", "--mpheno", "--covar-number", "--keep-allele-order",
+               "--set", "--make-set", "--set-by-all", "--set-by-set"}
     assert flags - cli_only == covered
     rp = window.run_panel
     controls = {"--pheno": rp.file_edits["pheno"], "--covar": rp.file_edits["covar"], "--covar-name": rp.covar_name,
@@ -84,6 +84,10 @@ def test_every_cli_scan_option_has_a_control(window):
                 "--calibration-pairs": rp.calibration,
                 "--double-id": rp.id_mode.mode, "--const-fid": rp.id_mode.mode, "--id-delim": rp.id_mode.value,
                 "--hard-call-threshold": rp.hard_call, "--allow-extra-chr": rp.allow_extra_chr,
+                "--keep": rp.file_edits["keep"], "--remove": rp.file_edits["remove"],
+                "--keep-fam": rp.file_edits["keep_fam"], "--remove-fam": rp.file_edits["remove_fam"], "--pheno-name": rp.pheno_name,
+                "--mpheno": rp.mpheno, "--covar-number": rp.covar_number, "--keep-allele-order": rp.keep_allele_order,
+                "--set": rp.file_edits["set"], "--make-set": rp.file_edits["make_set"], "--set-by-all": rp.set_mode, "--set-by-set": rp.set_mode,
                 **{f"--{k}": rp.qc_checks[k] for k in ("maf", "geno", "mind", "hwe")}}
     assert set(controls) == covered
     for flag, widget in controls.items():
