@@ -828,10 +828,18 @@ def check_bed(path: str | os.PathLike, *, n_snps: int, n_samples: int, bim: str,
 
 def _size_message(size: int, expected: int, n_snps: int, n_samples: int, bim: str, fam: str) -> str:
     bytes_per_snp = (n_samples + 3) // 4
-    snps_in_file = (size - BED_HEADER_LEN) / bytes_per_snp if bytes_per_snp else float("nan")
     hint = "truncated (an interrupted copy or write?)" if size < expected else "larger than expected"
+    body = size - BED_HEADER_LEN
+    if bytes_per_snp and body >= 0:
+        whole, left = divmod(body, bytes_per_snp)
+        # Whole SNPs and what is left: a count rounded to the .bim's would hide the missing bytes.
+        fits = (f"its size holds exactly {whole} SNPs of {n_samples} samples" if left == 0 else
+                f"its size holds {whole} whole SNPs of {n_samples} samples and {left} byte{'s' if left != 1 else ''} "
+                f"of another")
+    else:
+        fits = f"it is shorter than the {BED_HEADER_LEN}-byte header" if body < 0 else "the .fam lists no sample"
     return (
         f"the .bed is {size} bytes but {n_snps} SNPs ({os.path.basename(bim)}) x {n_samples} samples "
         f"({os.path.basename(fam)}) need 3 + {n_snps} x {bytes_per_snp} = {expected} bytes; it is {hint}, "
-        f"or the .bim/.fam do not belong to it (its size fits {snps_in_file:g} SNPs of {n_samples} samples)"
+        f"or the .bim/.fam do not belong to it ({fits})"
     )

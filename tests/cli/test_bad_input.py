@@ -140,3 +140,21 @@ def test_disk_full_while_writing_keeps_previous_outputs(clean, tmp_path, capsys,
     monkeypatch.undo()
     assert main(["scan", "--bfile", clean, "--out", str(out), "--quiet", "--device", "cpu", "--resume", "--epi1", "0.01"]) == 0
     assert sorted(os.listdir(out)) == sorted(before)
+
+
+@pytest.mark.parametrize("cut, holds", [
+    (1, "its size holds 19 whole SNPs of 20 samples and 4 bytes of another"),
+    (5, "its size holds exactly 19 SNPs of 20 samples"),
+])
+def test_a_short_bed_says_how_many_whole_snps_it_holds(clean, tmp_path, capsys, cut, holds):
+    """A .bed one byte short was said to fit as many SNPs as the .bim lists (the count rounded):
+    the message gives the whole SNPs and the bytes left over."""
+    prefix = str(tmp_path / "short")
+    for ext in (".bim", ".fam"):
+        shutil.copy(clean + ext, prefix + ext)
+    data = open(clean + ".bed", "rb").read()
+    open(prefix + ".bed", "wb").write(data[:-cut])
+    assert main(["scan", "--bfile", prefix, "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.count("\n") == 0 and line.endswith(f"({holds})"), line
+    assert not (tmp_path / "o").exists()
