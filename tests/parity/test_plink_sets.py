@@ -76,6 +76,9 @@ CASES = [
     ("set-by-set", "--set", "identical", ["--epi1", "0.01"]),
     ("set-by-set", "--set", "within", ["--epi1", "0.001", "--maf", "0.05"]),
     ("set-by-set", "--make-set", "ranges", ["--epi1", "0.01"]),
+    # loose enough that rows are printed: the rows themselves byte-equal, not only the summaries
+    ("set-by-all", "--set", "many", ["--epi1", "0.05"]),
+    ("set-by-set", "--set", "overlap", ["--epi1", "0.05"]),
 ]
 
 
@@ -87,7 +90,7 @@ def test_set_scans_equal_plinks(study, tmp_path, mode, flag, name, extra):
     prefix, paths = study
     out, plink = _both(prefix, tmp_path, mode, flag, paths[name], extra)
     epi1 = float(extra[extra.index("--epi1") + 1]) if "--epi1" in extra else 5e-6
-    assert_parity(out, plink, epi1, min_rows=0)
+    assert_parity(out, plink, epi1, min_rows=10 if epi1 >= 0.05 else 0)
     # the valid tests PLINK counts are the rectangle's
     log = read(f"{plink}.log")
     n_plink = int(log.split(" valid test")[0].split()[-1])
