@@ -84,13 +84,13 @@ class ManhattanPlot(PlotPanel):
             it.setZValue(10)
             pp.addItem(it)
         self.lines = []
-        # Genome-wide caption above its line, suggestive below its own: on a tall axis the two
-        # lines are a few pixels apart and captions on the same side would overlap.
-        for p, colour, label, anchor in ((GENOME_WIDE_P, GENOME_WIDE, "genome-wide 5e-8", (1, 1)),
-                                         (SUGGESTIVE_P, SUGGESTIVE, "suggestive 1e-5", (1, 0))):
+        # Both captions above their lines (below the suggestive one lie most of the study's points),
+        # at opposite ends: on a tall axis the two lines are a few pixels apart.
+        for p, colour, label, where, anchor in ((GENOME_WIDE_P, GENOME_WIDE, "genome-wide 5e-8", 0.98, (1, 1)),
+                                                (SUGGESTIVE_P, SUGGESTIVE, "suggestive 1e-5", 0.02, (0, 1))):
             line = pg.InfiniteLine(pos=-np.log10(p), angle=0, movable=False,
                                    pen=pg.mkPen(colour, width=1.2, style=Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": 0.98, "color": colour, "anchors": [anchor, anchor]})
+                                   label=label, labelOpts={"position": where, "color": colour, "anchors": [anchor, anchor]})
             self.plot.addItem(line)
             self.lines.append(line)
         self.bonferroni_line = pg.InfiniteLine(pos=0.0, angle=0, movable=False,
