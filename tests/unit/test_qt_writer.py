@@ -48,7 +48,8 @@ def _pairs_reference(res) -> str:
         if pr.f is not None:
             row += [_g(pr.f[k], 6), int(pr.f_df1[k]), int(pr.f_df2[k]), _g(pr.f_p[k], 4)]
         if pr.adj is not None:
-            row += [_g(pr.adj[0][k], 6), _g(pr.adj[1][k], 6), _g(pr.adj[2][k], 6), _g(pr.adj[3][k], 4)]
+            row += [_g(pr.adj[0][k], 6), _g(pr.adj[1][k], 6), _g(pr.adj[2][k], 6), _g(pr.adj[3][k], 4),
+                    int(pr.adj[4][k]), int(pr.adj[5][k])]  # N_ADJ, DF_ADJ
         lines.append("\t".join(map(str, row)) + "\n")
     return "".join(lines)
 
@@ -87,7 +88,7 @@ def test_runs_on_threads_equal_one_run_and_the_reference(study, monkeypatch, kw)
     assert {k: one[k] for k in FILES} == {k: many[k] for k in FILES}
     head, _, body = many["pairs.tsv"].partition("\n")
     assert body == _pairs_reference(res)
-    assert head.split("\t")[-1] == ("P_ADJ" if res.reported.adj is not None else "P_F" if res.params.genotypic else "N")
+    assert head.split("\t")[-1] == ("DF_ADJ" if res.reported.adj is not None else "P_F" if res.params.genotypic else "N")
     assert many["marginal.tsv"].partition("\n")[2] == _marginal_reference(res)
 
 
