@@ -115,7 +115,7 @@ def gpu_ids(ids: list, *, shown: str | None = None) -> list[int]:
     return ids
 
 
-def _usable_cores() -> int:
+def usable_cores() -> int:
     """The cores this process may run on (its affinity mask where the system has one)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -137,7 +137,7 @@ def dask_address(text: str) -> str:
         # Each local worker is a process of its own with gboost, numba and a copy of its blocks
         # loaded: more of them than cores only adds memory and start-up (500 on two cores never
         # finished starting).
-        cores = _usable_cores()
+        cores = usable_cores()
         if int(n) > cores:
             raise argparse.ArgumentTypeError(
                 f"invalid --dask parameter {text!r} (this machine has {cores} usable core{'s' if cores != 1 else ''} and "

@@ -115,7 +115,9 @@ def fit_threads_to_limit(environ=None) -> int | None:
     limit = address_limit()
     if limit is None or "NUMBA_NUM_THREADS" in environ:
         return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    from gboost.pipeline.validate import usable_cores  # (the cores --dask local:N is checked against)
+
+    cores = usable_cores()
     room = max(1, (limit - START_BYTES) // THREAD_BYTES)
     n = int(max(1, min(cores, room)))
     if n >= cores:

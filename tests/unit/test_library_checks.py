@@ -139,7 +139,7 @@ def test_more_local_dask_workers_than_cores_are_refused_in_one_line(prefix, tmp_
     never finished starting. The library and the command refuse it with the same reason."""
     from gboost.pipeline import validate
 
-    monkeypatch.setattr(validate, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(validate, "usable_cores", lambda: 2)
     why = ("invalid --dask parameter 'local:500' (this machine has 2 usable cores and local:N starts N worker "
            "processes, one a core: use local:2 or fewer, or a scheduler's address to reach more machines)")
     with pytest.raises(ValueError) as exc:
