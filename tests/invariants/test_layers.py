@@ -18,7 +18,7 @@ from tests.helpers import ROOT
 # engines.devices -> engines.cpu -> engines.base -> data.study -> data.encode -> stats.table ->
 # runtime.numba_cache.
 LAYERS = [
-    ("data", "data.plink_skips", "engines.cupy_import", "engines.gpu.config",
+    ("data", "data.plink_skips", "engines.cupy_import", "engines.gpu.config", "engines.gpu.kernel_args",
      "engines.gpu.missing_lists", "engines.gpu.pinning", "errors", "outputs", "pipeline",
      "pipeline.progress", "pipeline.stages", "pipeline.validate", "readers", "readers.plink_format",
      "runtime", "runtime.compile_guard", "runtime.numba_cache", "stats", "stats.f32screen", "stats.qt_covar",

@@ -7,6 +7,7 @@ from importlib import resources
 
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu.cuda import cupy
+from gboost.engines.gpu.kernel_args import arg_macros, layout_asserts
 
 KERNEL_FILE = "boost_screen.cu"
 COMMON_FILE = "boost_common.cu"
@@ -28,13 +29,15 @@ def read_kernel(name: str) -> str:
 
 
 def kernel_source() -> str:
-    """The CUDA source of the CUDA-core screen kernels (package data)."""
-    return read_kernel(COMMON_FILE) + "\n" + read_kernel(KERNEL_FILE)
+    """The CUDA source of the CUDA-core screen kernels (package data), then the layout checks of their
+    argument struct (kernel_args.py)."""
+    return read_kernel(COMMON_FILE) + "\n" + read_kernel(KERNEL_FILE) + "\n" + layout_asserts("gb_params")
 
 
 def mma_kernel_source() -> str:
-    """The CUDA source of the tensor-core screen kernels (package data)."""
-    return read_kernel(COMMON_FILE) + "\n" + read_kernel(MMA_KERNEL_FILE)
+    """The CUDA source of the tensor-core screen kernels (package data), after their argument list
+    (kernel_args.py)."""
+    return arg_macros("gm_screen", "GM_SCREEN") + read_kernel(COMMON_FILE) + "\n" + read_kernel(MMA_KERNEL_FILE)
 
 
 def compile_module(device_id: int, code: str, options: tuple[str, ...], names: tuple[str, ...]) -> dict:

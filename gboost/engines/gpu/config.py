@@ -124,6 +124,18 @@ class MmaConfig:
             return replace(self, warp_rows=16)
         return self
 
+    def builds(self) -> tuple["MmaConfig", ...]:
+        """Every configuration the engine may compile from this one (MmaCounting.build, after
+        for_classes), whatever the study: 16 rows a warp where a class has 2^16 samples or more; with
+        the pre-screen, it without its table (sfu_xlogx 2); the float64 build (this sfu_xlogx), with
+        and without the <2,2> kernel's block ring (stages 0). tests/unit/test_kernel_compile.py
+        compiles each with nvcc."""
+        out = []
+        for c in (self, self.for_classes(self.PACKED_CLASS_MAX + 1, 0)):
+            f64 = replace(c, f32_screen=False)
+            out += ([c, replace(c, sfu_xlogx=2)] if c.f32_screen else []) + [f64, replace(f64, stages=0)]
+        return tuple(dict.fromkeys(out))
+
     @property
     def block_rows(self) -> int:
         return self.warp_rows * self.warps_rows

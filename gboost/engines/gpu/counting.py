@@ -17,6 +17,7 @@ import numpy as np
 
 from gboost.engines.gpu.compile import LIST_MODE_KERNEL, MMA_FAST_KERNELS, MMA_MODE_KERNELS, MODE_KERNELS, kernels
 from gboost.engines.gpu.config import KernelConfig, MmaConfig
+from gboost.engines.gpu.kernel_args import flat, pack
 
 # Largest c ln c table staged in shared memory (8 bytes per entry, n_samples + 1 entries). The
 # CUDA-core kernel: 64 KiB keeps two blocks per SM beside their 32-44 KiB of plane and reduction
@@ -113,9 +114,14 @@ class PopcCounting(_Counting):
     def shape_args(self) -> tuple:
         return np.int32(self.n_words), np.int32(self.w_ctrl)
 
-    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool,
-               extra: tuple = ()) -> None:
-        b.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (*args, np.int32(1), *extra), shared_mem=b.dyn_smem[name])
+    # Mode 4's fields of gb_params where another mode's kernel runs (it never reads them).
+    _NO_LISTS = dict(gt=None, S=0, G=0, lst=None, L1=0)
+
+    def launch(self, b: Build, name: str, args: dict, nbx: int, nby: int, *, bar, props, uploading: bool,
+               lists: dict | None = None) -> None:
+        """Launch ``name`` on ``args`` (the tile's fields, kernel_args.TILE) and, for mode 4, ``lists``'s."""
+        params = pack("gb_params", dict(t=args, one=1, **(lists or self._NO_LISTS)))
+        b.k[name]((nbx, nby, 1), (self.config.threads, 1, 1), (params,), shared_mem=b.dyn_smem[name])
 
     def pairs_per_second(self, sms: int, cells: int) -> float:
         # Measured on an H100: about 7 table cells x 64-bit words per SM and cycle, in both counting
@@ -239,11 +245,12 @@ class MmaCounting(_Counting):
     def shape_args(self) -> tuple:
         return np.int32(self.n_ks), np.int32(self.ks0)
 
-    def launch(self, b: Build, name: str, args: tuple, nbx: int, nby: int, *, bar, props, uploading: bool,
-               extra: tuple = ()) -> None:
-        assert not extra  # (no mode 4 here)
+    def launch(self, b: Build, name: str, args: dict, nbx: int, nby: int, *, bar, props, uploading: bool,
+               lists: dict | None = None) -> None:
+        """Launch ``name`` on ``args`` (the tile's fields, kernel_args.TILE) and the cross-block bars."""
+        assert lists is None  # (no mode 4 here)
         half = bar.size // 2
-        args = (*args, bar[:half], bar[half:])
+        args = flat("gm_screen", dict(t=args, bar=bar[:half], barc=bar[half:]))
         # While planes still go up, one SM is left to the upload's layout kernels: a persistent
         # kernel holds every SM for its whole tile, and a chunk's layout would wait for the
         # tile's end (the first tiles would then wait for their chunks).

@@ -16,6 +16,7 @@ from gboost.engines.gpu.config import KernelConfig, MmaConfig
 from gboost.engines.gpu import missing_lists
 from gboost.engines.gpu.counting import MmaCounting, counting_for
 from gboost.engines.gpu.cuda import cupy, device_name, host_register, host_unregister, is_oom
+from gboost.engines.gpu.kernel_args import PARTIALS
 from gboost.engines.gpu.pinning import GateHold, HostPinner, copy_ranges, piece_rows, split_bytes
 from gboost.engines.gpu.upload import PlaneUpload
 from gboost.stats.fastksa import xlogx_table
@@ -28,6 +29,8 @@ UPLOAD_CHUNK_BYTES = 64 << 20
 MIN_EDGE = 8  # back-off floor of the tile edge, in SNPs
 MIN_CAPACITY = 16  # back-off floor of the survivor buffer
 _REDUCE_THREADS = 256
+# A slot's partials (rows' sig, tot, best, partner, then the columns'), as the kernels' arguments name them.
+PARTIAL_NAMES = tuple(name for name, _ in PARTIALS)
 
 
 @dataclass
@@ -519,12 +522,15 @@ class DeviceRunner:
     def _launch(self, mode: int, first: bool, tile: Tile, slot: Slot, rows, cols, nbx: int, nby: int) -> None:
         (pr, sr, orr), (pc, sc, oc) = rows, cols
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
-        args = (pr, np.int32(sr), np.int32(orr), pc, np.int32(sc), np.int32(oc), self.counts, self.miss, self.xlx,
-                self.thr, *self.way.shape_args(), np.int32(tile.i0), np.int32(ni), np.int32(tile.j0), np.int32(nj),
-                np.int32(tile.diagonal), np.int32(first), np.int32(self.n_tab), slot.surv_n, np.int32(slot.cap),
-                slot.surv_ij, slot.surv_ksa, slot.surv_tab, *slot.part["r"], *slot.part["c"])
+        n_k, k_ctrl = self.way.shape_args()
+        # the tile's fields of the kernels' arguments (kernel_args.TILE; each counting adds its own)
+        args = dict(planes_r=pr, stride_r=sr, off_r=orr, planes_c=pc, stride_c=sc, off_c=oc, counts=self.counts,
+                    miss=self.miss, xlx=self.xlx, thr=self.thr, n_k=n_k, k_ctrl=k_ctrl, i0=tile.i0, ni=ni,
+                    j0=tile.j0, nj=nj, diag=int(tile.diagonal), write_empty=int(first), n_tab=self.n_tab,
+                    surv_n=slot.surv_n, surv_cap=slot.cap, surv_ij=slot.surv_ij, surv_ksa=slot.surv_ksa,
+                    surv_tab=slot.surv_tab, part=dict(zip(PARTIAL_NAMES, (*slot.part["r"], *slot.part["c"]))))
         self.way.launch(self.build, self.way.kernel_name(mode, orr, oc), args, nbx, nby, bar=self.bar, props=self.props,
-                        uploading=self._uploading is not None, extra=self.lists.args if mode == 4 else ())
+                        uploading=self._uploading is not None, lists=self.lists.args if mode == 4 else None)
 
     def collect(self, pend: Pending) -> TileResult:
         """Wait for a submitted tile; re-screen it with a larger buffer if survivors overflowed."""

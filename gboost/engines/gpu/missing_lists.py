@@ -214,6 +214,6 @@ class DeviceLists:
                                  np.int32(self.n_case), np.int32(o), miss, np.int32(self.width), self.lst))
 
     @property
-    def args(self) -> tuple:
-        """gb_screen_2c's arguments after the mode kernels' own."""
-        return self.gt, np.int64(self.S), np.int32(self.G), self.lst, np.int32(self.width)
+    def args(self) -> dict:
+        """gb_screen_2c's own fields of its argument struct (kernel_args.py, gb_params)."""
+        return dict(gt=self.gt, S=self.S, G=self.G, lst=self.lst, L1=self.width)

@@ -207,6 +207,131 @@ __device__ __forceinline__ void gb_fold_row(const int (&sig)[W], const int (&tot
     }
 }
 
+// A thread's running summaries of its R rows and C columns over the pairs it evaluates (credited by
+// gb_credit), the same struct for both counting paths.
+template <int R, int C>
+struct gb_summary {
+    int rsig[R], rtot[R], rbp[R];
+    double rbest[R];
+    int csig[C], ctot[C], cbp[C];
+    double cbest[C];
+
+    __device__ __forceinline__ void reset_rows() {
+#pragma unroll
+        for (int x = 0; x < R; ++x) { rsig[x] = 0; rtot[x] = 0; rbp[x] = -1; rbest[x] = gb_neg_inf(); }
+    }
+    __device__ __forceinline__ void reset_cols() {
+#pragma unroll
+        for (int x = 0; x < C; ++x) { csig[x] = 0; ctot[x] = 0; cbp[x] = -1; cbest[x] = gb_neg_inf(); }
+    }
+};
+
+// The per-SNP partial summaries of a tile's blocks in device memory (what gb_reduce_partials folds): a
+// row's at [block column][row], a column's at [block row][column]; rbase / cbase the block's first.
+struct gb_partials_out {
+    int* rp_sig;
+    int* rp_tot;
+    double* rp_best;
+    int* rp_partner;
+    int* cp_sig;
+    int* cp_tot;
+    double* cp_best;
+    int* cp_partner;
+};
+
+// A tile's arguments, what both counting paths take, in the order of gboost/engines/gpu/kernel_args.py's
+// description (TILE), which is also the tensor-core kernels' argument list (generated from it). The
+// CUDA-core kernels take it inside one struct by value (gb_params, boost_screen.cu): compile.py appends
+// a static_assert of every field's offset and of the size, generated from that description, so a
+// layout that differs does not compile.
+struct gb_tile_args {
+    // Planes: the tile's row r is plane column off_r + r of planes_r (stride_r SNPs a row), its
+    // columns the same in planes_c.
+    const gb_u64* planes_r;
+    int stride_r, off_r;
+    const gb_u64* planes_c;
+    int stride_c, off_c;
+    const int* counts;  // (SNP, type, class) called-genotype counts, by global SNP
+    const unsigned char* miss;  // per SNP: 0 fully called, else how its missing calls are counted
+    const double* xlx;  // the c ln c table (n_tab entries staged in shared memory when n_tab > 0)
+    const double* thr;  // screen thresholds by DF [0, 5), then the summary's
+    // The samples as plane units: k-steps of 256 samples (tensor cores) or 64-bit words (CUDA
+    // cores), n_k in all, the controls' first k_ctrl.
+    int n_k, k_ctrl;
+    int i0, ni, j0, nj;  // the tile: rows [i0, i0 + ni), columns [j0, j0 + nj) (global SNPs)
+    int diag, write_empty, n_tab;
+    gb_u32* surv_n;  // the survivors' count (atomic), their pairs, KSA and tables (surv_cap of each)
+    int surv_cap;
+    int* surv_ij;
+    double* surv_ksa;
+    int* surv_tab;
+    gb_partials_out part;
+};
+
+// A block's partials where it holds no pair (wholly on or below a diagonal tile's diagonal): written
+// once per tile, by the first mode kernel the host launches (write_empty).
+template <int BI, int BJ>
+__device__ __forceinline__ void gb_empty_partials(const gb_partials_out o, gb_size rbase, gb_size cbase, int tid,
+                                                  int bi0, int ni, int bj0, int nj) {
+    if (tid < BI && bi0 + tid < ni) {
+        o.rp_sig[rbase + tid] = 0; o.rp_tot[rbase + tid] = 0;
+        o.rp_best[rbase + tid] = gb_neg_inf(); o.rp_partner[rbase + tid] = -1;
+    }
+    if (tid < BJ && bj0 + tid < nj) {
+        o.cp_sig[cbase + tid] = 0; o.cp_tot[cbase + tid] = 0;
+        o.cp_best[cbase + tid] = gb_neg_inf(); o.cp_partner[cbase + tid] = -1;
+    }
+}
+
+// The block reduction of both counting paths, in shared memory: each of a block's BI rows gets WR partial
+// summaries (one per thread or warp along the columns), each of its BJ columns WC; after a block barrier
+// a thread per row and per column folds them (gb_fold_row) and writes the block's partial. The arrays
+// are the kernel's own __shared__ ones (declared apart, not as one struct: with one struct ptxas
+// allocated the tensor-core kernels' registers differently and some spilled more), referred to here.
+template <int BI, int BJ, int WR, int WC>
+struct gb_block_partials {
+    int (&rsig)[BI][WR];
+    int (&rtot)[BI][WR];
+    int (&rbp)[BI][WR];
+    double (&rbest)[BI][WR];
+    int (&csig)[BJ][WC];
+    int (&ctot)[BJ][WC];
+    int (&cbp)[BJ][WC];
+    double (&cbest)[BJ][WC];
+
+    template <class Summ>
+    __device__ __forceinline__ void put_row(int r, int w, const Summ& sm, int x) const {
+        rsig[r][w] = sm.rsig[x]; rtot[r][w] = sm.rtot[x];
+        rbest[r][w] = sm.rbest[x]; rbp[r][w] = sm.rbp[x];
+    }
+    template <class Summ>
+    __device__ __forceinline__ void put_col(int c, int w, const Summ& sm, int x) const {
+        csig[c][w] = sm.csig[x]; ctot[c][w] = sm.ctot[x];
+        cbest[c][w] = sm.cbest[x]; cbp[c][w] = sm.cbp[x];
+    }
+    // (after the barrier that follows every put)
+    __device__ __forceinline__ void write(const gb_partials_out o, gb_size rbase, gb_size cbase, int tid, int bi0,
+                                          int ni, int bj0, int nj) const {
+        if (tid < BI) {
+            const int r = tid;
+            int sg, tt, bp;
+            double bv;
+            gb_fold_row<WR>(rsig[r], rtot[r], rbest[r], rbp[r], sg, tt, bv, bp);
+            if (bi0 + r < ni) {
+                o.rp_sig[rbase + r] = sg; o.rp_tot[rbase + r] = tt; o.rp_best[rbase + r] = bv; o.rp_partner[rbase + r] = bp;
+            }
+        } else if (tid < BI + BJ) {
+            const int c = tid - BI;
+            int sg, tt, bp;
+            double bv;
+            gb_fold_row<WC>(csig[c], ctot[c], cbest[c], cbp[c], sg, tt, bv, bp);
+            if (bj0 + c < nj) {
+                o.cp_sig[cbase + c] = sg; o.cp_tot[cbase + c] = tt; o.cp_best[cbase + c] = bv; o.cp_partner[cbase + c] = bp;
+            }
+        }
+    }
+};
+
 // The c ln c table staged in shared memory (dynamic size) when the host passes n_tab > 0.
 #ifdef __CUDA_ARCH__
 extern __shared__ double gb_xlx_s[];

@@ -509,12 +509,7 @@ __device__ __forceinline__ auto gm_acc_cells(const gb_u32 (&acc)[2][NA][V][4]) {
 }
 
 // Running summary of one thread: its 2 rows (ri) and its 4 columns (cc * 2 + e).
-struct gm_summ {
-    int rsig[2], rtot[2], rbp[2];
-    double rbest[2];
-    int csig[4], ctot[4], cbp[4];
-    double cbest[4];
-};
+typedef gb_summary<2, 4> gm_summ;
 
 // Fold the summary of the lane `mask` away into this lane's (both end with the same).
 __device__ __forceinline__ void gm_fold(int& sig, int& tot, double& best, int& bp, int mask) {
@@ -939,7 +934,7 @@ __device__ __forceinline__ void gm_pairs22_f32(gm_summ& sm, gm_cells22& pk, cons
                                                int bj0, int r_blk0, int c_blk0, int lane, gb_u32* __restrict__ surv_n,
                                                int surv_cap, int* __restrict__ surv_ij, double* __restrict__ surv_ksa,
                                                int* __restrict__ surv_tab, float* __restrict__ bar,
-                                               float* __restrict__ barc, const float* bar_r, const float* bar_c) {
+                                               float* barc, const float* bar_r, const float* bar_c) {
     const int g = lane >> 2, q = lane & 3;
     const float fn = f32c[0], ea = f32c[1], eb = f32c[2], cst = f32c[3];
     const float ninf = __int_as_float(0xff800000);
@@ -1295,21 +1290,266 @@ __device__ __forceinline__ int gm_block_mode(const unsigned char* __restrict__ m
     return (__any_sync(0xffffffffu, fa) ? 2 : 0) + (__any_sync(0xffffffffu, fb) ? 1 : 0);
 }
 
+constexpr bool gm_f32 = GM_F32 && !GM_COUNT_ONLY;  // this build runs the float32 pre-screen
+
+// The tables of x ln x into shared memory, once per kernel: the float32 one where the pre-screen reads it
+// (tab stays the global float64 table, read only for candidates), else the float64 one (tab then points at it).
+template <int NA, int NB>
+__device__ __forceinline__ void gm_load_tables(const double* __restrict__ const& xlx, const int& n_tab, const int& tid,
+                                               const double*& tab
+#if GM_F32 && !GM_COUNT_ONLY
+                                               , gm_park* const& s_park
+#endif
+) {
+if (n_tab > 0) {
+#if GM_F32 && !GM_COUNT_ONLY
+    if (gm_f32) {
+        float* tf = (float*)gb_xlx_s;
+        if (GM_TABF && NA == 2 && NB == 2)  // (only <2,2> reads it; not with GM_SFU 2)
+            for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
+        if (!(NA == 2 && NB == 2)) {
+            // gm_pairs_f32m computes every slot's pre-screen before it tests which are pairs, so
+            // the parked words of a slot that is none must still be counts (gm_i2f takes counts
+            // below 2^23): zero at first, counts of some pair after.
+            gb_u32* z = (gb_u32*)s_park;
+            for (int e = tid; e < GM_WARPS * (int)(sizeof(gm_park) / 4); e += GM_THREADS) z[e] = 0u;
+        }
+    } else
+#endif
+    {
+        for (int e = tid; e < n_tab; e += GM_THREADS) gb_xlx_s[e] = __ldg(xlx + e);
+        tab = gb_xlx_s;
+    }
+    __syncthreads();
+}
+}
+
+// Per-SNP KSA terms of a fully called block, once per SNP; with the pre-screen also its float32
+// terms and counts (other warps than the float64 terms, so both run at once), the study's
+// constants, and the SNPs' cross-block bars (read before counting, so their latency hides).
+__device__ __forceinline__ void gm_block_terms(const int* __restrict__ const& counts, const double* const& tab, double* s_rterm,
+                                               double* s_cterm, double* const& consts,
+#if GM_F32 && !GM_COUNT_ONLY
+                                               float* s_r32, float* s_c32, int* s_rcnt, int* s_ccnt, float* s_f32c,
+                                               float* s_bar_r, float* s_bar_c, float* __restrict__ const& bar,
+                                               float* __restrict__ const& barc,
+#endif
+                                               const int& i0, const int& j0, const int& bi0, const int& bj0, const int& ni_blk, const int& nj_blk,
+                                               const int& tid) {
+    // Tasks t: [0, B) the float64 terms of row t (column t - GM_BI), [B, 2B) the float32 ones,
+    // [2B, 3B) the bars, 3B the study's constants (B = GM_BI + GM_BJ; with 4 x 4 warps: warps
+    // 0-3, 4-7, 8-11 and thread 384, so the two kinds of terms run at once).
+    constexpr int B = GM_BI + GM_BJ;
+    const int n_tasks = GM_F32 && !GM_COUNT_ONLY ? 3 * B + 1 : B;
+    for (int t = tid; t < n_tasks; t += GM_THREADS) {
+        const int k = t / B, e = t % B;
+        const bool row = e < GM_BI;
+        const int x = row ? e : e - GM_BI;
+        if (row ? x >= ni_blk : x >= nj_blk) {
+#if GM_F32 && !GM_COUNT_ONLY
+            if (k == 2) (row ? s_bar_r[x] : s_bar_c[x]) = 0.f;
+#endif
+            continue;
+        }
+        const int snp = row ? i0 + bi0 + x : j0 + bj0 + x;
+        if (k == 0) {
+            if (row) gb_snp_terms(counts, snp, tab, s_rterm + x, GM_BI, true, x == 0 ? consts : 0);
+            else gb_snp_terms(counts, snp, tab, s_cterm + x, GM_BJ, false, 0);
+        }
+#if GM_F32 && !GM_COUNT_ONLY
+        else if (k == 1) {
+            if (row) gm_snp_terms32(counts, snp, tab, s_r32 + x, s_rcnt + x, GM_BI, true);
+            else gm_snp_terms32(counts, snp, tab, s_c32 + x, s_ccnt + x, GM_BJ, false);
+        } else if (k == 2) {
+            (row ? s_bar_r[x] : s_bar_c[x]) = __ldcg((row ? bar : barc) + snp);
+        } else {  // any fully called SNP has the class totals
+            int k0 = 0, k1 = 0;
+#pragma unroll
+            for (int a = 0; a < 3; ++a) {
+                k0 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2);
+                k1 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2 + 1);
+            }
+            gm_study_f32(tab, k0, k1, s_f32c);
+        }
+#endif
+    }
+}
+
+// The main loops, one per way of counting a block (gm_screen picks by mode and build). The warp owns
+// GM_TR row tiles of 16 SNPs and 16 columns. In the <2,2> ring its tiles are adjacent (rows r_blk0 + 16 h, staged together); the per-warp counting takes the block in
+// GM_TR slices of 16 GM_WI rows, tile h of the warp at row h * 16 GM_WI + 16 wy, all warps in
+// one slice at a time (a barrier between slices): the warps sharing a tile's operands then load
+// them together, from L1 (with the tiles adjacent and no barrier, the kernels with missing
+// calls were slower: each warp fetched its operands apart).
+#if GM_STAGES > 1
+// The main loop of a <2,2> block through the block ring: every warp takes part in the ring's
+// barriers; live ones count and pair. The block's scalars come by reference, as the code read them
+// before it was split out: by value, nvcc 13 simplified the loops apart first and allocated otherwise.
+template <class Terms, class FoldRows, class TileLive>
+__device__ __forceinline__ void gm_rows_ring(GM_SCREEN_ARGS, gm_summ& sm, Terms&& terms, FoldRows&& fold_rows,
+                                             TileLive&& tile_live, const double* const& tab, double* const& consts,
+                                             double* s_rterm, double* s_cterm,
+#if GM_F32 && !GM_COUNT_ONLY
+                                             const float* const& tabf, float* s_r32, float* s_c32, int* s_rcnt,
+                                             int* s_ccnt, float* s_f32c, float* s_bar_r, float* s_bar_c,
+                                             gm_cells22* const& s_cells,
+#endif
+                                             gb_u64* const& s_ring, const int& KS, const int& ks0, const int& bi0,
+                                             const int& bj0, const int& r_blk0, const int& c_blk0, const bool& live,
+                                             const int& tid, const int& lane, const int& warp) {
+    gb_u32 acc[GM_KC][2 * GM_TR][4][4];
+    gm_count22_block(acc, planes_r, stride_r, off_r, planes_c, stride_c, off_c, bi0, ni, bj0, nj, KS, ks0,
+                     tid, live, s_ring, terms);
+#if GM_F32 && !GM_COUNT_ONLY
+    // Every row tile's cells parked at once (the accumulators then free for the pre-screen),
+    // then its pairs through the float32 pre-screen.
+    gm_cells22& pk = s_cells[warp];
+    if (live) {
+#pragma unroll
+        for (int h = 0; h < GM_TR; ++h)
+            gm_park22(pk.cells + h * 8 * 32,
+                      [&](int k, int f, int v, int c) { return gm_cell22(acc, k, h * 2 + f, v, c); }, lane);
+        __syncwarp();
+    }
+#pragma unroll 1
+    for (int h = 0; h < GM_TR; ++h) {  // (one copy of the pre-screen's code: the row tile by its offsets)
+        if (tile_live(r_blk0 + 16 * h))
+            gm_pairs22_f32(sm, pk, pk.cells + h * 8 * 32, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32,
+                           s_c32, s_rcnt, s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0 + 16 * h,
+                           c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r,
+                           s_bar_c);
+        fold_rows(r_blk0 + 16 * h);
+    }
+#else
+    // The float64 epilogue (or, counting only, the tables): at >= ~12.8k samples the counting
+    // is most of the kernel, and the per-warp loop (gm_rows_warp) waited on its loads (ncu at 50k
+    // samples: the mmas' stalls for their operands, one k-step of prefetch).
+#pragma unroll 1
+    for (int h = 0; h < GM_TR; ++h) {  // (one copy of the float64 epilogue: each row tile moved to fragments 0, 1)
+        if (tile_live(r_blk0 + 16 * h))
+            gm_pairs<2, 2, 2>(sm, [&](int k, int f, int v, int c) { return gm_cell22(acc, k, f, v, c); },
+                              0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0, bj0,
+                              r_blk0 + 16 * h, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+        fold_rows(r_blk0 + 16 * h);
+        if (GM_TR == 2) {
+#pragma unroll
+            for (int f = 0; f < 2; ++f)
+#pragma unroll
+                for (int v = 0; v < 4; ++v)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) acc[0][f][v][c] = acc[0][(2 + f) & (2 * GM_TR - 1)][v][c];
+        }
+    }
+#endif
+}
+#endif
+
+// The main loop of a block counted warp by warp (each warp loads its own operands).
+template <int NA, int NB, bool FAST, class FoldRows, class TileLive>
+__device__ __forceinline__ void gm_rows_warp(GM_SCREEN_ARGS, gm_summ& sm, FoldRows&& fold_rows, TileLive&& tile_live,
+                                             const double* const& tab, double* const& consts, double* s_rterm,
+                                             double* s_cterm,
+#if GM_F32 && !GM_COUNT_ONLY
+                                             const float* const& tabf, float* s_r32, float* s_c32, int* s_rcnt,
+                                             int* s_ccnt, float* s_f32c, float* s_bar_r, float* s_bar_c,
+                                             gm_cells22* const& s_cells, gm_park* const& s_park, const float (&em)[2],
+#endif
+                                             const int& KS, const int& ks0, const int& bi0, const int& bj0,
+                                             const int& wy, const int& c_blk0, const int& ncol, const int& lane,
+                                             const int& warp) {
+#pragma unroll 1
+    for (int h = 0; h < GM_TR; ++h) {
+        const int rt0 = h * 16 * GM_WI + wy * 16, nrt = min(16, ni - bi0 - rt0);  // this row tile
+        if (h > 0) __syncthreads();  // (the slices in step)
+        if (tile_live(rt0)) {
+            if constexpr (NA == 2 && NB == 2) {  // (without the block ring: each warp loads its own operands)
+                gb_u32 acc[2][NA][2 * NB][4];
+                gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
+                                    off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
+#if GM_F32 && !GM_COUNT_ONLY
+                if (gm_f32) {
+                    gm_cells22& pk = s_cells[warp];
+                    gm_park22(pk.cells, gm_acc_cells(acc), lane);
+                    __syncwarp();
+                    gm_pairs22_f32(sm, pk, pk.cells, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt,
+                                   s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap,
+                                   surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r, s_bar_c);
+                    __syncwarp();  // (the next row tile parks over these cells)
+                } else
+#endif
+                gm_pairs<NA, NB, 2>(sm, gm_acc_cells(acc), 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0,
+                                    nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
+            } else {
+#if GM_F32 && !GM_COUNT_ONLY
+                float rl_max[2] = {__int_as_float(0xff800000), __int_as_float(0xff800000)};  // row bars, both passes
+#endif
+#pragma unroll
+                for (int pass = 0; pass < 2; ++pass) {
+                    if (ncol > pass * 8) {
+#if GM_F32 && !GM_COUNT_ONLY
+                        if (gm_f32) {  // both classes in one set of 36 accumulators, then parked
+                            gb_u32 acc[NA][NB][4];
+                            gm_count_packed<NA, NB, FAST>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt,
+                                                          planes_c, stride_c, off_c + bj0 + c_blk0 + pass * 8,
+                                                          ncol - pass * 8, KS, ks0, lane, pass);
+                            gm_park_packed<NA, NB>(s_park[warp], acc, lane);
+                            __syncwarp();
+                            gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, thr, em,
+                                                  i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n,
+                                                  surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
+                            continue;
+                        }
+#endif
+                        gb_u32 acc[2][NA][NB][4];
+                        gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
+                                            off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS, ks0, lane);
+                        gm_pairs<NA, NB, 1>(sm, gm_acc_cells(acc), pass, counts, tab, thr, s_rterm, s_cterm, consts, i0,
+                                            ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij,
+                                            surv_ksa, surv_tab);
+                    }
+                }
+            }
+        }
+        fold_rows(rt0);
+    }
+}
+
+// The epilogue of a block: columns cc * 8 + 2q + e are shared by the 8 groups (g): fold across those
+// lanes, then across the block's warps in shared memory, and the block's partials written.
+template <class Part>
+__device__ __forceinline__ void gm_block_end(gm_summ& sm, const Part& s_part, const gb_partials_out o, gb_size rbase,
+                                             gb_size cbase, int tid, int bi0, int ni, int bj0, int nj, int c_blk0,
+                                             int wy, int g, int q) {
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+        gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 4);
+        gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 8);
+        gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 16);
+        if (g == 0) s_part.put_col(c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1), wy, sm, x);
+    }
+    __syncthreads();
+    s_part.write(o, rbase, cbase, tid, bi0, ni, bj0, nj);
+}
+
+// GM_SCREEN_ARGS / GM_SCREEN_PASS: the tensor-core kernels' argument list and its forwarding, generated
+// by compile.py from gboost/engines/gpu/kernel_args.py (gm_screen: the tile's fields, gb_tile_args,
+// then the pre-screen's cross-block bars bar and barc), the one place they are written.
+// The kernel: its shared memory, the tables, then the tile order, each block of this kernel's mode
+// counted by the main loop (gm_rows_ring, gm_rows_warp) and closed by gm_block_end.
+// FAST (gm_screen_32f, gm_screen_33f): the missing-call modes count from the fragment-native copy
+// (gm_count_class), launched by the host where it made one and the tile's rows and columns start at
+// multiples of 16 in the plane arrays (every warp's row tile and column pass then does). A kernel of
+// its own: with both loops in one kernel, gm_screen_33 spilled 136 bytes a thread against 48.
 template <int NA, int NB, bool FAST = false>
-__device__ __forceinline__ void gm_screen(
-    const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
-    int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
-    const double* __restrict__ xlx, const double* __restrict__ thr, int KS, int ks0, int i0, int ni, int j0, int nj,
-    int diag, int write_empty, int n_tab, gb_u32* __restrict__ surv_n, int surv_cap, int* __restrict__ surv_ij,
-    double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
-    double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
-    double* __restrict__ cp_best, int* __restrict__ cp_partner, float* __restrict__ bar, float* __restrict__ barc) {
+__device__ __forceinline__ void gm_screen(GM_SCREEN_ARGS) {
+    const int KS = n_k, ks0 = k_ctrl;  // k-steps of 256 samples, the controls' first
     __shared__ double s_rterm[GB_ROW_FIELDS * GM_BI + 4];  // + the class constants
     __shared__ double s_cterm[GB_COL_FIELDS * GM_BJ];
     __shared__ int s_rsig[GM_BI][GM_WJ], s_rtot[GM_BI][GM_WJ], s_rbp[GM_BI][GM_WJ];
     __shared__ double s_rbest[GM_BI][GM_WJ];
     __shared__ int s_csig[GM_BJ][GM_WI], s_ctot[GM_BJ][GM_WI], s_cbp[GM_BJ][GM_WI];
     __shared__ double s_cbest[GM_BJ][GM_WI];
+    const gb_block_partials<GM_BI, GM_BJ, GM_WJ, GM_WI> s_part = {s_rsig, s_rtot, s_rbp, s_rbest, s_csig, s_ctot, s_cbp, s_cbest};
 #if GM_F32 && !GM_COUNT_ONLY
     // The float32 pre-screen (<2,2> only, where the host found room for it): per-SNP terms, counts
     // and the study's constants.
@@ -1321,7 +1561,6 @@ __device__ __forceinline__ void gm_screen(
     // block (the host compiles one without it, GM_F32=0, where its table or cells do not fit): with the
     // float64 paths compiled beside it, the <3,3> kernel spilled ~900 bytes a thread into the pre-screen's
     // loops (ncu: local memory traffic), against ~200 alone.
-    constexpr bool f32 = true;
     const float* tabf = (const float*)gb_xlx_s;
     gm_park* s_park = (gm_park*)gb_xlx_s;  // (the modes with missing calls: no table, gm_ksa32m)
     gm_cells22* s_cells = (gm_cells22*)((char*)gb_xlx_s + (((GM_TABF ? n_tab : 0) * 4 + 15) & ~15));  // (<2,2>)
@@ -1338,37 +1577,14 @@ __device__ __forceinline__ void gm_screen(
 #endif
 
     constexpr bool kBlockRing = GM_STAGES > 1;  // the <2,2> blocks count through the block ring
-#if !(GM_F32 && !GM_COUNT_ONLY)
-    constexpr bool f32 = false;
-#endif
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wy = warp / GM_WJ, wx = warp % GM_WJ, g = lane >> 2, q = lane & 3;
     const double* tab = xlx;
-    // FAST (gm_screen_32f, gm_screen_33f): the missing-call modes count from the fragment-native copy
-    // (gm_count_class), launched by the host where it made one and the tile's rows and columns start at
-    // multiples of 16 in the plane arrays (every warp's row tile and column pass then does). A kernel of
-    // its own: with both loops in one kernel, gm_screen_33 spilled 136 bytes a thread against 48.
-    if (n_tab > 0) {
+    gm_load_tables<NA, NB>(xlx, n_tab, tid, tab
 #if GM_F32 && !GM_COUNT_ONLY
-        if (f32) {
-            float* tf = (float*)gb_xlx_s;
-            if (GM_TABF && NA == 2 && NB == 2)  // (only <2,2> reads it; not with GM_SFU 2)
-                for (int e = tid; e < n_tab; e += GM_THREADS) tf[e] = (float)__ldg(xlx + e);
-            if (!(NA == 2 && NB == 2)) {
-                // gm_pairs_f32m computes every slot's pre-screen before it tests which are pairs, so
-                // the parked words of a slot that is none must still be counts (gm_i2f takes counts
-                // below 2^23): zero at first, counts of some pair after.
-                gb_u32* z = (gb_u32*)s_park;
-                for (int e = tid; e < GM_WARPS * (int)(sizeof(gm_park) / 4); e += GM_THREADS) z[e] = 0u;
-            }
-        } else
+                           , s_park
 #endif
-        {
-            for (int e = tid; e < n_tab; e += GM_THREADS) gb_xlx_s[e] = __ldg(xlx + e);
-            tab = gb_xlx_s;
-        }
-        __syncthreads();
-    }
+    );
 #if GM_F32 && !GM_COUNT_ONLY
     float em[2];  // the bound of the modes with missing calls (gm_pairs_f32m)
     gm_bound_m(n_tab - 1, em);
@@ -1381,16 +1597,7 @@ __device__ __forceinline__ void gm_screen(
         // Partials live at [block column][row] and [block row][column], as in boost_screen.cu.
         const gb_size rbase = (gb_size)bx * ni + bi0, cbase = (gb_size)by * nj + bj0;
         if (diag && j0 + bj0 + GM_BJ - 1 <= i0 + bi0) {  // wholly on or below the diagonal: no pair
-            if (write_empty) {
-                if (tid < GM_BI && bi0 + tid < ni) {
-                    rp_sig[rbase + tid] = 0; rp_tot[rbase + tid] = 0;
-                    rp_best[rbase + tid] = gb_neg_inf(); rp_partner[rbase + tid] = -1;
-                }
-                if (tid < GM_BJ && bj0 + tid < nj) {
-                    cp_sig[cbase + tid] = 0; cp_tot[cbase + tid] = 0;
-                    cp_best[cbase + tid] = gb_neg_inf(); cp_partner[cbase + tid] = -1;
-                }
-            }
+            if (write_empty) gb_empty_partials<GM_BI, GM_BJ>({rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner}, rbase, cbase, tid, bi0, ni, bj0, nj);
             continue;
         }
         if (gm_block_mode(miss, i0, ni, j0, nj, bi0, bj0, tid) != (NA - 2) * 2 + (NB - 2)) continue;
@@ -1398,47 +1605,12 @@ __device__ __forceinline__ void gm_screen(
         __syncthreads();
         const int ni_blk = min(GM_BI, ni - bi0), nj_blk = min(GM_BJ, nj - bj0);
         double* consts = s_rterm + GB_ROW_FIELDS * GM_BI;
-        // Per-SNP KSA terms of a fully called block, once per SNP; with the pre-screen also its float32
-        // terms and counts (other warps than the float64 terms, so both run at once), the study's
-        // constants, and the SNPs' cross-block bars (read before counting, so their latency hides).
         auto terms = [&]() {
-            // Tasks t: [0, B) the float64 terms of row t (column t - GM_BI), [B, 2B) the float32 ones,
-            // [2B, 3B) the bars, 3B the study's constants (B = GM_BI + GM_BJ; with 4 x 4 warps: warps
-            // 0-3, 4-7, 8-11 and thread 384, so the two kinds of terms run at once).
-            constexpr int B = GM_BI + GM_BJ;
-            const int n_tasks = f32 ? 3 * B + 1 : B;
-            for (int t = tid; t < n_tasks; t += GM_THREADS) {
-                const int k = t / B, e = t % B;
-                const bool row = e < GM_BI;
-                const int x = row ? e : e - GM_BI;
-                if (row ? x >= ni_blk : x >= nj_blk) {
+            gm_block_terms(counts, tab, s_rterm, s_cterm, consts,
 #if GM_F32 && !GM_COUNT_ONLY
-                    if (k == 2) (row ? s_bar_r[x] : s_bar_c[x]) = 0.f;
+                           s_r32, s_c32, s_rcnt, s_ccnt, s_f32c, s_bar_r, s_bar_c, bar, barc,
 #endif
-                    continue;
-                }
-                const int snp = row ? i0 + bi0 + x : j0 + bj0 + x;
-                if (k == 0) {
-                    if (row) gb_snp_terms(counts, snp, tab, s_rterm + x, GM_BI, true, x == 0 ? consts : 0);
-                    else gb_snp_terms(counts, snp, tab, s_cterm + x, GM_BJ, false, 0);
-                }
-#if GM_F32 && !GM_COUNT_ONLY
-                else if (k == 1) {
-                    if (row) gm_snp_terms32(counts, snp, tab, s_r32 + x, s_rcnt + x, GM_BI, true);
-                    else gm_snp_terms32(counts, snp, tab, s_c32 + x, s_ccnt + x, GM_BJ, false);
-                } else if (k == 2) {
-                    (row ? s_bar_r[x] : s_bar_c[x]) = __ldcg((row ? bar : barc) + snp);
-                } else {  // any fully called SNP has the class totals
-                    int k0 = 0, k1 = 0;
-#pragma unroll
-                    for (int a = 0; a < 3; ++a) {
-                        k0 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2);
-                        k1 += __ldg(counts + (gb_size)(i0 + bi0) * 6 + a * 2 + 1);
-                    }
-                    gm_study_f32(tab, k0, k1, s_f32c);
-                }
-#endif
-            }
+                           i0, j0, bi0, bj0, ni_blk, nj_blk, tid);
         };
         if (NA == 2 && NB == 2 && !kBlockRing) {  // (the block ring does it while its first loads fly)
             terms();
@@ -1446,13 +1618,8 @@ __device__ __forceinline__ void gm_screen(
         }
 
         gm_summ sm;
-        auto reset_rows = [&]() {
-#pragma unroll
-            for (int x = 0; x < 2; ++x) { sm.rsig[x] = 0; sm.rtot[x] = 0; sm.rbp[x] = -1; sm.rbest[x] = gb_neg_inf(); }
-        };
-        reset_rows();
-#pragma unroll
-        for (int x = 0; x < 4; ++x) { sm.csig[x] = 0; sm.ctot[x] = 0; sm.cbp[x] = -1; sm.cbest[x] = gb_neg_inf(); }
+        sm.reset_rows();
+        sm.reset_cols();
         // Rows ri * 8 + g of a row tile are shared by the 4 lanes of a group (q): folded across those
         // lanes into the block's shared partials after each row tile, then the row summaries reset.
         auto fold_rows = [&](int rt0) {
@@ -1460,22 +1627,12 @@ __device__ __forceinline__ void gm_screen(
             for (int ri = 0; ri < 2; ++ri) {
                 gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 1);
                 gm_fold(sm.rsig[ri], sm.rtot[ri], sm.rbest[ri], sm.rbp[ri], 2);
-                if (q == 0) {
-                    const int r = rt0 + ri * 8 + g;
-                    s_rsig[r][wx] = sm.rsig[ri]; s_rtot[r][wx] = sm.rtot[ri];
-                    s_rbest[r][wx] = sm.rbest[ri]; s_rbp[r][wx] = sm.rbp[ri];
-                }
+                if (q == 0) s_part.put_row(rt0 + ri * 8 + g, wx, sm, ri);
             }
-            reset_rows();
+            sm.reset_rows();
         };
 
-        // The warp owns GM_TR row tiles of 16 SNPs and 16 columns. In the <2,2> ring its tiles are
-        // adjacent (rows r_blk0 + 16 h, staged together); the per-warp counting takes the block in
-        // GM_TR slices of 16 GM_WI rows, tile h of the warp at row h * 16 GM_WI + 16 wy, all warps in
-        // one slice at a time (a barrier between slices): the warps sharing a tile's operands then load
-        // them together, from L1 (with the tiles adjacent and no barrier, the kernels with missing
-        // calls were slower: each warp fetched its operands apart).
-        const int r_blk0 = wy * 16 * GM_TR, c_blk0 = wx * 16;
+        const int r_blk0 = wy * 16 * GM_TR, c_blk0 = wx * 16;  // (the warp's row tiles: gm_rows_ring, gm_rows_warp)
         const int nrow = min(16 * GM_TR, ni - bi0 - r_blk0), ncol = min(16, nj - bj0 - c_blk0);
         // Warp-uniform: a warp (row tile) with no row, no column or only pairs on or below the diagonal skips.
         const bool live = nrow > 0 && ncol > 0 && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + r_blk0);
@@ -1483,160 +1640,24 @@ __device__ __forceinline__ void gm_screen(
             return ncol > 0 && bi0 + rt0 < ni && !(diag && j0 + bj0 + c_blk0 + 15 <= i0 + bi0 + rt0);
         };
 #if GM_STAGES > 1
-        if constexpr (NA == 2 && NB == 2) {  // every warp takes part in the block ring's barriers; live ones count and pair
-            gb_u32 acc[GM_KC][2 * GM_TR][4][4];
-            gm_count22_block(acc, planes_r, stride_r, off_r, planes_c, stride_c, off_c, bi0, ni, bj0, nj, KS, ks0,
-                             tid, live, s_ring, terms);
+        if constexpr (NA == 2 && NB == 2)
+            gm_rows_ring(GM_SCREEN_PASS, sm, terms, fold_rows, tile_live, tab, consts, s_rterm, s_cterm,
 #if GM_F32 && !GM_COUNT_ONLY
-            // Every row tile's cells parked at once (the accumulators then free for the pre-screen),
-            // then its pairs through the float32 pre-screen.
-            gm_cells22& pk = s_cells[warp];
-            if (live) {
-#pragma unroll
-                for (int h = 0; h < GM_TR; ++h)
-                    gm_park22(pk.cells + h * 8 * 32,
-                              [&](int k, int f, int v, int c) { return gm_cell22(acc, k, h * 2 + f, v, c); }, lane);
-                __syncwarp();
-            }
-#pragma unroll 1
-            for (int h = 0; h < GM_TR; ++h) {  // (one copy of the pre-screen's code: the row tile by its offsets)
-                if (tile_live(r_blk0 + 16 * h))
-                    gm_pairs22_f32(sm, pk, pk.cells + h * 8 * 32, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32,
-                                   s_c32, s_rcnt, s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, r_blk0 + 16 * h,
-                                   c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r,
-                                   s_bar_c);
-                fold_rows(r_blk0 + 16 * h);
-            }
-#else
-            // The float64 epilogue (or, counting only, the tables): at >= ~12.8k samples the counting
-            // is most of the kernel, and the per-warp loop below waited on its loads (ncu at 50k
-            // samples: the mmas' stalls for their operands, one k-step of prefetch).
-#pragma unroll 1
-            for (int h = 0; h < GM_TR; ++h) {  // (one copy of the float64 epilogue: each row tile moved to fragments 0, 1)
-                if (tile_live(r_blk0 + 16 * h))
-                    gm_pairs<2, 2, 2>(sm, [&](int k, int f, int v, int c) { return gm_cell22(acc, k, f, v, c); },
-                                      0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0, nj, diag, bi0, bj0,
-                                      r_blk0 + 16 * h, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
-                fold_rows(r_blk0 + 16 * h);
-                if (GM_TR == 2) {
-#pragma unroll
-                    for (int f = 0; f < 2; ++f)
-#pragma unroll
-                        for (int v = 0; v < 4; ++v)
-#pragma unroll
-                            for (int c = 0; c < 4; ++c) acc[0][f][v][c] = acc[0][(2 + f) & (2 * GM_TR - 1)][v][c];
-                }
-            }
+                         tabf, s_r32, s_c32, s_rcnt, s_ccnt, s_f32c, s_bar_r, s_bar_c, s_cells,
 #endif
-        }
+                         s_ring, KS, ks0, bi0, bj0, r_blk0, c_blk0, live, tid, lane, warp);
         if constexpr (!(NA == 2 && NB == 2))
 #endif
-        {
-#pragma unroll 1
-            for (int h = 0; h < GM_TR; ++h) {
-                const int rt0 = h * 16 * GM_WI + wy * 16, nrt = min(16, ni - bi0 - rt0);  // this row tile
-                if (h > 0) __syncthreads();  // (the slices in step)
-                if (tile_live(rt0)) {
-                    if constexpr (NA == 2 && NB == 2) {  // (without the block ring: each warp loads its own operands)
-                        gb_u32 acc[2][NA][2 * NB][4];
-                        gm_count<NA, NB, 2>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
-                                            off_c + bj0 + c_blk0, ncol, KS, ks0, lane);
+        gm_rows_warp<NA, NB, FAST>(GM_SCREEN_PASS, sm, fold_rows, tile_live, tab, consts, s_rterm, s_cterm,
 #if GM_F32 && !GM_COUNT_ONLY
-                        if (f32) {
-                            gm_cells22& pk = s_cells[warp];
-                            gm_park22(pk.cells, gm_acc_cells(acc), lane);
-                            __syncwarp();
-                            gm_pairs22_f32(sm, pk, pk.cells, tab, tabf, thr, s_rterm, s_cterm, consts, s_r32, s_c32, s_rcnt,
-                                           s_ccnt, s_f32c, i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap,
-                                           surv_ij, surv_ksa, surv_tab, bar, barc, s_bar_r, s_bar_c);
-                            __syncwarp();  // (the next row tile parks over these cells)
-                        } else
+                                   tabf, s_r32, s_c32, s_rcnt, s_ccnt, s_f32c, s_bar_r, s_bar_c, s_cells, s_park, em,
 #endif
-                        gm_pairs<NA, NB, 2>(sm, gm_acc_cells(acc), 0, counts, tab, thr, s_rterm, s_cterm, consts, i0, ni, j0,
-                                            nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab);
-                    } else {
-#if GM_F32 && !GM_COUNT_ONLY
-                        float rl_max[2] = {__int_as_float(0xff800000), __int_as_float(0xff800000)};  // row bars, both passes
-#endif
-#pragma unroll
-                        for (int pass = 0; pass < 2; ++pass) {
-                            if (ncol > pass * 8) {
-#if GM_F32 && !GM_COUNT_ONLY
-                                if (f32) {  // both classes in one set of 36 accumulators, then parked
-                                    gb_u32 acc[NA][NB][4];
-                                    gm_count_packed<NA, NB, FAST>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt,
-                                                                  planes_c, stride_c, off_c + bj0 + c_blk0 + pass * 8,
-                                                                  ncol - pass * 8, KS, ks0, lane, pass);
-                                    gm_park_packed<NA, NB>(s_park[warp], acc, lane);
-                                    __syncwarp();
-                                    gm_pairs_f32m<NA, NB>(sm, s_park[warp], pass, counts, xlx, thr, em,
-                                                          i0, ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n,
-                                                          surv_cap, surv_ij, surv_ksa, surv_tab, bar, barc, rl_max);
-                                    continue;
-                                }
-#endif
-                                gb_u32 acc[2][NA][NB][4];
-                                gm_count<NA, NB, 1>(acc, planes_r, stride_r, off_r + bi0 + rt0, nrt, planes_c, stride_c,
-                                                    off_c + bj0 + c_blk0 + pass * 8, ncol - pass * 8, KS, ks0, lane);
-                                gm_pairs<NA, NB, 1>(sm, gm_acc_cells(acc), pass, counts, tab, thr, s_rterm, s_cterm, consts, i0,
-                                                    ni, j0, nj, diag, bi0, bj0, rt0, c_blk0, lane, surv_n, surv_cap, surv_ij,
-                                                    surv_ksa, surv_tab);
-                            }
-                        }
-                    }
-                }
-                fold_rows(rt0);
-            }
-        }
+                                   KS, ks0, bi0, bj0, wy, c_blk0, ncol, lane, warp);
 
-        // Columns cc * 8 + 2q + e are shared by the 8 groups (g): fold across those lanes, then across
-        // the block's warps in shared memory.
-#pragma unroll
-        for (int x = 0; x < 4; ++x) {
-            gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 4);
-            gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 8);
-            gm_fold(sm.csig[x], sm.ctot[x], sm.cbest[x], sm.cbp[x], 16);
-            if (g == 0) {
-                const int c = c_blk0 + (x >> 1) * 8 + 2 * q + (x & 1);
-                s_csig[c][wy] = sm.csig[x]; s_ctot[c][wy] = sm.ctot[x];
-                s_cbest[c][wy] = sm.cbest[x]; s_cbp[c][wy] = sm.cbp[x];
-            }
-        }
-        __syncthreads();
-        if (tid < GM_BI) {
-            const int r = tid;
-            int sg, tt, bp;
-            double bv;
-            gb_fold_row<GM_WJ>(s_rsig[r], s_rtot[r], s_rbest[r], s_rbp[r], sg, tt, bv, bp);
-            if (bi0 + r < ni) {
-                rp_sig[rbase + r] = sg; rp_tot[rbase + r] = tt; rp_best[rbase + r] = bv; rp_partner[rbase + r] = bp;
-            }
-        } else if (tid < GM_BI + GM_BJ) {
-            const int c = tid - GM_BI;
-            int sg, tt, bp;
-            double bv;
-            gb_fold_row<GM_WI>(s_csig[c], s_ctot[c], s_cbest[c], s_cbp[c], sg, tt, bv, bp);
-            if (bj0 + c < nj) {
-                cp_sig[cbase + c] = sg; cp_tot[cbase + c] = tt; cp_best[cbase + c] = bv; cp_partner[cbase + c] = bp;
-            }
-        }
+        gm_block_end(sm, s_part, {rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner}, rbase, cbase,
+                     tid, bi0, ni, bj0, nj, c_blk0, wy, g, q);
     }
 }
-
-#define GM_SCREEN_ARGS                                                                                        \
-    const gb_u64 *__restrict__ planes_r, int stride_r, int off_r, const gb_u64 *__restrict__ planes_c,      \
-        int stride_c, int off_c, const int *__restrict__ counts, const unsigned char *__restrict__ miss,      \
-        const double *__restrict__ xlx, const double *__restrict__ thr, int KS, int ks0, int i0, int ni,      \
-        int j0, int nj, int diag, int write_empty, int n_tab, gb_u32 *__restrict__ surv_n,                    \
-        int surv_cap,                                                                                         \
-        int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,                 \
-        int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
-        int *__restrict__ rp_partner, int *__restrict__ cp_sig, int *__restrict__ cp_tot,                     \
-        double *__restrict__ cp_best, int *__restrict__ cp_partner, float *__restrict__ bar, float *__restrict__ barc
-#define GM_SCREEN_PASS                                                                                       \
-    planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, KS, ks0, i0, ni, j0, nj,    \
-        diag, write_empty, n_tab, surv_n, surv_cap, surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best,     \
-        rp_partner, cp_sig, cp_tot, cp_best, cp_partner, bar, barc
 
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB22) gm_screen_22(GM_SCREEN_ARGS) { gm_screen<2, 2>(GM_SCREEN_PASS); }
 extern "C" __global__ void __launch_bounds__(GM_THREADS, GM_MINB33) gm_screen_23(GM_SCREEN_ARGS) { gm_screen<2, 3>(GM_SCREEN_PASS); }

@@ -115,12 +115,7 @@ __device__ __forceinline__ gb_u32 gb_xor3(gb_u32 a, gb_u32 b, gb_u32 c) {
 }
 
 // Per-thread running summary of its 2 rows (over its 2 columns) and its 2 columns (over its 2 rows).
-struct gb_summ {
-    int rsig[GB_TI], rtot[GB_TI], rbp[GB_TI];
-    double rbest[GB_TI];
-    int csig[GB_TJ], ctot[GB_TJ], cbp[GB_TJ];
-    double cbest[GB_TJ];
-};
+typedef gb_summary<GB_TI, GB_TJ> gb_summ;
 
 // Words [wb, wb + GB_KW) of NT plane types of SNPs [g0, g0 + B), as laid out in shared memory
 // s[t][kw][B] (element e = (t * GB_KW + kw) * B + sn), fetched into registers by load() one chunk
@@ -348,16 +343,16 @@ __device__ void gb_corrections(unsigned char* cC, unsigned char* cR, const unsig
                 // loop is bound by the latency of its scattered loads, so each round trip carries
                 // as many as it can (a sample past the list reads as no bits).
                 const unsigned short* L = lst + ((gb_size)gs * 2 + k) * (gb_size)L1 + 1;
-                const int m = L[-1], s0 = k ? 64 * w_ctrl : 0;
+                const int m = __ldg(L - 1), s0 = k ? 64 * w_ctrl : 0;
                 int nx[GB_CSTEP];
 #pragma unroll
-                for (int e = 0; e < GB_CSTEP; ++e) nx[e] = e < m ? s0 + L[e] : -1;
+                for (int e = 0; e < GB_CSTEP; ++e) nx[e] = e < m ? s0 + __ldg(L + e) : -1;
                 for (int x = 0; x < m; x += GB_CSTEP) {
                     int cur[GB_CSTEP];
 #pragma unroll
                     for (int e = 0; e < GB_CSTEP; ++e) {
                         cur[e] = nx[e];
-                        nx[e] = x + GB_CSTEP + e < m ? s0 + L[x + GB_CSTEP + e] : -1;
+                        nx[e] = x + GB_CSTEP + e < m ? s0 + __ldg(L + (x + GB_CSTEP + e)) : -1;
                     }
                     gb_u32 wa[GB_CSTEP], wb[GB_CSTEP];
 #pragma unroll
@@ -505,8 +500,8 @@ __device__ __forceinline__ void gb_block_pairs(
 __device__ __forceinline__ int gb_block_mode(const unsigned char* __restrict__ miss, int i0, int ni, int j0,
                                              int nj, int bi0, int bj0, int tid) {
     int fa = 0, fb = 0;
-    if (tid < GB_BI && bi0 + tid < ni) fa = miss[i0 + bi0 + tid];
-    if (tid < GB_BJ && bj0 + tid < nj) fb = miss[j0 + bj0 + tid];
+    if (tid < GB_BI && bi0 + tid < ni) fa = __ldg(miss + (i0 + bi0 + tid));
+    if (tid < GB_BJ && bj0 + tid < nj) fb = __ldg(miss + (j0 + bj0 + tid));
     const int any_a = __syncthreads_or(fa);
     const int any_b = __syncthreads_or(fb);
     const int unlisted = __syncthreads_or(fa == GB_UNLISTED || fb == GB_UNLISTED);
@@ -514,42 +509,63 @@ __device__ __forceinline__ int gb_block_mode(const unsigned char* __restrict__ m
     return (any_a ? 2 : 0) + (any_b ? 1 : 0);
 }
 
+// The CUDA-core kernels' arguments: the tile's (n_k: the plane words W, k_ctrl: the controls' w_ctrl),
+// `one` (1: see the header), then mode 4's (gb_screen_2c; zeros for the other modes): gt, S (samples a
+// plane row of gt: 64 x plane words), G (its groups of 32 SNPs), lst and L1 (entries a list, its count
+// included) from gboost/engines/gpu/missing_lists.py.
+struct gb_params {
+    gb_tile_args t;
+    int one;
+    const gb_u32* gt;
+    long long S;
+    int G;
+    const unsigned short* lst;
+    int L1;
+};
+
 template <int NA, int NB, bool CORR>
-__device__ __forceinline__ void gb_screen(
-    const gb_u64* __restrict__ planes_r, int stride_r, int off_r, const gb_u64* __restrict__ planes_c, int stride_c,
-    int off_c, const int* __restrict__ counts, const unsigned char* __restrict__ miss,
-    const double* __restrict__ xlx, const double* __restrict__ thr, int W, int w_ctrl, int i0, int ni,
-    int j0, int nj, int diag, int write_empty, int n_tab, gb_u32* __restrict__ surv_n, int surv_cap,
-    int* __restrict__ surv_ij,
-    double* __restrict__ surv_ksa, int* __restrict__ surv_tab, int* __restrict__ rp_sig, int* __restrict__ rp_tot,
-    double* __restrict__ rp_best, int* __restrict__ rp_partner, int* __restrict__ cp_sig, int* __restrict__ cp_tot,
-    double* __restrict__ cp_best, int* __restrict__ cp_partner, int one, const gb_u32* __restrict__ gt, gb_size S,
-    int G, const unsigned short* __restrict__ lst, int L1) {
+__device__ __forceinline__ void gb_screen(const gb_params& p) {
+    const gb_u64* __restrict__ planes_r = p.t.planes_r;
+    const int stride_r = p.t.stride_r, off_r = p.t.off_r;
+    const gb_u64* __restrict__ planes_c = p.t.planes_c;
+    const int stride_c = p.t.stride_c, off_c = p.t.off_c;
+    const int* __restrict__ counts = p.t.counts;
+    const unsigned char* __restrict__ miss = p.t.miss;
+    const double* __restrict__ xlx = p.t.xlx;
+    const double* __restrict__ thr = p.t.thr;
+    const int W = p.t.n_k, w_ctrl = p.t.k_ctrl;
+    const int i0 = p.t.i0, ni = p.t.ni, j0 = p.t.j0, nj = p.t.nj;
+    const int diag = p.t.diag, write_empty = p.t.write_empty, n_tab = p.t.n_tab;
+    gb_u32* __restrict__ surv_n = p.t.surv_n;
+    const int surv_cap = p.t.surv_cap;
+    int* __restrict__ surv_ij = p.t.surv_ij;
+    double* __restrict__ surv_ksa = p.t.surv_ksa;
+    int* __restrict__ surv_tab = p.t.surv_tab;
+    const int one = p.one;
+    // (mode 4's inputs; the other modes never read them)
+    const gb_u32* __restrict__ gt = CORR ? p.gt : 0;
+    const gb_size S = CORR ? (gb_size)p.S : 0;
+    const int G = CORR ? p.G : 0;
+    const unsigned short* __restrict__ lst = CORR ? p.lst : 0;
+    const int L1 = CORR ? p.L1 : 0;
     __shared__ __align__(16) gb_u64 sA[3 * GB_KW * GB_BI];
     __shared__ __align__(16) gb_u64 sB[3 * GB_KW * GB_BJ];
     __shared__ int s_rsig[GB_BI][GB_TX], s_rtot[GB_BI][GB_TX], s_rbp[GB_BI][GB_TX];
     __shared__ double s_rbest[GB_BI][GB_TX];
     __shared__ int s_csig[GB_BJ][GB_TY], s_ctot[GB_BJ][GB_TY], s_cbp[GB_BJ][GB_TY];
     __shared__ double s_cbest[GB_BJ][GB_TY];
+    const gb_block_partials<GB_BI, GB_BJ, GB_TX, GB_TY> s_part = {s_rsig, s_rtot, s_rbp, s_rbest, s_csig, s_ctot, s_cbp, s_cbest};
 
     const int tid = threadIdx.x, tx = tid % GB_TX, ty = tid / GB_TX;
     const int bi0 = blockIdx.y * GB_BI, bj0 = blockIdx.x * GB_BJ;
     // Partials live at [block column][row] and [block row][column], row-/column-major in the tile.
     const gb_size rbase = (gb_size)blockIdx.x * ni + bi0, cbase = (gb_size)blockIdx.y * nj + bj0;
+    const gb_partials_out& out = p.t.part;
 
     // A diagonal tile's blocks wholly on or below the diagonal hold no pair: empty partials, done.
     // (A diagonal tile is one whose column range overlaps its row range; it need not be square.)
     if (diag && j0 + bj0 + GB_BJ - 1 <= i0 + bi0) {  // largest j <= smallest i
-        if (write_empty) {  // once per tile: by the first of the mode kernels the host launches
-            if (tid < GB_BI && bi0 + tid < ni) {
-                rp_sig[rbase + tid] = 0; rp_tot[rbase + tid] = 0;
-                rp_best[rbase + tid] = gb_neg_inf(); rp_partner[rbase + tid] = -1;
-            }
-            if (tid < GB_BJ && bj0 + tid < nj) {
-                cp_sig[cbase + tid] = 0; cp_tot[cbase + tid] = 0;
-                cp_best[cbase + tid] = gb_neg_inf(); cp_partner[cbase + tid] = -1;
-            }
-        }
+        if (write_empty) gb_empty_partials<GB_BI, GB_BJ>(out, rbase, cbase, tid, bi0, ni, bj0, nj);
         return;
     }
     if (gb_block_mode(miss, i0, ni, j0, nj, bi0, bj0, tid) != (CORR ? 4 : (NA - 2) * 2 + (NB - 2))) return;
@@ -562,10 +578,8 @@ __device__ __forceinline__ void gb_screen(
     }
 
     gb_summ sm;
-#pragma unroll
-    for (int q = 0; q < GB_TI; ++q) { sm.rsig[q] = 0; sm.rtot[q] = 0; sm.rbp[q] = -1; sm.rbest[q] = gb_neg_inf(); }
-#pragma unroll
-    for (int q = 0; q < GB_TJ; ++q) { sm.csig[q] = 0; sm.ctot[q] = 0; sm.cbp[q] = -1; sm.cbest[q] = gb_neg_inf(); }
+    sm.reset_rows();
+    sm.reset_cols();
 
     gb_block_pairs<NA, NB, CORR>(sm, sA, sB, planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, tab, thr,
                                  W, w_ctrl, i0, ni, j0, nj, diag, bi0, bj0,
@@ -574,65 +588,24 @@ __device__ __forceinline__ void gb_screen(
 
     // Block reduction: thread (tx, ty) holds rows ty*2 + ii over its columns, columns tx*2 + jj over its rows.
 #pragma unroll
-    for (int ii = 0; ii < GB_TI; ++ii) {
-        const int r = ty * GB_TI + ii;
-        s_rsig[r][tx] = sm.rsig[ii]; s_rtot[r][tx] = sm.rtot[ii];
-        s_rbest[r][tx] = sm.rbest[ii]; s_rbp[r][tx] = sm.rbp[ii];
-    }
+    for (int ii = 0; ii < GB_TI; ++ii) s_part.put_row(ty * GB_TI + ii, tx, sm, ii);
 #pragma unroll
-    for (int jj = 0; jj < GB_TJ; ++jj) {
-        const int c = tx * GB_TJ + jj;
-        s_csig[c][ty] = sm.csig[jj]; s_ctot[c][ty] = sm.ctot[jj];
-        s_cbest[c][ty] = sm.cbest[jj]; s_cbp[c][ty] = sm.cbp[jj];
-    }
+    for (int jj = 0; jj < GB_TJ; ++jj) s_part.put_col(tx * GB_TJ + jj, ty, sm, jj);
     __syncthreads();
-    if (tid < GB_BI) {
-        const int r = tid;
-        int sg, tt, bp;
-        double bv;
-        gb_fold_row<GB_TX>(s_rsig[r], s_rtot[r], s_rbest[r], s_rbp[r], sg, tt, bv, bp);
-        if (bi0 + r < ni) {
-            rp_sig[rbase + r] = sg; rp_tot[rbase + r] = tt; rp_best[rbase + r] = bv; rp_partner[rbase + r] = bp;
-        }
-    } else if (tid < GB_BI + GB_BJ) {
-        const int c = tid - GB_BI;
-        int sg, tt, bp;
-        double bv;
-        gb_fold_row<GB_TY>(s_csig[c], s_ctot[c], s_cbest[c], s_cbp[c], sg, tt, bv, bp);
-        if (bj0 + c < nj) {
-            cp_sig[cbase + c] = sg; cp_tot[cbase + c] = tt; cp_best[cbase + c] = bv; cp_partner[cbase + c] = bp;
-        }
-    }
+    s_part.write(out, rbase, cbase, tid, bi0, ni, bj0, nj);
 }
-
-#define GB_SCREEN_ARGS                                                                                        \
-    const gb_u64 *__restrict__ planes_r, int stride_r, int off_r, const gb_u64 *__restrict__ planes_c,      \
-        int stride_c, int off_c, const int *__restrict__ counts, const unsigned char *__restrict__ miss,      \
-        const double *__restrict__ xlx, const double *__restrict__ thr, int W, int w_ctrl, int i0,            \
-        int ni, int j0, int nj, int diag, int write_empty, int n_tab, gb_u32 *__restrict__ surv_n,            \
-        int surv_cap, int *__restrict__ surv_ij, double *__restrict__ surv_ksa, int *__restrict__ surv_tab,   \
-        int *__restrict__ rp_sig, int *__restrict__ rp_tot, double *__restrict__ rp_best,                     \
-        int *__restrict__ rp_partner, int *__restrict__ cp_sig, int *__restrict__ cp_tot,                     \
-        double *__restrict__ cp_best, int *__restrict__ cp_partner, int one
-#define GB_SCREEN_PASS                                                                                       \
-    planes_r, stride_r, off_r, planes_c, stride_c, off_c, counts, miss, xlx, thr, W, w_ctrl, i0, ni, j0, nj,  \
-        diag, write_empty, n_tab, surv_n, surv_cap,                                                           \
-        surv_ij, surv_ksa, surv_tab, rp_sig, rp_tot, rp_best, rp_partner, cp_sig, cp_tot, cp_best, cp_partner, one
 
 // One kernel per mode, so each gets the registers its own cell count needs: <2,2> fits three
 // blocks per SM without spilling in its counting loop, the others two.
-#define GB_NO_LISTS 0, 0, 0, 0, 0
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB22) gb_screen_22(GB_SCREEN_ARGS) { gb_screen<2, 2, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_23(GB_SCREEN_ARGS) { gb_screen<2, 3, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_32(GB_SCREEN_ARGS) { gb_screen<3, 2, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB33) gb_screen_33(GB_SCREEN_ARGS) { gb_screen<3, 3, false>(GB_SCREEN_PASS, GB_NO_LISTS); }
-// Mode 4, counting by correction: gt, S (samples a plane row of gt: 64 x plane words), G (its groups of 32
-// SNPs), lst and L1 (entries a list, its count included) from gboost/engines/gpu/missing_lists.py. A block
-// shape whose corrections do not fit the plane buffers never gets a listed SNP (KernelConfig.corrects).
-extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB2C) gb_screen_2c(GB_SCREEN_ARGS, const gb_u32* __restrict__ gt,
-                                                                                  long long S, int G, const unsigned short* __restrict__ lst, int L1) {
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB22) gb_screen_22(const gb_params p) { gb_screen<2, 2, false>(p); }
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_23(const gb_params p) { gb_screen<2, 3, false>(p); }
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB23) gb_screen_32(const gb_params p) { gb_screen<3, 2, false>(p); }
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB33) gb_screen_33(const gb_params p) { gb_screen<3, 3, false>(p); }
+// Mode 4, counting by correction. A block shape whose corrections do not fit the plane buffers never gets a
+// listed SNP (KernelConfig.corrects).
+extern "C" __global__ void __launch_bounds__(GB_THREADS, GB_MINB2C) gb_screen_2c(const gb_params p) {
 #if GB_CORR_FITS
-    gb_screen<2, 2, true>(GB_SCREEN_PASS, gt, (gb_size)S, G, lst, L1);
+    gb_screen<2, 2, true>(p);
 #else
     __trap();
 #endif
