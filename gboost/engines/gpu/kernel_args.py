@@ -4,8 +4,9 @@
   ``gb_tile_args``, kernels/boost_common.cu). From its description come the NumPy structured dtype
   the host fills (CuPy passes a structured scalar's bytes as the struct: :func:`pack`) and the
   ``static_assert``s of every field's offset and of the struct's size that compile.py appends to the
-  source (:func:`layout_asserts`), so the device's layout and this one agree or nothing compiles: on
-  the device through NVRTC, and on any host with nvcc (tests/unit/test_kernel_compile.py).
+  source (:func:`layout_asserts`), so the device's layout and this one agree or nothing compiles:
+  every offset with nvcc on any host (tests/unit/test_kernel_compile.py), the size on the device too
+  (NVRTC's front end has no ``__builtin_offsetof``: "type name is not allowed").
 * The tensor cores' kernels (kernels/boost_mma.cu) take the same fields as separate arguments
   (``gm_screen`` below, its nested fields flattened in order): their argument list and its forwarding
   are generated from this description (:func:`arg_macros`, ``GM_SCREEN_ARGS`` / ``GM_SCREEN_PASS``) and
@@ -63,8 +64,10 @@ def leaves(fields, dt: np.dtype | None = None, prefix: str = "", base: int = 0):
 def layout_asserts(struct: str) -> str:
     """CUDA ``static_assert``s that ``struct`` has this description's offsets and size."""
     dt = DTYPES[struct]
-    lines = [f'static_assert(__builtin_offsetof({struct}, {m}) == {o}, "{struct}.{m}: offset {o} in '
-             f'gboost/engines/gpu/kernel_args.py");' for m, _, o in leaves(STRUCTS[struct], dt)]
+    lines = ["#ifndef __CUDACC_RTC__  // (NVRTC cannot take offsets in a constant expression)"]
+    lines += [f'static_assert(__builtin_offsetof({struct}, {m}) == {o}, "{struct}.{m}: offset {o} in '
+              f'gboost/engines/gpu/kernel_args.py");' for m, _, o in leaves(STRUCTS[struct], dt)]
+    lines.append("#endif")
     lines.append(f'static_assert(sizeof({struct}) == {dt.itemsize}, "{struct}: {dt.itemsize} bytes in '
                  f'gboost/engines/gpu/kernel_args.py");')
     return "\n".join(lines) + "\n"
