@@ -223,7 +223,7 @@ def test_the_fragment_native_kernels_screen_the_aligned_tiles_and_equal_the_cpu_
     real = ways.MmaCounting.launch
 
     def launch(self, b, name, args, *a, **kw):
-        launched.append((name, int(args[2]), int(args[5])))  # (kernel, row and column plane offsets)
+        launched.append((name, int(args["off_r"]), int(args["off_c"])))  # (kernel, row and column plane offsets)
         return real(self, b, name, args, *a, **kw)
 
     monkeypatch.setattr(ways.MmaCounting, "launch", launch)
