@@ -61,7 +61,7 @@ else:
 if variant != "cupy-late":
     go.set()
 from gboost.data.inputs import open_input
-from gboost.data.load import load_study
+from gboost.data.load import load_with_encoder
 from gboost.data.study import QCOptions
 mark("gboost load modules imported")
 src = open_input(bfile=prefix, ped=None, map_file=None, boost_matrix=None, pheno=None, allow_no_sex=False,
@@ -70,12 +70,12 @@ src = open_input(bfile=prefix, ped=None, map_file=None, boost_matrix=None, pheno
 mark(".fam/.bim parsed")
 go.set()  # cupy-late: CuPy's import beside the counting pass only
 tim = {}
-st = load_study(src, QCOptions(), log=lambda m: None, timings=tim, background_encode=True)
+st, planes = load_with_encoder(src, QCOptions(), log=lambda m: None, timings=tim)
 mark("counting pass done (the screen may start)")
 if variant == "encode":  # the watermark every 50 ms until every row is encoded
-    total, last = st.planes_ready.total, -1
+    total, last = planes.total, -1
     while True:
-        rows = st.planes_ready.rows
+        rows = planes.rows
         if rows != last:
             mark(f"encoded {rows}/{total} SNPs ({rows * st.planes.shape[1] * st.planes.shape[2] * 8 / 1e9:.2f} GB)")
             last = rows

@@ -336,7 +336,8 @@ def _scan_locked(args, out) -> int:
 
 def _scan_read(args, out, clock, gpu_go) -> int:
     from gboost.data.inputs import open_input
-    from gboost.data.load import load_study
+    from gboost.data.load import load_study, load_with_encoder
+    from gboost.data.planes import PlaneSource
     from gboost.runtime.numba_cache import start_target
     from gboost.pipeline.scan import ScanParams
     from gboost.data.study import QCOptions
@@ -392,21 +393,20 @@ def _scan_read(args, out, clock, gpu_go) -> int:
 
     # (a candidate-set scan gathers its SNPs' planes into a study of its own: after the whole encode)
     background = not args.dask and not sets and os.environ.get("GBOOST_BACKGROUND_ENCODE", "1") != "0"
-    study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings,
-                       background_encode=background)
-    if sets is not None:
-        from gboost.data.candidates import rectangle_study
+    if background:
+        study, planes = load_with_encoder(source, qc, log=(lambda m: _log(args, m)), timings=load_timings)
+    else:
+        study = load_study(source, qc, log=(lambda m: _log(args, m)), timings=load_timings)
+        if sets is not None:
+            from gboost.data.candidates import rectangle_study
 
-        study = rectangle_study(study, sets, args.set_mode, log=lambda m: _log(args, m))
-    try:
-        return _scan_study(args, out, study, params, clock, load_timings, resume)
-    except BaseException:  # a failed or interrupted scan leaves no encoder thread behind
-        if study.planes_ready is not None:
-            study.planes_ready.cancel()
-        raise
+            study = rectangle_study(study, sets, args.set_mode, log=lambda m: _log(args, m))
+        planes = PlaneSource.complete(study.planes)
+    with planes:  # its end: a failed or interrupted scan leaves no encoder thread behind
+        return _scan_study(args, out, study, planes, params, clock, load_timings, resume)
 
 
-def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
+def _scan_study(args, out, study, planes, params, clock, load_timings, resume) -> int:
     from gboost.pipeline.checkpoint import Ledger
     from gboost.engines import make_engine
     from gboost.outputs.results import start_hashing, write_outputs
@@ -445,7 +445,7 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
     # is done (the engine is closed by then and nothing after it uses CUDA), so that it passes beside
     # the formatting; run.json's stage gpu_end is the wait for it.
     end_gpu = getattr(args, "ends_process", False) and hasattr(engine, "end_contexts")
-    ledger = Ledger(out, study, params, resume=resume)
+    ledger = Ledger(out, study, params, resume=resume, planes=planes)
     # The finished screen's last ledger records, sync and close run on the ledger's writer thread
     # while the outputs are formatted (they replace the ledger; a kill meanwhile leaves a ledger
     # that --resume completes, as during the screen). A --part keeps its ledger: waited for.
@@ -459,18 +459,18 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
         clock.split("screen", "checkpoint", ledger.seconds)  # this thread's time in the ledger (its writer runs apart)
         # The writer may still be ending the ledger (finish_in_background): its seconds once done.
         clock.background["checkpoint_writer"] = lambda: (ledger.join(), ledger.writer_seconds)[1]
-        if study.planes_ready is not None:
-            study.wait_planes()  # (at once: the screen needed every SNP's planes)
-            clock.background["encode"] = study.planes_ready.seconds
+        if planes.background:
+            planes.wait()  # (at once: the screen needed every SNP's planes)
+            clock.background["encode"] = planes.seconds
         if end_gpu:
             clock.end_beside("gpu_end", engine.end_contexts)
 
     try:
         result = run_pipeline(study, params, engine=engine, checkpoint=ledger, covariates=covariates,
                               progress=TextProgress(n_samples=study.n_samples) if not args.quiet else None,
-                              on_screened=screened)
+                              on_screened=screened, planes=planes)
     except InputError:
-        if not resume and study.planes_ready is not None:
+        if not resume and planes.background:
             # The .bed failed to encode beside the screen (read error, changed under us): a new
             # ledger of a study that could not be read holds nothing to resume; the command
             # leaves nothing behind, as a bad input found before the screen does.

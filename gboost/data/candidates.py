@@ -207,7 +207,8 @@ def choose_sets(sets: CandidateSets, mode: str) -> None:
 def rectangle_study(study, sets: CandidateSets, mode: str, log=None):
     """The study a candidate-set scan screens: for set-by-set of one set, ``study`` restricted to
     the set's SNPs (the triangle within it, ``rect`` None: an ordinary scan); otherwise the row
-    SNPs then the column SNPs, with :class:`Rectangle` as its ``rect``."""
+    SNPs then the column SNPs, with :class:`Rectangle` as its ``rect``. ``study``'s planes complete
+    (load_study: this gathers them)."""
     from dataclasses import replace
 
     from gboost.data.study import Study
@@ -222,7 +223,6 @@ def rectangle_study(study, sets: CandidateSets, mode: str, log=None):
                                         "SNPs); plink1.9: each set must hold at least one scanned SNP")
         if log is not None:
             log(f"set {name}: {len(m)} SNP{'s' if len(m) != 1 else ''} in the scan")
-    study.wait_planes()
     if mode == "set-by-set" and len(members) == 1:
         if len(members[0]) < 2:
             raise InputError(sets.path, f"set {sets.names[0]!r} has one SNP left in the scan: set-by-set of one "

@@ -32,7 +32,6 @@ plane order (controls first). The int8 genotypes are never held whole: one block
 from __future__ import annotations
 
 import os
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -50,7 +49,8 @@ from gboost.readers.plink_bed import fed_threads
 from gboost.readers.plink_format import HUMAN_CHROMS, chrom_number
 from gboost.data.plink_skips import types_from_bed_rows
 from gboost.stats.hwe import SMALL_EPSILON, hwe_exact_pvalues
-from gboost.data.study import (GenotypeSource, PlanesReady, QCOptions, QCReport, Study, VariantTable, founders_a1_major,
+from gboost.data.planes import PlaneSource
+from gboost.data.study import (GenotypeSource, QCOptions, QCReport, Study, VariantTable, founders_a1_major,
                           plink_snp_width)
 
 
@@ -123,7 +123,6 @@ def load_study(
     block_snps: int | None = None,
     log: Callable[[str], object] | None = None,
     timings: dict | None = None,
-    background_encode: bool = False,
 ) -> Study:
     """Apply PLINK 1.9's QC to a genotype source and encode what is kept.
 
@@ -143,22 +142,15 @@ def load_study(
         Called with each QC message (``print``, or a logger's ``info``).
     timings
         When given, ``timings["encode"]`` gets the seconds of the QC-and-encode pass over the
-        genotypes (the rest of the call reads and checks the inputs); with a background encode,
-        the seconds of the counting pass only (the encoder's own are ``study.planes_ready.seconds``).
-    background_encode
-        For a case-control scan of a .bed (so that the screen need not wait for every plane): a
-        first compiled pass counts each SNP's genotypes (the QC sample sets' and the scan's
-        classes), so QC and the monomorphic skips are decided and the kept SNPs known before any
-        plane is written; the Study is then returned at once and its planes are encoded on a
-        background thread, SNP blocks in order, straight into their rows (``study.planes_ready``:
-        wait with ``study.wait_planes(rows)``). Elsewhere (other formats, a QT, a sample order the
-        .bed encoder cannot place, numba's workqueue threading layer) the planes are encoded before
-        returning, as by default.
+        genotypes (the rest of the call reads and checks the inputs); with a background encode
+        (:func:`load_with_encoder`), the seconds of the counting pass only (the encoder's own are
+        its ``PlaneSource.seconds``).
 
     Returns
     -------
     Study
-        Kept SNPs in file order; samples (cases and controls only) in plane order.
+        Kept SNPs in file order; samples (cases and controls only) in plane order; its planes
+        complete.
 
     Raises
     ------
@@ -166,6 +158,39 @@ def load_study(
         No cases or no controls left, a split chromosome, fewer than two SNPs left, or a bad
         --extract/--exclude file.
     """
+    return _load(source, qc, block_snps, log, timings, background=False)[0]
+
+
+def load_with_encoder(
+    source: GenotypeSource,
+    qc: QCOptions | None = None,
+    *,
+    block_snps: int | None = None,
+    log: Callable[[str], object] | None = None,
+    timings: dict | None = None,
+) -> tuple[Study, PlaneSource]:
+    """:func:`load_study`, for a case-control scan of a .bed that need not wait for every plane:
+    ``(study, planes)``, the study's planes still being encoded by a background thread that
+    ``planes`` (a :class:`gboost.data.planes.PlaneSource`) owns.
+
+    A first compiled pass counts each SNP's genotypes (the QC sample sets' and the scan's
+    classes), so QC and the monomorphic skips are decided and the kept SNPs known before any plane
+    is written; the study (final but for its planes' contents) is then returned at once and its
+    planes are encoded on the source's thread, SNP blocks in order, straight into their rows.
+    Read them through the source (``planes.read(rows)`` waits for SNPs [0, rows); pass it to
+    ``run_pipeline(..., planes=planes)``), and close it when done with it (``with planes:``): that
+    stops an encoder still running and joins its thread. A failed encode (a read error, a .bed
+    changed between the two passes) is raised by the readers that wait, as an InputError naming
+    the .bed. Elsewhere (other formats, a QT, a sample order the .bed encoder cannot place,
+    numba's workqueue threading layer) the planes are encoded before returning, as by
+    :func:`load_study`, and the source is a complete one (no thread, no wait)."""
+    study, encoder = _load(source, qc, block_snps, log, timings, background=True)
+    return study, (encoder.start() if encoder is not None else PlaneSource.complete(study.planes))
+
+
+def _load(source, qc, block_snps, log, timings, *, background: bool):
+    """load_study's work: ``(study, encoder)``; the encoder (``_PlaneEncoder``, not started) where
+    ``background`` and the planes are left to it (load_with_encoder), else None."""
     qc = QCOptions() if qc is None else qc
     report = QCReport(samples_in=len(source.samples), snps_in=len(source.variants))
     say = _Messenger(report, log)
@@ -187,7 +212,7 @@ def load_study(
     check_memory(source, int(scanned.sum()), sets.layout, codes[scanned])
     t = time.perf_counter()
     plan = bed_plan(sets.scan_index, sets.is_case, len(source.samples)) if hasattr(source, "iter_bed_rows") else None
-    if background_encode and plan is not None and not sets.quantitative:
+    if background and plan is not None and not sets.quantitative:
         planes, counts, kept, encoder, founders = _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped,
                                                                          qc, block_snps, report)
     else:
@@ -206,9 +231,7 @@ def load_study(
             study.a1_flip = np.zeros(study.n_snps, dtype=bool)
     elif not sets.quantitative:
         study.founder_counts = _founder_counts(source, sets, kept, founders)
-    if encoder is not None:
-        study.planes_ready = encoder.start()
-    return study
+    return study, encoder
 
 
 def _chrom_names(chrom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -697,7 +720,7 @@ def _qc_set_masks(source, sets, qc) -> tuple[np.ndarray | None, np.ndarray]:
     return set_masks, autosomal_sets
 
 
-# Rows the background encoder stores between two steps of the watermark (gboost.data.study.PlanesReady):
+# Rows the background encoder stores between two steps of the watermark (gboost.data.planes.PlaneSource):
 # at 5,000 samples 4,096 SNPs are 7.8 MB of planes, about the GPU upload's chunk (8 MB), so the
 # first tiles wait for a few milliseconds of encoding, not a 32 MB read block's.
 ENCODE_STEP_ROWS = 4096
@@ -736,7 +759,7 @@ def _bed_count_then_encode(source, plan, sets, snp_keep, kinds, skipped, qc, blo
     planes = np.empty((len(kept), 3, sets.layout.n_words), dtype=np.uint64)
     encoder = _PlaneEncoder(source, plan, kept, planes, counts, block_snps)
     if not _threads_may_overlap():
-        encoder.run(PlanesReady(len(kept)), background=False)
+        encoder.run(PlaneSource(planes, 0), background=False)
         encoder = None
     return planes, counts, kept, encoder, founders
 
@@ -802,7 +825,7 @@ class BedRows:
 
 class _PlaneEncoder:
     """The planes of the kept SNPs of a .bed, encoded in SNP order straight into their rows, the
-    watermark (gboost.data.study.PlanesReady) advanced after every ``ENCODE_STEP_ROWS``. The counts
+    watermark (gboost.data.planes.PlaneSource) advanced after every ``ENCODE_STEP_ROWS``. The counts
     the encoder makes on the way are checked against the counting pass's: a .bed that changed
     between the two reads is refused, never scanned half old, half new."""
 
@@ -811,14 +834,11 @@ class _PlaneEncoder:
         self.block_snps = block_snps
         self.rows = BedRows(source, kept, plan, counts)  # (its check: the counting pass's counts)
 
-    def start(self) -> PlanesReady:
-        ready = PlanesReady(len(self.kept))
-        ready.bed_rows = self.rows
-        ready.thread = threading.Thread(target=self.run, args=(ready,), name="gboost-encode", daemon=True)
-        ready.thread.start()
-        return ready
+    def start(self) -> PlaneSource:
+        """The planes' source, its thread running :meth:`run` (the source owns the thread)."""
+        return PlaneSource(self.planes, 0, bed_rows=self.rows).start(self.run)
 
-    def run(self, ready: PlanesReady, background: bool = True) -> None:
+    def run(self, ready: PlaneSource, background: bool = True) -> None:
         """Encode everything (or until ``ready.cancel()``); an error goes to ``ready`` (raised by
         its waiters) in the background, is raised here otherwise."""
         t0 = time.perf_counter()

@@ -8,96 +8,13 @@ marginal table's orientation and MAF do, so we follow PLINK's A1.
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
-from gboost.errors import ScanCancelled
-
 MISSING = np.int8(-1)
-
-
-class PlanesReady:
-    """How many of a study's SNPs (from the first) have their planes written, while a background
-    thread still encodes them (``load_study(..., background_encode=True)``), so that the screen
-    starts on the first rows instead of waiting for the whole encode.
-
-    The encoder calls :meth:`advance` as each run of rows is stored in its final place and
-    :meth:`fail` if it stops on an error; readers call :meth:`wait` before they touch rows. The
-    watermark only grows, so a reader that waited for ``rows`` may read rows below it for good.
-    """
-
-    def __init__(self, total: int):
-        self.total = int(total)
-        self.seconds = 0.0  # the encoder thread's working time (run.json: background work)
-        self._rows = 0
-        self._error: BaseException | None = None
-        self._cond = threading.Condition()
-        self._stop = threading.Event()
-        self.thread: threading.Thread | None = None
-        # The .bed rows the planes are encoded from (gboost.data.load.BedRows), for readers that can
-        # decode rows the encoder has not reached themselves (the GPU's streamed blocks); or None.
-        self.bed_rows = None
-
-    @property
-    def rows(self) -> int:
-        """SNPs [0, rows) are encoded (no wait)."""
-        return self._rows
-
-    def done(self) -> bool:
-        return self._rows >= self.total
-
-    @property
-    def stopping(self) -> bool:
-        """Asked to stop (:meth:`cancel`): the encoder checks this between runs of rows."""
-        return self._stop.is_set()
-
-    def advance(self, rows: int) -> None:
-        with self._cond:
-            self._rows = max(self._rows, int(rows))
-            self._cond.notify_all()
-
-    def fail(self, exc: BaseException) -> None:
-        with self._cond:
-            self._error = exc
-            self._cond.notify_all()
-
-    def check(self) -> None:
-        """Raise the encoder's error if it has failed (no wait): for readers that do not wait for
-        rows (the GPU runners that decode the .bed themselves), so that a failed encode stops the
-        scan at the next tile rather than when the planes are finally waited for."""
-        if self._error is not None:
-            raise self._error
-
-    def wait(self, rows: int | None = None, stop: Callable[[], bool] | None = None) -> None:
-        """Block until SNPs [0, rows) (default: all) are encoded. Raises the encoder's error (the
-        same exception, e.g. an InputError naming the .bed), ScanCancelled when the encoder was
-        stopped or ``stop()`` turns true meanwhile (checked every 0.1 s, so a closing engine's
-        thread never hangs here)."""
-        need = self.total if rows is None else min(int(rows), self.total)
-        if self._rows >= need:
-            return
-        with self._cond:
-            while self._rows < need:
-                if self._error is not None:
-                    raise self._error
-                if self._stop.is_set() or (stop is not None and stop()):
-                    raise ScanCancelled()
-                self._cond.wait(0.1)
-
-    def cancel(self) -> None:
-        """Stop the encoder after the rows in hand and wait for its thread (a cancelled or failed
-        scan leaves no thread writing into planes behind it)."""
-        self._stop.set()
-        with self._cond:
-            self._cond.notify_all()
-        t = self.thread
-        if t is not None and t is not threading.current_thread():
-            t.join()
-
 
 
 @dataclass
@@ -303,7 +220,10 @@ class Study:
     variants: VariantTable
     samples: SampleTable
     layout: "ClassLayout"
-    planes: np.ndarray  # (p, 3, W) uint64, CPU layout (gboost.data.encode)
+    # (p, 3, W) uint64, CPU layout (gboost.data.encode). Complete, except for a study of
+    # gboost.data.load.load_with_encoder, whose rows an encoder still writes: read them through its
+    # gboost.data.planes.PlaneSource then (the study itself holds no thread).
+    planes: np.ndarray
     counts: np.ndarray  # (p, 3, 2) int64: called genotypes per type and class (0 control, 1 case)
     qc: QCReport
     source_files: list[str] = field(default_factory=list)
@@ -315,10 +235,6 @@ class Study:
     # counts the other allele: 2 - type).
     trait: np.ndarray | None = None
     a1_flip: np.ndarray | None = None
-    # While a background thread still encodes ``planes`` (counts, variants and everything else are
-    # final): the watermark to wait on before reading rows (:meth:`wait_planes`); None when the
-    # planes were complete when the study was made.
-    planes_ready: PlanesReady | None = field(default=None, repr=False, compare=False)
     # The founders' genotype counts (p, 3) by type where the founders are not the scanned samples
     # (made when first asked for): what PLINK's allele order comes from (plink_reversed); None where
     # they are, whose counts are ``counts`` summed over the classes.
@@ -341,13 +257,6 @@ class Study:
             f = self.counts.sum(axis=2) if self.founder_counts is None else self.founder_counts()
             self.reversed_alleles = founders_a1_major(f)
         return self.reversed_alleles
-
-    def wait_planes(self, rows: int | None = None, stop: Callable[[], bool] | None = None) -> None:
-        """Return once the planes of SNPs [0, rows) (default: all) are written (at once when the
-        study was fully encoded); raises the background encoder's error if it failed."""
-        ready = self.planes_ready
-        if ready is not None:
-            ready.wait(rows, stop)
 
     @property
     def snp_id_width(self) -> int:

@@ -14,6 +14,7 @@ from typing import Iterator
 
 # The pieces of work and the thresholds, re-exported: the engines' interface is written in them.
 from gboost.stats.pvalues import Thresholds  # noqa: F401
+from gboost.data.planes import PlaneSource
 from gboost.data.study import Study
 from gboost.pipeline.tiles import SummaryPartial, Tile, TileResult  # noqa: F401
 
@@ -34,8 +35,11 @@ class Engine(ABC):
         """Human-readable device, e.g. 'CPU (numba, 8 threads)' or 'NVIDIA H100 80GB HBM3'."""
 
     @abstractmethod
-    def prepare(self, study: Study, thresholds: Thresholds) -> None:
-        """Move/convert the study's planes once; called before the first tile."""
+    def prepare(self, study: Study, thresholds: Thresholds, planes: PlaneSource | None = None) -> None:
+        """Move/convert the study's planes once; called before the first tile. ``planes``: the
+        study's planes as the encoder writes them (gboost/data/planes.py: a background encode),
+        through which the engine reads them (each tile's rows once written); None where they are
+        complete."""
 
     @abstractmethod
     def tile_snps(self) -> int:

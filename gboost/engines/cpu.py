@@ -17,6 +17,7 @@ from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.fastksa import ksa_df_lookup, xlogx_table
 from gboost.stats.table import pair_table, popcount64
 from gboost.data.study import Study
+from gboost.data.planes import PlaneSource
 from gboost.pipeline.tiles import better
 
 
@@ -153,8 +154,10 @@ class CpuEngine(Engine):
     def describe(self) -> str:
         return f"CPU (numba, {self.threads} threads)"
 
-    def prepare(self, study: Study, thresholds: Thresholds) -> None:
+    def prepare(self, study: Study, thresholds: Thresholds, planes: PlaneSource | None = None) -> None:
         self.study = study
+        # The planes as the encoder writes them (a background encode, gboost/data/load.py), read per tile.
+        self.planes = planes if planes is not None else PlaneSource.complete(study.planes)
         self.thr = thresholds
         self.has_missing = np.ascontiguousarray(study.has_missing)
         self.xlx = xlogx_table(study.n_samples)
@@ -169,13 +172,13 @@ class CpuEngine(Engine):
 
     def run_tile(self, tile: Tile) -> TileResult:
         s = self.study
-        s.wait_planes(tile.j1)  # a background encode (gboost/data/load.py): the tile's SNPs are all < j1
+        planes = self.planes.read(tile.j1)  # the tile's SNPs are all < j1
         ni, nj = tile.i1 - tile.i0, tile.j1 - tile.j0
         ksa = np.empty((ni, nj))
         df = np.empty((ni, nj), np.int8)
         surv = np.zeros((ni, nj), np.int8)
         rows, cols = SummaryPartial.empty(tile.i0, ni), SummaryPartial.empty(tile.j0, nj)
-        _screen_tile(s.planes, s.counts, self.has_missing, s.layout.w_ctrl, self.xlx, self.thr.screen,
+        _screen_tile(planes, s.counts, self.has_missing, s.layout.w_ctrl, self.xlx, self.thr.screen,
                      self.thr.summary, tile.i0, tile.i1, tile.j0, tile.j1, ksa, df, surv,
                      rows.n_sig, rows.n_tot, rows.best, rows.best_partner)
         _column_summary(ksa, df, surv, self.thr.summary, tile.i0, tile.j0,
@@ -183,7 +186,7 @@ class CpuEngine(Engine):
         rr, cc = np.nonzero(surv)
         ii = (rr + tile.i0).astype(np.int64)
         jj = (cc + tile.j0).astype(np.int64)
-        tables = _tables_of(s.planes, s.counts, self.has_missing, s.layout.w_ctrl, ii, jj)
+        tables = _tables_of(planes, s.counts, self.has_missing, s.layout.w_ctrl, ii, jj)
         return TileResult(tile, ii, jj, ksa[rr, cc], tables, int(rows.n_tot.sum()), rows, cols)
 
 
@@ -201,8 +204,9 @@ def _tables_of_parallel(planes, counts, has_missing, w_ctrl, ii, jj):
 
 def tables_of(study: Study, i: np.ndarray, j: np.ndarray, *, parallel: bool = False) -> np.ndarray:
     """Tables ``(m, 3, 3, 2)`` of the pairs (i[k], j[k]) of a study (host planes); ``parallel`` on
-    every core numba allows this thread (see _tables_of_parallel for where that is safe)."""
-    study.wait_planes()
+    every core numba allows this thread (see _tables_of_parallel for where that is safe). The
+    study's planes must be written (its callers wait for a background encode: the calibration's
+    host job, the ledger's replay)."""
     fn = _tables_of_parallel if parallel else _tables_of
     return fn(study.planes, study.counts, np.ascontiguousarray(study.has_missing), study.layout.w_ctrl,
               np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64))

@@ -36,6 +36,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from gboost.data.planes import PlaneSource
 from gboost.data.encode import ClassLayout
 from gboost.engines.base import Engine, Thresholds, Tile, TileResult
 from gboost.data.study import QCReport, SampleTable, Study, VariantTable
@@ -412,7 +413,9 @@ class DaskEngine(Engine):
             return f"Dask cluster {self.address}"
         return f"Dask cluster {self.address} ({len(self._workers())} workers, {self.device} engine on each)"
 
-    def prepare(self, study: Study, thresholds: Thresholds) -> None:
+    def prepare(self, study: Study, thresholds: Thresholds, planes: PlaneSource | None = None) -> None:
+        if planes is not None:  # tasks carry their super-blocks' planes as they are sent: every plane first
+            planes.wait()
         if self.client is None:
             self._connect()
         self.study = study

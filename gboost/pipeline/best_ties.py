@@ -204,11 +204,10 @@ def repair_best(study, summary, alpha1: np.ndarray, cls: np.ndarray, rows: tuple
     threshold for DF d. ``rows`` = (r0, r1): only pairs whose first SNP lies in [r0, r1) (a --part's
     share). Returns the SNPs re-chosen.
 
-    Needs the study's planes (a merge of --part outputs has none: it
-    takes what each part chose, :func:`apply_part_ties`)."""
+    Needs the study's planes, written (finalize runs it once every plane is; a merge of --part
+    outputs has none: it takes what each part chose, :func:`apply_part_ties`)."""
     none = np.zeros(0, np.int64)
     planes = study.planes
-    study.wait_planes()
     best_p = summary.best_partner
     ok = best_p >= 0
     lead = np.full(len(best_p), -1, np.int64)

@@ -35,16 +35,17 @@ _CLOSE = object()  # queued by close() to have the writer thread end the ledger 
 _BATCH_TILES = 256  # at most this many tiles in one record (bounds a record's size)  # one tile per record as an .npz (read on --resume of a scan begun by an older gboost)
 
 
-def study_content_hash(study) -> str:
+def study_content_hash(study, planes=None) -> str:
     """SHA-256 of what the screen's results depend on, cheap enough for 500k SNPs: every SNP's
     genotype counts per class, the samples (IDs and status, in plane order) and the bit planes of
     every 16th SNP (and the last). Two studies with the same SNP IDs and class sizes but other
-    genotypes differ in their counts or in the sampled planes (tests/invariants/test_nothing_lost.py)."""
+    genotypes differ in their counts or in the sampled planes (tests/invariants/test_nothing_lost.py).
+    ``planes``: the study's gboost.data.planes.PlaneSource (None: its planes are complete)."""
     # Hashed once the background encoder is done (a new ledger hashes on its own thread), not
     # beside it: building the samples' text holds the GIL, which the encoder takes between its
     # blocks; at millions of samples the fingerprint beside it slowed the encoder several-fold and
     # the GPU waited for its first tile for as long.
-    study.wait_planes()
+    arr = study.planes if planes is None else planes.read()
     h = hashlib.sha256()
     # The arrays' own buffers, not tobytes() copies (60 MB of planes at 500k SNPs, copied holding
     # the GIL; hashlib releases it while hashing a buffer): the same bytes, the same digest.
@@ -53,7 +54,7 @@ def study_content_hash(study) -> str:
     p = study.n_snps
     if p:
         pick = np.unique(np.r_[np.arange(0, p, 16), p - 1])
-        h.update(np.ascontiguousarray(study.planes[pick]))
+        h.update(np.ascontiguousarray(arr[pick]))
     return h.hexdigest()
 
 
@@ -98,7 +99,7 @@ def trait_sha256(study) -> str:
                           + np.ascontiguousarray(flip, bool).tobytes()).hexdigest()
 
 
-def _fingerprint(study, params, plan: dict | None = None) -> dict:
+def _fingerprint(study, params, plan: dict | None = None, planes=None) -> dict:
     """What the ledger's tiles depend on: the study, the test and exactly its screen's settings
     (``params.checkpoint_settings()``: the case-control :class:`gboost.pipeline.params.ScreenParams`, or a
     quantitative trait's thresholds and part; engine and report options never change a tile's
@@ -107,7 +108,7 @@ def _fingerprint(study, params, plan: dict | None = None) -> dict:
     test, settings = params.checkpoint_settings()
     ids = ids_sha256(study.variants.snp)
     fp = {"test": test, "snps": int(study.n_snps), "cases": int(study.layout.n_case),
-          "controls": int(study.layout.n_ctrl), "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study)}
+          "controls": int(study.layout.n_ctrl), "snp_ids_sha256": ids, "genotypes_sha256": study_content_hash(study, planes)}
     if test != BOOST:
         fp["trait_sha256"] = trait_sha256(study)
     if getattr(study, "rect", None) is not None:  # a candidate-set scan: which SNPs are rows, which columns
@@ -196,9 +197,10 @@ def _encode(batch: list[TileResult]) -> bytes:
                     + [arrays[name].tobytes() for name, _, _ in _RECORD])
 
 
-def _decode(payload: bytes, study, tables: bool = True) -> list[TileResult]:
-    """The tiles of one GBT2 record, survivors' tables recounted from ``study``'s planes (not with
-    ``tables`` False: a QT scan re-tests its survivors itself; the tables are then zeros). The
+def _decode(payload: bytes, study, tables: bool = True, planes=None) -> list[TileResult]:
+    """The tiles of one GBT2 record, survivors' tables recounted from ``study``'s planes, once
+    ``planes`` (its PlaneSource; None: complete) has them all (not with ``tables`` False: a QT scan
+    re-tests its survivors itself; the tables are then zeros). The
     batch's merged segments ride on its first tiles (two per tile; the rest get empty partials):
     the accumulator merges them, which gives what merging each tile's own partials gave."""
     from gboost.engines.cpu import tables_of
@@ -218,6 +220,8 @@ def _decode(payload: bytes, study, tables: bool = True) -> list[TileResult]:
     if pos != len(payload):
         raise ValueError("checkpoint record of the wrong size")
     i, j = a["i"].astype(np.int64), a["j"].astype(np.int64)
+    if m and tables and planes is not None:
+        planes.wait()  # (the pairs' SNPs lie anywhere)
     tables = (tables_of(study, i, j) if m and tables
               else np.broadcast_to(np.zeros((1, 3, 3, 2), np.int64), (m, 3, 3, 2)))
     parts, off = [], 0
@@ -311,10 +315,13 @@ class Ledger:
     """
 
     def __init__(self, directory: str | os.PathLike, study, params, *, resume: bool, plan: dict | None = None,
-                 sync_every: float = 2.0, batch_seconds: float = 0.5):
+                 sync_every: float = 2.0, batch_seconds: float = 0.5, planes=None):
         t = time.perf_counter()
         self.dir = Path(directory)
         self.study = study  # replay recounts the survivors' tables from its planes
+        # ... read through their source (gboost.data.planes.PlaneSource: a background encode may still
+        # write them), as the fingerprint's sampled planes are; None: the study's planes are complete.
+        self.planes = planes
         self.test = params.checkpoint_settings()[0]  # BOOST or a QT scan's "linear" (no tables recounted)
         self._fingerprint = None
         self._fingerprinting = None
@@ -343,7 +350,7 @@ class Ledger:
         self._closing = None  # the writer thread that is ending the ledger (join() waits for it)
         manifest = self.dir / MANIFEST
         if resume and manifest.exists():
-            self._fingerprint = _fingerprint(study, params, plan)  # compared with the saved one now
+            self._fingerprint = _fingerprint(study, params, plan, planes)  # compared with the saved one now
         else:
             # A new ledger: the fingerprint (hashing sampled planes and every SNP ID, a fraction of
             # a second at 500k SNPs) is only needed in the manifest, which the writer thread puts on
@@ -351,7 +358,7 @@ class Ledger:
             from concurrent.futures import ThreadPoolExecutor
 
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gboost-ledger-fp")
-            self._fingerprinting = pool.submit(_fingerprint, study, params, plan)
+            self._fingerprinting = pool.submit(_fingerprint, study, params, plan, planes)
             pool.shutdown(wait=False)
         if resume and manifest.exists():
             old_qt = False
@@ -465,7 +472,7 @@ class Ledger:
                 tiles = _decode_v1(payload)
             else:
                 _check_record(payload, p)
-                tiles = _decode(payload, self.study, tables=self.test == BOOST)
+                tiles = _decode(payload, self.study, tables=self.test == BOOST, planes=self.planes)
         except (ValueError, KeyError, IndexError, OSError, EOFError) as exc:
             raise _edited(self.dir, str(exc)) from None
         for r in tiles:

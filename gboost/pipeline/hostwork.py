@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
+from gboost.data.planes import PlaneSource
 from gboost.pipeline.accumulate import Accumulator
 from gboost.runtime.numba_cache import cached_njit
 from gboost.pipeline.params import ScanParams
@@ -37,17 +38,23 @@ class HostWork:
     never run numba-parallel kernels at once. The kernels release the GIL (``nogil``), so the
     thread really runs beside the screen. With ``background=False`` each job runs on the calling
     thread when its result is asked for (the serial path, same code).
+
+    ``planes``: the study's planes as they become readable (gboost/data/planes.py; the encoder may
+    still write them beside the screen): the jobs that read planes read them through it. None: the
+    study's planes are complete.
     """
 
-    def __init__(self, study: Study, params: ScanParams, *, background: bool = True):
+    def __init__(self, study: Study, params: ScanParams, *, background: bool = True,
+                 planes: PlaneSource | None = None):
         self.study, self.params = study, params
+        planes = planes if planes is not None else PlaneSource.complete(study.planes)
         self.busy_s = 0.0  # seconds the background thread spent on jobs (written by that thread only)
         self._pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="gboost-host", initializer=_spare_a_core)
                       if background else None)
         self.marginal = self._submit(marginal_tests, study.counts, allelic=params.allelic)
         self.calibration = None
         if params.calibration_pairs and study.planes.shape[2] > 0:  # merged parts carry no planes
-            self.calibration = self._submit(_calibrate, study, params.calibration_pairs)
+            self.calibration = self._submit(_calibrate, study, planes, params.calibration_pairs)
         # What the output files need of the study alone (SNP texts, marginal.tsv's rows), made here
         # only beside a screen that leaves the host free; serially the writer's pool does it
         # faster, in parallel runs.
@@ -55,7 +62,7 @@ class HostWork:
         # The SNPs alike up to their genotypes' names, for PLINK's BEST_SNP on ties (gboost/pipeline/best_ties.py;
         # in a small study all SNPs, one class): a pass over every SNP's planes, here beside the screen
         # rather than on the command's way after it.
-        self.alike = self._submit(_alike_classes, study)
+        self.alike = self._submit(_alike_classes, study, planes)
         # Each row block's rows of pairs.epi.cc and pairs.tsv (Q left out: it needs every P), made
         # beside the screen once the block is tested (formatted after the screen, every row would
         # add to the command's time); finalize's writer joins them. On
@@ -163,15 +170,14 @@ class HostWork:
             self.busy_s += time.perf_counter() - t
 
 
-def _alike_classes(study: Study):
+def _alike_classes(study: Study, planes: PlaneSource):
     """gboost.pipeline.best_ties.tie_classes of the study (None where the study has no planes: a merge of
-    --part outputs)."""
+    --part outputs), once the encoder has written every plane."""
     from gboost.pipeline.best_ties import tie_classes
 
     if study.planes.ndim != 3 or study.planes.shape[2] == 0:
         return None
-    study.wait_planes()
-    return tie_classes(study.planes, study.counts)
+    return tie_classes(planes.read(), study.counts)
 
 
 class _Deferred:
@@ -189,12 +195,12 @@ class _Deferred:
         return self._result
 
 
-def _calibrate(study: Study, n_pairs: int):
+def _calibrate(study: Study, planes: PlaneSource, n_pairs: int):
     """The calibration's pairs read planes of SNPs anywhere: after a background encode's last row
     (gboost/data/load.py; this thread waits, the screen does not)."""
     from gboost.stats.calibration import calibrate
 
-    study.wait_planes()
+    planes.wait()
     return calibrate(study, n_pairs=n_pairs)
 
 

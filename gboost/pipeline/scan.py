@@ -23,10 +23,12 @@ from gboost.pipeline.accumulate import Accumulator
 from gboost.engines.base import Engine
 from gboost.errors import ScanCancelled
 from gboost.pipeline.hostwork import HostWork
+from gboost.pipeline.workers import ScanWorkers
 from gboost.pipeline.params import EngineOptions, ReportOptions, ScanParams, ScreenParams  # noqa: F401 - the API
 from gboost.pipeline.progress import Progress
 from gboost.stats.multiple import argsort_stable, bh_qvalues, r2_at, r2_from_tables
 from gboost.stats.pvalues import Thresholds
+from gboost.data.planes import PlaneSource
 from gboost.data.study import Study
 from gboost.pipeline.tiles import Summary, part_rows, plan_rect_tiles, plan_tiles, rect_rows
 
@@ -147,10 +149,8 @@ class ScreenResult:
     engine: str  # the engine's name ('cpu', 'gpu', 'dask')
     device: str  # its describe(): the device in words, for the log and run.json
     engine_info: dict = field(default_factory=dict)  # its screen_info(): run.json's "engine_info"
-    # The finalize step's host work, already running beside the screen (screen() starts it,
-    # finalize() collects and stops it); None where it runs in finalize itself. Never saved: the
-    # accumulator it reads stays a plain record that checkpoints and part files hold.
-    host: HostWork | None = field(default=None, repr=False, compare=False)
+    # (A plain record, as the accumulator is: the finalize step's host work started beside the
+    # screen belongs to the scan's ScanWorkers, gboost/pipeline/workers.py.)
 
 
 def _run_beside(fn, *args, beside: bool):
@@ -168,7 +168,8 @@ def _run_beside(fn, *args, beside: bool):
 def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
                  checkpoint=None, progress: Callable[[Progress], None] | None = None,
                  cancel: Callable[[], bool] | None = None, covariates: tuple | None = None,
-                 on_screened: Callable[[ScreenResult], None] | None = None) -> ScanResult | ScreenResult:
+                 on_screened: Callable[[ScreenResult], None] | None = None,
+                 planes: PlaneSource | None = None) -> ScanResult | ScreenResult:
     """Scan every pair of ``study`` (or of ``params.part``): the one sequence the CLI, the GUI and
     the library run.
 
@@ -177,7 +178,12 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     new one, and is closed when the screen ends (finished or not). ``cancel()`` turning true between
     tiles raises :class:`ScanCancelled`. ``covariates`` = (matrix aligned with study.samples, names)
     adds the covariate-adjusted tests. ``on_screened`` sees the screen's result before finalize
-    (the CLI times its stages there).
+    (the CLI times its stages there). ``planes``: the study's planes as a background encoder writes
+    them (``gboost.data.load.load_with_encoder``'s source), through which the scan reads them (the
+    screen starts on the first rows encoded); None where the study's planes are complete. The
+    scan's threads (that encoder, finalize's host work) are held by one
+    :class:`gboost.pipeline.workers.ScanWorkers` for this call: a failed or cancelled scan stops
+    them all before the exception leaves.
 
     Returns the :class:`ScanResult`; for a --part, whose finalize is `gboost merge`'s, the
     :class:`ScreenResult` (gboost/pipeline/parts.py writes it).
@@ -185,18 +191,20 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     params = params or ScanParams()
     _check_pipeline_args(study, params, covariates)
     t0 = time.perf_counter()
-    try:
-        screened = screen(study, params, engine=engine, progress=progress, cancel=cancel, checkpoint=checkpoint)
-    finally:
-        if checkpoint is not None:
-            checkpoint.close()
-    t1 = time.perf_counter()
-    screened.timings["screen_call"] = t1 - t0  # prepare + screen + planning, as the caller sees it
-    if on_screened is not None:
-        on_screened(screened)
-    if params.part:
-        return screened
-    res = finalize(study, params, screened, covariates=covariates)
+    with ScanWorkers(study, planes) as workers:
+        try:
+            screened = screen(study, params, engine=engine, progress=progress, cancel=cancel, checkpoint=checkpoint,
+                              workers=workers)
+        finally:
+            if checkpoint is not None:
+                checkpoint.close()
+        t1 = time.perf_counter()
+        screened.timings["screen_call"] = t1 - t0  # prepare + screen + planning, as the caller sees it
+        if on_screened is not None:
+            on_screened(screened)
+        if params.part:
+            return screened
+        res = finalize(study, params, screened, covariates=covariates, workers=workers)
     res.timings["finalize_call"] = time.perf_counter() - t1
     return res
 
@@ -236,13 +244,15 @@ def scan_thresholds(params: ScanParams) -> Thresholds:
 
 
 def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | None = None,
-           progress=None, cancel=None, checkpoint=None) -> ScreenResult:
+           progress=None, cancel=None, checkpoint=None, workers: ScanWorkers | None = None) -> ScreenResult:
     """The screen alone: tiles -> :class:`ScreenResult` (used by run_pipeline, --part and workers).
 
-    With an engine that leaves the host's cores free (:func:`overlaps_host_work`) the returned
-    result carries the finalize step's host work, already running in the background
-    (``ScreenResult.host``); :func:`finalize` collects it. If the screen is cancelled or fails, that work
-    is stopped before the exception leaves.
+    ``workers`` (:class:`gboost.pipeline.workers.ScanWorkers`): the scan's threads. The engine reads
+    the planes through ``workers.planes``, and with an engine that leaves the host's cores free
+    (:func:`overlaps_host_work`) the finalize step's host work starts on them, in the background
+    (``workers.host``), for ``finalize(..., workers=workers)`` to collect. If the screen is cancelled
+    or fails, they are stopped (host work and encoder) before the exception leaves. None: the
+    study's planes are complete, and finalize runs its host work itself.
     """
     from gboost.engines import make_engine
 
@@ -250,11 +260,14 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     engine = engine or make_engine(params.engine)
+    beside = workers is not None
+    workers = workers if beside else ScanWorkers(study)
+    planes = workers.planes
     # A --part is not finalized by this process (merge does it), so nothing to start for it.
-    host = HostWork(study, params) if overlaps_host_work(engine) and not params.part else None
+    host = workers.start_host(study, params) if beside and overlaps_host_work(engine) and not params.part else None
     try:
         thr = params.thresholds()
-        engine.prepare(study, thr)
+        engine.prepare(study, thr, planes=planes)
         timings["prepare"] = time.perf_counter() - t0
 
         p = study.n_snps
@@ -271,8 +284,7 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
             host.expect(tiles)
             host.feed(acc)
         todo = [t for t in tiles if t.index not in acc.tiles_done]
-        ready = study.planes_ready
-        order = stream_order(todo, ready) if ready is not None and not ready.done() else todo
+        order = stream_order(todo, planes) if not planes.done() else todo
         t1 = time.perf_counter()
         cancelled = False
         base = (acc.pairs_done, 0.0)  # the ETA's pace: from the first tile this run finishes on (gboost/pipeline/progress.py)
@@ -304,38 +316,34 @@ def screen(study: Study, params: ScanParams | None = None, *, engine: Engine | N
         if cancelled or len(acc.tiles_done) < len(tiles):
             raise ScanCancelled()
     except BaseException:  # cancelled, failed, interrupted: no thread may outlive the scan
-        if host is not None:
-            host.close()
-        if study.planes_ready is not None:  # a background encode (gboost/data/load.py): stopped too
-            study.planes_ready.cancel()
+        workers.stop()  # the host work and a background encode (gboost/data/load.py)
         raise
     timings["screen"] = time.perf_counter() - t1
-    return ScreenResult(acc, thr, timings, engine.name, engine.describe(), engine.screen_info(), host=host)
+    return ScreenResult(acc, thr, timings, engine.name, engine.describe(), engine.screen_info())
 
 
 def finalize(study: Study, params: ScanParams, screened: ScreenResult, *,
-             covariates: tuple | None = None, part_ties: tuple | None = None) -> ScanResult:
+             covariates: tuple | None = None, part_ties: tuple | None = None,
+             workers: ScanWorkers | None = None) -> ScanResult:
     """Exact tests of the survivors, the summary completed, marginal tests: the ScanResult.
 
     ``covariates`` = (matrix aligned with study.samples, names) adds covariate-adjusted logistic
     tests (gboost.stats.covariates) of the pairs with P <= epi1. ``part_ties`` = (alike classes, [(z,
     partner)] per part): a merge's BEST_SNP ties, as the parts chose them (gboost/pipeline/best_ties.py).
 
-    Work that :func:`screen` started in the background (``screened.host``) is collected here; without
-    it (CPU engine, merged parts) the same work runs now, on this thread. Either way the result is
+    Work that :func:`screen` started in the background (``workers.host``) is collected here; without
+    it (CPU engine, merged parts, no ``workers``) the same work runs now, on this thread. Either way the result is
     the same, byte for byte. timings "marginal", "calibration" and "exact" are the seconds spent
     here on each (near 0 when they overlapped the screen); "host_overlapped" the seconds the
     background thread worked.
     """
     acc, thr = screened.acc, screened.thresholds
     timings = dict(screened.timings)
-    study.wait_planes()  # (complete after any screen; a --resume with every tile done waited in its ledger)
-    host, screened.host = screened.host, None
-    if host is not None and not host.serves(study, params):
-        host.close()
-        host = None
+    workers = workers if workers is not None else ScanWorkers(study)
+    workers.planes.wait()  # (complete after any screen; a --resume with every tile done waited in its ledger)
+    host = workers.take_host(study, params)
     overlapped = host is not None
-    host = host or HostWork(study, params, background=False)
+    host = host or HostWork(study, params, background=False, planes=workers.planes)
     try:
         host.feed(acc, final=True)
         # Waited for in the order they were started (the background thread runs them in that order).
@@ -416,7 +424,7 @@ def scan_tiles(study: Study, params: ScanParams, tile: int) -> list:
 
 def stream_order(tiles: list, ready) -> Iterator:
     """``tiles`` (plan order: row block by row block) in the order to screen them while the planes
-    are still being encoded (``ready``: gboost.data.study.PlanesReady, SNPs in order).
+    are still being encoded (``ready``: gboost.data.planes.PlaneSource, SNPs in order).
 
     Taken lazily, one at a time: the next tile is the first in plan order whose columns are all
     encoded (j1 <= ready.rows); when none is, the one that needs the fewest SNPs (smallest j1,

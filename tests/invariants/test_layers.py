@@ -23,7 +23,7 @@ LAYERS = [
      "pipeline.progress", "pipeline.stages", "pipeline.validate", "readers", "readers.plink_format",
      "runtime", "runtime.compile_guard", "runtime.numba_cache", "stats", "stats.f32screen", "stats.qt_covar",
      "version"),  # 0: leaves
-    ("cli.console", "engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
+    ("cli.console", "data.planes", "engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
      "readers.optional", "readers.pheno", "readers.sample_ids", "runtime.compile_watch",
      "runtime.process", "stats.boost", "stats.fastksa", "stats.hwe", "stats.multiple", "stats.pvalues",
      "stats.qt", "stats.table"),  # 1
@@ -38,7 +38,7 @@ LAYERS = [
      "stats.calibration"),  # 6
     ("data.inputs", "engines.early", "engines.gpu.engine", "engines.qt_gpu", "outputs.results"),  # 7
     ("engines.gpu", "outputs.qt_results", "pathways.annotation", "pipeline.hostwork"),  # 8
-    ("engines.local", "pathways.gmt"),  # 9
+    ("engines.local", "pathways.gmt", "pipeline.workers"),  # 9
     ("engines.distributed", "pathways.graph"),  # 10
     ("cli.pathways", "engines", "pathways"),  # 11
     ("pipeline.scan",),  # 12

@@ -20,6 +20,7 @@ from gboost.engines.gpu.kernel_args import PARTIALS
 from gboost.engines.gpu.pinning import GateHold, HostPinner, copy_ranges, piece_rows, split_bytes
 from gboost.engines.gpu.upload import PlaneUpload
 from gboost.stats.fastksa import xlogx_table
+from gboost.data.planes import PlaneSource
 from gboost.data.study import Study
 
 # Planes stay resident when they take at most this share of a device's memory budget.
@@ -135,12 +136,16 @@ class DeviceRunner:
     stream, two slots, and the memory policy (streaming, back-off)."""
 
     def __init__(self, device_id: int, study: Study, thresholds: Thresholds, counting: str,
-                 config: KernelConfig | MmaConfig, capacity: int, memory_limit: int | None):
+                 config: KernelConfig | MmaConfig, capacity: int, memory_limit: int | None, *,
+                 planes: PlaneSource | None = None):
         cp = cupy()
         self.cp = cp
         self.device_id = device_id
         self.counting = counting  # "mma" or "popc"
         self.study = study
+        # The host planes as a background encode writes them (gboost/data/planes.py): the resident
+        # upload and the streamed blocks read them through it, or decode the .bed's rows it has not reached.
+        self.plane_source = planes if planes is not None else PlaneSource.complete(study.planes)
         self.p = study.n_snps
         lay = study.layout
         if isinstance(config, MmaConfig):  # (packed accumulators need classes below 2^16 samples)
@@ -246,7 +251,7 @@ class DeviceRunner:
         cp.cuda.Device(self.device_id).synchronize()
         if self.planes is not None:
             self._uploading = PlaneUpload(cp, self.device_id, self.host_planes, self.planes,
-                                          wait_rows=self.study.wait_planes, lay_out=self.lay_out)
+                                          wait_rows=self.plane_source.wait, lay_out=self.lay_out)
         self._last_end = cp.cuda.Event()
         self._last_end.record(self.stream)
         if self.streaming:
@@ -308,8 +313,8 @@ class DeviceRunner:
         :meth:`_start_pinning`); uploaded blocks are cached within a share of the budget."""
         self.stats.streaming = True
         self.cache_budget = int(0.25 * self.budget)
-        ready = self.study.planes_ready
-        if ready is not None and ready.bed_rows is not None and not ready.done():
+        ready = self.plane_source
+        if ready.bed_rows is not None and not ready.done():
             from gboost.engines.gpu.decode import BedDecoder
 
             self._decoder = BedDecoder(self, ready.bed_rows)
@@ -389,13 +394,13 @@ class DeviceRunner:
         # (Slot.refs), so memory reused from the pool here is read by no queued kernel.
         with self.upload_stream:
             arr = self.way.alloc_planes(cp, b - a)
-            if self._decoder is not None and self.study.planes_ready.rows < b:
+            if self._decoder is not None and self.plane_source.rows < b:
                 pin = self._pinner  # no registration while the decode's copies are queued (pinning.py)
                 self._decoder.decode(a, b, arr, 0, pin.gate if pin is not None else None)
                 self.stats.decoded_bytes = self._decoder.decoded_bytes
                 self.stats.decode_seconds = self._decoder.seconds
             else:
-                self.study.wait_planes(b)  # (at once: the tile waited for them, or the decoder is off)
+                self.plane_source.wait(b)  # (at once: the tile waited for them, or the decoder is off)
                 self._upload(a, b, arr, 0)
             sent = cp.cuda.Event(disable_timing=True)
             sent.record(self.upload_stream)

@@ -18,6 +18,7 @@ from gboost.engines.gpu.counting import MmaCounting, PopcCounting
 from gboost.engines.gpu.cuda import (compute_capability, cupy, device_name, end_context, is_cuda_error, is_oom,
                                      release_driver_files)
 from gboost.engines.gpu.device import MIN_EDGE, DeviceRunner, DeviceStats
+from gboost.data.planes import PlaneSource
 from gboost.data.study import Study
 
 COUNTING_ENV = "GBOOST_GPU_COUNTING"
@@ -80,6 +81,7 @@ class GpuEngine(Engine):
         self.counting = counting
         self.memory_limit_bytes = None if memory_limit_bytes is None else int(memory_limit_bytes)
         self.study: Study | None = None
+        self.plane_source: PlaneSource | None = None
         self._runners: list[DeviceRunner] = []
         self._devices_used: list[int] = []  # GPUs whose contexts end_contexts ends
         self._describe: str | None = None
@@ -161,16 +163,20 @@ class GpuEngine(Engine):
                 raise RuntimeError(f"GPU {d}: {type(exc).__name__}: {exc}") from exc
 
     # -- Engine interface ----------------------------------------------------------------------
-    def prepare(self, study: Study, thresholds: Thresholds) -> None:
+    def prepare(self, study: Study, thresholds: Thresholds, planes: PlaneSource | None = None) -> None:
         self.close()
         self.study = study
+        # The host planes as a background encode writes them (gboost/data/planes.py): the tiles and
+        # the runners read them through it.
+        self.plane_source = planes if planes is not None else PlaneSource.complete(study.planes)
         self._stats = []
         runners = []
         try:
             for d in self.device_ids():
                 counting, _ = self.counting_for(d)
                 runners.append(DeviceRunner(d, study, thresholds, counting, self._config_for(counting),
-                                             self.survivor_capacity, self.memory_limit_bytes))
+                                             self.survivor_capacity, self.memory_limit_bytes,
+                                             planes=self.plane_source))
         except BaseException:
             for r in runners:
                 r.close()
@@ -202,7 +208,7 @@ class GpuEngine(Engine):
         return min(edge, -(-p // step) * step)
 
     def run_tile(self, tile: Tile) -> TileResult:
-        self.study.wait_planes(tile.j1)  # a background encode (gboost/data/load.py)
+        self.plane_source.wait(tile.j1)  # a background encode (gboost/data/load.py)
         runner = self._runner0()
         cp = cupy()
         try:
@@ -230,7 +236,7 @@ class GpuEngine(Engine):
         taking = threading.Lock()
         out: queue.SimpleQueue = queue.SimpleQueue()
         stop = threading.Event()
-        study = self.study
+        source = self.plane_source
         decoding = all(r.decodes for r in runners)
 
         def halted() -> bool:
@@ -249,11 +255,11 @@ class GpuEngine(Engine):
                 # worker as between tiles.
                 try:
                     if not decoding:
-                        study.wait_planes(tile.j1, stop=halted)
-                    elif study.planes_ready is not None:
+                        source.wait(tile.j1, stop=halted)
+                    else:
                         # A runner that decodes reads the .bed for rows not encoded, so it does not
                         # wait; a failed encoder still stops the scan here, at the next tile.
-                        study.planes_ready.check()
+                        source.check()
                 except ScanCancelled:
                     stop.set()
                     return None

@@ -23,7 +23,7 @@ class PlaneUpload:
     SNPs [a, b); a chunk the stream has waited for once needs no second wait (later work on that
     stream is ordered after it). Tiles go row block by row block, and the first needs only its own
     columns' chunks, so the upload stays ahead of the tiles. While a background encode still writes
-    the host planes (``study.planes_ready``), each chunk first waits for its rows to be encoded.
+    the host planes (``DeviceRunner.plane_source``), each chunk first waits for its rows to be encoded.
 
     The runner hands over what the upload reads and calls, and nothing else: ``host_planes`` (the
     SNP-major host planes, ``(p, 3, n_words)``), ``wait_rows(b, stop)`` (returns once rows [0, b) are
