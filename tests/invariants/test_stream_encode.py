@@ -1,7 +1,7 @@
-"""The background encode of a .bed (issues 21, 24; gboost/data/load.py ``background_encode``): a counting
+"""The background encode of a .bed (gboost/data/load.py ``load_with_encoder``): a counting
 pass decides QC and the monomorphic skips from counts alone, the Study comes back with its planes
-still being encoded on a thread (``study.planes_ready``), and the screen waits for the rows each
-tile needs. Everything must be what the one-pass load gives, and the scan's files byte for byte
+still being encoded on a thread that a PlaneSource owns (gboost/data/planes.py; the Study holds no
+thread), and the screen reads the rows each tile needs through it. Everything must be what the one-pass load gives, and the scan's files byte for byte
 what they are without it."""
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import gboost.data.load as load_mod
 from gboost.data.encode import decode_planes, genotype_counts
 from gboost.errors import InputError, ScanCancelled
 from gboost.readers.plink_bed import open_bfile
-from gboost.data.load import load_study
-from gboost.data.study import PlanesReady, QCOptions
+from gboost.data.load import load_study, load_with_encoder
+from gboost.data.planes import PlaneSource
+from gboost.data.study import QCOptions
 from tests.helpers import QC_CASES, bed_rows, write_ld_study
 
 FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
@@ -30,8 +31,9 @@ def _qc(tmp, case):
     return qc
 
 
-def assert_same_study(got, want):
-    got.wait_planes()
+def assert_same_study(got, want, planes=None):
+    if planes is not None:
+        planes.wait()
     assert (got.counts == want.counts).all() and got.counts.dtype == want.counts.dtype
     assert got.planes.shape == want.planes.shape and (got.planes == want.planes).all()
     assert list(got.variants.snp) == list(want.variants.snp)
@@ -55,10 +57,11 @@ def test_counting_pass_gives_the_encoders_counts_and_verdicts(qc_fileset, case, 
     tmp, prefix = qc_fileset
     qc = _qc(tmp, case)
     want = load_study(open_bfile(prefix), qc, block_snps=block_snps)
-    got = load_study(open_bfile(prefix), qc, block_snps=block_snps, background_encode=True)
-    assert got.planes_ready is not None
-    assert_same_study(got, want)
-    assert got.planes_ready.done() and got.planes_ready.seconds > 0
+    got, planes = load_with_encoder(open_bfile(prefix), qc, block_snps=block_snps)
+    with planes:
+        assert planes.background
+        assert_same_study(got, want, planes)
+        assert planes.done() and planes.seconds > 0
     geno, is_case = decode_planes(got.planes, got.layout)
     assert (got.counts == genotype_counts(geno, is_case)).all()
 
@@ -69,9 +72,10 @@ def test_ld_rich_study_with_missing_calls(tmp_path):
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=300, n_controls=260)
     for qc in (QCOptions(), QCOptions(maf=0.02, geno=0.05, hwe=1e-6, mind=0.2)):
         want = load_study(open_bfile(prefix), qc)
-        got = load_study(open_bfile(prefix), qc, background_encode=True)
-        assert got.planes_ready is not None
-        assert_same_study(got, want)
+        got, planes = load_with_encoder(open_bfile(prefix), qc)
+        with planes:
+            assert planes.background
+            assert_same_study(got, want, planes)
         assert want.qc.snps_non_autosomal > 0
 
 
@@ -116,8 +120,9 @@ def test_passes_fed_by_the_reader_leave_its_threads_their_cores(tmp_path, monkey
     assert nb.get_num_threads() == default
     assert_same_study(got, want)
     seen.clear()
-    got = load_study(open_bfile(prefix), QCOptions(mind=0.2), background_encode=True)
-    got.wait_planes()
+    got, planes = load_with_encoder(open_bfile(prefix), QCOptions(mind=0.2))
+    with planes:
+        planes.wait()
     assert seen["bed_missing_counts"] == {fed} and seen["bed_class_counts"] == {fed}
     assert seen["bed_encode"] == {load_mod.fed_threads(spare=1)}  # on the encoder's own thread
     assert nb.get_num_threads() == default
@@ -136,16 +141,75 @@ def test_counting_pass_is_the_only_pass_before_the_study_returns(tmp_path, monke
         assert gate.wait(120), "the test never let the encoder go on"
 
     monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
-    study = load_study(open_bfile(prefix), background_encode=True)
-    ready = study.planes_ready
+    study, ready = load_with_encoder(open_bfile(prefix))
     assert held.wait(120)
     assert not ready.done() and ready.rows == 0 and seen == [37]
     assert study.has_missing.shape == (study.n_snps,)  # from the counts: no wait
     gate.set()
-    study.wait_planes()
+    ready.wait()
+    ready.close()
     assert ready.done() and seen == sorted(seen) and seen[-1] == study.n_snps
     want = load_study(open_bfile(prefix))
     assert_same_study(study, want)
+
+
+def _threads_within(obj, seen=None) -> list:
+    """The threads (and thread pools) an object holds, in its attributes and containers, any depth."""
+    from concurrent.futures import Executor
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen or obj is None or isinstance(obj, (str, bytes, int, float, bool, np.ndarray, type)):
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (threading.Thread, Executor)):
+        return [obj]
+    if isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, (list, tuple, set)):
+        items = list(obj)
+    else:
+        items = list(getattr(obj, "__dict__", {}).values())
+    return [t for x in items for t in _threads_within(x, seen)]
+
+
+def test_a_study_loaded_with_its_encoder_running_holds_no_thread(tmp_path, monkeypatch):
+    """The Study is a plain record while its planes are still being encoded: the encoder's thread
+    belongs to the PlaneSource returned beside it, which the readers read the planes through."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    gate = threading.Event()
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: gate.wait(120))
+    study, planes = load_with_encoder(open_bfile(prefix))
+    try:
+        assert planes.background and not planes.done()
+        assert _threads_within(study) == []
+        assert not any(isinstance(v, PlaneSource) for v in vars(study).values())
+        assert [t.name for t in _threads_within(planes)] == ["gboost-encode"]
+    finally:
+        gate.set()
+        planes.close()
+    assert not planes._thread.is_alive()
+
+
+def test_reading_planes_through_the_source_waits_for_the_rows(tmp_path, monkeypatch):
+    """``PlaneSource.read(rows)`` returns only once SNPs [0, rows) are written: a reader beside a
+    held encoder waits (it never sees the unwritten rows) and then reads the one-pass load's planes."""
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
+    want = load_study(open_bfile(prefix))
+    gate = threading.Event()
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: rows <= 37 or gate.wait(120))
+    study, planes = load_with_encoder(open_bfile(prefix))
+    with planes:
+        got = []
+        reader = threading.Thread(target=lambda: got.append(planes.read(500)[:500].copy()))
+        reader.start()
+        reader.join(0.3)
+        assert reader.is_alive() and not got and planes.rows < 500  # held: the reader waits
+        np.testing.assert_array_equal(planes.read(37)[:37], want.planes[:37])  # the rows written: at once
+        gate.set()
+        reader.join(120)
+        np.testing.assert_array_equal(got[0], want.planes[:500])
+        assert planes.read() is study.planes
+        np.testing.assert_array_equal(study.planes, want.planes)
 
 
 def test_encoder_error_is_raised_where_planes_are_waited_for(tmp_path, monkeypatch):
@@ -156,10 +220,11 @@ def test_encoder_error_is_raised_where_planes_are_waited_for(tmp_path, monkeypat
             raise InputError(prefix + ".bed", "injected")
 
     monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
-    study = load_study(open_bfile(prefix), background_encode=True)
-    study.wait_planes(74)  # rows before the failure stay good
-    with pytest.raises(InputError, match="injected"):
-        study.wait_planes()
+    study, planes = load_with_encoder(open_bfile(prefix))
+    with planes:
+        planes.wait(74)  # rows before the failure stay good
+        with pytest.raises(InputError, match="injected"):
+            planes.read()
 
 
 def test_a_bed_that_changes_between_the_passes_is_refused(tmp_path, monkeypatch):
@@ -177,43 +242,40 @@ def test_a_bed_that_changes_between_the_passes_is_refused(tmp_path, monkeypatch)
             yield start, data
 
     monkeypatch.setattr(type(source), "iter_bed_rows", second_read_differs)
-    study = load_study(source, background_encode=True)
-    with pytest.raises(InputError, match="changed while it was read"):
-        study.wait_planes()
+    study, planes = load_with_encoder(source)
+    with planes, pytest.raises(InputError, match="changed while it was read"):
+        planes.wait()
 
 
 def test_cancel_stops_the_encoder(tmp_path, monkeypatch):
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
     made = []
-    real_init = PlanesReady.__init__
-    monkeypatch.setattr(PlanesReady, "__init__", lambda self, total: (made.append(self), real_init(self, total))[1])
 
     def hook(rows):  # the encoder holds its first run of rows until the cancel has been asked
         deadline = time.monotonic() + 120
-        while not made[-1].stopping() and time.monotonic() < deadline:
+        while not (made and made[-1].stopping) and time.monotonic() < deadline:
             time.sleep(0.001)
 
     monkeypatch.setattr(load_mod, "_ENCODE_HOOK", hook)
-    study = load_study(open_bfile(prefix), background_encode=True)
-    ready = study.planes_ready
-    assert ready is made[-1]
+    study, ready = load_with_encoder(open_bfile(prefix))
+    made.append(ready)
     ready.cancel()
-    assert not ready.thread.is_alive() and not ready.done()
+    assert not ready._thread.is_alive() and not ready.done()
     with pytest.raises(ScanCancelled):
-        study.wait_planes()
+        ready.wait()
 
 
 def test_workqueue_layer_encodes_before_returning(tmp_path, monkeypatch):
     """Where two threads may not run parallel kernels at once, the planes are complete on return."""
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
     monkeypatch.setattr(load_mod, "_threads_may_overlap", lambda: False)
-    study = load_study(open_bfile(prefix), background_encode=True)
-    assert study.planes_ready is None
+    study, planes = load_with_encoder(open_bfile(prefix))
+    assert not planes.background and planes.done()
     assert_same_study(study, load_study(open_bfile(prefix)))
 
 
 def test_watermark_wait_and_stop():
-    ready = PlanesReady(10)
+    ready = PlaneSource(np.zeros((10, 3, 1), np.uint64), 0)
     ready.advance(4)
     ready.wait(4)
     with pytest.raises(ScanCancelled):
@@ -221,7 +283,7 @@ def test_watermark_wait_and_stop():
     threading.Timer(0.05, ready.advance, args=(10,)).start()
     ready.wait()
     assert ready.done()
-    failed = PlanesReady(10)
+    failed = PlaneSource(np.zeros((10, 3, 1), np.uint64), 0)
     failed.check()  # no error yet: returns at once, without waiting for rows
     failed.fail(InputError("x.bed", "injected"))
     with pytest.raises(InputError, match="injected"):
@@ -274,7 +336,7 @@ def test_scan_files_are_the_same_with_the_planes_encoded_beside_the_screen(scan_
     real = CpuEngine.run_tile
 
     def run_tile(self, tile):
-        seen.append((tile.index, tile.j1, self.study.planes_ready.rows))
+        seen.append((tile.index, tile.j1, self.planes.rows))
         return real(self, tile)
 
     monkeypatch.setattr(CpuEngine, "run_tile", run_tile)
@@ -566,9 +628,10 @@ def test_bed_rows_read_the_kept_snps_rows(tmp_path, monkeypatch, readers):
     monkeypatch.setattr(plink_bed, "BED_READERS", readers)
     monkeypatch.setattr(plink_bed, "MIN_READ_BYTES", 1)
     src = open_bfile(prefix)
-    study = load_study(src, QCOptions(maf=0.05), background_encode=True)
-    study.wait_planes()
-    rows = study.planes_ready.bed_rows
+    study, planes = load_with_encoder(src, QCOptions(maf=0.05))
+    with planes:
+        planes.wait()
+    rows = planes.bed_rows
     assert len(rows.kept) == study.n_snps < len(src.variants)  # some SNPs left out: the rows are scattered
     whole = np.fromfile(prefix + ".bed", np.uint8, offset=3).reshape(len(src.variants), rows.row_bytes)
     with ThreadPoolExecutor(readers) as pool:
@@ -584,7 +647,7 @@ def test_bed_rows_read_the_kept_snps_rows(tmp_path, monkeypatch, readers):
 
 
 class _Edge:
-    """A watermark that stands still (what stream_order reads of gboost.data.study.PlanesReady)."""
+    """A watermark that stands still (what stream_order reads of gboost.data.planes.PlaneSource)."""
 
     def __init__(self, rows, total):
         self.rows, self.total = rows, total
