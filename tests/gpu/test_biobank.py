@@ -46,7 +46,7 @@ class PairTimedEngine(Engine):
     def describe(self):
         return "fake engine, time per tile proportional to its pairs"
 
-    def prepare(self, study, thresholds):
+    def prepare(self, study, thresholds, planes=None):
         pass
 
     def tile_snps(self):

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from gboost.pipeline import hostwork
+from gboost.pipeline.hostwork import HostWork
+from gboost.pipeline.workers import ScanWorkers
 from gboost.engines.base import Engine
 from gboost.engines.cpu import CpuEngine
 from gboost.errors import ScanCancelled
@@ -48,7 +50,7 @@ class FakeGpuEngine(Engine):
     def describe(self):
         return "fake GPU"
 
-    def prepare(self, study, thresholds):
+    def prepare(self, study, thresholds, planes=None):
         pass
 
     def tile_snps(self):
@@ -112,11 +114,14 @@ def test_overlapped_outputs_are_identical_and_exact_tests_run_by_row_block_durin
 
     during = []  # row blocks finished before the screen's last tile: proof of overlap
     engine = FakeGpuEngine(study, prm, on_tile=lambda k, n: k == n - 1 and during.append(wait_until(lambda: chunks)))
-    sr = screen(study, prm, engine=engine)  # the CLI's and the GUI's way
-    assert sr.host is not None and engine.closed
-    res = finalize(study, prm, sr)
-    assert during == [True]
-    assert sr.host is None and not host_threads()
+    with ScanWorkers(study) as workers:  # run_pipeline's way (the CLI's and the GUI's)
+        sr = screen(study, prm, engine=engine, workers=workers)
+        assert workers.host is not None and engine.closed
+        # The screen's result is a plain record: the host work running beside it is the workers'.
+        assert not any(isinstance(v, (HostWork, ScanWorkers)) for v in vars(sr).values())
+        res = finalize(study, prm, sr, workers=workers)
+        assert during == [True]
+        assert workers.host is None and not host_threads()
     # made beside the screen only: the SNP texts and marginal.tsv, each row block's output rows
     assert set(res.prepared) == {"outputs", "formatted"} and not serial.prepared
     assert len(res.prepared["formatted"]) == -(-study.n_snps // TILE)
@@ -157,8 +162,9 @@ def test_run_scan_overlaps_with_a_gpu_like_engine_and_not_with_parts(study, chun
     assert all(a.tobytes() == b.tobytes() for a, b in zip(res.screened.adj, serial.screened.adj))
     # A --part is finalized by `gboost merge`, not here: nothing starts in the background.
     part = params(part=(1, 2))
-    sr = screen(study, part, engine=FakeGpuEngine(study, part))
-    assert sr.host is None and not host_threads()
+    with ScanWorkers(study) as workers:
+        screen(study, part, engine=FakeGpuEngine(study, part), workers=workers)
+        assert workers.host is None and not host_threads()
 
 
 @pytest.mark.parametrize("kw", [{"max_r2": 0.001}, {"min_distance_kb": 60000.0}, {"epi1": 0.5}])
@@ -201,14 +207,15 @@ def test_resume_from_a_checkpoint_with_overlap_gives_the_same_outputs(study, chu
     seen = []
     with pytest.raises(ScanCancelled):
         screen(study, prm, engine=FakeGpuEngine(study, prm), checkpoint=led, progress=seen.append,
-               cancel=lambda: len(seen) >= 30)
+               cancel=lambda: len(seen) >= 30, workers=ScanWorkers(study))
     led.close()
     assert not host_threads()
     chunks.clear()
     led = Ledger(tmp_path, study, prm, resume=True)
-    sr = screen(study, prm, engine=FakeGpuEngine(study, prm), checkpoint=led)
-    led.close()
-    res = finalize(study, prm, sr)
+    with ScanWorkers(study) as workers:
+        sr = screen(study, prm, engine=FakeGpuEngine(study, prm), checkpoint=led, workers=workers)
+        led.close()
+        res = finalize(study, prm, sr, workers=workers)
     assert outputs(res) == reference
     assert sum(n for _, n, _ in chunks) == len(res.screened)
     # The accumulator still holds every survivor, as the ledger and --part need.
@@ -238,7 +245,7 @@ def test_cancel_leaves_no_background_thread(study, monkeypatch):
     prm = params()
     engine = FakeGpuEngine(study, prm)
     with pytest.raises(ScanCancelled):
-        screen(study, prm, engine=engine, cancel=lambda: bool(host_threads()))
+        screen(study, prm, engine=engine, cancel=lambda: bool(host_threads()), workers=ScanWorkers(study))
     assert not host_threads()
     assert ran == []  # the queued job never started
     assert engine.closed
@@ -252,7 +259,7 @@ def test_a_failing_screen_stops_the_background_work(study):
             raise RuntimeError("device lost")
 
     with pytest.raises(RuntimeError, match="device lost"):
-        screen(study, prm, engine=FakeGpuEngine(study, prm, on_tile=boom))
+        screen(study, prm, engine=FakeGpuEngine(study, prm, on_tile=boom), workers=ScanWorkers(study))
     assert not host_threads()
 
 
@@ -276,17 +283,19 @@ def test_an_error_in_the_background_surfaces_from_finalize(study, chunks, monkey
     else:
         monkeypatch.setattr(hostwork, "marginal_tests", fail)
     prm = params()
-    sr = screen(study, prm, engine=FakeGpuEngine(study, prm))
+    workers = ScanWorkers(study)
+    sr = screen(study, prm, engine=FakeGpuEngine(study, prm), workers=workers)
     with pytest.raises(ValueError, match=f"bad {where}"):
-        finalize(study, prm, sr)
+        finalize(study, prm, sr, workers=workers)
     assert not host_threads()
 
 
 def test_finalize_without_the_screens_params_runs_serially(study):
     prm = params()
-    sr = screen(study, prm, engine=FakeGpuEngine(study, prm))
+    workers = ScanWorkers(study)
+    sr = screen(study, prm, engine=FakeGpuEngine(study, prm), workers=workers)
     other = params(allelic=True)
-    res = finalize(study, other, sr)
+    res = finalize(study, other, sr, workers=workers)
     assert "host_overlapped" not in res.timings and not host_threads()
     assert res.marginal_df == 1
 

@@ -94,14 +94,16 @@ def test_another_reader_orders_alleles_as_the_bed_does(dup_prefix):
     from gboost.readers.plink_bed import open_bfile
     from gboost.readers.ped import ArraySource
     from gboost.outputs.results import format_summary
-    from gboost.data.load import load_study
+    from gboost.data.load import load_study, load_with_encoder
     from gboost.pipeline.scan import ScanParams, run_scan
 
     bed = open_bfile(dup_prefix)
     calls = np.concatenate([blk for _, blk in bed.iter_blocks(np.arange(len(bed.samples)), 4096)])
     array = ArraySource("<array>", bed.variants, bed.samples, calls)
     params = ScanParams(epi1=0.05, device="cpu")
-    a = run_scan(load_study(bed, background_encode=True), params)
+    study, planes = load_with_encoder(bed)
+    with planes:
+        a = run_scan(study, params, planes=planes)
     b = run_scan(load_study(array), params)
     assert (bed.samples.status == 0).sum() > 50  # founders left out of the scan: both paths count them
     assert format_summary(b) == format_summary(a)
@@ -112,11 +114,11 @@ def test_founder_counts_from_the_bed_and_from_the_calls_agree(dup_prefix):
     calls are read), against a count by hand of every founder, the unscanned ones included."""
     from gboost.readers.ped import ArraySource
     from gboost.readers.plink_bed import open_bfile
-    from gboost.data.load import load_study
+    from gboost.data.load import load_study, load_with_encoder
 
     src = open_bfile(dup_prefix)
     g = np.concatenate([blk for _, blk in src.iter_blocks(np.arange(len(src.samples)), 4096)])
-    for study in (load_study(src, background_encode=True), load_study(src),
+    for study in (load_with_encoder(src)[0], load_study(src),
                   load_study(ArraySource("<array>", src.variants, src.samples, g))):
         rows = np.arange(0, study.n_snps, 7)[::-1]  # (any order)
         kept = np.flatnonzero(np.isin(src.variants.snp, study.variants.snp))
@@ -153,7 +155,8 @@ def test_founders_a_few_samples_apart_are_counted_in_the_counting_pass(few_apart
     g = np.concatenate([blk for _, blk in src.iter_blocks(np.arange(len(src.samples)), 4096)])
     assert (~src.founder).sum() == 4 and 0 < (src.samples.sex == 0).sum() <= len(src.samples) // 32
     monkeypatch.setattr(ld, "bed_set_counts", lambda *a, **k: (_ for _ in ()).throw(AssertionError("a .bed pass")))
-    study = ld.load_study(src, background_encode=True)
+    study, planes = ld.load_with_encoder(src)
+    planes.close()  # (the founders' counts come from the counting pass, not the planes)
     kept = np.flatnonzero(np.isin(src.variants.snp, study.variants.snp))
     want = np.stack([(g[kept][:, src.founder] == t).sum(axis=1) for t in range(3)], axis=1)
     assert np.array_equal(study.founder_counts(), want)

@@ -119,13 +119,17 @@ def test_each_bed_path_skips_them(tmp_path, background):
     """The .bed's two passes (encode as it counts; count first, encode in the background) both skip
     what PLINK skips; so does the calls path (a source of int8 calls: the .bed read as a .ped would be)."""
     from gboost.readers.plink_bed import open_bfile
-    from gboost.data.load import load_study
+    from gboost.data.load import load_study, load_with_encoder
 
     rows = _quirky_snps(np.random.default_rng(3))
     prefix = str(tmp_path / "q")
     _write_bed(prefix, rows)
-    study = load_study(open_bfile(prefix), background_encode=background)
-    study.wait_planes()
+    if background:
+        study, planes = load_with_encoder(open_bfile(prefix))
+        with planes:
+            planes.wait()
+    else:
+        study = load_study(open_bfile(prefix))
     assert set(study.variants.snp) == {name for name, _, skip in rows if not skip}
     assert study.qc.snps_monomorphic == sum(skip for _, _, skip in rows)
 

@@ -210,18 +210,16 @@ def test_the_genotype_hash_waits_for_the_encoder_before_hashing_anything(study, 
     """The fingerprint's Python work (the samples' text) holds the GIL, which the background encoder
     needs between blocks: it starts only once the encoder is done (beside it, the
     encoder ran 6x slower at 2.32M samples)."""
-    import dataclasses
     import threading
 
-    from gboost.data.study import PlanesReady
+    from gboost.data.planes import PlaneSource
 
-    ready = PlanesReady(study.n_snps)
-    busy = dataclasses.replace(study, planes_ready=ready)
+    ready = PlaneSource(study.planes, 0)
     touched = threading.Event()
     hash_samples = C._hash_samples
     monkeypatch.setattr(C, "_hash_samples", lambda h, s: (touched.set(), hash_samples(h, s)))
     out = []
-    worker = threading.Thread(target=lambda: out.append(C.study_content_hash(busy)))
+    worker = threading.Thread(target=lambda: out.append(C.study_content_hash(study, ready)))
     worker.start()
     worker.join(0.3)
     assert worker.is_alive() and not touched.is_set()  # waiting, nothing hashed yet
