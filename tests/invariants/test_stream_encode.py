@@ -684,3 +684,70 @@ def test_stream_order_takes_encoded_tiles_in_plan_order_then_the_least_waiting()
     # A resumed plan (some tiles done) and a --part's rows.
     part = [t for t in plan_tiles(100, 10, (30, 70)) if t.index % 3]
     assert sorted(stream_order(part, _Edge(20, 100)), key=lambda t: t.index) == part
+
+
+# ---------------------------------------------------------------------------------------------
+# The GPU engine's tile queue against the planes' source (host side only: stand-in runners, no CuPy)
+
+
+class _StandInRunner:
+    """What GpuEngine.run_tiles asks of a DeviceRunner; records the watermark at each tile taken."""
+
+    def __init__(self, source, decodes, on_tile=None):
+        self.source, self.decodes, self.device_id, self.slots = source, decodes, 0, (0, 1)
+        self.taken, self.on_tile = [], on_tile
+
+    def try_submit(self, tile, slot):
+        self.taken.append((tile.j1, self.source.rows))
+        if self.on_tile is not None:
+            self.on_tile(len(self.taken))
+        return tile
+
+    def finish(self, tile):
+        return tile
+
+
+def _stand_in_engine(monkeypatch, source, decodes, on_tile=None):
+    from types import SimpleNamespace
+
+    import gboost.engines.gpu.engine as gpu_engine
+
+    errors = SimpleNamespace(CUDARuntimeError=type("E1", (Exception,), {}), CUDADriverError=type("E2", (Exception,), {}))
+    monkeypatch.setattr(gpu_engine, "cupy", lambda: SimpleNamespace(cuda=SimpleNamespace(runtime=errors, driver=errors)))
+    eng = gpu_engine.GpuEngine()
+    runner = _StandInRunner(source, decodes, on_tile)
+    eng._runners, eng.plane_source = [runner], source
+    return eng, runner
+
+
+def test_the_gpu_tile_queue_takes_a_tile_once_the_source_has_its_rows(monkeypatch):
+    """A runner that does not decode the .bed takes each tile only once the encoder has written
+    its SNPs (the planes' source's watermark, raised here on a timer)."""
+    from gboost.pipeline.tiles import plan_tiles
+
+    source = PlaneSource(np.zeros((100, 3, 1), np.uint64), 0)
+    eng, runner = _stand_in_engine(monkeypatch, source, decodes=False)
+    timers = [threading.Timer(0.02 * k, source.advance, args=(10 * k,)) for k in range(1, 11)]
+    for t in timers:
+        t.start()
+    tiles = plan_tiles(100, 10)
+    got = list(eng.run_tiles(tiles))
+    assert sorted(t.index for t in got) == [t.index for t in tiles]
+    assert all(j1 <= rows for j1, rows in runner.taken) and runner.taken[0][1] < 100  # some had to wait
+
+
+def test_a_decoding_gpu_runner_never_waits_and_stops_at_the_encoders_error(monkeypatch):
+    """Runners that decode the .bed take tiles whatever the watermark; a failed encode still stops
+    the scan, at the next tile taken, with the encoder's own error."""
+    from gboost.pipeline.tiles import plan_tiles
+
+    tiles = plan_tiles(100, 10)
+    source = PlaneSource(np.zeros((100, 3, 1), np.uint64), 0)
+    eng, runner = _stand_in_engine(monkeypatch, source, decodes=True)
+    assert len(list(eng.run_tiles(tiles))) == len(tiles) and {rows for _, rows in runner.taken} == {0}
+    failed = PlaneSource(np.zeros((100, 3, 1), np.uint64), 0)
+    fail_at_3 = lambda k: k == 3 and failed.fail(InputError("x.bed", "injected"))  # noqa: E731
+    eng, runner = _stand_in_engine(monkeypatch, failed, decodes=True, on_tile=fail_at_3)
+    with pytest.raises(InputError, match="injected"):
+        list(eng.run_tiles(tiles))
+    assert len(runner.taken) == 3  # (the encoder failed during the third: no tile taken after it)
