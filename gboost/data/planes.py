@@ -16,11 +16,18 @@ cancelled scan leaves no thread writing into planes behind it.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Callable
 
 import numpy as np
 
 from gboost.errors import ScanCancelled
+
+
+# The sources whose encoder has not yet written every row, by their planes array's id: so that a
+# study handed on without its source is refused (:meth:`PlaneSource.require_complete`) instead of
+# read while its rows are still zeros.
+_UNFINISHED: "weakref.WeakValueDictionary[int, PlaneSource]" = weakref.WeakValueDictionary()
 
 
 class PlaneSource:
@@ -55,8 +62,19 @@ class PlaneSource:
     def start(self, run: Callable[["PlaneSource"], None], name: str = "gboost-encode") -> "PlaneSource":
         """Run ``run(self)`` (the encoder, which advances this watermark) on a thread of its own."""
         self._thread = threading.Thread(target=run, args=(self,), name=name, daemon=True)
+        if not self.done():
+            _UNFINISHED[id(self.planes)] = self
         self._thread.start()
         return self
+
+    @staticmethod
+    def require_complete(planes: np.ndarray, what: str) -> None:
+        """Raise ValueError when a background encoder is still writing ``planes`` (a study from
+        ``load_with_encoder`` given without its source): its unwritten rows would be read as zeros."""
+        src = _UNFINISHED.get(id(planes))
+        if src is not None and src.planes is planes and not src.done():
+            raise ValueError(f"{what}: the study's planes are still being encoded: pass planes= "
+                             "(the PlaneSource load_with_encoder returned with the study)")
 
     @property
     def background(self) -> bool:
@@ -72,6 +90,8 @@ class PlaneSource:
         with self._cond:
             self._rows = max(self._rows, int(rows))
             self._cond.notify_all()
+        if self._rows >= self.total:
+            _UNFINISHED.pop(id(self.planes), None)
 
     def fail(self, exc: BaseException) -> None:
         with self._cond:

@@ -27,6 +27,8 @@ class ScanWorkers:
     """
 
     def __init__(self, study, planes: PlaneSource | None = None):
+        if planes is None:
+            PlaneSource.require_complete(study.planes, "run_pipeline")
         self.planes = planes if planes is not None else PlaneSource.complete(study.planes)
         self.host: HostWork | None = None
 

@@ -212,6 +212,27 @@ def test_reading_planes_through_the_source_waits_for_the_rows(tmp_path, monkeypa
         np.testing.assert_array_equal(study.planes, want.planes)
 
 
+def test_a_study_whose_planes_are_still_encoded_is_refused_without_its_source(tmp_path, monkeypatch):
+    """run_pipeline given a study from load_with_encoder but not its PlaneSource refuses it (it would
+    read the unwritten rows as zeros); given the source it scans; once every row is written the
+    study alone is accepted."""
+    from gboost import ScanParams
+    from gboost.pipeline.scan import run_pipeline
+
+    prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=60, n_controls=60)
+    gate = threading.Event()
+    monkeypatch.setattr(load_mod, "_ENCODE_HOOK", lambda rows: rows <= 37 or gate.wait(120))
+    study, planes = load_with_encoder(open_bfile(prefix))
+    with planes:
+        with pytest.raises(ValueError, match="still being encoded: pass planes="):
+            run_pipeline(study, ScanParams(device="cpu"))
+        gate.set()
+        got = run_pipeline(study, ScanParams(device="cpu"), planes=planes)
+        planes.wait()
+        again = run_pipeline(study, ScanParams(device="cpu"))
+    assert got.n_valid == again.n_valid > 0 and len(got.screened) == len(again.screened)
+
+
 def test_encoder_error_is_raised_where_planes_are_waited_for(tmp_path, monkeypatch):
     prefix = write_ld_study(str(tmp_path / "ld"), n_snps=1500, n_cases=100, n_controls=100)
 
