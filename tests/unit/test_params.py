@@ -10,13 +10,14 @@ import pytest
 from gboost.engines import make_engine
 from gboost.engines.cpu import CpuEngine
 from gboost.errors import InputError
-from gboost.pipeline.params import EngineOptions, ReportOptions, ScanParams, ScreenParams, results_key
+from gboost.pipeline.params import (EngineOptions, PermutationOptions, ReportOptions, ScanParams, ScreenParams,
+                                    results_key)
 from gboost.data.study import study_from_genotypes
 from tests.helpers import random_genotypes
 
 
 def test_every_setting_is_in_exactly_one_view():
-    views = [{f.name for f in fields(v)} for v in (ScreenParams, EngineOptions, ReportOptions)]
+    views = [{f.name for f in fields(v)} for v in (ScreenParams, EngineOptions, ReportOptions, PermutationOptions)]
     flat = [f.name for f in fields(ScanParams)]
     assert sorted(n for v in views for n in v) == sorted(flat)  # a new flag must say what it changes
 
