@@ -102,6 +102,25 @@ def test_each_permutation_maximum_is_the_brute_force_maximum(study, tile):
     assert res.maxima[0].k == 0 and [m.k for m in res.maxima] == list(range(12))
 
 
+def test_the_pipelines_emp2_is_the_brute_force_emp2(study):
+    """run_pipeline with --perm: every screened pair's EMP2 from brute-force maxima, labels
+    permuted within strata."""
+    from gboost.pipeline.scan import ScanParams, run_pipeline
+
+    strata = np.arange(study.n_samples) % 3
+    res = run_pipeline(study, ScanParams(device="cpu", threads=1, epi1=0.05, calibration_pairs=0, perm=15,
+                                         perm_seed=2), progress=None)
+    y = _is_case(study)
+    plain = np.array([_brute_maximum(study, permuted_labels(y, 2, k))[0] for k in range(15)])
+    assert np.array_equal(res.perm.stats, plain)
+    sc = res.screened
+    assert len(sc) and np.array_equal(sc.emp2, np.array([(1 + (plain >= s).sum()) / 16 for s in sc.stat]))
+    # within strata (the library's run_permutations, as the pipeline calls it)
+    res2 = run_permutations(study, CpuEngine(threads=1), 6, 2, strata=strata)
+    want = [_brute_maximum(study, permuted_labels(y, 2, k, strata))[0] for k in range(6)]
+    assert list(res2.stats) == want
+
+
 def test_a_screen_above_the_maximum_rescans_and_one_below_does_not(study):
     y = permuted_labels(_is_case(study), 4, 2)
     want = _brute_maximum(study, y)
