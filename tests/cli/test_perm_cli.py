@@ -180,3 +180,11 @@ def _refused_resume(study, out, capsys, *flags):
     assert rc == 2 and len(err) == 1
     assert (out / "checkpoint.perm").exists()  # (left as it was)
     return err[0]
+
+
+def test_overwrite_without_perm_leaves_no_stale_perm_tsv(study, tmp_path):
+    out = tmp_path / "o"
+    assert _scan(study, out, "--perm", "3") == 0 and (out / "perm.tsv").exists()
+    assert _scan(study, out, "--overwrite") == 0
+    assert not (out / "perm.tsv").exists()
+    assert "EMP2" not in (out / "pairs.tsv").read_text().splitlines()[0]
