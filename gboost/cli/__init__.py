@@ -485,7 +485,7 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
         if study.planes_ready is not None:
             study.wait_planes()  # (at once: the screen needed every SNP's planes)
             clock.background["encode"] = study.planes_ready.seconds
-        if end_gpu:
+        if end_gpu and not params.perm:  # (--perm's permutations screen on the same GPUs next)
             clock.end_beside("gpu_end", engine.end_contexts)
 
     try:
@@ -506,6 +506,8 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
             for name in (LEDGER, MANIFEST, PERM_LEDGER):
                 (out / name).unlink(missing_ok=True)
         raise
+    if end_gpu and params.perm:  # the permutations were the GPUs' last work
+        clock.end_beside("gpu_end", engine.end_contexts)
     if args.part:
         from gboost.pipeline.parts import write_part
 
@@ -515,7 +517,7 @@ def _scan_study(args, out, study, params, clock, load_timings, resume) -> int:
         _report(args, [], [line])
         return 0
     clock.lap("exact")  # what finalize still waited for, split below
-    for part in ("marginal", "calibration", "adjusted_tests"):
+    for part in ("marginal", "calibration", "adjusted_tests", "permutations"):
         clock.split("exact", part, result.timings.get(part, 0.0))
     if "host_overlapped" in result.timings:
         clock.background["host_work"] = result.timings["host_overlapped"]

@@ -46,3 +46,33 @@ def test_gpu_pipeline_perm_equals_the_cpu_engine(study, counting):
     assert got.engine == "gpu"
     assert np.array_equal(got.perm.stats, want.perm.stats)
     assert len(want.screened) and np.array_equal(got.screened.emp2, want.screened.emp2)
+
+
+@pytest.mark.gpu
+def test_the_gpu_command_permutes_on_the_gpu_and_equals_the_cpu_command(tmp_path):
+    """As a user runs it (a process of its own, which ends the GPUs' contexts at its end: after the
+    permutations, which screen on them)."""
+    import subprocess
+    import sys
+
+    from gboost.data.simulate import simulate_study
+    from tests.helpers import ROOT
+
+    prefix = str(tmp_path / "s")
+    simulate_study(300, 250, 260, seed=6, missing_rate=0.01, ld_block=10, ld_rho=0.9).write(prefix)
+    outs = {}
+    for device in ("cpu", "gpu"):
+        outs[device] = tmp_path / device
+        r = subprocess.run([sys.executable, "-m", "gboost", "scan", "--bfile", prefix, "--out", str(outs[device]),
+                            "--device", device, "--quiet", "--perm", "8", "--perm-seed", "2", "--epi1", "1e-3"],
+                           cwd=ROOT, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    for name in ("perm.tsv", "pairs.epi.cc", "pairs.epi.cc.summary"):
+        assert (outs["gpu"] / name).read_bytes() == (outs["cpu"] / name).read_bytes(), name
+
+    def emp2(out):  # (pair, EMP2) of pairs.tsv (its KSA column is the engine's, equal to 1e-10)
+        rows = [line.split("\t") for line in (out / "pairs.tsv").read_text().splitlines()]
+        assert rows[0][-1] == "EMP2"
+        return [(r[1], r[4], r[-1]) for r in rows[1:]]
+
+    assert emp2(outs["gpu"]) == emp2(outs["cpu"])
