@@ -232,7 +232,8 @@ def _best(i, j, stat, df, ok):
 
 def screen_maximum(engine, study: Study, t: float, cancel=None):
     """Screen ``study`` at ``t`` on ``engine``: (best survivor (stat, i, j, df) or None, the lower
-    bound L of the study's maximum that the screen shows, valid pairs)."""
+    bound L of the study's maximum that the screen shows, valid pairs). Where the best survivor
+    reaches t it is the maximum, and L is its statistic."""
     from gboost.engines.cpu import tables_of
 
     thr = _screen_thresholds(t)
@@ -250,6 +251,8 @@ def screen_maximum(engine, study: Study, t: float, cancel=None):
     stat, df, ok = _exact(study, i, j, tables)
     best = _best(i, j, stat, df, ok)
     lower = best[0] if best is not None else -np.inf
+    if best is not None and best[0] >= t:  # found: no bound needed
+        return best, lower, acc.n_valid
     # Each SNP's best partner among the pairs that did not survive: real pairs, whose exact
     # statistics are further lower bounds of the maximum.
     part = acc.summary.best_partner
