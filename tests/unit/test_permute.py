@@ -216,3 +216,11 @@ def test_within_file(tmp_path, study):
         read_within(path, study)
     with pytest.raises(InputError):
         read_within(tmp_path / "absent.txt", study)
+
+
+def test_progress_counts_permutations(study):
+    events = []
+    run_permutations(study, CpuEngine(threads=1), 4, 0, progress=events.append)
+    assert [(e.tiles_done, e.tiles_total, e.pairs_done, e.pairs_total, e.unit) for e in events] == \
+        [(k, 4, k, 4, "permutations") for k in range(1, 5)]
+    assert events[-1].eta == 0.0 and events[1].eta is not None
