@@ -155,6 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--calibration-pairs", type=V.at_least("--calibration-pairs", 0, int), default=None, metavar="N",
                    help="exact tests of N random pairs for the interaction test's inflation lambda in run.json "
                         "(default 200000; 0: none, which saves their time on small or quick scans)")
+    g.add_argument("--perm", type=V.flag_type("perm", int), default=None, metavar="N",
+                   help="N permutations of the case/control labels after the scan: pairs.tsv's EMP2 (family-wise, "
+                        "max(T)), perm.tsv and run.json's genome-wide threshold; each costs about one scan")
+    g.add_argument("--perm-seed", type=V.flag_type("perm_seed", int), default=None, metavar="S",
+                   help="seed of the --perm permutations (default 0: the same permutations every run)")
+    g.add_argument("--within", metavar="FILE",
+                   help="PLINK cluster file (FID IID CLUSTER): --perm permutes labels only within each cluster")
     g.add_argument("--genotypic", action="store_true",
                    help="quantitative trait: also the 4-df genotypic interaction F-test of the reported pairs")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
@@ -371,6 +378,10 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test
         from gboost.cli.qt import scan_qt
 
+        if args.perm is not None or args.within or args.perm_seed is not None:
+            raise InputError(source.path, "the phenotype is quantitative: --perm (max(T) label permutations) is "
+                                          "written for case-control scans only, not yet for a quantitative trait's")
+
         if sets is not None:
             raise InputError(sets.path, f"{args.set_mode} is for case-control scans; a quantitative trait's "
                                         "candidate-set scan is not written yet")
@@ -380,9 +391,16 @@ def _scan_read(args, out, clock, gpu_go) -> int:
         params = ScanParams(**V.given(args, epi1="epi1", epi2="epi2", device="device", threads="threads", tile="tile",
                                       gpus="gpus", allelic="allelic", part="part", dask="dask",
                                       min_distance_kb="min_distance", max_r2="max_r2",
-                                      calibration_pairs="calibration_pairs"))
+                                      calibration_pairs="calibration_pairs", perm="perm", perm_seed="perm_seed",
+                                      within="within"))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
+    if params.perm and args.covar:
+        raise InputError(args.covar, "--perm permutes the case/control labels of the unadjusted test; with covariates "
+                                     "the labels are not exchangeable, so --perm and --covar do not go together")
+    if args.perm_seed is not None and not params.perm:
+        raise InputError(None, f"--perm-seed {args.perm_seed} seeds the --perm permutations, but no --perm was given; "
+                               "add --perm N")
     load_timings: dict = {}
     # A .bed's planes are encoded on a thread beside the screen (gboost/data/load.py), so that neither the
     # GPU's first tile nor the command waits for the whole encode:
@@ -445,6 +463,11 @@ def _scan_study(args, out, study, planes, params, clock, load_timings, resume) -
     # is done (the engine is closed by then and nothing after it uses CUDA), so that it passes beside
     # the formatting; run.json's stage gpu_end is the wait for it.
     end_gpu = getattr(args, "ends_process", False) and hasattr(engine, "end_contexts")
+    if params.within is not None:  # a bad --within file: refused before anything is written
+        from gboost.pipeline.permute import read_within
+
+        strata = read_within(params.within, study)
+        _log(args, f"--perm permutes labels within {len(set(strata.tolist()))} clusters of {params.within}")
     ledger = Ledger(out, study, params, resume=resume, planes=planes)
     # The finished screen's last ledger records, sync and close run on the ledger's writer thread
     # while the outputs are formatted (they replace the ledger; a kill meanwhile leaves a ledger
@@ -462,7 +485,7 @@ def _scan_study(args, out, study, planes, params, clock, load_timings, resume) -
         if planes.background:
             planes.wait()  # (at once: the screen needed every SNP's planes)
             clock.background["encode"] = planes.seconds
-        if end_gpu:
+        if end_gpu and not params.perm:  # (--perm's permutations screen on the same GPUs next)
             clock.end_beside("gpu_end", engine.end_contexts)
 
     try:
@@ -474,15 +497,17 @@ def _scan_study(args, out, study, planes, params, clock, load_timings, resume) -
             # The .bed failed to encode beside the screen (read error, changed under us): a new
             # ledger of a study that could not be read holds nothing to resume; the command
             # leaves nothing behind, as a bad input found before the screen does.
-            from gboost.pipeline.checkpoint import LEDGER, MANIFEST
+            from gboost.pipeline.checkpoint import LEDGER, MANIFEST, PERM_LEDGER
 
             try:
                 ledger.close()
             except Exception:  # noqa: BLE001 - the file goes anyway; the InputError is what is reported
                 pass
-            for name in (LEDGER, MANIFEST):
+            for name in (LEDGER, MANIFEST, PERM_LEDGER):
                 (out / name).unlink(missing_ok=True)
         raise
+    if end_gpu and params.perm:  # the permutations were the GPUs' last work
+        clock.end_beside("gpu_end", engine.end_contexts)
     if args.part:
         from gboost.pipeline.parts import write_part
 
@@ -492,7 +517,7 @@ def _scan_study(args, out, study, planes, params, clock, load_timings, resume) -
         _report(args, [], [line])
         return 0
     clock.lap("exact")  # what finalize still waited for, split below
-    for part in ("marginal", "calibration", "adjusted_tests"):
+    for part in ("marginal", "calibration", "adjusted_tests", "permutations"):
         clock.split("exact", part, result.timings.get(part, 0.0))
     if "host_overlapped" in result.timings:
         clock.background["host_work"] = result.timings["host_overlapped"]
@@ -538,6 +563,12 @@ def _closing(result, out) -> tuple[list[str], list[str]]:
                         "before PLINK's convergence rule held; their STAT may differ from PLINK's")
     lines = [f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); "
              f"{len(result.screened)} pairs passed the screen; {result.n_reported} with P <= {result.params.epi1:g}"]
+    perm = getattr(result, "perm", None)
+    if perm is not None:
+        t05 = perm.threshold(0.05)
+        lines.append(f"{perm.n} permutations ({perm.seconds:.2f} s, {perm.rescans} rescans): "
+                     + (f"family-wise 0.05 threshold STAT > {t05:.6g} (EMP2 in pairs.tsv, maxima in perm.tsv)"
+                        if t05 is not None else "too few for an EMP2 of 0.05 (need 19 or more); EMP2 in pairs.tsv"))
     total = result.timings.get("total")
     lines.append(f"outputs in {out}/" + (f" ({total:.2f} s)" if total is not None else ""))
     return warnings, lines

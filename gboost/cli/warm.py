@@ -116,6 +116,8 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str,
         ["scan", "--bfile", a, *common, *o("chr"), "--chr", "2"],
         ["scan", "--bfile", a, *common, *o("allelic"), "--allelic", "--calibration-pairs", "100"],
         ["scan", "--boost-matrix", m, *common, *o("matrix"), *qc],
+        # --perm: the planes re-encoded for permuted labels, pairs.tsv's EMP2 column
+        ["scan", "--bfile", b, *common, *o("perm"), "--perm", "2", "--calibration-pairs", "0"],
     ]
     if device == "gpu":  # the wide studies' kernels are other builds (on the CPU, no other code)
         cmds += [["scan", "--bfile", w, *common, *o(f"wide{k}")] for k, w in enumerate(wide)]

@@ -189,7 +189,8 @@ GBOOST_FILES = frozenset({
     "pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json",
     "gboost.log",  # what the command printed, its command line first (PLINK's .log habit)
     "pairs.epi.qt", "pairs.epi.qt.summary",  # a quantitative-trait scan (gboost/outputs/qt_results.py)
-    "checkpoint.json", "checkpoint.ledger", "checkpoint.json.tmp", "part.npz",
+    "perm.tsv",  # --perm's maxima (gboost/pipeline/permute.py)
+    "checkpoint.json", "checkpoint.ledger", "checkpoint.json.tmp", "checkpoint.perm", "part.npz",
     "nodes.tsv", "edges.tsv", "graph.graphml", "pathways.json",
 })
 

@@ -245,7 +245,26 @@ def pairs_bytes(v, pr) -> bytes:
 
 def pairs_header(pr) -> bytes:
     adj = ("STAT_ADJ", "DF_ADJ", "P_ADJ") if pr.adj is not None else ()
-    return ("\t".join(PAIRS_COLUMNS + adj) + "\n").encode()
+    emp2 = ("EMP2",) if getattr(pr, "emp2", None) is not None else ()
+    return ("\t".join(PAIRS_COLUMNS + adj + emp2) + "\n").encode()
+
+
+def with_last_column(rows: np.ndarray, values: np.ndarray, digits: int = 6) -> np.ndarray:
+    """pairs.tsv rows (bytes, each ending in a newline) with one more column, ``values`` (%g of
+    ``digits``, NA for NaN) before each newline: --perm's EMP2 (gboost/pipeline/permute.py)."""
+    from gboost.readers.fastnum import _float_columns
+
+    m = len(values)
+    fmat, flen = _float_columns([(values, digits, "NA")], m)
+    ends = np.flatnonzero(rows == 10)
+    if len(ends) != m:
+        raise ValueError(f"{len(ends)} rows for {m} values")
+    width = flen[0] + 1
+    cell = np.zeros((m, fmat.shape[2] + 1), np.uint8)
+    cell[:, 0] = 9
+    cell[:, 1:] = fmat[0]
+    keep = np.arange(cell.shape[1])[None, :] < width[:, None]
+    return np.insert(rows, np.repeat(ends, width), cell[keep])
 
 
 def snp_texts(v) -> tuple:
@@ -272,6 +291,7 @@ def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: 
         q = pr.q if pr.q is not None else np.full(len(rows), np.nan)
     m = len(rows)
     adj = pr.adj
+    emp2 = getattr(pr, "emp2", None)
 
     def piece(a: int, b: int):
         def run() -> np.ndarray:
@@ -280,7 +300,10 @@ def pairs_pieces(v, pr, texts: tuple, pieces: int, min_rows: int = 20000, rows: 
             floats = _pairs_floats(pr.ksa[r], pr.stat[r], pr.p[r], r2, q[a:b])
             if adj is not None:
                 floats += [(adj[0][r], 8, "NA"), (adj[2][r], 6, "NA")]
-            return pairs_rows_array(pr.i[r], pr.j[r], texts, pr.df[r], floats, None if adj is None else adj[1][r])
+            out = pairs_rows_array(pr.i[r], pr.j[r], texts, pr.df[r], floats, None if adj is None else adj[1][r])
+            if emp2 is not None:
+                out = with_last_column(out, emp2[r])
+            return out
         return run
 
     return [piece(a, b) for a, b in _runs(m, pieces, min_rows)]
@@ -536,6 +559,7 @@ def run_record(result, extra: dict | None = None) -> dict:
         },
         "bonferroni_0.05": result.bonferroni,
         "calibration": result.calibration.as_dict() if result.calibration is not None else None,
+        **({"permutations": perm.as_dict()} if (perm := getattr(result, "perm", None)) is not None else {}),
         "covariates": result.covariate_names,
         # a candidate-set scan (gboost/data/candidates.py): its mode, sets, rows and columns
         "sets": None if s.rect is None else {"mode": s.rect.mode, "names": list(s.rect.names),
@@ -546,6 +570,29 @@ def run_record(result, extra: dict | None = None) -> dict:
         **({"command_s": clock.as_dict()} if clock is not None else {}),
         **(extra or {}),
     }
+
+
+PERM_COLUMNS = ("PERM", "STAT", "DF", "P", "CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2")
+
+
+def perm_tsv_bytes(study, perm) -> bytes:
+    """perm.tsv: each permutation (1-based), its maximum STAT (10 digits, as pairs.tsv prints STAT),
+    DF and P, and that pair's SNPs (NA where the study had no valid pair); ``perm`` a
+    gboost.pipeline.permute.PermResult."""
+    import math
+
+    from gboost.stats.pvalues import chi2_sf
+
+    v = study.variants
+    lines = ["\t".join(PERM_COLUMNS)]
+    for m in perm.maxima:
+        if math.isnan(m.stat):
+            lines.append("\t".join([str(m.k + 1)] + ["NA"] * (len(PERM_COLUMNS) - 1)))
+            continue
+        lines.append("\t".join([str(m.k + 1), f"{m.stat:.10g}", str(m.df), f"{chi2_sf(m.stat, m.df):.10g}",
+                                str(v.chrom[m.i]), str(v.snp[m.i]), str(int(v.bp[m.i])),
+                                str(v.chrom[m.j]), str(v.snp[m.j]), str(int(v.bp[m.j]))]))
+    return ("\n".join(lines) + "\n").encode()
 
 
 OUTPUT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv", "run.json")
@@ -759,7 +806,7 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
             pool.add("marginal.tsv", MARGINAL_HEADER, marginal_pieces(s, result.marginal_stat, result.marginal_p,
                                                                       texts, pool.pieces(s.n_snps), 1))
         (rows, q), rep_s, _ = rep.result()
-        if blocks is not None and pr.adj is None:
+        if blocks is not None and pr.adj is None and pr.emp2 is None:
             pool.add("pairs.tsv", pairs_header(pr), spliced_pieces(joined, rows, q, pool.pieces(len(rows)), 1),
                      rep_s + sum(b.pairs_s for b in blocks))
         else:
@@ -769,6 +816,10 @@ def render_lazily(result, extra: dict | None = None, threads: int | None = None,
                      pairs_pieces(s.variants, pr, prefix.result()[0], pool.pieces(len(rows)), 1, rows=rows, q=q),
                      rep_s)
         names = list(OUTPUT_FILES[:-1])
+        perm = getattr(result, "perm", None)
+        if perm is not None:  # --perm's maxima (gboost/pipeline/permute.py)
+            pool.add_done("perm.tsv", [perm_tsv_bytes(s, perm)], 0.0)
+            names.append("perm.tsv")
         if stream:
             return streamed_for_writer(result, pool, names, lambda: format_run_json(result, extra), write_times)
         done = pool.results()
@@ -805,10 +856,10 @@ def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False
     finished scan's checkpoint; nothing else in the folder is touched (gboost/outputs/outdir.py).
     ``extra_files``: further gboost files of the same set (the command's ``gboost.log``, as a
     function rendered once the data files are on disk, before run.json)."""
-    from gboost.pipeline.checkpoint import LEDGER, MANIFEST
+    from gboost.pipeline.checkpoint import LEDGER, MANIFEST, PERM_LEDGER
     from gboost.outputs.outdir import write_files
 
     write_times: dict = {}
     files = render_lazily(result, extra, threads, write_times, stream=True)
     return write_files(out_dir, {**files, **(extra_files or {})}, overwrite=overwrite,
-                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"), write_times=write_times)
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp", PERM_LEDGER, "perm.tsv"), write_times=write_times)

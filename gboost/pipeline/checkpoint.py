@@ -28,6 +28,8 @@ from gboost.pipeline.tiles import SummaryPartial, Tile, TileResult, merge_runs
 
 LEDGER = "checkpoint.ledger"
 MANIFEST = "checkpoint.json"
+# --perm's finished permutations (gboost/pipeline/permute.py PermLedger), under this ledger's manifest
+PERM_LEDGER = "checkpoint.perm"
 _HEAD = struct.Struct("<4sIQI")  # magic, tiles in the record (GBT1: the tile's index), payload bytes, crc32
 _MAGIC = b"GBT2"
 _MAGIC_V1 = b"GBT1"
@@ -124,7 +126,8 @@ _WHAT = {"snps": "the number of SNPs", "cases": "the number of cases", "controls
          "snp_ids_sha256": "the SNP IDs", "genotypes_sha256": "the genotypes or samples", "epi1": "--epi1",
          "epi2": "--epi2", "part": "--part", "trait_sha256": "the trait or A1 alleles",
          "plan": "the engine (--device) or its --tile", "covariates": "the covariates (--covar)",
-         "sets": "the candidate sets (--set/--make-set, set-by-all/set-by-set)"}
+         "sets": "the candidate sets (--set/--make-set, set-by-all/set-by-set)",
+         "perm": "--perm, --perm-seed or the --within file"}
 
 
 def _differences(saved: dict, now: dict) -> list[str]:
@@ -389,7 +392,7 @@ class Ledger:
             self.tile = saved_tile
             self._saved_tiles = saved_tiles
         elif not resume:
-            for name in (LEDGER, MANIFEST):
+            for name in (LEDGER, MANIFEST, PERM_LEDGER):
                 (self.dir / name).unlink(missing_ok=True)
         self.seconds += time.perf_counter() - t
 

@@ -7,6 +7,8 @@ scan`` flag) and the three narrow views the pipeline's stages take.
   the same bytes: docs/DESIGN.md, "Invariants").
 - :class:`ReportOptions`: what finalize and the output files add (the marginal test, filters of
   pairs.tsv, calibration).
+- :class:`PermutationOptions`: ``--perm``'s label permutations after the scan (their maxima give
+  pairs.tsv's EMP2; gboost/pipeline/permute.py). The checkpoint pins them too.
 
 Why one flat object and three views rather than three objects the user builds: the flags, the GUI's
 Run panel, part.json and the tests all speak in flat fields; each stage takes only its view, so what
@@ -56,6 +58,16 @@ class ReportOptions:
     calibration_pairs: int = 200_000  # exact tests of a random sample of pairs for lambda (0: off)
 
 
+@dataclass(frozen=True)
+class PermutationOptions:
+    """``--perm N``: N permutations of the case/control labels after the scan (0: none), seeded by
+    ``perm_seed``, within the clusters of the ``within`` file (PLINK's --within) when given."""
+
+    perm: int = 0
+    perm_seed: int = 0
+    within: str | None = None
+
+
 @dataclass
 class ScanParams:
     """Every setting of ``gboost scan`` beyond the input and QC, flat (one field per flag)."""
@@ -72,6 +84,9 @@ class ScanParams:
     min_distance_kb: float | None = None
     max_r2: float | None = None
     calibration_pairs: int = 200_000
+    perm: int = 0
+    perm_seed: int = 0
+    within: str | None = None
 
     def __post_init__(self):
         import argparse
@@ -115,12 +130,35 @@ class ScanParams:
         check_type(owner, "calibration_pairs", self.calibration_pairs, "int", optional=False)
         if self.calibration_pairs < 0:
             raise ValueError(f"--calibration-pairs must be 0 (no calibration) or more, got {self.calibration_pairs}")
+        self._check_permutations(owner)
+
+    def _check_permutations(self, owner: str) -> None:
+        import os
+
+        from gboost.pipeline.validate import check_setting, check_type
+
+        check_type(owner, "perm", self.perm, "int", optional=False)
+        if self.perm:  # (0: no permutations, the library's default; the command line's --perm starts at 1)
+            check_setting(owner, "perm", self.perm, "int")
+        check_type(owner, "perm_seed", self.perm_seed, "int", optional=False)
+        check_setting(owner, "perm_seed", self.perm_seed, "int")
+        check_type(owner, "within", self.within, "path")
+        self.perm, self.perm_seed = int(self.perm), int(self.perm_seed)
+        if self.within is not None:
+            self.within = os.fspath(self.within)
+            if not self.perm:
+                raise ValueError(f"--within {self.within} gives the clusters to permute labels within, but no --perm "
+                                 "was given; add --perm N")
+        if self.perm and self.part:
+            raise ValueError("--perm takes the maximum over every pair of the study, which a --part does not see; "
+                             "run --perm without --part")
 
     @classmethod
     def of(cls, screen: ScreenParams = ScreenParams(), engine: EngineOptions = EngineOptions(),
-           report: ReportOptions = ReportOptions()) -> "ScanParams":
-        """The flat settings from the three views."""
-        kw = {**asdict(screen), **asdict(engine), **asdict(report)}
+           report: ReportOptions = ReportOptions(),
+           permutations: PermutationOptions = PermutationOptions()) -> "ScanParams":
+        """The flat settings from the views."""
+        kw = {**asdict(screen), **asdict(engine), **asdict(report), **asdict(permutations)}
         kw["gpus"] = list(engine.gpus) if engine.gpus is not None else None
         return cls(**kw)
 
@@ -129,8 +167,17 @@ class ScanParams:
         return ScreenParams(**_pick(self, ScreenParams))
 
     def checkpoint_settings(self) -> tuple[str, dict]:
-        """The test and the settings a checkpoint pins (gboost/pipeline/checkpoint.py): the screen's."""
-        return "boost", self.screen.fingerprint()
+        """The test and the settings a checkpoint pins (gboost/pipeline/checkpoint.py): the screen's,
+        and with --perm the permutations' (N, seed, and the --within file's bytes: the strata), so
+        that a --resume continues the same permutations."""
+        settings = self.screen.fingerprint()
+        if self.perm:
+            settings["perm"] = {"n": self.perm, "seed": self.perm_seed, "within_sha256": within_sha256(self.within)}
+        return "boost", settings
+
+    @property
+    def permutations(self) -> PermutationOptions:
+        return PermutationOptions(**_pick(self, PermutationOptions))
 
     @property
     def engine(self) -> EngineOptions:
@@ -144,6 +191,21 @@ class ScanParams:
 
     def thresholds(self) -> Thresholds:
         return self.screen.thresholds()
+
+
+def within_sha256(path) -> str | None:
+    """SHA-256 of a --within file's bytes (the checkpoint pins the strata by it), None without one."""
+    if path is None:
+        return None
+    import hashlib
+    from pathlib import Path
+
+    from gboost.errors import InputError
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise InputError(path, f"cannot read the --within file: {exc.strerror or exc}") from None
 
 
 def _pick(params: ScanParams, view) -> dict:

@@ -22,6 +22,9 @@ class Progress:
     elapsed: float
     base_pairs: int = 0
     base_elapsed: float = 0.0
+    # What pairs_done counts: "pairs" for a screen's tiles; "permutations" for --perm's (a
+    # permutation's count in both pairs fields and tiles fields, gboost/pipeline/permute.py).
+    unit: str = "pairs"
 
     @property
     def fraction(self) -> float:
@@ -71,8 +74,12 @@ class TextProgress:
         filled = int(self.width * ev.fraction)
         bar = "#" * filled + "." * (self.width - filled)
         rate = ev.pairs_per_s
-        self.stream.write(f"\r[{bar}] {100 * ev.fraction:5.1f}%  {rate:.3g} pairs/s  "
-                          f"{rate * self.n_samples:.3g} pair*samples/s  ETA {format_duration(ev.eta)} ")
+        if ev.unit != "pairs":
+            self.stream.write(f"\r[{bar}] {ev.pairs_done}/{ev.pairs_total} {ev.unit}  "
+                              f"ETA {format_duration(ev.eta)} ")
+        else:
+            self.stream.write(f"\r[{bar}] {100 * ev.fraction:5.1f}%  {rate:.3g} pairs/s  "
+                              f"{rate * self.n_samples:.3g} pair*samples/s  ETA {format_duration(ev.eta)} ")
         if final:
             self.stream.write("\n")
         self.stream.flush()

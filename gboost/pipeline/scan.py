@@ -47,11 +47,13 @@ class Pairs:
     tables: np.ndarray  # (m, 3, 3, 2)
     q: np.ndarray | None = None  # Benjamini-Hochberg q values (set on reported pairs)
     adj: tuple | None = None  # (STAT_ADJ, DF_ADJ, P_ADJ) arrays with --covar
+    emp2: np.ndarray | None = None  # --perm's family-wise P of each pair (gboost/pipeline/permute.py)
 
     def take(self, idx) -> "Pairs":
         return Pairs(*(getattr(self, f)[idx] for f in ("i", "j", "ksa", "stat", "df", "p", "converged", "tables")),
                      q=None if self.q is None else self.q[idx],
-                     adj=None if self.adj is None else tuple(a[idx] for a in self.adj))
+                     adj=None if self.adj is None else tuple(a[idx] for a in self.adj),
+                     emp2=None if self.emp2 is None else self.emp2[idx])
 
     @property
     def r2(self) -> np.ndarray:
@@ -82,6 +84,7 @@ class ScanResult:
     # gboost.outputs.results.prepare_outputs}; empty when finalize ran serially
     prepared: dict = field(default_factory=dict)
     engine_info: dict = field(default_factory=dict)  # the engine's screen_info() (run.json "engine_info")
+    perm: object | None = None  # --perm: gboost.pipeline.permute.PermResult (perm.tsv, EMP2, run.json)
 
     @cached_property
     def reported(self) -> Pairs:
@@ -206,7 +209,30 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
             return screened
         res = finalize(study, params, screened, covariates=covariates, workers=workers)
     res.timings["finalize_call"] = time.perf_counter() - t1
+    if params.perm:
+        permute(study, params, res, engine=engine, checkpoint=checkpoint, progress=progress, cancel=cancel)
     return res
+
+
+def permute(study: Study, params: ScanParams, res: ScanResult, *, engine: Engine | None = None, checkpoint=None,
+            progress=None, cancel=None) -> None:
+    """``--perm``: the permutations' maxima on the scan's engine (gboost/pipeline/permute.py), each
+    recorded beside the scan's checkpoint, and every screened pair's EMP2 into ``res``."""
+    from gboost.engines import make_engine
+    from gboost.pipeline.permute import read_within, run_permutations
+
+    t = time.perf_counter()
+    strata = read_within(params.within, study) if params.within is not None else None
+    sc = res.screened
+    ok = ~np.isnan(sc.stat)
+    first = float(sc.stat[ok].max()) if ok.any() else None  # the real scan's maximum: a null permutation's peer
+    perm = run_permutations(study, engine or make_engine(params.engine), params.perm, params.perm_seed,
+                            strata=strata, within=params.within, first_threshold=first,
+                            checkpoint_dir=None if checkpoint is None else checkpoint.dir,
+                            progress=progress, cancel=cancel)
+    sc.emp2 = perm.emp2(sc.stat)
+    res.perm = perm
+    res.timings["permutations"] = time.perf_counter() - t
 
 
 def _check_pipeline_args(study, params, covariates) -> None:
@@ -219,6 +245,9 @@ def _check_pipeline_args(study, params, covariates) -> None:
     if study.quantitative:
         raise ValueError("run_pipeline: the study's phenotype is quantitative; its scan is "
                          "gboost.pipeline.qt_scan.run_qt_scan (PLINK's linear --epistasis test)")
+    if covariates is not None and params.perm:
+        raise ValueError("run_pipeline: --perm permutes the case/control labels of the unadjusted test; with "
+                         "covariates the labels are no longer exchangeable, so --perm and --covar do not go together")
     if covariates is not None:
         if not isinstance(covariates, tuple) or len(covariates) != 2:
             raise TypeError("run_pipeline: covariates must be (matrix, names), as gboost.stats.covariates.read_covariates "

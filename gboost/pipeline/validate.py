@@ -164,6 +164,8 @@ RANGES = {
     "min_distance_kb": ("--min-distance", 0, None, False, False),
     "max_r2": ("--max-r2", 0, 1, False, False),
     "hard_call_threshold": ("--hard-call-threshold", 0, 0.5, False, True),
+    "perm": ("--perm", 1, None, False, False),
+    "perm_seed": ("--perm-seed", 0, None, False, False),
 }
 
 

@@ -82,7 +82,8 @@ def test_warm_on_a_fresh_install_compiles_and_says_so(warmed):
     ["--allelic"],
     ["--chr", "1-2", "--maf", "0.05", "--hwe", "1e-4"],
     ["--max-r2", "0.5", "--min-distance", "10", "--epi1", "1e-3"],
-], ids=["scan", "allelic", "qc", "filters"])
+    ["--perm", "3"],
+], ids=["scan", "allelic", "qc", "filters", "perm"])
 def test_after_warm_a_first_scan_compiles_nothing(warmed, other_study, tmp_path, flags):
     env, _ = warmed
     got = probe(env, "scan", "--bfile", other_study, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"), *flags)

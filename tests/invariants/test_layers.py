@@ -36,7 +36,8 @@ LAYERS = [
      "readers.boost_matrix", "readers.pgen", "readers.vcf"),  # 5
     ("cli.simulate", "engines.devices", "engines.gpu.device", "pipeline.checkpoint", "readers.bgen",
      "stats.calibration"),  # 6
-    ("data.inputs", "engines.early", "engines.gpu.engine", "engines.qt_gpu", "outputs.results"),  # 7
+    ("data.inputs", "engines.early", "engines.gpu.engine", "engines.qt_gpu", "outputs.results",
+     "pipeline.permute"),  # 7
     ("engines.gpu", "outputs.qt_results", "pathways.annotation", "pipeline.hostwork"),  # 8
     ("engines.local", "pathways.gmt", "pipeline.workers"),  # 9
     ("engines.distributed", "pathways.graph"),  # 10

@@ -62,6 +62,12 @@ def test_chrom_as_a_list_still_selects_chromosome_22(tmp_path):
     ({"part": (3, 2)}, "--part 3/2: need 1 <= K <= N"),
     ({"epi1": 1.5}, "--epi1 must be between 0 and 1 (exclusive), got 1.5"),
     ({"calibration_pairs": -1}, "--calibration-pairs must be 0 (no calibration) or more, got -1"),
+    ({"perm": -3}, "invalid --perm parameter -3 (must be at least 1)"),
+    ({"perm_seed": -1}, "invalid --perm-seed parameter -1 (must be at least 0)"),
+    ({"within": "c.txt"}, "--within c.txt gives the clusters to permute labels within, but no --perm was given; add "
+                          "--perm N"),
+    ({"perm": 5, "part": (1, 2)}, "--perm takes the maximum over every pair of the study, which a --part does not "
+                                  "see; run --perm without --part"),
 ])
 def test_scan_params_refuse_values_out_of_range(kw, message):
     with pytest.raises(ValueError) as exc:
@@ -71,7 +77,9 @@ def test_scan_params_refuse_values_out_of_range(kw, message):
 
 @pytest.mark.parametrize("kw, name", [({"tile": 2.5}, "tile"), ({"threads": "4"}, "threads"), ({"epi1": "1e-4"}, "epi1"),
                                       ({"gpus": "0,1"}, "gpus"), ({"allelic": "yes"}, "allelic"), ({"part": "1/2"}, "part"),
-                                      ({"calibration_pairs": 1.5}, "calibration_pairs"), ({"dask": 8786}, "dask")])
+                                      ({"calibration_pairs": 1.5}, "calibration_pairs"), ({"dask": 8786}, "dask"),
+                                      ({"perm": 2.0}, "perm"), ({"perm": True}, "perm"), ({"perm_seed": "1"}, "perm_seed"),
+                                      ({"perm": 3, "within": 5}, "within")])
 def test_scan_params_refuse_wrong_types_naming_the_argument(kw, name):
     with pytest.raises(TypeError, match=rf"^ScanParams: {name} must be"):
         gboost.ScanParams(**kw)
@@ -120,6 +128,12 @@ def test_run_pipeline_checks_its_arguments(prefix):
     (["--gpus", "0,0"], "gboost scan: error: argument --gpus: invalid --gpus parameter '0,0' (expected distinct "
                         "device numbers >= 0, e.g. 0,1)"),
     (["--hwe", "1"], "gboost scan: error: argument --hwe: invalid --hwe parameter '1' (must be in [0, 1))"),
+    (["--perm", "0"], "gboost scan: error: argument --perm: invalid --perm parameter '0' (must be at least 1)"),
+    (["--perm", "-3"], "gboost scan: error: argument --perm: invalid --perm parameter '-3' (must be at least 1)"),
+    (["--perm", "ten"], "gboost scan: error: argument --perm: invalid --perm parameter 'ten'"),
+    (["--perm", "2.5"], "gboost scan: error: argument --perm: invalid --perm parameter '2.5'"),
+    (["--perm-seed", "-1"], "gboost scan: error: argument --perm-seed: invalid --perm-seed parameter '-1' (must be at "
+                            "least 0)"),
 ])
 def test_the_command_line_prints_the_same_line(prefix, tmp_path, capsys, flags, line):
     with pytest.raises(SystemExit) as exc:

@@ -10,13 +10,14 @@ import pytest
 from gboost.engines import make_engine
 from gboost.engines.cpu import CpuEngine
 from gboost.errors import InputError
-from gboost.pipeline.params import EngineOptions, ReportOptions, ScanParams, ScreenParams, results_key
+from gboost.pipeline.params import (EngineOptions, PermutationOptions, ReportOptions, ScanParams, ScreenParams,
+                                    results_key)
 from gboost.data.study import study_from_genotypes
 from tests.helpers import random_genotypes
 
 
 def test_every_setting_is_in_exactly_one_view():
-    views = [{f.name for f in fields(v)} for v in (ScreenParams, EngineOptions, ReportOptions)]
+    views = [{f.name for f in fields(v)} for v in (ScreenParams, EngineOptions, ReportOptions, PermutationOptions)]
     flat = [f.name for f in fields(ScanParams)]
     assert sorted(n for v in views for n in v) == sorted(flat)  # a new flag must say what it changes
 
@@ -52,3 +53,27 @@ def test_a_checkpoint_resumes_under_other_engine_and_report_options_but_not_othe
     for changed in (dict(epi1=1e-3), dict(epi2=0.2), dict(part=(1, 2))):
         with pytest.raises(InputError, match="other settings"):
             Ledger(tmp_path, study, ScanParams(**{**vars(first), **changed}), resume=True)
+
+
+def test_a_checkpoint_pins_the_permutations_n_seed_and_the_within_files_content(tmp_path):
+    from gboost.pipeline.checkpoint import Ledger
+
+    g, is_case = random_genotypes(np.random.default_rng(5), 30, 100)
+    study = study_from_genotypes(g, is_case)
+    assert "perm" not in ScanParams().checkpoint_settings()[1]  # (a scan without --perm pins what it pinned)
+    within = tmp_path / "w.txt"
+    within.write_text("a b 1\n")
+    first = ScanParams(device="cpu", perm=10, perm_seed=3, within=str(within))
+    d = tmp_path / "ck"
+    led = Ledger(d, study, first, resume=False)
+    led.start(tile=16, tiles=3)
+    led.close()
+    Ledger(d, study, ScanParams(**{**vars(first), "threads": 1}), resume=True).close()
+    other = tmp_path / "w2.txt"
+    other.write_text("a b 2\n")
+    for changed in (dict(perm=11), dict(perm_seed=4), dict(within=str(other)), dict(perm=0, within=None)):
+        with pytest.raises(InputError, match="other settings"):
+            Ledger(d, study, ScanParams(**{**vars(first), **changed}), resume=True)
+    within.write_text("a b 2\n")  # the same path, other clusters
+    with pytest.raises(InputError, match=r"--perm, --perm-seed or the --within file"):
+        Ledger(d, study, first, resume=True)

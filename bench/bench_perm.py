@@ -1,0 +1,67 @@
+"""SPEC section 7's permutation row: `gboost scan --perm N` as a subprocess, start to exit, beside the
+same scan without --perm: seconds per permutation, the command's wall, and the screens repeated.
+
+    python bench/bench_perm.py --snps 100000 --n 5000 --perms 100 --device gpu     # the row: 1,000 perms <= 10 min
+    python bench/bench_perm.py --snps 3000 --n 1600 --perms 20 --device cpu --threads 2
+
+A fileset of bench/make_bed.py (random HWE genotypes, LD blocks of 20 SNPs at rho 0.9, 1 % missing
+calls) is written once into ``--dir``. Prints one line of JSON per run (``#``-prefixed), then the
+table: wall of the plain scan, wall with --perm, run.json's permutations seconds and seconds per
+permutation, rescans, and the projection of the command for 1,000 permutations.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_cli import _env  # noqa: E402 - bench/ is this script's folder
+
+
+def _scan(prefix: str, out: Path, device: str, extra: list[str]) -> tuple[float, dict]:
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out), "--device",
+                    device, "--quiet", "--calibration-pairs", "0", *extra], check=True, cwd=ROOT, env=_env(ROOT))
+    return time.perf_counter() - t, json.loads((out / "run.json").read_text())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--snps", type=int, default=100000)
+    ap.add_argument("--n", type=int, default=5000)
+    ap.add_argument("--perms", type=int, default=100)
+    ap.add_argument("--device", default="gpu", choices=("cpu", "gpu", "auto"))
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--dir", default="/tmp/gboost-bench-perm")
+    args = ap.parse_args()
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = str(folder / f"ld_{args.snps}_{args.n}")
+    if not Path(prefix + ".bed").exists():
+        subprocess.run([sys.executable, str(ROOT / "bench" / "make_bed.py"), "--out", prefix, "--snps", str(args.snps),
+                        "--samples", str(args.n), "--missing", "0.01", "--ld-block", "20", "--ld-rho", "0.9"],
+                       check=True, cwd=ROOT, env=_env(ROOT), stdout=subprocess.DEVNULL)
+    extra = ["--threads", str(args.threads)] if args.threads else []
+    plain, _ = _scan(prefix, folder / "plain", args.device, extra)
+    wall, run = _scan(prefix, folder / "perm", args.device, extra + ["--perm", str(args.perms)])
+    pr = run["permutations"]
+    row = {"snps": args.snps, "n": args.n, "device": run["device"], "perms": args.perms, "plain_s": round(plain, 3),
+           "perm_s": round(wall, 3), "permutations_s": pr["seconds"], "per_perm_s": pr["seconds_per_permutation"],
+           "rescans": pr["rescans"], "projected_1000_s": round(plain + 1000 * pr["seconds_per_permutation"], 1)}
+    print("# " + json.dumps(row), flush=True)
+    print(f"{'snps':>8} {'n':>6} {'perms':>6} {'plain s':>8} {'--perm s':>9} {'s/perm':>8} {'rescans':>7} "
+          f"{'1000 perms s':>12}  device")
+    print(f"{args.snps:>8} {args.n:>6} {args.perms:>6} {plain:>8.2f} {wall:>9.2f} {row['per_perm_s']:>8.3f} "
+          f"{row['rescans']:>7} {row['projected_1000_s']:>12.1f}  {row['device']}")
+
+
+if __name__ == "__main__":
+    main()

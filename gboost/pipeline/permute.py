@@ -1,0 +1,467 @@
+"""``--perm N``: max(T) permutations of the case/control labels, for a family-wise P of every pair
+(PLINK's ``mperm`` EMP2) and an empirical genome-wide threshold.
+
+Permutation k relabels the samples with a generator seeded from (seed, k) (:func:`permuted_labels`;
+within the strata of a ``--within`` file when given), re-encodes the planes of the class split
+(:func:`permuted_study`: the pooled genotypes of a pair never change, only which of its samples
+are cases) and finds the largest exact statistic of any pair. Every engine screens it through
+the interface it screens the real study with (``Engine.prepare`` / ``run_tiles``), so the CPU,
+GPU and Dask engines all serve it and give the same maxima: the exact statistics are computed
+here, on the host, from the engines' integer tables.
+
+Finding the maximum without testing every pair exactly: KSA bounds the exact statistic from
+above (docs/DESIGN.md §3.3), so a pair whose KSA is below t cannot have an exact statistic of t or
+more. A permutation is screened at a threshold t; if some survivor's exact statistic reaches t,
+the largest is the permutation's maximum. If none does, the maximum lies below t, and it is at
+least L, the largest exact statistic among the survivors and the best KSA partner of every SNP
+(the engines' summary partials name them): a second screen at L finds it for certain. t is
+chosen from the maxima seen so far (their least, less 4: the maxima of chi-square statistics
+spread by about 2 a Gumbel unit), so second screens ("rescans", counted in run.json) are rare,
+and the survivors at t few.
+
+The statistic is PLINK's max(T): the pair's STAT (its DF is that of the pooled table, the same
+under every permutation), the largest over the study's valid pairs. EMP2 of a pair is
+(1 + the permutations whose maximum is >= its STAT) / (N + 1).
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+import zlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import numba as nb
+import numpy as np
+
+from gboost.data.study import Study
+from gboost.errors import InputError, ScanCancelled
+from gboost.pipeline.accumulate import Accumulator
+from gboost.pipeline.checkpoint import PERM_LEDGER
+from gboost.pipeline.progress import Progress
+from gboost.pipeline.tiles import plan_rect_tiles, plan_tiles
+from gboost.runtime.numba_cache import cached_njit
+from gboost.stats.exact import exact_tests
+from gboost.stats.table import popcount64
+from gboost.stats.pvalues import Thresholds, chi2_isf, chi2_sf
+
+# The maxima of chi-square statistics over many pairs spread by ~2 a Gumbel unit: a threshold 4 below
+# the least maximum seen so far is reached by almost every later permutation.
+_MARGIN = 4.0
+
+
+# --- the labels -----------------------------------------------------------------------------------
+
+def permutation_rng(seed: int, k: int) -> np.random.Generator:
+    """The generator of permutation ``k`` (0-based) of a run seeded ``seed``: the same labels on
+    every engine, on --resume, and whatever ran before it."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), int(k)])))
+
+
+def permuted_labels(is_case: np.ndarray, seed: int, k: int, strata: np.ndarray | None = None) -> np.ndarray:
+    """``is_case`` (per sample) shuffled by permutation ``k`` of ``seed``; with ``strata`` (an
+    integer code per sample) only within each stratum, so every stratum keeps its cases' count."""
+    is_case = np.asarray(is_case, dtype=bool)
+    n = len(is_case)
+    rng = permutation_rng(seed, k)
+    codes = np.zeros(n, np.int64) if strata is None else np.asarray(strata, np.int64)
+    if len(codes) != n:
+        raise ValueError(f"permuted_labels: {len(codes)} strata for {n} samples")
+    # Positions grouped by stratum in sample order, and grouped by stratum in a random order: the
+    # second group's labels moved onto the first's is a uniform permutation within each stratum.
+    home = np.argsort(codes, kind="stable")
+    shuffled = np.lexsort((rng.random(n), codes))
+    out = np.empty(n, bool)
+    out[home] = is_case[shuffled]
+    return out
+
+
+def _bit_positions(n_ctrl: int, w_ctrl: int, n: int) -> np.ndarray:
+    """Plane bit of each sample in plane order (controls from bit 0, cases from word w_ctrl)."""
+    k = np.arange(n, dtype=np.int64)
+    return np.where(k < n_ctrl, k, w_ctrl * 64 + (k - n_ctrl))
+
+
+@cached_njit(parallel=True, nogil=True)
+def _gather_bits(planes, src, dst, out):
+    """Bit dst[k] of each plane of ``out`` = bit src[k] of the same plane of ``planes`` (dst
+    increasing). Per SNP its calls are first read out of its three planes by their set bits (each
+    called sample sets one), into a byte per old bit position (3: no call), then the new words
+    are filled in order from those bytes: two sequential passes, where a bit-by-bit gather of each
+    plane read the planes at random three times over (several times slower)."""
+    one = np.uint64(1)
+    n_bits = planes.shape[2] * 64
+    for s in nb.prange(planes.shape[0]):
+        geno = np.full(n_bits, 3, np.uint8)
+        for t in range(3):
+            for w in range(planes.shape[2]):
+                x = planes[s, t, w]
+                while x:
+                    low = x & (~x + one)
+                    geno[w * 64 + popcount64(low - one)] = t
+                    x ^= low
+        word = -1
+        a0 = a1 = a2 = np.uint64(0)
+        for k in range(src.shape[0]):
+            b = dst[k]
+            if (b >> 6) != word:
+                if word >= 0:
+                    out[s, 0, word] = a0
+                    out[s, 1, word] = a1
+                    out[s, 2, word] = a2
+                word = b >> 6
+                a0 = a1 = a2 = np.uint64(0)
+            g = geno[src[k]]
+            sh = np.uint64(b & 63)
+            # (branch-free: a genotype's branch is a coin toss to the predictor, the loop's cost)
+            a0 |= np.uint64(g == 0) << sh
+            a1 |= np.uint64(g == 1) << sh
+            a2 |= np.uint64(g == 2) << sh
+        if word >= 0:
+            out[s, 0, word] = a0
+            out[s, 1, word] = a1
+            out[s, 2, word] = a2
+
+
+def permuted_study(study: Study, labels: np.ndarray) -> Study:
+    """``study`` with the case/control labels ``labels`` (per sample, plane order; as many cases as
+    the study has): its planes re-encoded for the new split (new controls first, each class in the
+    study's sample order), its counts recounted. Alleles and PLINK's orientation of each SNP are
+    the study's (they come from the pooled genotypes). The study's planes must be written in full
+    (the permutations run after the real scan, whose finalize waited for them)."""
+    from gboost.data.encode import plane_counts
+
+    lay = study.layout
+    n = study.n_samples
+    labels = np.asarray(labels, dtype=bool)
+    if len(labels) != n or int(labels.sum()) != lay.n_case:
+        raise ValueError(f"permuted_study: {int(labels.sum())} cases of {len(labels)} labels for a study of "
+                         f"{lay.n_case} cases of {n}")
+    order = np.concatenate([np.flatnonzero(~labels), np.flatnonzero(labels)])  # new slot -> old sample
+    pos = _bit_positions(lay.n_ctrl, lay.w_ctrl, n)
+    planes = np.zeros_like(study.planes)
+    _gather_bits(study.planes, np.ascontiguousarray(pos[order]), pos, planes)
+    samples = study.samples.take(order)
+    samples.status = np.where(np.arange(n) < lay.n_ctrl, 1, 2).astype(np.int8)
+    return replace(study, samples=samples, planes=planes, counts=plane_counts(planes, lay),
+                   founder_counts=None, reversed_alleles=study.plink_reversed())
+
+
+# --- --within -------------------------------------------------------------------------------------
+
+def read_within(path: str | os.PathLike, study: Study) -> np.ndarray:
+    """PLINK's cluster file (``--within``: FID IID CLUSTER, whitespace-separated) as a stratum code
+    per sample of ``study`` (plane order). Every scanned sample must be listed, once; rows of
+    samples the scan does not have are ignored (QC may have removed them)."""
+    from gboost.readers.pheno import read_rows
+
+    rows = read_rows(path, "--within")
+    found: dict = {}
+    for line, tok in rows:
+        if len(tok) < 3:
+            raise InputError(path, f"line {line}: expected FID IID CLUSTER, found {len(tok)} column"
+                                   f"{'' if len(tok) == 1 else 's'}")
+        key = (tok[0], tok[1])
+        if key in found:
+            raise InputError(path, f"line {line}: sample {tok[0]} {tok[1]} again (first on line {found[key][0]}); "
+                                   "each sample belongs to one cluster")
+        found[key] = (line, tok[2])
+    names: dict = {}
+    codes = np.empty(study.n_samples, np.int64)
+    s = study.samples
+    for k in range(study.n_samples):
+        hit = found.get((str(s.fid[k]), str(s.iid[k])))
+        if hit is None:
+            raise InputError(path, f"sample {s.fid[k]} {s.iid[k]} of the scan has no cluster (every scanned "
+                                   "sample needs a row: FID IID CLUSTER)")
+        codes[k] = names.setdefault(hit[1], len(names))
+    return codes
+
+
+# --- one permutation's maximum --------------------------------------------------------------------
+
+@dataclass
+class Maximum:
+    """A permutation's largest exact statistic and its pair (the first in (i, j) order on ties);
+    ``stat`` NaN where the study has no valid pair."""
+
+    k: int
+    stat: float
+    i: int
+    j: int
+    df: int
+    threshold: float  # the screen that found it
+    rescans: int = 0
+
+
+def _tiles(study: Study, tile: int) -> list:
+    rect = study.rect
+    if rect is None:
+        return plan_tiles(study.n_snps, tile, None)
+    return plan_rect_tiles(rect.n_rows, study.n_snps, rect.self_columns(), tile, None)
+
+
+def _screen_thresholds(t: float) -> Thresholds:
+    """Survivors: KSA > a hair below t (KSA and the exact statistic each carry rounding, so a
+    pair whose exact statistic is t exactly still survives); nothing counted for the summary."""
+    screen = np.full(5, np.inf)
+    summary = np.full(5, np.inf)
+    cut = -np.inf if not math.isfinite(t) else t - 1e-9 * max(1.0, abs(t))
+    screen[[1, 2, 4]] = cut
+    return Thresholds(screen, summary)
+
+
+def _exact(study: Study, i: np.ndarray, j: np.ndarray, tables: np.ndarray):
+    rev = study.plink_reversed()
+    stat, df, _, _ = exact_tests(tables, rev[i], rev[j])
+    ok = (df > 0) & ~np.isnan(stat)
+    return stat, df, ok
+
+
+def _best(i, j, stat, df, ok):
+    """(stat, i, j, df) of the largest valid statistic, the first pair in (i, j) order on ties."""
+    if not ok.any():
+        return None
+    top = np.nanmax(np.where(ok, stat, -np.inf))
+    hit = np.flatnonzero(ok & (stat == top))
+    pick = hit[np.lexsort((j[hit], i[hit]))[0]]
+    return float(top), int(i[pick]), int(j[pick]), int(df[pick])
+
+
+def screen_maximum(engine, study: Study, t: float, cancel=None):
+    """Screen ``study`` at ``t`` on ``engine``: (best survivor (stat, i, j, df) or None, the lower
+    bound L of the study's maximum that the screen shows, valid pairs). Where the best survivor
+    reaches t it is the maximum, and L is its statistic."""
+    from gboost.engines.cpu import tables_of
+
+    thr = _screen_thresholds(t)
+    engine.prepare(study, thr)
+    try:
+        tiles = _tiles(study, engine.tile_snps())
+        acc = Accumulator(study.n_snps)
+        for res in engine.run_tiles(tiles, cancel):
+            acc.add(res)
+    finally:
+        engine.close()
+    if len(acc.tiles_done) < len(tiles):
+        raise ScanCancelled()
+    i, j, _, tables = acc.survivors()
+    stat, df, ok = _exact(study, i, j, tables)
+    best = _best(i, j, stat, df, ok)
+    lower = best[0] if best is not None else -np.inf
+    if best is not None and best[0] >= t:  # found: no bound needed
+        return best, lower, acc.n_valid
+    # Each SNP's best partner among the pairs that did not survive: real pairs, whose exact
+    # statistics are further lower bounds of the maximum.
+    part = acc.summary.best_partner
+    m = np.flatnonzero(part >= 0)
+    if len(m):
+        a, b = np.minimum(m, part[m]), np.maximum(m, part[m])
+        key = np.unique(a * np.int64(study.n_snps) + b)
+        a, b = key // study.n_snps, key % study.n_snps
+        s2, d2, ok2 = _exact(study, a, b, tables_of(study, a, b))
+        if ok2.any():
+            lower = max(lower, float(np.max(s2[ok2])))
+    return best, lower, acc.n_valid
+
+
+def permutation_maximum(engine, study: Study, labels: np.ndarray, t: float, k: int, cancel=None) -> Maximum:
+    """The largest exact statistic of ``study`` relabelled by ``labels``, screening first at ``t``."""
+    pstudy = permuted_study(study, labels)
+    rescans = 0
+    while True:
+        best, lower, n_valid = screen_maximum(engine, pstudy, t, cancel)
+        if best is not None and best[0] >= t:
+            return Maximum(k, best[0], best[1], best[2], best[3], t, rescans)
+        if n_valid == 0:
+            return Maximum(k, math.nan, -1, -1, 0, t, rescans)
+        # Below t: at least ``lower`` (a pair's exact statistic), so a screen there finds it; past
+        # two such screens (rounding at the bound itself) every valid pair survives.
+        rescans += 1
+        t = lower if rescans <= 2 and math.isfinite(lower) else -math.inf
+
+
+def next_threshold(maxima: list[float], first: float) -> float:
+    """Where to screen the next permutation: below the least maximum so far (``first`` before any)."""
+    seen = [m for m in maxima if math.isfinite(m)]
+    return (min(seen) if seen else first) - _MARGIN
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+@dataclass
+class PermResult:
+    """The N permutations' maxima (in permutation order) and how they were found."""
+
+    n: int
+    seed: int
+    within: str | None
+    n_strata: int | None
+    maxima: list = field(default_factory=list)  # Maximum per permutation
+    seconds: float = 0.0
+    resumed: int = 0  # permutations replayed from the checkpoint
+
+    @property
+    def stats(self) -> np.ndarray:
+        return np.array([m.stat for m in self.maxima], dtype=np.float64)
+
+    @property
+    def rescans(self) -> int:
+        return int(sum(m.rescans for m in self.maxima))
+
+    def emp2(self, stat: np.ndarray) -> np.ndarray:
+        """(1 + permutations whose maximum >= stat) / (N + 1); NaN where stat is NaN."""
+        stat = np.asarray(stat, dtype=np.float64)
+        mx = np.sort(self.stats[~np.isnan(self.stats)])
+        ge = len(mx) - np.searchsorted(mx, stat, side="left")
+        out = (1.0 + ge) / (self.n + 1.0)
+        return np.where(np.isnan(stat), np.nan, out)
+
+    def threshold(self, alpha: float = 0.05) -> float | None:
+        """The least STAT T with EMP2 <= alpha for every STAT above T: the r-th largest maximum,
+        r = floor(alpha (N + 1)); None when N is too small for any EMP2 to reach alpha."""
+        mx = np.sort(self.stats[~np.isnan(self.stats)])[::-1]
+        r = int(math.floor(alpha * (self.n + 1) + 1e-9))
+        if r < 1 or r > len(mx):
+            return None
+        return float(mx[r - 1])
+
+    def as_dict(self) -> dict:
+        """run.json's "permutations"."""
+        st = self.stats
+        finite = st[~np.isnan(st)]
+        q95 = float(np.quantile(finite, 0.95)) if len(finite) else None
+        t05 = self.threshold(0.05)
+
+        def p_of(x):
+            return None if x is None else {str(d): chi2_sf(x, d) for d in (4, 2, 1)}
+
+        return {
+            "n": self.n, "seed": self.seed, "within": self.within, "strata": self.n_strata,
+            "statistic": "max(T): the largest exact STAT over valid pairs (PLINK's mperm)",
+            "emp2": "(1 + permutations whose maximum >= STAT) / (N + 1)",
+            "maxima_quantile_95": q95, "maxima_quantile_95_p_by_df": p_of(q95),
+            "threshold_0.05": t05, "threshold_0.05_p_by_df": p_of(t05),
+            "threshold_0.05_rule": "STAT above it has EMP2 <= 0.05 (the floor(0.05 (N + 1))-th largest maximum)",
+            "rescans": self.rescans, "resumed": self.resumed, "seconds": round(self.seconds, 6),
+            "seconds_per_permutation": round(self.seconds / max(1, self.n - self.resumed), 6),
+        }
+
+
+def run_permutations(study: Study, engine, n: int, seed: int, *, strata: np.ndarray | None = None,
+                     within: str | None = None, first_threshold: float | None = None,
+                     checkpoint_dir: str | os.PathLike | None = None,
+                     progress: Callable[[Progress], None] | None = None,
+                     cancel: Callable[[], bool] | None = None) -> PermResult:
+    """``n`` permutations of ``study``'s labels on ``engine``, each one's maximum recorded in
+    ``checkpoint_dir`` (when given) as it finishes, so that a resumed run continues after the last.
+    The first permutation is screened below the expected maximum of as many independent
+    chi-square(4) statistics as the study has pairs, or below ``first_threshold`` (the real scan's
+    maximum) where that is less."""
+    t0 = time.perf_counter()
+    is_case = np.arange(study.n_samples) >= study.layout.n_ctrl
+    res = PermResult(n, seed, None if within is None else os.fspath(within),
+                     None if strata is None else int(len(np.unique(strata))))
+    ledger = PermLedger(checkpoint_dir, study) if checkpoint_dir is not None else None
+    if ledger is not None:
+        res.maxima = ledger.replay(n)
+        res.resumed = len(res.maxima)
+    pairs = max(2, study.n_snps * (study.n_snps - 1) // 2 if study.rect is None else study.rect.n_pairs())
+    first = chi2_isf(min(0.5, 1.0 / pairs), 4)  # the largest of that many independent chi-square(4)
+    if first_threshold is not None and math.isfinite(first_threshold):
+        first = min(first, first_threshold)
+    base, start = (res.resumed, 0.0), time.perf_counter()
+    try:
+        for k in range(len(res.maxima), n):
+            if cancel is not None and cancel():
+                raise ScanCancelled()
+            t = next_threshold([m.stat for m in res.maxima], first)
+            labels = permuted_labels(is_case, seed, k, strata)
+            mx = permutation_maximum(engine, study, labels, t, k, cancel)
+            res.maxima.append(mx)
+            if ledger is not None:
+                ledger.record(mx)
+            if progress is not None:
+                now = time.perf_counter() - start
+                progress(Progress(k + 1, n, k + 1, n, now, *base, unit="permutations"))
+                if k == res.resumed:  # the pace from the first permutation this run finished
+                    base = (k + 1, now)
+    finally:
+        if ledger is not None:
+            ledger.close()
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+# --- the checkpoint of the permutations -----------------------------------------------------------
+
+class PermLedger:
+    """``checkpoint.perm``: one line per finished permutation (k, its maximum and pair as exact
+    hex doubles and integers, the screen threshold, rescans) with the line's CRC-32. Lives beside
+    the scan's ledger, whose manifest pins --perm, --perm-seed and --within
+    (gboost/pipeline/checkpoint.py): a new ledger removes it, a finished scan's outputs replace it."""
+
+    def __init__(self, directory: str | os.PathLike, study: Study):
+        self.path = Path(directory) / PERM_LEDGER
+        self.study = study
+        self._fh = None
+        self._last_sync = 0.0
+
+    @staticmethod
+    def _line(m: Maximum) -> bytes:
+        body = (f"{m.k}\t{float(m.stat).hex()}\t{m.i}\t{m.j}\t{m.df}\t{float(m.threshold).hex()}\t"
+                f"{m.rescans}").encode()
+        return body + b"\t" + format(zlib.crc32(body), "08x").encode() + b"\n"
+
+    def replay(self, n: int) -> list[Maximum]:
+        """The permutations recorded intact, in order; a torn or foreign tail is cut off."""
+        out: list[Maximum] = []
+        good = 0
+        if self.path.exists():
+            data = self.path.read_bytes()
+            p = self.study.n_snps
+            pos = 0
+            while True:
+                end = data.find(b"\n", pos)
+                if end < 0:
+                    break
+                line = data[pos:end]
+                body, _, crc = line.rpartition(b"\t")
+                if format(zlib.crc32(body), "08x").encode() != crc:
+                    break
+                try:
+                    k, stat, i, j, df, thr, rescans = body.decode().split("\t")
+                    m = Maximum(int(k), float.fromhex(stat), int(i), int(j), int(df), float.fromhex(thr), int(rescans))
+                except ValueError:
+                    break
+                valid = (0 <= m.i < m.j < p and m.df in (1, 2, 4)) or (math.isnan(m.stat) and m.i == m.j == -1)
+                if m.k != len(out) or m.k >= n or not valid:
+                    raise InputError(self.path, f"line {len(out) + 1}: not a record of this scan's permutations "
+                                                "(edited?); use --overwrite to start a new scan")
+                out.append(m)
+                pos = good = end + 1
+        self._fh = open(self.path, "ab")
+        self._fh.truncate(good)
+        self._fh.seek(good)
+        return out
+
+    def record(self, m: Maximum) -> None:
+        if self._fh is None:
+            self._fh = open(self.path, "ab")
+        self._fh.write(self._line(m))
+        self._fh.flush()  # a kill -9 loses nothing written; a power cut at most the last 2 s
+        now = time.monotonic()
+        if now - self._last_sync >= 2.0:
+            os.fsync(self._fh.fileno())
+            self._last_sync = now
+
+    def close(self) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            finally:
+                self._fh.close()
+                self._fh = None

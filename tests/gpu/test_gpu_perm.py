@@ -1,0 +1,78 @@
+"""--perm on the GPU engine: the same permutations' maxima (and pairs) as the CPU engine, the oracle,
+for the same seed; through run_pipeline too (EMP2 of every screened pair). Both counting paths.
+
+Skipped, with the reason, where CuPy is missing or sees no GPU (the ``gpu`` marker, tests/conftest.py);
+run on the GPU machine: ``python -m pytest tests/gpu/test_gpu_perm.py``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gboost.engines.cpu import CpuEngine
+from gboost.pipeline.permute import run_permutations
+from gboost.pipeline.scan import ScanParams, run_pipeline
+from tests.helpers import gpu_engine, gpu_study, gpu_unavailable, mma_unavailable
+
+_NO_GPU = gpu_unavailable()
+
+
+@pytest.fixture(params=["mma", "popc"])
+def counting(request):
+    if request.param == "mma" and _NO_GPU is None and mma_unavailable() is not None:
+        pytest.skip(mma_unavailable())
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def study():
+    # p not a multiple of any tile, n not of 64; missing calls, a monomorphic and a never-called SNP.
+    return gpu_study(157, 203, 101, missing=0.02, seed=4, fully_called=40, monomorphic=(5,), all_missing=(40,))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tile", [40, None])
+def test_gpu_permutation_maxima_equal_the_cpu_engine(study, counting, tile):
+    strata = np.arange(study.n_samples) % 4
+    want = run_permutations(study, CpuEngine(tile=64), 12, 17, strata=strata)
+    got = run_permutations(study, gpu_engine(tile=tile, counting=counting), 12, 17, strata=strata)
+    assert [(m.stat, m.i, m.j, m.df) for m in got.maxima] == [(m.stat, m.i, m.j, m.df) for m in want.maxima]
+
+
+@pytest.mark.gpu
+def test_gpu_pipeline_perm_equals_the_cpu_engine(study, counting):
+    params = dict(epi1=0.01, epi2=0.1, calibration_pairs=0, perm=10, perm_seed=3)
+    want = run_pipeline(study, ScanParams(device="cpu", **params))
+    got = run_pipeline(study, ScanParams(device="gpu", **params), engine=gpu_engine(counting=counting))
+    assert got.engine == "gpu"
+    assert np.array_equal(got.perm.stats, want.perm.stats)
+    assert len(want.screened) and np.array_equal(got.screened.emp2, want.screened.emp2)
+
+
+@pytest.mark.gpu
+def test_the_gpu_command_permutes_on_the_gpu_and_equals_the_cpu_command(tmp_path):
+    """As a user runs it (a process of its own, which ends the GPUs' contexts at its end: after the
+    permutations, which screen on them)."""
+    import subprocess
+    import sys
+
+    from gboost.data.simulate import simulate_study
+    from tests.helpers import ROOT
+
+    prefix = str(tmp_path / "s")
+    simulate_study(300, 250, 260, seed=6, missing_rate=0.01, ld_block=10, ld_rho=0.9).write(prefix)
+    outs = {}
+    for device in ("cpu", "gpu"):
+        outs[device] = tmp_path / device
+        r = subprocess.run([sys.executable, "-m", "gboost", "scan", "--bfile", prefix, "--out", str(outs[device]),
+                            "--device", device, "--quiet", "--perm", "8", "--perm-seed", "2", "--epi1", "1e-3"],
+                           cwd=ROOT, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    for name in ("perm.tsv", "pairs.epi.cc", "pairs.epi.cc.summary"):
+        assert (outs["gpu"] / name).read_bytes() == (outs["cpu"] / name).read_bytes(), name
+
+    def emp2(out):  # (pair, EMP2) of pairs.tsv (its KSA column is the engine's, equal to 1e-10)
+        rows = [line.split("\t") for line in (out / "pairs.tsv").read_text().splitlines()]
+        assert rows[0][-1] == "EMP2"
+        return [(r[1], r[4], r[-1]) for r in rows[1:]]
+
+    assert emp2(outs["gpu"]) == emp2(outs["cpu"])
