@@ -4,8 +4,8 @@ PREFIX: a PLINK fileset (prefix or any of its files), a .ped/.map or a BOOST mat
 the first start opens the bundled sample study and later starts the most recent study.
 ``--run`` starts a scan with the Run panel's settings once the study is loaded; ``--size WxH``
 sizes the window (a laptop's 1366x768, say: what the screenshots then show);
-``--screenshot DIR`` writes main.png, manhattan.png, qq.png, interactions.png and pathways.png
-into DIR when the run ends (or when the study is loaded, without ``--run``) and quits: exit code
+``--screenshot DIR`` writes main.png, manhattan.png, qq.png, interactions.png, pathways.png and
+regional.png (the regions of the strongest pair) into DIR when the run ends (or when the study is loaded, without ``--run``) and quits: exit code
 0, or 1 if anything failed. ``--run`` resumes an interrupted scan of the same study and
 thresholds without asking (the results are the same as an uninterrupted scan's).
 """
@@ -117,6 +117,8 @@ def main(argv=None) -> int:
         try:
             if win.reported is not None and len(win.reported):
                 win.pairs.table.selectRow(0)  # show the strongest pair in the plots
+                win.show_region_of_pair(win.pairs.proxy.pair_row(0))  # and its two SNPs' regions
+                win.tabs.setCurrentIndex(0)  # the window shows the Manhattan plot, regional.png the regions
             for path in write_screenshots(win, args.screenshot):
                 print(path)
         except OSError as exc:

@@ -191,6 +191,7 @@ GBOOST_FILES = frozenset({
     "pairs.epi.qt", "pairs.epi.qt.summary",  # a quantitative-trait scan (gboost/outputs/qt_results.py)
     "checkpoint.json", "checkpoint.ledger", "checkpoint.json.tmp", "part.npz",
     "nodes.tsv", "edges.tsv", "graph.graphml", "pathways.json",
+    "regional.png",  # the GUI's regional view, written by its Export all beside the scan's files
 })
 
 

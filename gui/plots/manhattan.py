@@ -32,6 +32,7 @@ class ManhattanPlot(PlotPanel):
     click a SNP to see its partners."""
 
     snpClicked = Signal(int)
+    snpDoubleClicked = Signal(int)  # after a scan: the regional view of the SNP
     name = "Manhattan plot"
 
     def __init__(self, parent=None):
@@ -269,6 +270,9 @@ class ManhattanPlot(PlotPanel):
             self.hovered.emit(text)
 
     def _on_scene_clicked(self, ev) -> None:
+        if ev.button() == Qt.MouseButton.LeftButton and ev.double():
+            self.double_click_at_scene(ev.scenePos())
+            return
         vb = self.pair_plot.getViewBox()
         if ev.button() == Qt.MouseButton.LeftButton and not ev.double() and vb.sceneBoundingRect().contains(ev.scenePos()):
             p = vb.mapSceneToView(ev.scenePos())
@@ -277,6 +281,20 @@ class ManhattanPlot(PlotPanel):
                 self.point_clicked(hit)
             return
         super()._on_scene_clicked(ev)
+
+    def double_click_at_scene(self, pos) -> None:
+        """A double click at scene position ``pos``: the regional view of the SNP under it (either
+        track), after a scan."""
+        if self.result is None:
+            return
+        for plot, find in ((self.plot, self.point_at), (self.pair_plot, self.pair_point_at)):
+            vb = plot.getViewBox()
+            if vb.sceneBoundingRect().contains(pos):
+                p = vb.mapSceneToView(pos)
+                hit = find(p.x(), p.y())
+                if hit is not None:
+                    self.snpDoubleClicked.emit(int(hit))
+                return
 
     def select_snp(self, k: int | None, partners: np.ndarray | None = None) -> None:
         """Mark SNP ``k``, its partners and the arcs between them (``None`` clears)."""
