@@ -230,7 +230,9 @@ class PairsView(QWidget):
 
     def _set_widths(self) -> None:
         fm = self.fontMetrics()
-        widths = {"CHR1": 5, "CHR2": 5, "SNP1": 14, "SNP2": 14, "BP1": 11, "BP2": 11, "KSA": 12, "STAT": 12, "DF": 4,
+        # In characters: KSA and STAT print 4 significant digits (and P 4 in e-notation), so at
+        # 1366x768 the columns up to P fit the dock beside the Run column.
+        widths = {"CHR1": 5, "CHR2": 5, "SNP1": 13, "SNP2": 13, "BP1": 10, "BP2": 10, "KSA": 9, "STAT": 9, "DF": 4,
                   "P": 10, "Q": 10, "R2": 7, "DIST": 11, "STAT_ADJ": 9, "DF_ADJ": 6, "P_ADJ": 10,
                   "BETA_ADJ": 10, "SE_ADJ": 10, "N_ADJ": 6}
         for c, name in enumerate(self.model.columns):

@@ -172,8 +172,9 @@ class ManhattanPlot(PlotPanel):
             self.bonferroni_line.label.setText(caption)  # (setFormat redraws only on a value change)
             self.bonferroni_line.setVisible(True)
         self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
-        self.plot.setTitle(f"Manhattan plot: single-locus test of {study.n_snps:,} SNPs (ringed: "
-                           f"{len(has):,} with a reported pair), each SNP's strongest interaction below")
+        # (short enough for the plot's width in a 1366-pixel window: the longer title was cut off)
+        self.plot.setTitle(f"Single-locus test of {study.n_snps:,} SNPs (ringed: {len(has):,} in a reported pair); "
+                           f"below: each SNP's strongest interaction")
         self.clear_selection()
         self.reset_view()
 

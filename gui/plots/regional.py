@@ -194,9 +194,13 @@ class RegionalPlot(PlotPanel):
             plot, pts, centre = self.panels[n], self.points[n], self.centres[n]
             y = reg.y(self.what)
             ok = np.isfinite(y)
-            others = ok & (reg.snps != reg.centre)
+            # the SNPs in stronger LD drawn last, on top (as LocusZoom): in a dense region the few
+            # that tag the SNP would otherwise hide under the many that do not
+            others = np.flatnonzero(ok & (reg.snps != reg.centre))
+            others = others[np.argsort(np.nan_to_num(reg.r2[others], nan=-1.0), kind="stable")]
             brushes = [pg.mkBrush(c) for c in ld_colours(reg.r2[others])]
-            pts.setData(x=reg.bp[others], y=y[others], brush=brushes, data=reg.snps[others])
+            size = 8 if len(others) <= 300 else 6 if len(others) <= 2000 else 5
+            pts.setData(x=reg.bp[others], y=y[others], brush=brushes, data=reg.snps[others], size=size)
             at = np.flatnonzero(reg.snps == reg.centre)
             yc = y[at] if len(at) else np.zeros(0)
             if len(at) and np.isfinite(yc[0]):
@@ -209,7 +213,7 @@ class RegionalPlot(PlotPanel):
                           f"{len(reg):,} SNP{'s' if len(reg) != 1 else ''})")
             plot.setLabel("bottom", f"Position on chromosome {v.chrom[k]} (Mb)")
             plot.setLabel("left", ylabel)
-            x0, x1 = float(v.bp[k]) - reg.half_width_bp, float(v.bp[k]) + reg.half_width_bp
+            x0, x1 = max(0.0, float(v.bp[k]) - reg.half_width_bp), float(v.bp[k]) + reg.half_width_bp
             plot.setXRange(x0, x1, padding=0.02)
             top = float(np.nanmax(y)) if ok.any() else 1.0
             plot.setYRange(0.0, max(top, 1.0) * 1.1, padding=0.02)
