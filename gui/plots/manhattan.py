@@ -66,7 +66,10 @@ class ManhattanPlot(PlotPanel):
             self.plot.addItem(item)
             self.group_items.append(item)
         self.interacting_item = UniformScatter(size=9, pen=pg.mkPen(INTERACTION, width=1.4), brush=None, pxMode=True)
-        self.interacting_item.setZValue(5)
+        # Under the points: where thousands of SNPs have a reported pair (28,000 SNPs, 3,500 ringed)
+        # rings drawn over the points hid the chromosome colours; below them each ring still shows
+        # around its own point.
+        self.interacting_item.setZValue(-1)
         self.plot.addItem(self.interacting_item)
         self.pair_item = UniformScatter(size=6, pen=None, brush=pg.mkBrush(INTERACTION), pxMode=True, symbol="t1")
         pp.addItem(self.pair_item)

@@ -135,6 +135,14 @@ def test_best_interaction_heights_are_the_summary_and_the_single_locus_the_margi
     others = reg.snps[reg.snps != reg.centre]
     want = neglog10_p(np.maximum(win.result.summary.best[others], 0), np.full(len(others), 4))
     np.testing.assert_allclose(y, want, rtol=1e-9)
+    # the strongest pair's SNP stands at that pair's own exact P (BOOST's 4 df)
+    row = int(np.argmax(win.reported.stat))
+    win.show_region_of_pair(row)
+    reg = win.regional.regions[0]
+    centre = int(np.flatnonzero(reg.snps == reg.centre)[0])
+    assert reg.best[centre] == pytest.approx(-np.log10(win.reported.p[row]), rel=1e-6)
+    _, cy = win.regional.centres[0].getData()
+    assert cy[0] == pytest.approx(reg.best[centre])
     win.regional.y_box.setCurrentIndex(win.regional.y_box.findData("single"))
     _, y = win.regional.points[0].getData()
     np.testing.assert_allclose(y, -np.log10(win.result.marginal_p[others]), rtol=1e-9)
