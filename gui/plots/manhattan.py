@@ -25,6 +25,7 @@ GENOME_WIDE_P = 5e-8
 SUGGESTIVE_P = 1e-5
 INTERACTION = "#009e73"  # the epistasis track and the rings of interacting SNPs (Okabe-Ito bluish green)
 BONFERRONI = "#7b3294"
+RINGS_OVER = 0.05  # the largest share of ringed SNPs drawn over the points
 
 
 class ManhattanPlot(PlotPanel):
@@ -66,10 +67,7 @@ class ManhattanPlot(PlotPanel):
             self.plot.addItem(item)
             self.group_items.append(item)
         self.interacting_item = UniformScatter(size=9, pen=pg.mkPen(INTERACTION, width=1.4), brush=None, pxMode=True)
-        # Under the points: where thousands of SNPs have a reported pair (28,000 SNPs, 3,500 ringed)
-        # rings drawn over the points hid the chromosome colours; below them each ring still shows
-        # around its own point.
-        self.interacting_item.setZValue(-1)
+        self.interacting_item.setZValue(5)  # over the points; under them when many (set_result)
         self.plot.addItem(self.interacting_item)
         self.pair_item = UniformScatter(size=6, pen=None, brush=pg.mkBrush(INTERACTION), pxMode=True, symbol="t1")
         pp.addItem(self.pair_item)
@@ -164,6 +162,10 @@ class ManhattanPlot(PlotPanel):
         has = np.flatnonzero(np.isfinite(self.best))
         ringed = has[np.isfinite(self.y[has])]
         self.interacting_item.setData(x=self.x[ringed], y=self.y[ringed])
+        # A few rings over the points stand out; thousands (3,500 of a 28,000-SNP study) drawn over
+        # them hid the chromosome colours, so past 5 % of the SNPs they go under the points, where
+        # each still shows around its own.
+        self.interacting_item.setZValue(5 if len(ringed) <= RINGS_OVER * study.n_snps else -1)
         self.pair_item.setData(x=self.x[has], y=self.best[has])
         self.pair_hover = NearestPoint(self.x[has], self.best[has], has)
         n_valid = int(getattr(result, "n_valid", 0) or 0)
