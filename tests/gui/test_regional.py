@@ -129,10 +129,10 @@ def test_best_interaction_heights_are_the_summary_and_the_single_locus_the_margi
 
     win = ld_window
     win.show_region_of_snp(int(win.reported.i[0]))
-    reg = win.regional.regions[0]
     pts = win.regional.points[0]
     _, y = pts.getData()
-    others = reg.snps[reg.snps != reg.centre]
+    others = np.asarray(pts.data["data"], np.int64)  # the SNP of each point, in drawing order
+    assert len(others) > 20
     want = neglog10_p(np.maximum(win.result.summary.best[others], 0), np.full(len(others), 4))
     np.testing.assert_allclose(y, want, rtol=1e-9)
     # the strongest pair's SNP stands at that pair's own exact P (BOOST's 4 df)
@@ -144,7 +144,9 @@ def test_best_interaction_heights_are_the_summary_and_the_single_locus_the_margi
     _, cy = win.regional.centres[0].getData()
     assert cy[0] == pytest.approx(reg.best[centre])
     win.regional.y_box.setCurrentIndex(win.regional.y_box.findData("single"))
-    _, y = win.regional.points[0].getData()
+    pts = win.regional.points[0]
+    _, y = pts.getData()
+    others = np.asarray(pts.data["data"], np.int64)
     np.testing.assert_allclose(y, -np.log10(win.result.marginal_p[others]), rtol=1e-9)
     assert "genotype LR" in win.regional.plot.getAxis("left").labelText
 
@@ -189,6 +191,37 @@ def test_the_button_and_the_context_menu_show_the_selection(qtbot, ld_window):
     assert win.state.region.pair == row
 
 
+def user_double_click(qtbot, widget, pos):
+    """What a window gets from a user's double click: press, release, a double-click event in
+    place of the second press, release (QTest's mouseDClick sends a second press as well, and
+    pyqtgraph's scene then hands the plots a single click)."""
+    from PySide6.QtCore import QEvent, QPointF
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtWidgets import QApplication
+
+    left = Qt.MouseButton.LeftButton
+    qtbot.mouseClick(widget, left, pos=pos)
+    ev = QMouseEvent(QEvent.Type.MouseButtonDblClick, QPointF(pos), QPointF(widget.mapToGlobal(pos)), left, left,
+                     Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, ev)
+    qtbot.mouseRelease(widget, left, pos=pos)
+
+
+@pytest.mark.slow
+def test_a_double_click_in_the_manhattan_plot_shows_the_snps_region(qtbot, ld_window):
+    win = ld_window
+    m = win.manhattan
+    win.tabs.setCurrentWidget(m)
+    m.plot_widget.resize(1000, 600)
+    m.reset_view()
+    qtbot.wait(50)
+    k = int(np.nanargmax(m.y))  # the highest point: no other under the cursor
+    with qtbot.waitSignal(m.snpDoubleClicked, timeout=5000) as blocker:
+        user_double_click(qtbot, m.plot_widget.viewport(), m.view_to_widget(m.x[k], m.y[k]))
+    assert blocker.args == [k]
+    assert win.state.region.snps == (k,) and win.tabs.currentWidget() is win.regional
+
+
 @pytest.mark.slow
 def test_export_all_writes_the_regional_view_as_png(qtbot, ld_window, tmp_path):
     win = ld_window
@@ -231,7 +264,6 @@ def test_the_state_keeps_a_region_only_of_its_result():
     st.events.region.connect(lambda: events.append(st.region))
     assert not st.show_region((0,))  # no result
     study = SimpleNamespace(n_snps=10)
-    rep = SimpleNamespace(i=np.array([1]), j=np.array([7]), __len__=lambda self: 1)
     reported = type("R", (), {"i": np.array([1]), "j": np.array([7]), "__len__": lambda self: 1})()
     result = SimpleNamespace(study=study, reported=reported)
     st.study = study
@@ -242,4 +274,3 @@ def test_the_state_keeps_a_region_only_of_its_result():
     assert st.show_region((4,)) and st.region.half_width_bp == 50_000  # the width stays
     st.open("p", "k", study, None, None, {})
     assert st.region is None and events[-1] is None
-    del rep
