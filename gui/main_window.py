@@ -539,11 +539,11 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
     # -- the regional view ---------------------------------------------------------------------
     def show_region_of_pair(self, row: int) -> bool:
         """The regional view around the two SNPs of reported pair ``row``, brought to the front."""
-        return self._show_region(self.state.show_region(pair=row))
+        return self._show_region(self.state.show_region(pair=row, half_width_bp=self._region_width()))
 
     def show_region_of_snp(self, k: int) -> bool:
         """The regional view around SNP ``k``."""
-        return self._show_region(self.state.show_region((k,)))
+        return self._show_region(self.state.show_region((k,), half_width_bp=self._region_width()))
 
     def show_region_of_selection(self) -> bool:
         """The regional view of the selected pair (its two SNPs), else of the selected SNP."""
@@ -554,6 +554,10 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
             return self.show_region_of_snp(sel.snp)
         self.statusBar().showMessage("Select a pair (table, interaction map) or a SNP (Manhattan plot) first.", 6000)
         return False
+
+    def _region_width(self) -> int:
+        """The half-width the Regional tab's box shows (set before any region is, it still counts)."""
+        return int(self.regional.width_box.value()) * 1000
 
     def _show_region(self, shown: bool) -> bool:
         if shown:

@@ -101,6 +101,11 @@ def test_double_clicking_a_pair_shows_the_snps_around_each_of_its_snps(qtbot, ld
     assert win.state.region.half_width_bp == 100_000
     snps, _, _ = win.regional.shown(0)
     assert {str(v.snp[s]) for s in snps} == expected_region(ld_prefix, str(v.snp[i]), 100_000)
+    # the next region keeps the width; one chosen while none is shown counts as well
+    assert win.show_region_of_snp(j) and win.state.region.half_width_bp == 100_000
+    win.state.clear_region()
+    win.regional.width_box.setValue(60)
+    assert win.show_region_of_pair(row) and win.state.region.half_width_bp == 60_000
 
 
 @pytest.mark.slow
