@@ -4,10 +4,11 @@ What is loaded (``path``, ``study`` and the settings it was loaded with), the la
 (``result``, ``reported``, the pathway ``graph``) and the selection (a SNP, a pair) live here and
 change only through the actions below: :meth:`AppState.open` (a study loaded), :meth:`AppState.scanned`
 (a scan finished), :meth:`AppState.set_graph`, :meth:`AppState.select_snp`, :meth:`AppState.select_pair`,
-:meth:`AppState.clear_selection`, :meth:`AppState.show_region` and :meth:`AppState.clear_region`. Each action emits the events of what it changed; the window's
-views only listen (napari's evented model with Qt views is the example). So what one action
-derives from a study cannot outlive the study: opening another resets the result, the graph,
-the selection and the regional view, and every view redraws from the empty state.
+:meth:`AppState.clear_selection`, :meth:`AppState.show_region` and :meth:`AppState.clear_region`.
+Each action emits the events of what it changed; the window's views only listen (napari's
+evented model with Qt views is the example). So what one action derives from a study cannot
+outlive the study: opening another resets the result, the graph, the selection and the regional
+view, and every view redraws from the empty state.
 
 The study-bound inputs (``STUDY_INPUTS``: --allow-no-sex, --pheno, --pheno-name, --mpheno, --covar,
 --covar-name, --covar-number, --keep, --remove, --keep-fam, --remove-fam, --keep-allele-order, --set or --make-set and the set mode) describe one

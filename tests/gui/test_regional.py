@@ -241,7 +241,8 @@ def test_export_all_writes_the_regional_view_as_png(qtbot, ld_window, tmp_path):
     img = QImage(str(tmp_path / "with" / "regional.png"))
     assert not img.isNull() and img.width() >= 1400 and non_white_fraction(img) > 0.01
     arr = img.convertToFormat(QImage.Format.Format_RGB32)
-    px = np.frombuffer(arr.constBits(), np.uint8).reshape(arr.height(), arr.bytesPerLine() // 4, 4)[:, : arr.width(), :3]
+    px = np.frombuffer(arr.constBits(), np.uint8).reshape(arr.height(), arr.bytesPerLine() // 4, 4)
+    px = px[:, : arr.width(), :3]
     c = QColor("#9632b8")
     purple = (np.abs(px.astype(int) - [c.blue(), c.green(), c.red()]).max(axis=2) <= 30).sum()
     assert purple > 50  # the pair's SNPs' diamonds (and the legend's)
@@ -249,7 +250,8 @@ def test_export_all_writes_the_regional_view_as_png(qtbot, ld_window, tmp_path):
     win.state.clear_region()
     with qtbot.waitSignal(win.exportFinished, timeout=30000):
         win.export_all(str(tmp_path / "with"), overwrite=True)
-    assert sorted(p.name for p in (tmp_path / "with").iterdir()) == sorted(p.name for p in (tmp_path / "plain").iterdir())
+    names = sorted(p.name for p in (tmp_path / "with").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "plain").iterdir())
 
 
 def test_the_state_keeps_a_region_only_of_its_result():
