@@ -4,8 +4,9 @@ PREFIX: a PLINK fileset (prefix or any of its files), a .ped/.map or a BOOST mat
 the first start opens the bundled sample study and later starts the most recent study.
 ``--run`` starts a scan with the Run panel's settings once the study is loaded; ``--size WxH``
 sizes the window (a laptop's 1366x768, say: what the screenshots then show);
-``--screenshot DIR`` writes main.png, manhattan.png, qq.png, interactions.png and pathways.png
-into DIR when the run ends (or when the study is loaded, without ``--run``) and quits: exit code
+``--screenshot DIR`` writes main.png, main_regional.png (the window with the Regional tab),
+manhattan.png, qq.png, interactions.png, pathways.png and regional.png (the regions of the
+strongest pair) into DIR when the run ends (or when the study is loaded, without ``--run``) and quits: exit code
 0, or 1 if anything failed. ``--run`` resumes an interrupted scan of the same study and
 thresholds without asking (the results are the same as an uninterrupted scan's).
 """
@@ -66,7 +67,8 @@ def initial_study(prefix: str | None) -> str | None:
 
 
 def write_screenshots(win, out_dir: str) -> list[str]:
-    """main.png (the window as shown) and one PNG per plot, at a fixed size."""
+    """main.png (the window as shown), main_regional.png (the window with its Regional tab, when
+    it shows a region) and one PNG per plot, at a fixed size."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -74,6 +76,17 @@ def write_screenshots(win, out_dir: str) -> list[str]:
     if not img.save(str(out / "main.png"), "PNG"):
         raise OSError(f"{out / 'main.png'}: could not write the PNG file")
     written.append(str(out / "main.png"))
+    if win.state.region is not None:  # the window again, its Regional tab in front
+        from PySide6.QtWidgets import QApplication
+
+        shown = win.tabs.currentIndex()
+        win.tabs.setCurrentWidget(win.regional)
+        QApplication.processEvents()  # laid out and painted at the window's size
+        path = out / "main_regional.png"
+        if not win.grab().save(str(path), "PNG"):
+            raise OSError(f"{path}: could not write the PNG file")
+        written.append(str(path))
+        win.tabs.setCurrentIndex(shown)
     for key, plot in win.plots.items():
         path = out / f"{key}.png"
         plot.export_png(str(path), size=SCREENSHOT_PLOT_SIZE, scale=1.0)
@@ -117,6 +130,8 @@ def main(argv=None) -> int:
         try:
             if win.reported is not None and len(win.reported):
                 win.pairs.table.selectRow(0)  # show the strongest pair in the plots
+                win.show_region_of_pair(win.pairs.proxy.pair_row(0))  # and its two SNPs' regions
+                win.tabs.setCurrentIndex(0)  # the window shows the Manhattan plot, regional.png the regions
             for path in write_screenshots(win, args.screenshot):
                 print(path)
         except OSError as exc:

@@ -25,6 +25,8 @@ RESULT_FILES = {
     "run_json": ("Run record (run.json)…", "run.json", "JSON (*.json)"),
 }
 
+IMAGES = ("regional.png",)  # the views Export all writes beside the result files, when they show something
+
 
 def render(result, kind: str) -> str:
     """The text of one result file, as the CLI writes it (a QT scan's own files where it has them:
@@ -92,16 +94,26 @@ def export_result_file(result, kind: str, path: str | os.PathLike) -> Path:
     return write_text(path, render(result, kind))
 
 
-def export_all(result, out_dir: str | os.PathLike, overwrite: bool = False, log_text: str | None = None) -> Path:
+def export_all(result, out_dir: str | os.PathLike, overwrite: bool = False, log_text: str | None = None,
+               images: dict[str, bytes] | None = None) -> Path:
     """Every file of ``gboost scan --out DIR`` (the core's ``write_outputs``; a QT scan's files
     for a quantitative trait), with ``gboost.log`` holding ``log_text`` (the window's Log, whose
-    "Settings:" line is the command that reproduces the scan) as the command's holds what it printed."""
+    "Settings:" line is the command that reproduces the scan) as the command's holds what it printed,
+    and ``images`` (name: PNG bytes, e.g. the regional view's ``regional.png``) in the same set. An
+    image of :data:`IMAGES` not given goes from the folder with the old set: it showed an earlier
+    scan (or study), never this one's."""
     from gboost.cli.console import LOG_FILE
 
     extra_files = {} if log_text is None else {LOG_FILE: lambda: (log_text.rstrip("\n") + "\n").encode("utf-8")}
+    images = images or {}
+    for name, data in images.items():
+        if name not in IMAGES:
+            raise ValueError(f"not an image of Export all: {name!r}")
+        extra_files[name] = lambda data=data: data
+    stale = tuple(name for name in IMAGES if name not in images)
     qt = getattr(result, "qt", None)
     if qt is not None:
         from gboost.outputs.qt_results import write_qt_outputs
 
-        return write_qt_outputs(qt, out_dir, overwrite=overwrite, extra_files=extra_files)
-    return res.write_outputs(result, out_dir, overwrite=overwrite, extra_files=extra_files)
+        return write_qt_outputs(qt, out_dir, overwrite=overwrite, extra_files=extra_files, also_remove=stale)
+    return res.write_outputs(result, out_dir, overwrite=overwrite, extra_files=extra_files, also_remove=stale)

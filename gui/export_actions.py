@@ -9,6 +9,9 @@ from gui import export, settings
 from gui.dialogs import confirm_replace
 from gui.worker import Task
 
+REGIONAL_PNG = export.IMAGES[0]
+REGIONAL_PNG_SIZE = (1400, 600)  # logical pixels, drawn at twice that: two panels side by side
+
 
 class ExportMixin:
     """Export methods of :class:`gui.main_window.MainWindow` (uses its ``result``, ``pairs``,
@@ -35,9 +38,17 @@ class ExportMixin:
         return self._export(export.RESULT_FILES[kind][1], lambda: export.export_result_file(result, kind, path))
 
     def export_all(self, out_dir: str, overwrite: bool = False) -> bool:
+        """Every result file into ``out_dir``, and ``regional.png`` when the regional view shows a region."""
         result = self.result
         log_text = self.log_view.toPlainText()  # (read here: widgets belong to the GUI thread)
-        return self._export("all result files", lambda: export.export_all(result, out_dir, overwrite, log_text))
+        images = {}
+        if self.state.region is not None and self.regional.regions:
+            from gui.plots.render import png_bytes
+
+            # painted here: Qt paints on the GUI thread only; the task writes the bytes with the set
+            images[REGIONAL_PNG] = png_bytes(self.regional.plot_widget, REGIONAL_PNG_SIZE, scale=2.0)
+        return self._export("all result files",
+                            lambda: export.export_all(result, out_dir, overwrite, log_text, images))
 
     def export_table(self, path: str, sep: str) -> bool:
         text = export.table_text(self.pairs.model, sep)  # snapshot of the view as shown now

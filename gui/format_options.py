@@ -30,6 +30,9 @@ class IdModeEdit(QWidget):
         self.value = QLineEdit()
         self.value.setPlaceholderText("ID or D")
         self.value.setMaximumWidth(70)
+        # narrow: it shares the Run dock's row with the FID field (the popup shows the whole names)
+        self.mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode.setMinimumContentsLength(6)
         for w in (self, self.mode, self.value):
             w.setToolTip(IDS_TIP)
         lay.addWidget(self.mode, 1)

@@ -30,6 +30,7 @@ from gui.plots.interactions import InteractionMap
 from gui.plots.manhattan import ManhattanPlot
 from gui.plots.pathways import PathwayView
 from gui.plots.qq import QQPlot
+from gui.plots.regional import RegionalPlot
 from gui.resultdata import partners_of, single_locus
 from gui.run_panel import RunPanel
 from gui.scan_actions import ScanMixin
@@ -86,13 +87,14 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.qq = QQPlot()
         self.interactions = InteractionMap()
         self.pathways = PathwayView()
+        self.regional = RegionalPlot()
         # One entry per tab, in tab order (export and the View menu go by the tab's index).
         self.plots = {"manhattan": self.manhattan, "qq": self.qq, "interactions": self.interactions,
-                      "pathways": self.pathways}
+                      "pathways": self.pathways, "regional": self.regional}
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         for title, w in (("Manhattan", self.manhattan), ("QQ", self.qq), ("Interaction map", self.interactions),
-                         ("Pathways", self.pathways)):
+                         ("Pathways", self.pathways), ("Regional", self.regional)):
             self.tabs.addTab(w, title)
         self.setCentralWidget(self.tabs)
 
@@ -120,7 +122,8 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self._restore_window()
         self._set_busy(False)
         for name, render in (("study", self._render_study), ("result", self._render_result),
-                             ("graph", self._render_graph), ("selection", self._render_selection)):
+                             ("graph", self._render_graph), ("selection", self._render_selection),
+                             ("region", self._render_region)):
             getattr(self.state.events, name).connect(render)
 
     # -- the state, read ------------------------------------------------------------------------
@@ -169,6 +172,10 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.manhattan.snpClicked.connect(self.select_snp)
         self.interactions.pairClicked.connect(self._pair_clicked)
         self.pairs.pairActivated.connect(self.show_pair)
+        self.pairs.regionRequested.connect(self.show_region_of_pair)
+        self.manhattan.snpDoubleClicked.connect(self.show_region_of_snp)
+        self.regional.widthChanged.connect(self.state.set_region_width)
+        self.regional.showSelectionRequested.connect(self.show_region_of_selection)
         self.pairs.partnerFilterCleared.connect(self.clear_selection)
         self.pairs.table.selectionModel().currentRowChanged.connect(self._table_row_changed)
         for plot in self.plots.values():
@@ -271,7 +278,7 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         self.recent_menu.setEnabled(not busy)
         has = self.result is not None and not busy
         for a in (self.act_export, self.act_table_csv, self.act_table_tsv, self.act_png, self.act_svg,
-                  *self.export_actions.values()):
+                  self.act_region, *self.export_actions.values()):
             a.setEnabled(has)
         graph = getattr(self, "graph", None) is not None and not busy
         self.act_export_graph.setEnabled(graph)
@@ -279,6 +286,7 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
         for a in (self.act_pathway_sources, self.act_pathway_bundled):
             a.setEnabled(not busy)
         self.pathways.sources_button.setEnabled(not busy)
+        self.regional.show_button.setEnabled(has)
         self.busyChanged.emit(busy)
 
     # -- tasks ----------------------------------------------------------------------------------
@@ -477,6 +485,15 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
             self.pathways.readout.setText(text)
             self.statusBar().showMessage(f"{v.snp[k]}: {len(partners):,} reported partner{'s' if len(partners) != 1 else ''}", 8000)
 
+    def _render_region(self) -> None:
+        st = self.state
+        if st.region is None or st.result is None:
+            self.regional.clear()
+            return
+        # the single-locus P the Manhattan plot already holds for this result (not recomputed)
+        single = self.manhattan.y if self.manhattan.result is st.result else None
+        self.regional.set_region(st.result, st.region, single)
+
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         items = settings.recent_files()
@@ -518,6 +535,34 @@ class MainWindow(ScanMixin, PathwayMixin, ExportMixin, QMainWindow):
     def _table_row_changed(self, current, _previous) -> None:
         if current.isValid() and self.result is not None and self.pairs.proxy.rowCount():
             self.show_pair(self.pairs.proxy.pair_row(current.row()))
+
+    # -- the regional view ---------------------------------------------------------------------
+    def show_region_of_pair(self, row: int) -> bool:
+        """The regional view around the two SNPs of reported pair ``row``, brought to the front."""
+        return self._show_region(self.state.show_region(pair=row, half_width_bp=self._region_width()))
+
+    def show_region_of_snp(self, k: int) -> bool:
+        """The regional view around SNP ``k``."""
+        return self._show_region(self.state.show_region((k,), half_width_bp=self._region_width()))
+
+    def show_region_of_selection(self) -> bool:
+        """The regional view of the selected pair (its two SNPs), else of the selected SNP."""
+        sel = self.state.selection
+        if sel.pair is not None:
+            return self.show_region_of_pair(sel.pair)
+        if sel.snp is not None:
+            return self.show_region_of_snp(sel.snp)
+        self.statusBar().showMessage("Select a pair (table, interaction map) or a SNP (Manhattan plot) first.", 6000)
+        return False
+
+    def _region_width(self) -> int:
+        """The half-width the Regional tab's box shows (set before any region is, it still counts)."""
+        return int(self.regional.width_box.value()) * 1000
+
+    def _show_region(self, shown: bool) -> bool:
+        if shown:
+            self.tabs.setCurrentWidget(self.regional)
+        return shown
 
     def reset_zoom(self) -> None:
         self.tabs.currentWidget().reset_view()

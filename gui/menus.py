@@ -16,6 +16,8 @@ def build_menus_and_toolbar(win) -> None:
     win.act_run = A("&Run scan", win.start_scan, "Ctrl+R", "Test every SNP pair with the settings of the Run panel")
     win.act_cancel = A("&Cancel scan", win.cancel_scan, None, "Stop the scan; the previous results stay")
     win.act_reset_zoom = A("Reset &zoom", win.reset_zoom, "Ctrl+0", "Show the whole plot again")
+    win.act_region = A("Re&gional view of the selection", win.show_region_of_selection, "Ctrl+L",
+                       "The region around the selected pair's two SNPs (or the selected SNP), coloured by LD with it")
     win.act_clear_sel = A("Clear &selection", win.clear_selection, "Esc", "Show the pairs of every SNP again")
     win.act_png = A("Plot as &PNG…", lambda: win.export_plot_dialog("png"), None, "Save the plot shown as a PNG image")
     win.act_svg = A("Plot as &SVG…", lambda: win.export_plot_dialog("svg"), None, "Save the plot shown as an SVG vector image")
@@ -56,9 +58,10 @@ def build_menus_and_toolbar(win) -> None:
     m_scan.addAction(win.act_cancel)
 
     m_view = mb.addMenu("&View")
-    for i, title in enumerate(("Manhattan plot", "QQ plots", "Interaction map", "Pathway graph")):
+    for i, title in enumerate(("Manhattan plot", "QQ plots", "Interaction map", "Pathway graph", "Regional view")):
         m_view.addAction(A(title, lambda i=i: win.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"))
     m_view.addSeparator()
+    m_view.addAction(win.act_region)
     m_view.addAction(win.act_reset_zoom)
     m_view.addAction(win.act_clear_sel)
     m_view.addSeparator()

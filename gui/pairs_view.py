@@ -30,9 +30,11 @@ def _float_setting(key: str, default: float) -> float:
 
 
 class PairsView(QWidget):
-    """Emits ``pairActivated(row)`` (row of the reported pairs) on double-click or Enter."""
+    """Emits ``pairActivated(row)`` (row of the reported pairs) on double-click or Enter, and
+    ``regionRequested(row)`` on double-click or the context menu's "Regional view"."""
 
     pairActivated = Signal(int)
+    regionRequested = Signal(int)
     partnerFilterCleared = Signal()
 
     def __init__(self, parent=None):
@@ -86,15 +88,20 @@ class PairsView(QWidget):
         hh.setStretchLastSection(True)
         hh.setResizeContentsPrecision(200)  # size columns from the first rows only: fast at any size
         self._set_widths()
-        self.table.doubleClicked.connect(lambda idx: self.pairActivated.emit(self.proxy.pair_row(idx.row())))
+        self.table.doubleClicked.connect(self._double_clicked)
 
         copy = QAction("Copy rows", self)
         copy.setShortcut(QKeySequence.StandardKey.Copy)
         copy.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         copy.triggered.connect(lambda _checked=False: self.copy_selection())
         self.table.addAction(copy)
+        region = QAction("Regional view of this pair", self)
+        region.setStatusTip("The region around each of the pair's two SNPs, coloured by LD with it")
+        region.triggered.connect(lambda _checked=False: self._region_of_current())
+        self.table.addAction(region)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.copy_action = copy
+        self.region_action = region
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -103,6 +110,16 @@ class PairsView(QWidget):
         lay.addWidget(self.table, 1)
         self._apply_ld_rule()
         self._apply_significance()
+
+    def _double_clicked(self, idx) -> None:
+        row = self.proxy.pair_row(idx.row())
+        self.pairActivated.emit(row)
+        self.regionRequested.emit(row)
+
+    def _region_of_current(self) -> None:
+        idx = self.table.currentIndex()
+        if idx.isValid() and self.proxy.rowCount():
+            self.regionRequested.emit(self.proxy.pair_row(idx.row()))
 
     def eventFilter(self, obj, ev) -> bool:
         # A line edit takes Ctrl+E (end of line, as Emacs) before the window's shortcuts; the
@@ -213,7 +230,9 @@ class PairsView(QWidget):
 
     def _set_widths(self) -> None:
         fm = self.fontMetrics()
-        widths = {"CHR1": 5, "CHR2": 5, "SNP1": 14, "SNP2": 14, "BP1": 11, "BP2": 11, "KSA": 12, "STAT": 12, "DF": 4,
+        # In characters: KSA and STAT print 4 significant digits (and P 4 in e-notation), so at
+        # 1366x768 the columns up to P fit the dock beside the Run column.
+        widths = {"CHR1": 5, "CHR2": 5, "SNP1": 13, "SNP2": 13, "BP1": 10, "BP2": 10, "KSA": 9, "STAT": 9, "DF": 4,
                   "P": 10, "Q": 10, "R2": 7, "DIST": 11, "STAT_ADJ": 9, "DF_ADJ": 6, "P_ADJ": 10,
                   "BETA_ADJ": 10, "SE_ADJ": 10, "N_ADJ": 6}
         for c, name in enumerate(self.model.columns):

@@ -232,7 +232,9 @@ class RunPanel(QWidget):
         qc_form.addRow(_tip_label("--chr", CHR_TIP), self.chrom)
         self.allow_extra_chr = QCheckBox("--allow-extra-chr")
         self.allow_extra_chr.setToolTip(EXTRA_CHR_TIP)
-        qc_form.addRow(self.allow_extra_chr, QLabel("non-standard chromosome names"))
+        extra_chr_text = QLabel("non-standard chromosome names")
+        extra_chr_text.setWordWrap(True)  # the dock may be narrow
+        qc_form.addRow(self.allow_extra_chr, extra_chr_text)
         grid.addLayout(qc_form, 2, 0, 1, 4)
         lay.addWidget(qc_box)
 
@@ -312,6 +314,11 @@ class RunPanel(QWidget):
         self.dask.setToolTip(DASK_TIP)
         form.addRow(_tip_label("Dask", DASK_TIP), self.dask)
         lay.addWidget(eng_box)
+        # Every choice as narrow as the dock needs: the longest item of any one set the panel's
+        # width, wider than a 1366-pixel screen's left column, and the right edge was cut off.
+        for combo in settings_widget.findChildren(QComboBox):
+            if combo.sizeAdjustPolicy() != QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon:
+                _narrow(combo)
 
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run scan")

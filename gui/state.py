@@ -3,11 +3,12 @@
 What is loaded (``path``, ``study`` and the settings it was loaded with), the last finished scan
 (``result``, ``reported``, the pathway ``graph``) and the selection (a SNP, a pair) live here and
 change only through the actions below: :meth:`AppState.open` (a study loaded), :meth:`AppState.scanned`
-(a scan finished), :meth:`AppState.set_graph`, :meth:`AppState.select_snp`, :meth:`AppState.select_pair`
-and :meth:`AppState.clear_selection`. Each action emits the events of what it changed; the window's
-views only listen (napari's evented model with Qt views is the example). So what one action
-derives from a study cannot outlive the study: opening another resets the result, the graph and
-the selection, and every view redraws from the empty state.
+(a scan finished), :meth:`AppState.set_graph`, :meth:`AppState.select_snp`, :meth:`AppState.select_pair`,
+:meth:`AppState.clear_selection`, :meth:`AppState.show_region` and :meth:`AppState.clear_region`.
+Each action emits the events of what it changed; the window's views only listen (napari's
+evented model with Qt views is the example). So what one action derives from a study cannot
+outlive the study: opening another resets the result, the graph, the selection and the regional
+view, and every view redraws from the empty state.
 
 The study-bound inputs (``STUDY_INPUTS``: --allow-no-sex, --pheno, --pheno-name, --mpheno, --covar,
 --covar-name, --covar-number, --keep, --remove, --keep-fam, --remove-fam, --keep-allele-order, --set or --make-set and the set mode) describe one
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
+
+import numpy as np
 
 # name: value when a study has none remembered (PLINK's default: the flag not given)
 STUDY_INPUTS = {"allow_no_sex": False, "pheno": "", "pheno_name": "", "mpheno": "", "covar": "", "covar_name": "",
@@ -59,6 +62,17 @@ class Selection:
         return self.snp is None and self.pair is None
 
 
+@dataclass(frozen=True)
+class RegionRequest:
+    """The regional view: the region of ``half_width_bp`` around each SNP of ``snps`` (one SNP, or
+    the two of reported pair ``pair``), of the current result. The view computes what it draws
+    from the result, so nothing of another study or scan can be drawn for it."""
+
+    snps: tuple[int, ...]
+    half_width_bp: int
+    pair: int | None = None
+
+
 class StudyStore:
     """Where the study-bound inputs are remembered between sessions: the application's settings
     (gui/settings.py), one group per study."""
@@ -76,7 +90,8 @@ class StudyStore:
 
 class AppState:
     """See the module docstring. Events: ``study`` (the study or its loading settings changed),
-    ``result`` (a scan finished, or the result went with its study), ``graph``, ``selection``."""
+    ``result`` (a scan finished, or the result went with its study), ``graph``, ``selection``,
+    ``region`` (the regional view's SNPs or width changed, or it was cleared)."""
 
     def __init__(self, store: StudyStore | None = None) -> None:
         self.store = store if store is not None else StudyStore()
@@ -92,8 +107,9 @@ class AppState:
         self.options = None  # the RunOptions of the scan that gave ``result``
         self.graph = None
         self.selection = Selection()
+        self.region: RegionRequest | None = None
         self.events = type("Events", (), {})()
-        for name in ("study", "result", "graph", "selection"):
+        for name in ("study", "result", "graph", "selection", "region"):
             setattr(self.events, name, Event())
 
     # -- the study-bound inputs -----------------------------------------------------------------
@@ -120,10 +136,12 @@ class AppState:
         self.store.save(key, self.inputs)
         self.result = self.reported = self.options = self.graph = None
         self.selection = Selection()
+        self.region = None
         self.events.study.emit()
         self.events.result.emit()
         self.events.graph.emit()
         self.events.selection.emit()
+        self.events.region.emit()
 
     def scanned(self, result, options, graph=None) -> None:
         """A scan finished: its result (and its pathway ``graph``) replace the last one's; the
@@ -137,9 +155,11 @@ class AppState:
         self.result, self.reported, self.options = result, result.reported, options
         self.graph = graph
         self.selection = Selection()
+        self.region = None  # of the old result's summary and pairs
         self.events.result.emit()
         self.events.graph.emit()
         self.events.selection.emit()
+        self.events.region.emit()
 
     def set_graph(self, graph, result=None) -> bool:
         """The pathway graph of ``result`` (default: the current one); refused (False) when the
@@ -169,6 +189,47 @@ class AppState:
 
     def clear_selection(self) -> None:
         self._select(Selection())
+
+    def show_region(self, snps=None, half_width_bp: int | None = None, pair: int | None = None) -> bool:
+        """Show the regional view around ``snps`` (SNP indices of the current result's study; one or
+        two) or, with ``pair``, around the two SNPs of that reported pair; ``half_width_bp``
+        default: the current view's, else 250 kb. Refused (False, nothing changes) without a
+        result or for SNPs or a pair it does not have."""
+        from gui.regional import DEFAULT_HALF_WIDTH_KB
+
+        if self.result is None:
+            return False
+        if pair is not None:
+            if self.reported is None or not 0 <= int(pair) < len(self.reported):
+                return False
+            pair = int(pair)
+            snps = (int(self.reported.i[pair]), int(self.reported.j[pair]))
+        if snps is None:
+            return False
+        snps = tuple(int(k) for k in np.atleast_1d(snps))
+        n = self.result.study.n_snps
+        if not 1 <= len(snps) <= 2 or not all(0 <= k < n for k in snps):
+            return False
+        if half_width_bp is None:
+            half_width_bp = self.region.half_width_bp if self.region is not None else DEFAULT_HALF_WIDTH_KB * 1000
+        if int(half_width_bp) <= 0:
+            return False
+        req = RegionRequest(snps, int(half_width_bp), pair)
+        if req != self.region:
+            self.region = req
+            self.events.region.emit()
+        return True
+
+    def set_region_width(self, half_width_bp: int) -> bool:
+        """The regional view's half-width, its SNPs kept (False when none is shown)."""
+        if self.region is None:
+            return False
+        return self.show_region(self.region.snps, half_width_bp, self.region.pair)
+
+    def clear_region(self) -> None:
+        if self.region is not None:
+            self.region = None
+            self.events.region.emit()
 
     def _select(self, sel: Selection) -> None:
         if sel != self.selection:

@@ -192,6 +192,7 @@ GBOOST_FILES = frozenset({
     "perm.tsv",  # --perm's maxima (gboost/pipeline/permute.py)
     "checkpoint.json", "checkpoint.ledger", "checkpoint.json.tmp", "checkpoint.perm", "part.npz",
     "nodes.tsv", "edges.tsv", "graph.graphml", "pathways.json",
+    "regional.png",  # the GUI's regional view, written by its Export all beside the scan's files
 })
 
 

@@ -227,10 +227,11 @@ def render_qt_outputs(result, extra: dict | None = None, threads: int | None = N
 
 
 def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None,
-                     threads: int | None = None, extra_files: dict | None = None) -> Path:
+                     threads: int | None = None, extra_files: dict | None = None,
+                     also_remove: tuple = ()) -> Path:
     """Write the QT scan's files into ``out_dir`` (gboost/outputs/outdir.py's rules: each whole,
     run.json last, nothing else touched), formatted on ``threads`` threads (default: every core);
-    ``extra_files`` as :func:`gboost.outputs.results.write_outputs` takes them (``gboost.log``)."""
+    ``extra_files`` and ``also_remove`` as :func:`gboost.outputs.results.write_outputs` takes them."""
     from gboost.outputs.outdir import write_files
 
     from gboost.pipeline.checkpoint import LEDGER, MANIFEST
@@ -239,4 +240,4 @@ def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = Fa
     write_times: dict = {}
     files = render_qt_lazily(result, extra, threads, write_times)
     return write_files(out_dir, {**files, **(extra_files or {})}, overwrite=overwrite,
-                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp"), write_times=write_times)
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp", *also_remove), write_times=write_times)

@@ -851,15 +851,19 @@ def atomic_directory(out_dir: str | os.PathLike, fill, *, overwrite: bool = Fals
 
 
 def write_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = False, extra: dict | None = None,
-                  threads: int | None = None, extra_files: dict | None = None) -> Path:
+                  threads: int | None = None, extra_files: dict | None = None,
+                  also_remove: tuple = ()) -> Path:
     """Write the scan's five outputs into ``out_dir`` (each whole, run.json last) and drop the
     finished scan's checkpoint; nothing else in the folder is touched (gboost/outputs/outdir.py).
     ``extra_files``: further gboost files of the same set (the command's ``gboost.log``, as a
-    function rendered once the data files are on disk, before run.json)."""
+    function rendered once the data files are on disk, before run.json). ``also_remove``: gboost
+    files of an earlier set that this one has not (the GUI's regional.png, when it shows no region
+    now), removed with the checkpoint as the new set comes in."""
     from gboost.pipeline.checkpoint import LEDGER, MANIFEST, PERM_LEDGER
     from gboost.outputs.outdir import write_files
 
     write_times: dict = {}
     files = render_lazily(result, extra, threads, write_times, stream=True)
     return write_files(out_dir, {**files, **(extra_files or {})}, overwrite=overwrite,
-                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp", PERM_LEDGER, "perm.tsv"), write_times=write_times)
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp", PERM_LEDGER, "perm.tsv", *also_remove),
+                       write_times=write_times)

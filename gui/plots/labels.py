@@ -137,9 +137,12 @@ class LabelLayer(pg.GraphicsObject):
             box = self._place(px[n], py[n], dx[n], dy[n], offset[n], w[n], heights[n], bounds, taken, cell)
             if box is None:
                 continue
-            keys = self._cells(box, cell)
-            for key in keys:
-                taken.setdefault(key, []).append(box)
+            # A drawn label keeps the next ones a few pixels away: two labels side by side with no
+            # gap read as one ("IGSF11long-term synaptic potentiation"). (Nodes keep no margin:
+            # a label sits 3 pixels from its own node.)
+            kept = box.adjusted(-self.GAP[0], -self.GAP[1], self.GAP[0], self.GAP[1])
+            for key in self._cells(kept, cell):
+                taken.setdefault(key, []).append(kept)
             if self.style[k] != current:
                 current = int(self.style[k])
                 painter.setFont(self.styles[current][0])
@@ -153,6 +156,7 @@ class LabelLayer(pg.GraphicsObject):
     # The label's own direction first, then turned either way: a label blocked by a neighbour
     # (another node, another label) may still fit beside its point a little further round.
     TURNS = tuple((math.cos(t), math.sin(t)) for t in (0.0, 0.9, -0.9, 1.8, -1.8))
+    GAP = (4.0, 1.0)  # device pixels kept free beside (x) and above and below (y) a label
 
     def _place(self, px, py, dx, dy, offset, w, h, bounds, taken, cell):
         """The first free box for a label of point (px, py) (device pixels), or ``None``."""

@@ -25,6 +25,7 @@ GENOME_WIDE_P = 5e-8
 SUGGESTIVE_P = 1e-5
 INTERACTION = "#009e73"  # the epistasis track and the rings of interacting SNPs (Okabe-Ito bluish green)
 BONFERRONI = "#7b3294"
+RINGS_OVER = 0.05  # the largest share of ringed SNPs drawn over the points
 
 
 class ManhattanPlot(PlotPanel):
@@ -32,6 +33,7 @@ class ManhattanPlot(PlotPanel):
     click a SNP to see its partners."""
 
     snpClicked = Signal(int)
+    snpDoubleClicked = Signal(int)  # after a scan: the regional view of the SNP
     name = "Manhattan plot"
 
     def __init__(self, parent=None):
@@ -65,7 +67,7 @@ class ManhattanPlot(PlotPanel):
             self.plot.addItem(item)
             self.group_items.append(item)
         self.interacting_item = UniformScatter(size=9, pen=pg.mkPen(INTERACTION, width=1.4), brush=None, pxMode=True)
-        self.interacting_item.setZValue(5)
+        self.interacting_item.setZValue(5)  # over the points; under them when many (set_result)
         self.plot.addItem(self.interacting_item)
         self.pair_item = UniformScatter(size=6, pen=None, brush=pg.mkBrush(INTERACTION), pxMode=True, symbol="t1")
         pp.addItem(self.pair_item)
@@ -160,6 +162,10 @@ class ManhattanPlot(PlotPanel):
         has = np.flatnonzero(np.isfinite(self.best))
         ringed = has[np.isfinite(self.y[has])]
         self.interacting_item.setData(x=self.x[ringed], y=self.y[ringed])
+        # A few rings over the points stand out; thousands (3,500 of a 28,000-SNP study) drawn over
+        # them hid the chromosome colours, so past 5 % of the SNPs they go under the points, where
+        # each still shows around its own.
+        self.interacting_item.setZValue(5 if len(ringed) <= RINGS_OVER * study.n_snps else -1)
         self.pair_item.setData(x=self.x[has], y=self.best[has])
         self.pair_hover = NearestPoint(self.x[has], self.best[has], has)
         n_valid = int(getattr(result, "n_valid", 0) or 0)
@@ -171,8 +177,9 @@ class ManhattanPlot(PlotPanel):
             self.bonferroni_line.label.setText(caption)  # (setFormat redraws only on a value change)
             self.bonferroni_line.setVisible(True)
         self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
-        self.plot.setTitle(f"Manhattan plot: single-locus test of {study.n_snps:,} SNPs (ringed: "
-                           f"{len(has):,} with a reported pair), each SNP's strongest interaction below")
+        # (short enough for the plot's width in a 1366-pixel window: the longer title was cut off)
+        self.plot.setTitle(f"Single-locus test of {study.n_snps:,} SNPs (ringed: {len(has):,} in a reported pair); "
+                           f"below: each SNP's strongest interaction")
         self.clear_selection()
         self.reset_view()
 
@@ -269,6 +276,9 @@ class ManhattanPlot(PlotPanel):
             self.hovered.emit(text)
 
     def _on_scene_clicked(self, ev) -> None:
+        if ev.button() == Qt.MouseButton.LeftButton and ev.double():
+            self.double_click_at_scene(ev.scenePos())
+            return
         vb = self.pair_plot.getViewBox()
         if ev.button() == Qt.MouseButton.LeftButton and not ev.double() and vb.sceneBoundingRect().contains(ev.scenePos()):
             p = vb.mapSceneToView(ev.scenePos())
@@ -277,6 +287,20 @@ class ManhattanPlot(PlotPanel):
                 self.point_clicked(hit)
             return
         super()._on_scene_clicked(ev)
+
+    def double_click_at_scene(self, pos) -> None:
+        """A double click at scene position ``pos``: the regional view of the SNP under it (either
+        track), after a scan."""
+        if self.result is None:
+            return
+        for plot, find in ((self.plot, self.point_at), (self.pair_plot, self.pair_point_at)):
+            vb = plot.getViewBox()
+            if vb.sceneBoundingRect().contains(pos):
+                p = vb.mapSceneToView(pos)
+                hit = find(p.x(), p.y())
+                if hit is not None:
+                    self.snpDoubleClicked.emit(int(hit))
+                return
 
     def select_snp(self, k: int | None, partners: np.ndarray | None = None) -> None:
         """Mark SNP ``k``, its partners and the arcs between them (``None`` clears)."""

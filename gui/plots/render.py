@@ -88,6 +88,20 @@ def export_png(view: pg.GraphicsView, path: str, size: tuple[int, int] | None = 
         raise OSError(f"{path}: could not write the PNG file")
 
 
+def png_bytes(view: pg.GraphicsView, size: tuple[int, int] | None = None, scale: float = 1.0) -> bytes:
+    """The plot as the bytes of a PNG file (drawn here, on the GUI thread; written by a task)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    img = render_image(view, size, scale)
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not img.save(buf, "PNG"):
+        raise OSError("could not encode the plot as PNG")
+    buf.close()
+    return bytes(data.data())
+
+
 def export_svg(view: pg.GraphicsView, path: str, size: tuple[int, int] | None = None, title: str = "") -> None:
     """Write the plot as SVG through Qt's ``QSvgGenerator`` (vector: points, lines and text)."""
     rect = _prepare(view, size)

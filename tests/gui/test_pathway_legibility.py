@@ -171,3 +171,21 @@ def test_the_graph_reads_at_default_zoom_unknown_apart_and_no_label_over_a_node(
         near_x = np.clip(px, box.left(), box.right())
         near_y = np.clip(py, box.top(), box.bottom())
         assert not np.any(np.hypot(px - near_x, py - near_y) < r - 0.5), "a label covers a node"
+
+
+@pytest.mark.parametrize("n_pairs", [300, 3000])
+def test_labels_keep_a_gap_between_them(view, n_pairs):
+    """Two labels side by side with no space read as one word ("IGSF11long-term synaptic
+    potentiation"): every two drawn labels are at least the layer's gap apart."""
+    from gui.plots.labels import LabelLayer
+
+    view.set_graph(big_graph(n_snps=2 * n_pairs, n_pairs=n_pairs))
+    render_image(view.plot_widget, (1000, 560))
+    boxes = view.labels.drawn_boxes
+    assert len(boxes) > 20
+    gx, gy = LabelLayer.GAP
+    for n, a in enumerate(boxes):
+        for b in boxes[n + 1:]:
+            apart_x = max(b.left() - a.right(), a.left() - b.right())
+            apart_y = max(b.top() - a.bottom(), a.top() - b.bottom())
+            assert apart_x >= gx - 1e-6 or apart_y >= gy - 1e-6, (view.labels.drawn[n], a, b)

@@ -176,3 +176,28 @@ def test_a_qt_covariate_scan_shows_the_adjusted_columns_as_pairs_tsv(qtbot, wind
     assert ps == sorted(ps)
     assert "linear model" in model.headerData(model.columns.index("BETA_ADJ"), Qt.Orientation.Horizontal,
                                               Qt.ItemDataRole.ToolTipRole)
+
+
+@pytest.mark.slow
+def test_the_regional_view_of_a_qt_scan_has_the_summary_heights_of_the_cli(qtbot, window, qt_prefix, qt_cli_dir):
+    """Heights from .epi.qt.summary's BEST_CHISQ (the linear test's 1 df); the strongest pair's
+    SNPs stand at that pair's own P."""
+    from gboost.stats.pvalues import neglog10_p
+
+    study = load(qtbot, window, qt_prefix)
+    window.run_panel.epi1.setText("0.001")
+    scan(qtbot, window)
+    # 60 SNPs on two chromosomes: a region of 100 Mb to hold several
+    assert window.state.show_region(pair=0, half_width_bp=100_000_000)
+    summary = {r.split()[1]: float(r.split()[5]) for r in (qt_cli_dir / "pairs.epi.qt.summary").read_text().splitlines()[1:]}
+    reg = window.regional.regions[0]
+    assert len(reg) > 1
+    want = neglog10_p(np.array([summary[str(study.variants.snp[k])] for k in reg.snps]), np.ones(len(reg)))
+    np.testing.assert_allclose(reg.best, want, rtol=2e-3)  # (the file prints BEST_CHISQ to 4 digits)
+    tsv = (qt_cli_dir / "pairs.tsv").read_text().splitlines()
+    p0 = float(tsv[1].split("\t")[tsv[0].split("\t").index("P")])
+    centre = int(np.flatnonzero(reg.snps == reg.centre)[0])
+    assert reg.best[centre] == pytest.approx(-np.log10(p0), rel=1e-4)
+    assert "additive linear test" not in window.regional.plot.getAxis("left").labelText  # (best interaction shown)
+    window.regional.set_y("single")
+    assert "additive linear test" in window.regional.plot.getAxis("left").labelText
