@@ -370,11 +370,7 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test
         from gboost.cli.qt import scan_qt
 
-        if sets is not None:
-            raise InputError(sets.path, f"{args.set_mode} is for case-control scans; a quantitative trait's "
-                                        "candidate-set scan is not written yet")
-
-        return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m))
+        return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m), sets=sets)
     try:
         params = ScanParams(**V.given(args, epi1="epi1", epi2="epi2", device="device", threads="threads", tile="tile",
                                       gpus="gpus", allelic="allelic", part="part", dask="dask",

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, cttz64, qt_planes
+from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, cttz64, qt_planes, rect_buffer, rect_tile_result
 from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.qt_covar import COLLINEAR_TOL, SCREEN_SLACK, t_p, t_thresholds
 from gboost.stats.table import popcount64
@@ -344,6 +344,29 @@ def stat_block(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg, yyg, n_g,
                 dfbuf[rr, j] = df
 
 
+_RECT_RUN = 64  # columns of a rectangle tile one iteration of its parallel loop takes (one scratch each)
+
+
+@cached_njit(parallel=True)
+def stat_rect(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg, yyg, n_g, i0, i1, j0, j1, zbuf, dfbuf):
+    """Pass 1 of the adjusted scan on a tile of a candidate-set scan's rectangle: rows [i0, i1) x
+    columns [j0, j1) (all i < j), in parallel over runs of columns (few rows, many columns)."""
+    K = zt.shape[1] + 3
+    C = j1 - j0
+    runs = (C + _RECT_RUN - 1) // _RECT_RUN
+    for t in nb.prange((i1 - i0) * runs):
+        tt = np.int64(t)
+        rr = tt // runs
+        c0 = (tt - rr * runs) * _RECT_RUN
+        M = np.empty((K, K))
+        r = np.empty(K)
+        for c in range(c0, min(C, c0 + _RECT_RUN)):
+            ok, beta, se, stat, df, n = adjusted_pair(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg,
+                                                      yyg, n_g, i0 + rr, j0 + c, M, r)
+            zbuf[rr, c] = stat if ok else np.nan
+            dfbuf[rr, c] = df
+
+
 @cached_njit(inline="always")
 def _threshold(thr, df, df_lo):
     k = min(max(df - df_lo, 0), thr.shape[0] - 1)
@@ -467,6 +490,15 @@ def scan_adjusted(engine: QTCPUEngine, study, screen: CovariateScreen, progress=
     thr1, thr2 = thresholds(cp, screen)
     every = screen.epi1 >= 1.0
     p = study.n_snps
+    if study.rect is not None:  # a candidate-set scan (gboost/data/candidates.py): its rectangle's tiles
+        zbuf = rect_buffer(study.rect)
+        dfbuf = np.empty(zbuf.shape, np.int64)
+
+        def tile_block(t):
+            stat_rect(*cp.pair_args(), t.i0, t.i1, t.j0, t.j1, zbuf, dfbuf)
+            return rect_tile_result(t, zbuf, dfbuf, thr1, thr2, cp.df_lo, SCREEN_SLACK, every)
+
+        return engine.scan_rect(study, tile_block, progress, cancel, rows, checkpoint), qp, cp
     zbuf = np.empty((engine.block_rows(p), p))
     dfbuf = np.empty((engine.block_rows(p), p), np.int64)
 

@@ -38,9 +38,10 @@ from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
 from gboost.data.study import Study
-from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult
+from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult, plan_rect_tiles
 
 _ZBUF_BYTES = 64 << 20  # STAT buffer of one row block
+RECT_TILE = 2048  # a candidate-set scan's tiles: SNPs per side (a tile's STAT buffer 32 MB)
 
 
 @dataclass
@@ -448,6 +449,84 @@ def exact_stats(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, pi, pj, ok, 
         stat[k] = z if good else np.nan
 
 
+@cached_njit(parallel=True)
+def _stat_rect(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, j0, j1, zbuf):
+    """Pass 1 on a tile of a candidate-set scan's rectangle (gboost/data/candidates.py): every pair
+    of rows [i0, i1) x columns [j0, j1) (all with i < j), in parallel over pairs: such a tile has
+    few rows (a set's SNPs, or one row beside its own column) and many columns."""
+    C = j1 - j0
+    for k in nb.prange((i1 - i0) * C):
+        kk = np.int64(k)
+        r = kk // C
+        c = kk - r * C
+        ok, beta, stat, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0 + r, j0 + c)
+        zbuf[r, c] = stat if ok else np.nan
+
+
+@cached_njit(inline="always")
+def df_threshold(thr, df, df_lo):
+    """The threshold of a pair's df: ``thr[df - df_lo]``, clamped to the table (one entry: the
+    unadjusted test's single threshold)."""
+    k = min(max(df - df_lo, 0), thr.shape[0] - 1)
+    return thr[k]
+
+
+@cached_njit(parallel=True)
+def fold_rect_rows(zbuf, dfbuf, R, C, j0, thr2, df_lo, n_sig, n_fail, best, best_id):
+    """A rectangle tile's rows (``zbuf[:R, :C]``, STAT NaN where the pair fails, ``dfbuf`` its df):
+    N_SIG by the threshold of each pair's df, failed pairs, and the best partner, every partner
+    being after the row SNP: the earliest column of the largest STAT, which must exceed 0."""
+    for r in nb.prange(R):
+        sig = 0
+        fail = 0
+        b = 0.0
+        bid = -1
+        for c in range(C):
+            z = zbuf[r, c]
+            if np.isnan(z):
+                fail += 1
+                continue
+            if z >= df_threshold(thr2, dfbuf[r, c], df_lo):
+                sig += 1
+            if z > b:
+                b = z
+                bid = j0 + c
+        n_sig[r] = sig
+        n_fail[r] = fail
+        best[r] = b
+        best_id[r] = bid
+
+
+@cached_njit(nogil=True)
+def rect_survivors(zbuf, dfbuf, R, C, thr1, df_lo, slack, every):
+    """(row, column) in a rectangle tile of the pairs PLINK writes: STAT at or above the epi1
+    threshold of the pair's df (less ``slack``: the adjusted test's re-test decides), and failed
+    pairs too when ``every`` (``--epi1 1``), in (i, j) order."""
+    keep = np.zeros((R, C), np.bool_)
+    count = 0
+    for r in range(R):
+        for c in range(C):
+            z = zbuf[r, c]
+            k = every if np.isnan(z) else z >= df_threshold(thr1, dfbuf[r, c], df_lo) * (1.0 - slack)
+            keep[r, c] = k
+            count += k
+    ri = np.empty(count, np.int64)
+    ci = np.empty(count, np.int64)
+    count = 0
+    for r in range(R):
+        for c in range(C):
+            if keep[r, c]:
+                ri[count] = r
+                ci[count] = c
+                count += 1
+    return ri, ci
+
+
+def no_dfs(shape) -> np.ndarray:
+    """A df buffer of the unadjusted test, which has one threshold: zeros, holding no memory."""
+    return np.broadcast_to(np.zeros(1, np.int64), shape)
+
+
 @dataclass
 class QTScanCore:
     """What the scan of every pair gives: survivors (i < j, in (i, j) order) and the summary."""
@@ -524,10 +603,11 @@ class QTTotals:
         return i[order], j[order]
 
 
-def plink_best(summary: Summary) -> tuple[np.ndarray, np.ndarray]:
-    """PLINK's BEST and its partner: 0 and the first scanned SNP where no partner beats 0."""
+def plink_best(summary: Summary, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """PLINK's BEST and its partner: 0 and the first scanned SNP where no partner beats 0 (``first``:
+    a candidate-set scan's first column, gboost/outputs/results.py summary_span)."""
     none = summary.best_partner < 0
-    return np.where(none, 0.0, summary.best), np.where(none, 0, summary.best_partner).astype(np.int64)
+    return np.where(none, 0.0, summary.best), np.where(none, first, summary.best_partner).astype(np.int64)
 
 
 def with_checkpoint(ledger, tiles: list, tile_edge: int, totals: QTTotals) -> None:
@@ -561,8 +641,11 @@ class QTCPUEngine:
 
     block_rows = _block  # (rows of a STAT buffer: the adjusted scan's, gboost/engines/qt_covar.py)
 
-    def checkpoint_plan(self, rows: tuple[int, int] | None = None) -> dict:
-        """What a checkpoint of this engine pins besides the study and thresholds (its row blocks)."""
+    def checkpoint_plan(self, rows: tuple[int, int] | None = None, rect: bool = False) -> dict:
+        """What a checkpoint of this engine pins besides the study and thresholds: its row blocks,
+        or a candidate-set scan's rectangle tiles (``rect``)."""
+        if rect:
+            return {"engine": "qt-cpu-rect", "tile": RECT_TILE, "rows": list(rows) if rows else None}
         return {"engine": "qt-cpu-rows", "rows": list(rows) if rows else None}
 
     def plan(self, p: int, rows: tuple[int, int] | None = None) -> tuple[int, list[Tile]]:
@@ -585,6 +668,15 @@ class QTCPUEngine:
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)
         p = study.n_snps
+        if study.rect is not None:  # a candidate-set scan (gboost/data/candidates.py)
+            zbuf = rect_buffer(study.rect)
+            dfs, thr1, thr2 = no_dfs(zbuf.shape), np.array([alpha1]), np.array([alpha2])
+
+            def tile_block(t: Tile) -> TileResult:
+                _stat_rect(*qp.scan_args(), t.i0, t.i1, t.j0, t.j1, zbuf)
+                return rect_tile_result(t, zbuf, dfs, thr1, thr2, 0, 0.0, alpha1 == 0.0)
+
+            return self.scan_rect(study, tile_block, progress, cancel, rows, checkpoint), qp
         zbuf = np.empty((self._block(p), p))
 
         def block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before, before_id):
@@ -654,6 +746,73 @@ class QTCPUEngine:
             if checkpoint is not None:
                 checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
         return core_of(totals, pairs_per_snp(p, rows), total)
+
+
+    def scan_rect(self, study: Study, tile_block, progress, cancel, rows, checkpoint) -> QTScanCore:
+        """The tiles of a candidate-set scan's rectangle (:func:`gboost.pipeline.tiles.plan_rect_tiles`,
+        the case-control scan's plan: each row's own column left out), rows of ``rows`` (default
+        all), each by ``tile_block(tile)`` -> its :class:`TileResult` (rows' partial only: a
+        rectangle's summary is its rows'), into the totals and the checkpoint whole tile by whole
+        tile (the covariate-adjusted scan, gboost/engines/qt_covar.py, brings its own ``tile_block``)."""
+        rect, p = study.rect, study.n_snps
+        tiles = plan_rect_tiles(rect.n_rows, p, rect.self_columns(), RECT_TILE, rows)
+        totals = QTTotals(p)
+        with_checkpoint(checkpoint, tiles, RECT_TILE, totals)
+        total = sum(t.n_pairs for t in tiles)
+        done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
+        try:
+            for tile in tiles:
+                if tile.index in totals.tiles_done:
+                    continue
+                if cancel is not None and cancel():
+                    from gboost.errors import ScanCancelled
+
+                    raise ScanCancelled()
+                res = tile_block(tile)  # (a Ctrl-C in its kernels changes none of the totals)
+                with interrupts_held():  # into the totals and onto the ledger's queue whole
+                    totals.add(res)
+                    if checkpoint is not None:
+                        checkpoint.record(res)
+                done += tile.n_pairs
+                if progress is not None:
+                    progress(done, total)
+        finally:
+            if checkpoint is not None:
+                checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
+        return rect_core(totals, rect, rows, total)
+
+
+def rect_buffer(rect) -> np.ndarray:
+    """The STAT buffer of a rectangle's tiles (at most RECT_TILE SNPs a side)."""
+    return np.empty((max(1, min(RECT_TILE, rect.n_rows)), max(1, min(RECT_TILE, rect.n_cols))))
+
+
+def rect_tile_result(tile: Tile, zbuf, dfbuf, thr1, thr2, df_lo: int, slack: float, every: bool) -> TileResult:
+    """A rectangle tile's outcome from its STAT (``zbuf``) and df (``dfbuf``) buffers: its rows'
+    counts and best partners by the thresholds of each pair's df (:func:`fold_rect_rows`), the
+    pairs it keeps (:func:`rect_survivors`). Its columns' partial is empty: a rectangle's summary
+    counts its rows only."""
+    R, C = tile.i1 - tile.i0, tile.j1 - tile.j0
+    n_sig, n_fail = np.zeros(R, np.int64), np.zeros(R, np.int64)
+    best, partner = np.zeros(R), np.full(R, -1, np.int64)
+    fold_rect_rows(zbuf, dfbuf, R, C, tile.j0, thr2, df_lo, n_sig, n_fail, best, partner)
+    r, c = rect_survivors(zbuf, dfbuf, R, C, thr1, df_lo, slack, every)
+    # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
+    return TileResult(tile, r + tile.i0, c + tile.j0, np.zeros(len(r)), no_tables(len(r)),
+                      int(tile.n_pairs - n_fail.sum()),
+                      SummaryPartial(tile.i0, n_sig, C - n_fail, _no_best(best, partner), partner),
+                      SummaryPartial.empty(tile.j0, 0))
+
+
+def rect_core(totals: QTTotals, rect, rows, total: int) -> QTScanCore:
+    """A rectangle scan's core from its finished tiles (its rows' summary; the columns' entries
+    are 0): the partner named where none beats 0 is the first column, as PLINK names it."""
+    s = totals.summary
+    n_fail = rect.row_pairs(rows) - s.n_tot
+    n_fail[rect.n_rows:] = 0
+    best, partner = plink_best(s, first=rect.n_rows)
+    i, j = totals.survivors()
+    return QTScanCore(i, j, s.n_sig.copy(), n_fail, best, partner, total - int(n_fail.sum()), s.copy())
 
 
 def no_tables(m: int) -> np.ndarray:
