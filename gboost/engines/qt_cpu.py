@@ -288,6 +288,34 @@ def cttz64(typingctx, x):
     return sig, codegen
 
 
+@cached_njit(inline="always")
+def carrier_word(a1, a2, b1, b2, both, base, c11, c12, c21, c22, acc, y, zt, M, col):
+    """One word of a pair's walk (SNP i's H1/H2 words a1, a2, SNP j's b1, b2; ``both`` = the
+    samples carrying A1 at both, nonzero; samples base..base+63), shared by PLINK's test and the
+    covariate-adjusted one (gboost/engines/qt_covar.py): the cells with a, b >= 1 counted by
+    AND+popcount into c11..c22, and a*b*y of each carrier added to ``acc`` one sample at a time in
+    sample order (PLINK's order: the doubles it computes); with covariates (``zt`` not None) each
+    carrier's a*b*zt[s, u] also into M[u, col]. Returns (c11, c12, c21, c22, acc). (With ``zt``
+    None numba prunes the covariates' branch from that specialisation: PLINK's test runs as before.)"""
+    one = np.uint64(1)
+    c11 += popcount64(a1 & b1)
+    c12 += popcount64(a1 & b2)
+    c21 += popcount64(a2 & b1)
+    c22 += popcount64(a2 & b2)
+    w = both
+    while w:
+        t = cttz64(w)
+        w &= w - one
+        # a * b in {1, 2, 4} without a branch (hom and het interleave at random)
+        f = float((one + ((a2 >> t) & one)) * (one + ((b2 >> t) & one)))
+        s = base + t
+        acc += f * y[s]
+        if zt is not None:
+            for u in range(zt.shape[1]):
+                M[u, col] += f * zt[s, u]
+    return c11, c12, c21, c22, acc
+
+
 @cached_njit(nogil=True)
 def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     """The moments of the pair's regression, each sum taken sample by sample in file order from
@@ -316,17 +344,8 @@ def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
         both = (a1 | a2) & (b1 | b2)
         base = 64 * k
         if both:
-            c11 += popcount64(a1 & b1)
-            c12 += popcount64(a1 & b2)
-            c21 += popcount64(a2 & b1)
-            c22 += popcount64(a2 & b2)
-            w = both
-            while w:
-                t = cttz64(w)
-                w &= w - one
-                # a * b in {1, 2, 4} without a branch (hom and het interleave at random)
-                f = float((one + ((a2 >> t) & one)) * (one + ((b2 >> t) & one)))
-                yab += f * y[base + t]
+            c11, c12, c21, c22, yab = carrier_word(a1, a2, b1, b2, both, base, c11, c12, c21, c22, yab, y, None,
+                                                   None, 0)
         mi = miss[i, k]
         mj = miss[j, k]
         w = mi | mj
@@ -386,9 +405,20 @@ def _stat_block(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, zbuf
                 zbuf[r, j] = stat if ok else np.nan
 
 
+@cached_njit(inline="always")
+def df_threshold(thr, df, df_lo):
+    """The threshold of a pair's df: ``thr[df - df_lo]``, clamped to the table (one entry: the
+    unadjusted test's single threshold)."""
+    k = min(max(df - df_lo, 0), thr.shape[0] - 1)
+    return thr[k]
+
+
 @cached_njit(parallel=True)
-def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
-    """Row side: SNP i's partners after it (earliest wins ties; a best must exceed 0)."""
+def fold_rows(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_after, best_after_id):
+    """Row side of a row block (STAT in ``zbuf``, NaN where the pair fails; its df in ``dfbuf``):
+    SNP i's partners after it (earliest wins ties; a best must exceed 0), N_SIG by the threshold of
+    each pair's df (``thr2``; the unadjusted test: one threshold, :func:`no_dfs`). Both tests' folds
+    (gboost/engines/qt_covar.py)."""
     p = zbuf.shape[1]
     for r in nb.prange(i1 - i0):
         i = i0 + r
@@ -401,7 +431,7 @@ def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
             if np.isnan(z):
                 fail += 1
                 continue
-            if z >= alpha2:
+            if z >= df_threshold(thr2, dfbuf[r, j], df_lo):
                 sig += 1
             if z > best:
                 best = z
@@ -413,7 +443,7 @@ def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
 
 
 @cached_njit(parallel=True)
-def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id):
+def fold_cols(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_before, best_before_id):
     """Column side: SNP j's partners before it, rows in order (earliest wins ties)."""
     p = zbuf.shape[1]
     for j in nb.prange(i0 + 1, p):
@@ -422,11 +452,44 @@ def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
             if np.isnan(z):
                 n_fail[j] += 1
                 continue
-            if z >= alpha2:
+            if z >= df_threshold(thr2, dfbuf[r, j], df_lo):
                 n_sig[j] += 1
             if z > best_before[j]:
                 best_before[j] = z
                 best_before_id[j] = i0 + r
+
+
+@cached_njit(inline="always")
+def kept(z, df, thr1, df_lo, slack, every):
+    """Whether PLINK writes a pair of STAT ``z`` (NaN: failed) and df ``df``: at or above the epi1
+    threshold of its df less ``slack`` (the adjusted test's re-test then decides), a failed pair
+    when ``every`` (``--epi1 1``)."""
+    if np.isnan(z):
+        return every
+    return z >= df_threshold(thr1, df, df_lo) * (1.0 - slack)
+
+
+@cached_njit(nogil=True)
+def survivors(zbuf, dfbuf, i0, i1, thr1, df_lo, slack, every):
+    """(row in block, column) of the pairs of a row block PLINK writes (:func:`kept`), in (i, j)
+    order; both tests' (gboost/engines/qt_covar.py)."""
+    p = zbuf.shape[1]
+    rows = i1 - i0
+    count = 0
+    for r in range(rows):
+        for j in range(i0 + r + 1, p):
+            if kept(zbuf[r, j], dfbuf[r, j], thr1, df_lo, slack, every):
+                count += 1
+    ri = np.empty(count, np.int64)
+    ci = np.empty(count, np.int64)
+    count = 0
+    for r in range(rows):
+        for j in range(i0 + r + 1, p):
+            if kept(zbuf[r, j], dfbuf[r, j], thr1, df_lo, slack, every):
+                ri[count] = r
+                ci[count] = j
+                count += 1
+    return ri, ci
 
 
 @cached_njit(parallel=True)
@@ -461,14 +524,6 @@ def _stat_rect(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, j0, j
         c = kk - r * C
         ok, beta, stat, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0 + r, j0 + c)
         zbuf[r, c] = stat if ok else np.nan
-
-
-@cached_njit(inline="always")
-def df_threshold(thr, df, df_lo):
-    """The threshold of a pair's df: ``thr[df - df_lo]``, clamped to the table (one entry: the
-    unadjusted test's single threshold)."""
-    k = min(max(df - df_lo, 0), thr.shape[0] - 1)
-    return thr[k]
 
 
 @cached_njit(parallel=True)
@@ -506,8 +561,7 @@ def rect_survivors(zbuf, dfbuf, R, C, thr1, df_lo, slack, every):
     count = 0
     for r in range(R):
         for c in range(C):
-            z = zbuf[r, c]
-            k = every if np.isnan(z) else z >= df_threshold(thr1, dfbuf[r, c], df_lo) * (1.0 - slack)
+            k = kept(zbuf[r, c], dfbuf[r, c], thr1, df_lo, slack, every)
             keep[r, c] = k
             count += k
     ri = np.empty(count, np.int64)
@@ -678,12 +732,14 @@ class QTCPUEngine:
 
             return self.scan_rect(study, tile_block, progress, cancel, rows, checkpoint), qp
         zbuf = np.empty((self._block(p), p))
+        dfs, thr1, thr2 = no_dfs(zbuf.shape), np.array([alpha1]), np.array([alpha2])  # (one df, one threshold)
 
         def block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before, before_id):
             _stat_block(*qp.scan_args(), i0, i1, zbuf)
-            _fold_rows(zbuf, i0, i1, alpha2, n_sig_r, n_fail_r, best_after, after_id)
-            _fold_cols(zbuf, i0, i1, alpha2, n_sig_c, n_fail_c, best_before, before_id)
-            return survivors(zbuf, i0, i1, alpha1)
+            fold_rows(zbuf, dfs, i0, i1, thr2, 0, n_sig_r, n_fail_r, best_after, after_id)
+            fold_cols(zbuf, dfs, i0, i1, thr2, 0, n_sig_c, n_fail_c, best_before, before_id)
+            # (every failed pair is a row of --epi1 1, whose threshold is 0)
+            return survivors(zbuf, dfs, i0, i1, thr1, 0, 0.0, alpha1 == 0.0)
 
         return self.scan_tiles(p, block, progress, cancel, rows, checkpoint), qp
 
@@ -834,19 +890,3 @@ def core_of(totals: QTTotals, pairs: np.ndarray, total: int) -> QTScanCore:
     best, partner = plink_best(s)
     i, j = totals.survivors()
     return QTScanCore(i, j, s.n_sig.copy(), n_fail, best, partner, total - int(n_fail.sum()) // 2, s.copy())
-
-
-def survivors(zbuf, i0, i1, alpha1):
-    """(row in block, column) of the pairs PLINK writes: STAT >= the epi1 threshold, and failed
-    pairs too when that threshold is 0 (``--epi1 1``), in (i, j) order."""
-    p = zbuf.shape[1]
-    rows = i1 - i0
-    z = zbuf[:rows]
-    upper = np.arange(p)[None, :] > (i0 + np.arange(rows))[:, None]
-    with np.errstate(invalid="ignore"):
-        keep = z >= alpha1
-    if alpha1 == 0.0:
-        keep |= np.isnan(z)
-    keep &= upper
-    r, c = np.nonzero(keep)
-    return r.astype(np.int64), c.astype(np.int64)
