@@ -413,6 +413,28 @@ def df_threshold(thr, df, df_lo):
     return thr[k]
 
 
+@cached_njit(inline="always")
+def _fold_row(zbuf, dfbuf, r, c0, c1, thr2, df_lo):
+    """Row ``r`` of a STAT buffer (NaN where the pair fails; ``dfbuf`` its df) over its columns
+    [c0, c1), every partner after the row's SNP: (N_SIG by the threshold of each pair's df, failed
+    pairs, the best STAT, its column: the earliest of the largest, which must exceed 0; -1 none)."""
+    sig = 0
+    fail = 0
+    best = 0.0
+    bid = -1
+    for c in range(c0, c1):
+        z = zbuf[r, c]
+        if np.isnan(z):
+            fail += 1
+            continue
+        if z >= df_threshold(thr2, dfbuf[r, c], df_lo):
+            sig += 1
+        if z > best:
+            best = z
+            bid = c
+    return sig, fail, best, bid
+
+
 @cached_njit(parallel=True)
 def fold_rows(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_after, best_after_id):
     """Row side of a row block (STAT in ``zbuf``, NaN where the pair fails; its df in ``dfbuf``):
@@ -422,20 +444,7 @@ def fold_rows(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_after, best_
     p = zbuf.shape[1]
     for r in nb.prange(i1 - i0):
         i = i0 + r
-        sig = 0
-        fail = 0
-        best = 0.0
-        bid = -1
-        for j in range(i + 1, p):
-            z = zbuf[r, j]
-            if np.isnan(z):
-                fail += 1
-                continue
-            if z >= df_threshold(thr2, dfbuf[r, j], df_lo):
-                sig += 1
-            if z > best:
-                best = z
-                bid = j
+        sig, fail, best, bid = _fold_row(zbuf, dfbuf, r, i + 1, p, thr2, df_lo)
         n_sig[i] += sig
         n_fail[i] += fail
         best_after[i] = best
@@ -469,27 +478,10 @@ def kept(z, df, thr1, df_lo, slack, every):
     return z >= df_threshold(thr1, df, df_lo) * (1.0 - slack)
 
 
-@cached_njit(nogil=True)
 def survivors(zbuf, dfbuf, i0, i1, thr1, df_lo, slack, every):
     """(row in block, column) of the pairs of a row block PLINK writes (:func:`kept`), in (i, j)
     order; both tests' (gboost/engines/qt_covar.py)."""
-    p = zbuf.shape[1]
-    rows = i1 - i0
-    count = 0
-    for r in range(rows):
-        for j in range(i0 + r + 1, p):
-            if kept(zbuf[r, j], dfbuf[r, j], thr1, df_lo, slack, every):
-                count += 1
-    ri = np.empty(count, np.int64)
-    ci = np.empty(count, np.int64)
-    count = 0
-    for r in range(rows):
-        for j in range(i0 + r + 1, p):
-            if kept(zbuf[r, j], dfbuf[r, j], thr1, df_lo, slack, every):
-                ri[count] = r
-                ci[count] = j
-                count += 1
-    return ri, ci
+    return kept_pairs(zbuf, dfbuf, i1 - i0, i0 + 1, 1, zbuf.shape[1], thr1, df_lo, slack, every)
 
 
 @cached_njit(parallel=True)
@@ -528,48 +520,32 @@ def _stat_rect(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, j0, j
 
 @cached_njit(parallel=True)
 def fold_rect_rows(zbuf, dfbuf, R, C, j0, thr2, df_lo, n_sig, n_fail, best, best_id):
-    """A rectangle tile's rows (``zbuf[:R, :C]``, STAT NaN where the pair fails, ``dfbuf`` its df):
-    N_SIG by the threshold of each pair's df, failed pairs, and the best partner, every partner
-    being after the row SNP: the earliest column of the largest STAT, which must exceed 0."""
+    """A rectangle tile's rows (``zbuf[:R, :C]``, columns from SNP ``j0``), every partner after the
+    row SNP (:func:`_fold_row`)."""
     for r in nb.prange(R):
-        sig = 0
-        fail = 0
-        b = 0.0
-        bid = -1
-        for c in range(C):
-            z = zbuf[r, c]
-            if np.isnan(z):
-                fail += 1
-                continue
-            if z >= df_threshold(thr2, dfbuf[r, c], df_lo):
-                sig += 1
-            if z > b:
-                b = z
-                bid = j0 + c
+        sig, fail, b, c = _fold_row(zbuf, dfbuf, r, 0, C, thr2, df_lo)
         n_sig[r] = sig
         n_fail[r] = fail
         best[r] = b
-        best_id[r] = bid
+        best_id[r] = j0 + c if c >= 0 else -1
 
 
 @cached_njit(nogil=True)
-def rect_survivors(zbuf, dfbuf, R, C, thr1, df_lo, slack, every):
-    """(row, column) in a rectangle tile of the pairs PLINK writes: STAT at or above the epi1
-    threshold of the pair's df (less ``slack``: the adjusted test's re-test decides), and failed
-    pairs too when ``every`` (``--epi1 1``), in (i, j) order."""
-    keep = np.zeros((R, C), np.bool_)
+def kept_pairs(zbuf, dfbuf, rows, c0, step, c1, thr1, df_lo, slack, every):
+    """(row, column) in a STAT buffer of the pairs PLINK writes (:func:`kept`), in (i, j) order:
+    row r's columns [c0 + step * r, c1) (a row block of the triangle: the columns after the row's
+    SNP; a rectangle tile: all its columns, step 0)."""
     count = 0
-    for r in range(R):
-        for c in range(C):
-            k = kept(zbuf[r, c], dfbuf[r, c], thr1, df_lo, slack, every)
-            keep[r, c] = k
-            count += k
+    for r in range(rows):
+        for c in range(c0 + step * r, c1):
+            if kept(zbuf[r, c], dfbuf[r, c], thr1, df_lo, slack, every):
+                count += 1
     ri = np.empty(count, np.int64)
     ci = np.empty(count, np.int64)
     count = 0
-    for r in range(R):
-        for c in range(C):
-            if keep[r, c]:
+    for r in range(rows):
+        for c in range(c0 + step * r, c1):
+            if kept(zbuf[r, c], dfbuf[r, c], thr1, df_lo, slack, every):
                 ri[count] = r
                 ci[count] = c
                 count += 1
@@ -644,6 +620,14 @@ class QTTotals:
         self.surv_j.append(np.asarray(res.surv_j, np.int64))
         self.n_valid += res.n_valid
         self.tiles_done.add(t.index)
+
+    def add_recorded(self, res: TileResult, checkpoint) -> None:
+        """``res`` into the totals and onto ``checkpoint``'s queue (a Ledger, or None) whole: inside
+        errors.interrupts_held, so a Ctrl-C never records half a tile (docs/DESIGN.md §4.8)."""
+        with interrupts_held():
+            self.add(res)
+            if checkpoint is not None:
+                checkpoint.record(res)
 
     @property
     def n_fail(self) -> np.ndarray:
@@ -751,58 +735,42 @@ class QTCPUEngine:
         edge, tiles = self.plan(p, rows)
         totals = QTTotals(p)
         with_checkpoint(checkpoint, tiles, edge, totals)
-        total = sum(t.n_pairs for t in tiles)
-        done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
         step = self._block(p)
-        try:
-            for tile in tiles:
-                if tile.index in totals.tiles_done:
-                    continue
-                # A tile's counts and partners in arrays of its own, merged into the totals when
-                # it is whole: what the checkpoint records is whole tiles.
-                n_sig_r, n_fail_r = np.zeros(p, np.int64), np.zeros(p, np.int64)
-                n_sig_c, n_fail_c = np.zeros(p, np.int64), np.zeros(p, np.int64)
-                best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
-                best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
-                si, sj = [], []
-                for i0 in range(tile.i0, tile.i1, step):
-                    if cancel is not None and cancel():
-                        from gboost.errors import ScanCancelled
 
-                        raise ScanCancelled()
-                    i1 = min(tile.i1, i0 + step)
-                    # The block's statistics (most of its time) change none of the totals: a Ctrl-C
-                    # then, raised as the kernel returns, leaves the finished tiles recorded. The
-                    # folds are the tile's own; the tile goes into the totals and the checkpoint
-                    # whole or not at all.
-                    r, c = block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before,
-                                 before_id)
-                    si.append(r + i0)
-                    sj.append(c)
-                    if progress is not None and i1 < tile.i1:
-                        progress(done + sum(p - 1 - i for i in range(tile.i0, i1)), total)
-                rows_pairs, cols_pairs = tile_pairs_per_snp(tile)
-                a, b = tile.i0, tile.i1
-                ki, kj = np.concatenate(si), np.concatenate(sj)
-                # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
-                res = TileResult(tile, ki, kj, np.zeros(len(ki)), no_tables(len(ki)),
-                                 int(tile.n_pairs - n_fail_r[a:b].sum()),
-                                 SummaryPartial(a, n_sig_r[a:b], rows_pairs - n_fail_r[a:b],
-                                                _no_best(best_after[a:b], after_id[a:b]), after_id[a:b]),
-                                 SummaryPartial(a, n_sig_c[a:], cols_pairs - n_fail_c[a:],
-                                                _no_best(best_before[a:], before_id[a:]), before_id[a:]))
-                with interrupts_held():  # into the totals and onto the ledger's queue whole
-                    totals.add(res)
-                    if checkpoint is not None:
-                        checkpoint.record(res)
-                done += tile.n_pairs
-                if progress is not None:
-                    progress(done, total)
-        finally:
-            if checkpoint is not None:
-                checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
+        def work(tile: Tile, done: int, total: int) -> TileResult:
+            # A tile's counts and partners in arrays of its own, merged into the totals when
+            # it is whole: what the checkpoint records is whole tiles.
+            n_sig_r, n_fail_r = np.zeros(p, np.int64), np.zeros(p, np.int64)
+            n_sig_c, n_fail_c = np.zeros(p, np.int64), np.zeros(p, np.int64)
+            best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
+            best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
+            si, sj = [], []
+            for i0 in range(tile.i0, tile.i1, step):
+                stop_if_cancelled(cancel)
+                i1 = min(tile.i1, i0 + step)
+                # The block's statistics (most of its time) change none of the totals: a Ctrl-C
+                # then, raised as the kernel returns, leaves the finished tiles recorded. The
+                # folds are the tile's own; the tile goes into the totals and the checkpoint
+                # whole or not at all.
+                r, c = block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before,
+                             before_id)
+                si.append(r + i0)
+                sj.append(c)
+                if progress is not None and i1 < tile.i1:
+                    progress(done + sum(p - 1 - i for i in range(tile.i0, i1)), total)
+            rows_pairs, cols_pairs = tile_pairs_per_snp(tile)
+            a, b = tile.i0, tile.i1
+            ki, kj = np.concatenate(si), np.concatenate(sj)
+            # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
+            return TileResult(tile, ki, kj, np.zeros(len(ki)), no_tables(len(ki)),
+                              int(tile.n_pairs - n_fail_r[a:b].sum()),
+                              SummaryPartial(a, n_sig_r[a:b], rows_pairs - n_fail_r[a:b],
+                                             _no_best(best_after[a:b], after_id[a:b]), after_id[a:b]),
+                              SummaryPartial(a, n_sig_c[a:], cols_pairs - n_fail_c[a:],
+                                             _no_best(best_before[a:], before_id[a:]), before_id[a:]))
+
+        total = run_tiles(tiles, totals, work, progress, checkpoint)
         return core_of(totals, pairs_per_snp(p, rows), total)
-
 
     def scan_rect(self, study: Study, tile_block, progress, cancel, rows, checkpoint) -> QTScanCore:
         """The tiles of a candidate-set scan's rectangle (:func:`gboost.pipeline.tiles.plan_rect_tiles`,
@@ -814,28 +782,44 @@ class QTCPUEngine:
         tiles = plan_rect_tiles(rect.n_rows, p, rect.self_columns(), RECT_TILE, rows)
         totals = QTTotals(p)
         with_checkpoint(checkpoint, tiles, RECT_TILE, totals)
-        total = sum(t.n_pairs for t in tiles)
-        done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
-        try:
-            for tile in tiles:
-                if tile.index in totals.tiles_done:
-                    continue
-                if cancel is not None and cancel():
-                    from gboost.errors import ScanCancelled
 
-                    raise ScanCancelled()
-                res = tile_block(tile)  # (a Ctrl-C in its kernels changes none of the totals)
-                with interrupts_held():  # into the totals and onto the ledger's queue whole
-                    totals.add(res)
-                    if checkpoint is not None:
-                        checkpoint.record(res)
-                done += tile.n_pairs
-                if progress is not None:
-                    progress(done, total)
-        finally:
-            if checkpoint is not None:
-                checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
+        def work(tile: Tile, done: int, total: int) -> TileResult:
+            stop_if_cancelled(cancel)
+            return tile_block(tile)  # (a Ctrl-C in its kernels changes none of the totals)
+
+        total = run_tiles(tiles, totals, work, progress, checkpoint)
         return rect_core(totals, rect, rows, total)
+
+
+def run_tiles(tiles: list, totals: QTTotals, work, progress, checkpoint) -> int:
+    """Each tile of ``tiles`` not yet in ``totals`` by ``work(tile, done, total)`` -> its
+    TileResult (``done`` of ``total`` pairs finished before it: progress within a tile), into the
+    totals and the checkpoint whole tile by whole tile, ``progress(done, total)`` after each; the
+    checkpoint flushed at the end, whatever ended it (--resume goes on from the finished tiles).
+    Returns the plan's pairs."""
+    total = sum(t.n_pairs for t in tiles)
+    done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
+    try:
+        for tile in tiles:
+            if tile.index in totals.tiles_done:
+                continue
+            totals.add_recorded(work(tile, done, total), checkpoint)
+            done += tile.n_pairs
+            if progress is not None:
+                progress(done, total)
+    finally:
+        if checkpoint is not None:
+            checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
+    return total
+
+
+def stop_if_cancelled(cancel) -> None:
+    """Raise :class:`gboost.errors.ScanCancelled` when ``cancel()`` (None: never) is true: asked
+    between row blocks and tiles, never inside one."""
+    if cancel is not None and cancel():
+        from gboost.errors import ScanCancelled
+
+        raise ScanCancelled()
 
 
 def rect_buffer(rect) -> np.ndarray:
@@ -846,13 +830,13 @@ def rect_buffer(rect) -> np.ndarray:
 def rect_tile_result(tile: Tile, zbuf, dfbuf, thr1, thr2, df_lo: int, slack: float, every: bool) -> TileResult:
     """A rectangle tile's outcome from its STAT (``zbuf``) and df (``dfbuf``) buffers: its rows'
     counts and best partners by the thresholds of each pair's df (:func:`fold_rect_rows`), the
-    pairs it keeps (:func:`rect_survivors`). Its columns' partial is empty: a rectangle's summary
+    pairs it keeps (:func:`kept_pairs`). Its columns' partial is empty: a rectangle's summary
     counts its rows only."""
     R, C = tile.i1 - tile.i0, tile.j1 - tile.j0
     n_sig, n_fail = np.zeros(R, np.int64), np.zeros(R, np.int64)
     best, partner = np.zeros(R), np.full(R, -1, np.int64)
     fold_rect_rows(zbuf, dfbuf, R, C, tile.j0, thr2, df_lo, n_sig, n_fail, best, partner)
-    r, c = rect_survivors(zbuf, dfbuf, R, C, thr1, df_lo, slack, every)
+    r, c = kept_pairs(zbuf, dfbuf, R, 0, 0, C, thr1, df_lo, slack, every)
     # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
     return TileResult(tile, r + tile.i0, c + tile.j0, np.zeros(len(r)), no_tables(len(r)),
                       int(tile.n_pairs - n_fail.sum()),

@@ -37,7 +37,6 @@ import numpy as np
 from gboost.engines.qt_cpu import (QTPlanes, QTScanCore, QTTotals, exact_stats, no_tables, pairs_per_snp, plink_best,
                                    qt_planes, tile_pairs_per_snp, with_checkpoint)
 from gboost.engines.qt_screen import TraitSumErrors, linear_screen, tile_moments
-from gboost.errors import interrupts_held
 from gboost.runtime.numba_cache import cached_njit
 from gboost.data.study import Study
 from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult, plan_rect_tiles
@@ -454,10 +453,7 @@ class QTGPUEngine:
                     raise item
                 tile, ts = item
                 res = tile_result(tile, ts)
-                with interrupts_held():  # into the totals and onto the ledger's queue whole
-                    acc.add(res)
-                    if checkpoint is not None:
-                        checkpoint.record(res)
+                acc.add_recorded(res, checkpoint)
                 done += tile.n_pairs
                 if progress is not None:
                     progress(done, total)
