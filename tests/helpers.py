@@ -177,6 +177,20 @@ def bed_rows(codes: np.ndarray) -> np.ndarray:
     return (q[:, :, 0] | (q[:, :, 1] << 2) | (q[:, :, 2] << 4) | (q[:, :, 3] << 6)).astype(np.uint8)
 
 
+def qt_study_of(g: np.ndarray, y: np.ndarray, flip: np.ndarray | None = None):
+    """A quantitative-trait study of genotypes ``g`` ((p, n) copies of the .bim's A1, -1 missing) and
+    trait ``y``, the SNPs ``flip`` counting the .bim's A2 (PLINK's A1 there), and the dosages of
+    PLINK's A1 each SNP's test counts: (study, dosages)."""
+    p, n = g.shape
+    st = study_from_genotypes(g, np.zeros(n, bool))
+    st.trait = y
+    st.a1_flip = np.zeros(p, bool) if flip is None else flip
+    dose = g.astype(np.int64)
+    if flip is not None:
+        dose[flip] = np.where(g[flip] >= 0, 2 - g[flip], -1)
+    return st, dose
+
+
 def write_set_files(folder, prefix: str, ten_extra: tuple = ()) -> dict:
     """The candidate-set files the set-scan parity tests share (case-control and QT), written into
     ``folder`` for the fileset ``prefix``: one SNP, ten (and ``ten_extra``: more SNPs by index),
@@ -226,6 +240,14 @@ def assert_foreign_set_parts_refused(two_parts, paths: dict, folder, capsys) -> 
 
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
 NO_PLINK = "plink1.9 not on PATH (apt-get install plink1.9; .ci/run installs it)"
+needs_plink = pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+
+
+def plink(*args: str, cwd) -> str:
+    """Run PLINK 1.9 in ``cwd`` and return its log; fail the test with the log on a non-zero exit."""
+    proc = subprocess.run([PLINK, *args], cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 def run_both(prefix: str, tmp_path, epi1: float | None = None, extra: list[str] | None = None):
