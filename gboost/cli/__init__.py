@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scan only the K-th of N equal shares of the pairs (SLURM arrays); join with `gboost merge`")
     g.add_argument("--parallel", metavar=("K", "N"), nargs=2, type=int,
                    help="PLINK's spelling of --part K/N (two numbers): the same share, the same files")
-    c = scan.add_argument_group("candidate sets (plink1.9's --fast-epistasis boost set-by-all / set-by-set)")
+    c = scan.add_argument_group("candidate sets (plink1.9's --fast-epistasis boost set-by-all / set-by-set; on a "
+                                "quantitative trait its --epistasis set-by-all / set-by-set)")
     c.add_argument("--set", dest="set_file", metavar="FILE",
                    help="PLINK set file: a set's name, its SNP IDs, END (sets in file order)")
     c.add_argument("--make-set", dest="make_set", metavar="FILE",
