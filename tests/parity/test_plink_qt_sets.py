@@ -188,6 +188,31 @@ def test_gpu_engines_tile_math_gives_the_cpu_engines_set_scan(study, mode, name)
     assert got.n_valid == want.n_valid and len(want.screened) >= (1 if name == "one" else 10)
 
 
+@pytest.mark.parametrize("mode,name", [("set-by-all", "ten"), ("set-by-set", "overlap")])
+def test_gpu_engines_parts_of_a_set_scan_merge_to_the_cpu_engines_run(study, tmp_path, mode, name):
+    """Each part of the GPU engine's set scan (its tile math on numpy) screens its rows of the
+    rectangle; merged, the CPU engine's whole run, byte for byte."""
+    from gboost.data.candidates import read_set_file, rectangle_study
+    from gboost.data.inputs import open_input
+    from gboost.data.load import load_study
+    from gboost.engines.qt_cpu import QTCPUEngine
+    from gboost.engines.qt_gpu import QTGPUEngine
+    from gboost.outputs.qt_results import render_qt_outputs
+    from gboost.pipeline.parts import merge_parts, write_qt_part
+    from gboost.pipeline.qt_scan import QTParams, run_qt_scan
+
+    prefix, paths = study
+    st = rectangle_study(load_study(open_input(bfile=prefix)), read_set_file(paths[name]), mode)
+    want = render_qt_outputs(run_qt_scan(st, QTParams(epi1=0.05), engine=QTCPUEngine()))
+    dirs = []
+    for k in (1, 2, 3):
+        part = run_qt_scan(st, QTParams(epi1=0.05, part=(k, 3)), engine=QTGPUEngine(xp=np, tile=5))
+        dirs.append(write_qt_part(tmp_path / f"p{k}", part))
+    got = render_qt_outputs(merge_parts(dirs))
+    for f in FILES:
+        assert got[f] == want[f], f
+
+
 def _parts(prefix, folder, n, *flags):
     return [str(_gboost(prefix, folder / f"part{k}", *flags, "--part", f"{k}/{n}")) for k in range(1, n + 1)]
 
