@@ -177,10 +177,77 @@ def bed_rows(codes: np.ndarray) -> np.ndarray:
     return (q[:, :, 0] | (q[:, :, 1] << 2) | (q[:, :, 2] << 4) | (q[:, :, 3] << 6)).astype(np.uint8)
 
 
+def qt_study_of(g: np.ndarray, y: np.ndarray, flip: np.ndarray | None = None):
+    """A quantitative-trait study of genotypes ``g`` ((p, n) copies of the .bim's A1, -1 missing) and
+    trait ``y``, the SNPs ``flip`` counting the .bim's A2 (PLINK's A1 there), and the dosages of
+    PLINK's A1 each SNP's test counts: (study, dosages)."""
+    p, n = g.shape
+    st = study_from_genotypes(g, np.zeros(n, bool))
+    st.trait = y
+    st.a1_flip = np.zeros(p, bool) if flip is None else flip
+    dose = g.astype(np.int64)
+    if flip is not None:
+        dose[flip] = np.where(g[flip] >= 0, 2 - g[flip], -1)
+    return st, dose
+
+
+def write_set_files(folder, prefix: str, ten_extra: tuple = ()) -> dict:
+    """The candidate-set files the set-scan parity tests share (case-control and QT), written into
+    ``folder`` for the fileset ``prefix``: one SNP, ten (and ``ten_extra``: more SNPs by index),
+    many (one absent from the .bim, two of the skipped X chromosome), two overlapping sets, two
+    identical ones, one set to scan within, and --make-set ranges; {name: path}."""
+    bim = [line.split() for line in open(prefix + ".bim", encoding="utf-8")]
+    snps, chroms, bp = [b[1] for b in bim], [b[0] for b in bim], [b[3] for b in bim]
+    x = [s for s, c in zip(snps, chroms) if c == "X"]
+    files = {
+        "one": f"S1\n{snps[9]}\nEND\n",
+        "ten": "TEN\n" + " ".join([snps[k] for k in range(3, 120, 12)] + [snps[k] for k in ten_extra]) + "\nEND\n",
+        "many": "MANY\n" + "\n".join(snps[k] for k in range(0, 100, 2)) + f"\nnot_a_snp\n{x[0]}\n{x[1]}\nEND\n",
+        "overlap": ("A\n" + " ".join(snps[k] for k in range(5, 40, 3)) + "\nEND\n"
+                    "B\n" + " ".join(snps[k] for k in range(20, 80, 4)) + f" {snps[5]} missing_id\nEND\n"),
+        "identical": ("A\n" + " ".join(snps[k] for k in range(10, 50, 5)) + "\nEND\n"
+                      "A2\n" + " ".join(snps[k] for k in range(10, 50, 5)) + "\nEND\n"),
+        "within": "W\n" + " ".join(snps[k] for k in range(0, 90, 3)) + "\nEND\n",
+        # ranges: names out of natural order (PLINK sorts them: g2 before g10), a point range
+        "ranges": (f"{chroms[0]} {bp[0]} {bp[14]} g10\n{chroms[60]} {bp[60]} {bp[75]} g2\n"
+                   f"{chroms[3]} {bp[3]} {bp[3]} g10\n"),
+    }
+    paths = {}
+    for name, text in files.items():
+        path = Path(folder) / f"{name}.txt"
+        path.write_text(text)
+        paths[name] = str(path)
+    return paths
+
+
+def assert_foreign_set_parts_refused(two_parts, paths: dict, folder, capsys) -> None:
+    """``gboost merge`` refuses, in one line saying why, a set scan's part beside a part of other sets
+    or of a plain scan (case-control and QT): ``two_parts(folder, *flags)`` scans the two parts."""
+    from gboost.cli import main
+
+    a = two_parts(folder / "a", "--set", paths["ten"], "--set-by-all")
+    b = two_parts(folder / "b", "--set", paths["one"], "--set-by-all")
+    plain = two_parts(folder / "plain")
+    for dirs, words in (([a[0], b[1]], "other sets"), ([a[0], plain[1]], "plain scan's part"),
+                        ([plain[0], a[1]], "candidate-set scan's part")):
+        capsys.readouterr()
+        assert main(["merge", *dirs, "--out", str(folder / "m"), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and words in err, err
+
+
 # --- PLINK 1.9, the oracle ---------------------------------------------------------------------
 
 PLINK = shutil.which("plink1.9") or shutil.which("plink")
 NO_PLINK = "plink1.9 not on PATH (apt-get install plink1.9; .ci/run installs it)"
+needs_plink = pytest.mark.skipif(PLINK is None, reason=NO_PLINK)
+
+
+def plink(*args: str, cwd) -> str:
+    """Run PLINK 1.9 in ``cwd`` and return its log; fail the test with the log on a non-zero exit."""
+    proc = subprocess.run([PLINK, *args], cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 def run_both(prefix: str, tmp_path, epi1: float | None = None, extra: list[str] | None = None):

@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scan only the K-th of N equal shares of the pairs (SLURM arrays); join with `gboost merge`")
     g.add_argument("--parallel", metavar=("K", "N"), nargs=2, type=int,
                    help="PLINK's spelling of --part K/N (two numbers): the same share, the same files")
-    c = scan.add_argument_group("candidate sets (plink1.9's --fast-epistasis boost set-by-all / set-by-set)")
+    c = scan.add_argument_group("candidate sets (plink1.9's --fast-epistasis boost set-by-all / set-by-set; on a "
+                                "quantitative trait its --epistasis set-by-all / set-by-set)")
     c.add_argument("--set", dest="set_file", metavar="FILE",
                    help="PLINK set file: a set's name, its SNP IDs, END (sets in file order)")
     c.add_argument("--make-set", dest="make_set", metavar="FILE",
@@ -382,11 +383,7 @@ def _scan_read(args, out, clock, gpu_go) -> int:
             raise InputError(source.path, "the phenotype is quantitative: --perm (max(T) label permutations) is "
                                           "written for case-control scans only, not yet for a quantitative trait's")
 
-        if sets is not None:
-            raise InputError(sets.path, f"{args.set_mode} is for case-control scans; a quantitative trait's "
-                                        "candidate-set scan is not written yet")
-
-        return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m))
+        return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m), sets=sets)
     try:
         params = ScanParams(**V.given(args, epi1="epi1", epi2="epi2", device="device", threads="threads", tile="tile",
                                       gpus="gpus", allelic="allelic", part="part", dask="dask",

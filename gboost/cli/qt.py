@@ -21,8 +21,9 @@ def _refuse_unsupported(args) -> None:
                                "quantitative, so the scan is PLINK's linear --epistasis test)")
 
 
-def scan_qt(args, out, source, qc, clock, log) -> int:
-    """Load, scan and write a QT study; the exit code."""
+def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
+    """Load, scan and write a QT study; the exit code. ``sets``: a candidate-set scan's sets
+    (gboost/data/candidates.py; its mode ``args.set_mode``)."""
     from gboost.outputs.qt_results import write_qt_outputs
     from gboost.outputs.results import start_hashing
     from gboost.data.load import load_study
@@ -44,11 +45,20 @@ def scan_qt(args, out, source, qc, clock, log) -> int:
         "Wald test of a*b)")
     load_timings: dict = {}
     study = load_study(source, qc, log=log, timings=load_timings)
+    if sets is not None:
+        from gboost.data.candidates import rectangle_study
+
+        study = rectangle_study(study, sets, args.set_mode, log=log)
     start_hashing(study.source_files)
     clock.lap("read")
     clock.split("read", "encode", load_timings.get("encode", 0.0))
     p = study.n_snps
-    log(f"{p} SNPs x {study.n_samples} samples with a quantitative phenotype enter the scan: {p * (p - 1) // 2} pairs")
+    if study.rect is not None:
+        log(f"{study.rect.describe()} x {study.n_samples} samples with a quantitative phenotype enter the scan: "
+            f"{study.rect.n_pairs()} pairs")
+    else:
+        log(f"{p} SNPs x {study.n_samples} samples with a quantitative phenotype enter the scan: "
+            f"{p * (p - 1) // 2} pairs")
     bar = None
     if not args.quiet:
         def bar(done, total):

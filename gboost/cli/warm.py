@@ -100,6 +100,12 @@ def _write_studies(folder: Path, wide: bool = True) -> tuple[str, str, str, tupl
     cov = folder / "cov.txt"
     cov.write_text("FID IID c1\n" + "".join(f"{r.split()[0]} {r.split()[1]} {k % 9}\n"
                                            for k, r in enumerate(open(q + ".fam"))))
+    # candidate sets of q (q.set: two sets; q.one.set the first, for set-by-all): a quantitative
+    # trait's set scan screens its rectangle's tiles with kernels of their own (gboost/engines/qt_cpu.py;
+    # a case-control one runs the triangle's, tests/cli/test_warm.py)
+    snps = [line.split()[1] for line in open(q + ".bim")]
+    Path(q + ".set").write_text(f"S1\n{' '.join(snps[:12:2])}\nEND\nS2\n{' '.join(snps[5:40:3])}\nEND\n")
+    Path(q + ".one.set").write_text(f"S1\n{' '.join(snps[:12:2])}\nEND\n")
     return a, b, str(m), tuple(str(folder / name) for name, _ in widths), (q, q0, str(cov))
 
 
@@ -126,8 +132,8 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str,
                  ["scan", "--bfile", a, *common, *o("part2"), "--part", "2/2"],
                  ["merge", str(out / "cpu-part1"), str(out / "cpu-part2"), "--out", str(out / "merged"), "--quiet"]]
     # The quantitative trait scan (its default --epi1, every pair with --epi1 1, the genotypic
-    # F-test, several tiles of the GPU engine, a part) on both devices; the covariate-adjusted scan
-    # (every pair adjusted, the CPU engine only) once, on the CPU.
+    # F-test, several tiles of the GPU engine, a part, candidate sets) on both devices; the
+    # covariate-adjusted scan (every pair adjusted, the CPU engine only; also of sets) once, on the CPU.
     q, q0, cov = qt
     qt_common = ["--device", device, "--quiet", "--overwrite"]
     cmds += [["scan", "--bfile", q, *qt_common, *o("qt")],
@@ -136,7 +142,10 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str,
              ["scan", "--bfile", q, *qt_common, *o("qt-part1"), "--part", "1/2"],
              ["scan", "--bfile", q, *qt_common, *o("qt-part2"), "--part", "2/2"],
              ["merge", str(out / f"{device}-qt-part1"), str(out / f"{device}-qt-part2"), "--out",
-              str(out / f"{device}-qt-merged"), "--quiet"]]
+              str(out / f"{device}-qt-merged"), "--quiet"],
+             ["scan", "--bfile", q, *qt_common, *o("qt-set-by-all"), "--set", q + ".one.set", "--set-by-all"],
+             ["scan", "--bfile", q, *qt_common, *o("qt-set-by-set"), "--set", q + ".set", "--set-by-set",
+              "--epi1", "1"]]
     if device == "gpu":
         # The QT engine's tile screen sums and maxes each tile along its rows on the device: CuPy
         # builds such a reduction per power-of-two class of the row length (its CUB block of 32 to
@@ -148,7 +157,9 @@ def _scan_commands(a: str, b: str, m: str, wide: tuple[str, ...], qt: tuple[str,
                  for t in (100, 200, 400, 800, 0)]
     if device == "cpu":
         cmds += [["scan", "--bfile", q, *qt_common, *o("qt-covar"), "--epi1", "0.05", "--covar", cov],
-                 ["scan", "--bfile", q, *qt_common, *o("qt-covar-every"), "--epi1", "1", "--covar", cov]]
+                 ["scan", "--bfile", q, *qt_common, *o("qt-covar-every"), "--epi1", "1", "--covar", cov],
+                 ["scan", "--bfile", q, *qt_common, *o("qt-covar-set"), "--epi1", "0.05", "--covar", cov,
+                  "--set", q + ".set", "--set-by-set"]]
     return cmds
 
 

@@ -184,6 +184,14 @@ class Rectangle:
     def n_pairs(self) -> int:
         return self.n_rows * self.n_cols - int((self.self_columns() >= 0).sum())
 
+    def row_pairs(self, rows: tuple[int, int] | None = None) -> np.ndarray:
+        """Per SNP of the rectangle study, its pairs as SNP1 (the columns but its own) for the rows
+        of ``rows`` (default all); 0 for the columns: a rectangle's summary counts its rows only."""
+        r0, r1 = rows if rows is not None else (0, self.n_rows)
+        out = np.zeros(len(self.origin), np.int64)
+        out[r0:r1] = self.n_cols - (self.self_columns()[r0:r1] >= 0)
+        return out
+
     def describe(self) -> str:
         return f"{self.mode} ({', '.join(self.names)}): {self.n_rows} x {self.n_cols} SNPs"
 
@@ -235,7 +243,9 @@ def rectangle_study(study, sets: CandidateSets, mode: str, log=None):
         origin = np.concatenate([rows, cols])
         rect = Rectangle(mode, tuple(sets.names), len(rows), origin)
     rev = study.reversed_alleles if study.reversed_alleles is not None else study.plink_reversed()
+    # A quantitative trait's study keeps its trait (per sample) and each SNP's A1 orientation.
+    flip = None if study.a1_flip is None else np.ascontiguousarray(study.a1_flip[origin])
     out = Study(study.variants.take(origin), study.samples, study.layout, np.ascontiguousarray(study.planes[origin]),
                 np.ascontiguousarray(study.counts[origin]), study.qc, list(study.source_files), study.snp_col_width,
-                None, None, None, None, np.ascontiguousarray(rev[origin]))
+                study.trait, flip, None, None, np.ascontiguousarray(rev[origin]))
     return replace(out, rect=rect)

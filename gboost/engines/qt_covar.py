@@ -42,7 +42,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, cttz64, qt_planes
+from gboost.engines.qt_cpu import (QTCPUEngine, QTPlanes, carrier_word, cttz64, fold_cols, fold_rows, qt_planes,
+                                   rect_buffer, rect_tile_result, survivors)
 from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.qt_covar import COLLINEAR_TOL, SCREEN_SLACK, t_p, t_thresholds
 from gboost.stats.table import popcount64
@@ -234,20 +235,9 @@ def adjusted_pair(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg, yyg, n
         b2 = h2[j, k]
         both = (a1 | a2) & (b1 | b2)
         base = 64 * k
-        if both:
-            c11 += popcount64(a1 & b1)
-            c12 += popcount64(a1 & b2)
-            c21 += popcount64(a2 & b1)
-            c22 += popcount64(a2 & b2)
-            w = both
-            while w:
-                t = cttz64(w)
-                w &= w - one
-                f = float((one + ((a2 >> t) & one)) * (one + ((b2 >> t) & one)))
-                s = base + t
-                vab += f * yt[s]
-                for u in range(q):
-                    M[u, q + 2] += f * zt[s, u]
+        if both:  # Zt'(ab) and (ab)'yt over the carriers, as PLINK's test sums ab y (qt_cpu.carrier_word)
+            c11, c12, c21, c22, vab = carrier_word(a1, a2, b1, b2, both, base, c11, c12, c21, c22, vab, yt, zt, M,
+                                                   q + 2)
         mi = miss[i, k]
         mj = miss[j, k]
         w = mi | mj
@@ -344,86 +334,27 @@ def stat_block(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg, yyg, n_g,
                 dfbuf[rr, j] = df
 
 
-@cached_njit(inline="always")
-def _threshold(thr, df, df_lo):
-    k = min(max(df - df_lo, 0), thr.shape[0] - 1)
-    return thr[k]
+_RECT_RUN = 64  # columns of a rectangle tile one iteration of its parallel loop takes (one scratch each)
 
 
 @cached_njit(parallel=True)
-def fold_rows(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_after, best_after_id):
-    """Row side, as the unadjusted engine's (earliest partner wins ties; a best must exceed 0),
-    N_SIG by the threshold of each pair's df."""
-    p = zbuf.shape[1]
-    for r in nb.prange(i1 - i0):
-        i = i0 + r
-        sig = 0
-        fail = 0
-        best = 0.0
-        bid = -1
-        for j in range(i + 1, p):
-            z = zbuf[r, j]
-            if np.isnan(z):
-                fail += 1
-                continue
-            if z >= _threshold(thr2, dfbuf[r, j], df_lo):
-                sig += 1
-            if z > best:
-                best = z
-                bid = j
-        n_sig[i] += sig
-        n_fail[i] += fail
-        best_after[i] = best
-        best_after_id[i] = bid
-
-
-@cached_njit(parallel=True)
-def fold_cols(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_before, best_before_id):
-    """Column side: SNP j's partners before it, rows in order (earliest wins ties)."""
-    p = zbuf.shape[1]
-    for j in nb.prange(i0 + 1, p):
-        for r in range(min(i1, j) - i0):
-            z = zbuf[r, j]
-            if np.isnan(z):
-                n_fail[j] += 1
-                continue
-            if z >= _threshold(thr2, dfbuf[r, j], df_lo):
-                n_sig[j] += 1
-            if z > best_before[j]:
-                best_before[j] = z
-                best_before_id[j] = i0 + r
-
-
-@cached_njit(inline="always")
-def _kept(zbuf, dfbuf, r, j, thr1, df_lo, every):
-    z = zbuf[r, j]
-    if np.isnan(z):
-        return every
-    return z >= _threshold(thr1, dfbuf[r, j], df_lo) * (1.0 - SCREEN_SLACK)
-
-
-@cached_njit(nogil=True)
-def survivors(zbuf, dfbuf, i0, i1, thr1, df_lo, every):
-    """(row in block, column) of the pairs at or above the epi1 threshold of their df (less
-    ``SCREEN_SLACK``: the re-test's exact P decides), and failed pairs too when ``every``
-    (``--epi1 1``), in (i, j) order."""
-    p = zbuf.shape[1]
-    rows = i1 - i0
-    count = 0
-    for r in range(rows):
-        for j in range(i0 + r + 1, p):
-            if _kept(zbuf, dfbuf, r, j, thr1, df_lo, every):
-                count += 1
-    ri = np.empty(count, np.int64)
-    ci = np.empty(count, np.int64)
-    count = 0
-    for r in range(rows):
-        for j in range(i0 + r + 1, p):
-            if _kept(zbuf, dfbuf, r, j, thr1, df_lo, every):
-                ri[count] = r
-                ci[count] = j
-                count += 1
-    return ri, ci
+def stat_rect(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg, yyg, n_g, i0, i1, j0, j1, zbuf, dfbuf):
+    """Pass 1 of the adjusted scan on a tile of a candidate-set scan's rectangle: rows [i0, i1) x
+    columns [j0, j1) (all i < j), in parallel over runs of columns (few rows, many columns)."""
+    K = zt.shape[1] + 3
+    C = j1 - j0
+    runs = (C + _RECT_RUN - 1) // _RECT_RUN
+    for t in nb.prange((i1 - i0) * runs):
+        tt = np.int64(t)
+        rr = tt // runs
+        c0 = (tt - rr * runs) * _RECT_RUN
+        M = np.empty((K, K))
+        r = np.empty(K)
+        for c in range(c0, min(C, c0 + _RECT_RUN)):
+            ok, beta, se, stat, df, n = adjusted_pair(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg,
+                                                      yyg, n_g, i0 + rr, j0 + c, M, r)
+            zbuf[rr, c] = stat if ok else np.nan
+            dfbuf[rr, c] = df
 
 
 @cached_njit(parallel=True)
@@ -467,6 +398,15 @@ def scan_adjusted(engine: QTCPUEngine, study, screen: CovariateScreen, progress=
     thr1, thr2 = thresholds(cp, screen)
     every = screen.epi1 >= 1.0
     p = study.n_snps
+    if study.rect is not None:  # a candidate-set scan (gboost/data/candidates.py): its rectangle's tiles
+        zbuf = rect_buffer(study.rect)
+        dfbuf = np.empty(zbuf.shape, np.int64)
+
+        def tile_block(t):
+            stat_rect(*cp.pair_args(), t.i0, t.i1, t.j0, t.j1, zbuf, dfbuf)
+            return rect_tile_result(t, zbuf, dfbuf, thr1, thr2, cp.df_lo, SCREEN_SLACK, every)
+
+        return engine.scan_rect(study, tile_block, progress, cancel, rows, checkpoint), qp, cp
     zbuf = np.empty((engine.block_rows(p), p))
     dfbuf = np.empty((engine.block_rows(p), p), np.int64)
 
@@ -474,6 +414,6 @@ def scan_adjusted(engine: QTCPUEngine, study, screen: CovariateScreen, progress=
         stat_block(*cp.pair_args(), i0, i1, zbuf, dfbuf)
         fold_rows(zbuf, dfbuf, i0, i1, thr2, cp.df_lo, n_sig_r, n_fail_r, best_after, after_id)
         fold_cols(zbuf, dfbuf, i0, i1, thr2, cp.df_lo, n_sig_c, n_fail_c, best_before, before_id)
-        return survivors(zbuf, dfbuf, i0, i1, thr1, cp.df_lo, every)
+        return survivors(zbuf, dfbuf, i0, i1, thr1, cp.df_lo, SCREEN_SLACK, every)
 
     return engine.scan_tiles(p, block, progress, cancel, rows, checkpoint), qp, cp

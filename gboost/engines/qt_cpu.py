@@ -38,9 +38,10 @@ from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.qt import linear_from_moments
 from gboost.stats.table import popcount64
 from gboost.data.study import Study
-from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult
+from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult, plan_rect_tiles
 
 _ZBUF_BYTES = 64 << 20  # STAT buffer of one row block
+RECT_TILE = 2048  # a candidate-set scan's tiles: SNPs per side (a tile's STAT buffer 32 MB)
 
 
 @dataclass
@@ -287,6 +288,34 @@ def cttz64(typingctx, x):
     return sig, codegen
 
 
+@cached_njit(inline="always")
+def carrier_word(a1, a2, b1, b2, both, base, c11, c12, c21, c22, acc, y, zt, M, col):
+    """One word of a pair's walk (SNP i's H1/H2 words a1, a2, SNP j's b1, b2; ``both`` = the
+    samples carrying A1 at both, nonzero; samples base..base+63), shared by PLINK's test and the
+    covariate-adjusted one (gboost/engines/qt_covar.py): the cells with a, b >= 1 counted by
+    AND+popcount into c11..c22, and a*b*y of each carrier added to ``acc`` one sample at a time in
+    sample order (PLINK's order: the doubles it computes); with covariates (``zt`` not None) each
+    carrier's a*b*zt[s, u] also into M[u, col]. Returns (c11, c12, c21, c22, acc). (With ``zt``
+    None numba prunes the covariates' branch from that specialisation: PLINK's test runs as before.)"""
+    one = np.uint64(1)
+    c11 += popcount64(a1 & b1)
+    c12 += popcount64(a1 & b2)
+    c21 += popcount64(a2 & b1)
+    c22 += popcount64(a2 & b2)
+    w = both
+    while w:
+        t = cttz64(w)
+        w &= w - one
+        # a * b in {1, 2, 4} without a branch (hom and het interleave at random)
+        f = float((one + ((a2 >> t) & one)) * (one + ((b2 >> t) & one)))
+        s = base + t
+        acc += f * y[s]
+        if zt is not None:
+            for u in range(zt.shape[1]):
+                M[u, col] += f * zt[s, u]
+    return c11, c12, c21, c22, acc
+
+
 @cached_njit(nogil=True)
 def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
     """The moments of the pair's regression, each sum taken sample by sample in file order from
@@ -315,17 +344,8 @@ def pair_moments(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i, j):
         both = (a1 | a2) & (b1 | b2)
         base = 64 * k
         if both:
-            c11 += popcount64(a1 & b1)
-            c12 += popcount64(a1 & b2)
-            c21 += popcount64(a2 & b1)
-            c22 += popcount64(a2 & b2)
-            w = both
-            while w:
-                t = cttz64(w)
-                w &= w - one
-                # a * b in {1, 2, 4} without a branch (hom and het interleave at random)
-                f = float((one + ((a2 >> t) & one)) * (one + ((b2 >> t) & one)))
-                yab += f * y[base + t]
+            c11, c12, c21, c22, yab = carrier_word(a1, a2, b1, b2, both, base, c11, c12, c21, c22, yab, y, None,
+                                                   None, 0)
         mi = miss[i, k]
         mj = miss[j, k]
         w = mi | mj
@@ -385,26 +405,46 @@ def _stat_block(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, zbuf
                 zbuf[r, j] = stat if ok else np.nan
 
 
+@cached_njit(inline="always")
+def df_threshold(thr, df, df_lo):
+    """The threshold of a pair's df: ``thr[df - df_lo]``, clamped to the table (one entry: the
+    unadjusted test's single threshold)."""
+    k = min(max(df - df_lo, 0), thr.shape[0] - 1)
+    return thr[k]
+
+
+@cached_njit(inline="always")
+def _fold_row(zbuf, dfbuf, r, c0, c1, thr2, df_lo):
+    """Row ``r`` of a STAT buffer (NaN where the pair fails; ``dfbuf`` its df) over its columns
+    [c0, c1), every partner after the row's SNP: (N_SIG by the threshold of each pair's df, failed
+    pairs, the best STAT, its column: the earliest of the largest, which must exceed 0; -1 none)."""
+    sig = 0
+    fail = 0
+    best = 0.0
+    bid = -1
+    for c in range(c0, c1):
+        z = zbuf[r, c]
+        if np.isnan(z):
+            fail += 1
+            continue
+        if z >= df_threshold(thr2, dfbuf[r, c], df_lo):
+            sig += 1
+        if z > best:
+            best = z
+            bid = c
+    return sig, fail, best, bid
+
+
 @cached_njit(parallel=True)
-def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
-    """Row side: SNP i's partners after it (earliest wins ties; a best must exceed 0)."""
+def fold_rows(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_after, best_after_id):
+    """Row side of a row block (STAT in ``zbuf``, NaN where the pair fails; its df in ``dfbuf``):
+    SNP i's partners after it (earliest wins ties; a best must exceed 0), N_SIG by the threshold of
+    each pair's df (``thr2``; the unadjusted test: one threshold, :func:`no_dfs`). Both tests' folds
+    (gboost/engines/qt_covar.py)."""
     p = zbuf.shape[1]
     for r in nb.prange(i1 - i0):
         i = i0 + r
-        sig = 0
-        fail = 0
-        best = 0.0
-        bid = -1
-        for j in range(i + 1, p):
-            z = zbuf[r, j]
-            if np.isnan(z):
-                fail += 1
-                continue
-            if z >= alpha2:
-                sig += 1
-            if z > best:
-                best = z
-                bid = j
+        sig, fail, best, bid = _fold_row(zbuf, dfbuf, r, i + 1, p, thr2, df_lo)
         n_sig[i] += sig
         n_fail[i] += fail
         best_after[i] = best
@@ -412,7 +452,7 @@ def _fold_rows(zbuf, i0, i1, alpha2, n_sig, n_fail, best_after, best_after_id):
 
 
 @cached_njit(parallel=True)
-def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id):
+def fold_cols(zbuf, dfbuf, i0, i1, thr2, df_lo, n_sig, n_fail, best_before, best_before_id):
     """Column side: SNP j's partners before it, rows in order (earliest wins ties)."""
     p = zbuf.shape[1]
     for j in nb.prange(i0 + 1, p):
@@ -421,11 +461,27 @@ def _fold_cols(zbuf, i0, i1, alpha2, n_sig, n_fail, best_before, best_before_id)
             if np.isnan(z):
                 n_fail[j] += 1
                 continue
-            if z >= alpha2:
+            if z >= df_threshold(thr2, dfbuf[r, j], df_lo):
                 n_sig[j] += 1
             if z > best_before[j]:
                 best_before[j] = z
                 best_before_id[j] = i0 + r
+
+
+@cached_njit(inline="always")
+def kept(z, df, thr1, df_lo, slack, every):
+    """Whether PLINK writes a pair of STAT ``z`` (NaN: failed) and df ``df``: at or above the epi1
+    threshold of its df less ``slack`` (the adjusted test's re-test then decides), a failed pair
+    when ``every`` (``--epi1 1``)."""
+    if np.isnan(z):
+        return every
+    return z >= df_threshold(thr1, df, df_lo) * (1.0 - slack)
+
+
+def survivors(zbuf, dfbuf, i0, i1, thr1, df_lo, slack, every):
+    """(row in block, column) of the pairs of a row block PLINK writes (:func:`kept`), in (i, j)
+    order; both tests' (gboost/engines/qt_covar.py)."""
+    return kept_pairs(zbuf, dfbuf, i1 - i0, i0 + 1, 1, zbuf.shape[1], thr1, df_lo, slack, every)
 
 
 @cached_njit(parallel=True)
@@ -446,6 +502,59 @@ def exact_stats(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, pi, pj, ok, 
         good, beta, z, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, pi[k], pj[k])
         ok[k] = good
         stat[k] = z if good else np.nan
+
+
+@cached_njit(parallel=True)
+def _stat_rect(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0, i1, j0, j1, zbuf):
+    """Pass 1 on a tile of a candidate-set scan's rectangle (gboost/data/candidates.py): every pair
+    of rows [i0, i1) x columns [j0, j1) (all with i < j), in parallel over pairs: such a tile has
+    few rows (a set's SNPs, or one row beside its own column) and many columns."""
+    C = j1 - j0
+    for k in nb.prange((i1 - i0) * C):
+        kk = np.int64(k)
+        r = kk // C
+        c = kk - r * C
+        ok, beta, stat, se = pair_linear_test(h1, h2, miss, pg, sa, saa, y, n_all, y_sum, y2_sum, i0 + r, j0 + c)
+        zbuf[r, c] = stat if ok else np.nan
+
+
+@cached_njit(parallel=True)
+def fold_rect_rows(zbuf, dfbuf, R, C, j0, thr2, df_lo, n_sig, n_fail, best, best_id):
+    """A rectangle tile's rows (``zbuf[:R, :C]``, columns from SNP ``j0``), every partner after the
+    row SNP (:func:`_fold_row`)."""
+    for r in nb.prange(R):
+        sig, fail, b, c = _fold_row(zbuf, dfbuf, r, 0, C, thr2, df_lo)
+        n_sig[r] = sig
+        n_fail[r] = fail
+        best[r] = b
+        best_id[r] = j0 + c if c >= 0 else -1
+
+
+@cached_njit(nogil=True)
+def kept_pairs(zbuf, dfbuf, rows, c0, step, c1, thr1, df_lo, slack, every):
+    """(row, column) in a STAT buffer of the pairs PLINK writes (:func:`kept`), in (i, j) order:
+    row r's columns [c0 + step * r, c1) (a row block of the triangle: the columns after the row's
+    SNP; a rectangle tile: all its columns, step 0)."""
+    count = 0
+    for r in range(rows):
+        for c in range(c0 + step * r, c1):
+            if kept(zbuf[r, c], dfbuf[r, c], thr1, df_lo, slack, every):
+                count += 1
+    ri = np.empty(count, np.int64)
+    ci = np.empty(count, np.int64)
+    count = 0
+    for r in range(rows):
+        for c in range(c0 + step * r, c1):
+            if kept(zbuf[r, c], dfbuf[r, c], thr1, df_lo, slack, every):
+                ri[count] = r
+                ci[count] = c
+                count += 1
+    return ri, ci
+
+
+def no_dfs(shape) -> np.ndarray:
+    """A df buffer of the unadjusted test, which has one threshold: zeros, holding no memory."""
+    return np.broadcast_to(np.zeros(1, np.int64), shape)
 
 
 @dataclass
@@ -512,6 +621,14 @@ class QTTotals:
         self.n_valid += res.n_valid
         self.tiles_done.add(t.index)
 
+    def add_recorded(self, res: TileResult, checkpoint) -> None:
+        """``res`` into the totals and onto ``checkpoint``'s queue (a Ledger, or None) whole: inside
+        errors.interrupts_held, so a Ctrl-C never records half a tile (docs/DESIGN.md §4.8)."""
+        with interrupts_held():
+            self.add(res)
+            if checkpoint is not None:
+                checkpoint.record(res)
+
     @property
     def n_fail(self) -> np.ndarray:
         return self.pairs - self.summary.n_tot
@@ -524,10 +641,11 @@ class QTTotals:
         return i[order], j[order]
 
 
-def plink_best(summary: Summary) -> tuple[np.ndarray, np.ndarray]:
-    """PLINK's BEST and its partner: 0 and the first scanned SNP where no partner beats 0."""
+def plink_best(summary: Summary, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """PLINK's BEST and its partner: 0 and the first scanned SNP where no partner beats 0 (``first``:
+    a candidate-set scan's first column, gboost/outputs/results.py summary_span)."""
     none = summary.best_partner < 0
-    return np.where(none, 0.0, summary.best), np.where(none, 0, summary.best_partner).astype(np.int64)
+    return np.where(none, 0.0, summary.best), np.where(none, first, summary.best_partner).astype(np.int64)
 
 
 def with_checkpoint(ledger, tiles: list, tile_edge: int, totals: QTTotals) -> None:
@@ -561,8 +679,11 @@ class QTCPUEngine:
 
     block_rows = _block  # (rows of a STAT buffer: the adjusted scan's, gboost/engines/qt_covar.py)
 
-    def checkpoint_plan(self, rows: tuple[int, int] | None = None) -> dict:
-        """What a checkpoint of this engine pins besides the study and thresholds (its row blocks)."""
+    def checkpoint_plan(self, rows: tuple[int, int] | None = None, rect: bool = False) -> dict:
+        """What a checkpoint of this engine pins besides the study and thresholds: its row blocks,
+        or a candidate-set scan's rectangle tiles (``rect``)."""
+        if rect:
+            return {"engine": "qt-cpu-rect", "tile": RECT_TILE, "rows": list(rows) if rows else None}
         return {"engine": "qt-cpu-rows", "rows": list(rows) if rows else None}
 
     def plan(self, p: int, rows: tuple[int, int] | None = None) -> tuple[int, list[Tile]]:
@@ -585,13 +706,24 @@ class QTCPUEngine:
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)
         p = study.n_snps
+        if study.rect is not None:  # a candidate-set scan (gboost/data/candidates.py)
+            zbuf = rect_buffer(study.rect)
+            dfs, thr1, thr2 = no_dfs(zbuf.shape), np.array([alpha1]), np.array([alpha2])
+
+            def tile_block(t: Tile) -> TileResult:
+                _stat_rect(*qp.scan_args(), t.i0, t.i1, t.j0, t.j1, zbuf)
+                return rect_tile_result(t, zbuf, dfs, thr1, thr2, 0, 0.0, alpha1 == 0.0)
+
+            return self.scan_rect(study, tile_block, progress, cancel, rows, checkpoint), qp
         zbuf = np.empty((self._block(p), p))
+        dfs, thr1, thr2 = no_dfs(zbuf.shape), np.array([alpha1]), np.array([alpha2])  # (one df, one threshold)
 
         def block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before, before_id):
             _stat_block(*qp.scan_args(), i0, i1, zbuf)
-            _fold_rows(zbuf, i0, i1, alpha2, n_sig_r, n_fail_r, best_after, after_id)
-            _fold_cols(zbuf, i0, i1, alpha2, n_sig_c, n_fail_c, best_before, before_id)
-            return survivors(zbuf, i0, i1, alpha1)
+            fold_rows(zbuf, dfs, i0, i1, thr2, 0, n_sig_r, n_fail_r, best_after, after_id)
+            fold_cols(zbuf, dfs, i0, i1, thr2, 0, n_sig_c, n_fail_c, best_before, before_id)
+            # (every failed pair is a row of --epi1 1, whose threshold is 0)
+            return survivors(zbuf, dfs, i0, i1, thr1, 0, 0.0, alpha1 == 0.0)
 
         return self.scan_tiles(p, block, progress, cancel, rows, checkpoint), qp
 
@@ -603,57 +735,124 @@ class QTCPUEngine:
         edge, tiles = self.plan(p, rows)
         totals = QTTotals(p)
         with_checkpoint(checkpoint, tiles, edge, totals)
-        total = sum(t.n_pairs for t in tiles)
-        done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
         step = self._block(p)
-        try:
-            for tile in tiles:
-                if tile.index in totals.tiles_done:
-                    continue
-                # A tile's counts and partners in arrays of its own, merged into the totals when
-                # it is whole: what the checkpoint records is whole tiles.
-                n_sig_r, n_fail_r = np.zeros(p, np.int64), np.zeros(p, np.int64)
-                n_sig_c, n_fail_c = np.zeros(p, np.int64), np.zeros(p, np.int64)
-                best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
-                best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
-                si, sj = [], []
-                for i0 in range(tile.i0, tile.i1, step):
-                    if cancel is not None and cancel():
-                        from gboost.errors import ScanCancelled
 
-                        raise ScanCancelled()
-                    i1 = min(tile.i1, i0 + step)
-                    # The block's statistics (most of its time) change none of the totals: a Ctrl-C
-                    # then, raised as the kernel returns, leaves the finished tiles recorded. The
-                    # folds are the tile's own; the tile goes into the totals and the checkpoint
-                    # whole or not at all.
-                    r, c = block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before,
-                                 before_id)
-                    si.append(r + i0)
-                    sj.append(c)
-                    if progress is not None and i1 < tile.i1:
-                        progress(done + sum(p - 1 - i for i in range(tile.i0, i1)), total)
-                rows_pairs, cols_pairs = tile_pairs_per_snp(tile)
-                a, b = tile.i0, tile.i1
-                ki, kj = np.concatenate(si), np.concatenate(sj)
-                # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
-                res = TileResult(tile, ki, kj, np.zeros(len(ki)), no_tables(len(ki)),
-                                 int(tile.n_pairs - n_fail_r[a:b].sum()),
-                                 SummaryPartial(a, n_sig_r[a:b], rows_pairs - n_fail_r[a:b],
-                                                _no_best(best_after[a:b], after_id[a:b]), after_id[a:b]),
-                                 SummaryPartial(a, n_sig_c[a:], cols_pairs - n_fail_c[a:],
-                                                _no_best(best_before[a:], before_id[a:]), before_id[a:]))
-                with interrupts_held():  # into the totals and onto the ledger's queue whole
-                    totals.add(res)
-                    if checkpoint is not None:
-                        checkpoint.record(res)
-                done += tile.n_pairs
-                if progress is not None:
-                    progress(done, total)
-        finally:
-            if checkpoint is not None:
-                checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
+        def work(tile: Tile, done: int, total: int) -> TileResult:
+            # A tile's counts and partners in arrays of its own, merged into the totals when
+            # it is whole: what the checkpoint records is whole tiles.
+            n_sig_r, n_fail_r = np.zeros(p, np.int64), np.zeros(p, np.int64)
+            n_sig_c, n_fail_c = np.zeros(p, np.int64), np.zeros(p, np.int64)
+            best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
+            best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
+            si, sj = [], []
+            for i0 in range(tile.i0, tile.i1, step):
+                stop_if_cancelled(cancel)
+                i1 = min(tile.i1, i0 + step)
+                # The block's statistics (most of its time) change none of the totals: a Ctrl-C
+                # then, raised as the kernel returns, leaves the finished tiles recorded. The
+                # folds are the tile's own; the tile goes into the totals and the checkpoint
+                # whole or not at all.
+                r, c = block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before,
+                             before_id)
+                si.append(r + i0)
+                sj.append(c)
+                if progress is not None and i1 < tile.i1:
+                    progress(done + sum(p - 1 - i for i in range(tile.i0, i1)), total)
+            rows_pairs, cols_pairs = tile_pairs_per_snp(tile)
+            a, b = tile.i0, tile.i1
+            ki, kj = np.concatenate(si), np.concatenate(sj)
+            # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
+            return TileResult(tile, ki, kj, np.zeros(len(ki)), no_tables(len(ki)),
+                              int(tile.n_pairs - n_fail_r[a:b].sum()),
+                              SummaryPartial(a, n_sig_r[a:b], rows_pairs - n_fail_r[a:b],
+                                             _no_best(best_after[a:b], after_id[a:b]), after_id[a:b]),
+                              SummaryPartial(a, n_sig_c[a:], cols_pairs - n_fail_c[a:],
+                                             _no_best(best_before[a:], before_id[a:]), before_id[a:]))
+
+        total = run_tiles(tiles, totals, work, progress, checkpoint)
         return core_of(totals, pairs_per_snp(p, rows), total)
+
+    def scan_rect(self, study: Study, tile_block, progress, cancel, rows, checkpoint) -> QTScanCore:
+        """The tiles of a candidate-set scan's rectangle (:func:`gboost.pipeline.tiles.plan_rect_tiles`,
+        the case-control scan's plan: each row's own column left out), rows of ``rows`` (default
+        all), each by ``tile_block(tile)`` -> its :class:`TileResult` (rows' partial only: a
+        rectangle's summary is its rows'), into the totals and the checkpoint whole tile by whole
+        tile (the covariate-adjusted scan, gboost/engines/qt_covar.py, brings its own ``tile_block``)."""
+        rect, p = study.rect, study.n_snps
+        tiles = plan_rect_tiles(rect.n_rows, p, rect.self_columns(), RECT_TILE, rows)
+        totals = QTTotals(p)
+        with_checkpoint(checkpoint, tiles, RECT_TILE, totals)
+
+        def work(tile: Tile, done: int, total: int) -> TileResult:
+            stop_if_cancelled(cancel)
+            return tile_block(tile)  # (a Ctrl-C in its kernels changes none of the totals)
+
+        total = run_tiles(tiles, totals, work, progress, checkpoint)
+        return rect_core(totals, rect, rows, total)
+
+
+def run_tiles(tiles: list, totals: QTTotals, work, progress, checkpoint) -> int:
+    """Each tile of ``tiles`` not yet in ``totals`` by ``work(tile, done, total)`` -> its
+    TileResult (``done`` of ``total`` pairs finished before it: progress within a tile), into the
+    totals and the checkpoint whole tile by whole tile, ``progress(done, total)`` after each; the
+    checkpoint flushed at the end, whatever ended it (--resume goes on from the finished tiles).
+    Returns the plan's pairs."""
+    total = sum(t.n_pairs for t in tiles)
+    done = sum(t.n_pairs for t in tiles if t.index in totals.tiles_done)
+    try:
+        for tile in tiles:
+            if tile.index in totals.tiles_done:
+                continue
+            totals.add_recorded(work(tile, done, total), checkpoint)
+            done += tile.n_pairs
+            if progress is not None:
+                progress(done, total)
+    finally:
+        if checkpoint is not None:
+            checkpoint.flush()  # the finished tiles on disk: --resume goes on from them
+    return total
+
+
+def stop_if_cancelled(cancel) -> None:
+    """Raise :class:`gboost.errors.ScanCancelled` when ``cancel()`` (None: never) is true: asked
+    between row blocks and tiles, never inside one."""
+    if cancel is not None and cancel():
+        from gboost.errors import ScanCancelled
+
+        raise ScanCancelled()
+
+
+def rect_buffer(rect) -> np.ndarray:
+    """The STAT buffer of a rectangle's tiles (at most RECT_TILE SNPs a side)."""
+    return np.empty((max(1, min(RECT_TILE, rect.n_rows)), max(1, min(RECT_TILE, rect.n_cols))))
+
+
+def rect_tile_result(tile: Tile, zbuf, dfbuf, thr1, thr2, df_lo: int, slack: float, every: bool) -> TileResult:
+    """A rectangle tile's outcome from its STAT (``zbuf``) and df (``dfbuf``) buffers: its rows'
+    counts and best partners by the thresholds of each pair's df (:func:`fold_rect_rows`), the
+    pairs it keeps (:func:`kept_pairs`). Its columns' partial is empty: a rectangle's summary
+    counts its rows only."""
+    R, C = tile.i1 - tile.i0, tile.j1 - tile.j0
+    n_sig, n_fail = np.zeros(R, np.int64), np.zeros(R, np.int64)
+    best, partner = np.zeros(R), np.full(R, -1, np.int64)
+    fold_rect_rows(zbuf, dfbuf, R, C, tile.j0, thr2, df_lo, n_sig, n_fail, best, partner)
+    r, c = kept_pairs(zbuf, dfbuf, R, 0, 0, C, thr1, df_lo, slack, every)
+    # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
+    return TileResult(tile, r + tile.i0, c + tile.j0, np.zeros(len(r)), no_tables(len(r)),
+                      int(tile.n_pairs - n_fail.sum()),
+                      SummaryPartial(tile.i0, n_sig, C - n_fail, _no_best(best, partner), partner),
+                      SummaryPartial.empty(tile.j0, 0))
+
+
+def rect_core(totals: QTTotals, rect, rows, total: int) -> QTScanCore:
+    """A rectangle scan's core from its finished tiles (its rows' summary; the columns' entries
+    are 0): the partner named where none beats 0 is the first column, as PLINK names it."""
+    s = totals.summary
+    n_fail = rect.row_pairs(rows) - s.n_tot
+    n_fail[rect.n_rows:] = 0
+    best, partner = plink_best(s, first=rect.n_rows)
+    i, j = totals.survivors()
+    return QTScanCore(i, j, s.n_sig.copy(), n_fail, best, partner, total - int(n_fail.sum()), s.copy())
 
 
 def no_tables(m: int) -> np.ndarray:
@@ -675,19 +874,3 @@ def core_of(totals: QTTotals, pairs: np.ndarray, total: int) -> QTScanCore:
     best, partner = plink_best(s)
     i, j = totals.survivors()
     return QTScanCore(i, j, s.n_sig.copy(), n_fail, best, partner, total - int(n_fail.sum()) // 2, s.copy())
-
-
-def survivors(zbuf, i0, i1, alpha1):
-    """(row in block, column) of the pairs PLINK writes: STAT >= the epi1 threshold, and failed
-    pairs too when that threshold is 0 (``--epi1 1``), in (i, j) order."""
-    p = zbuf.shape[1]
-    rows = i1 - i0
-    z = zbuf[:rows]
-    upper = np.arange(p)[None, :] > (i0 + np.arange(rows))[:, None]
-    with np.errstate(invalid="ignore"):
-        keep = z >= alpha1
-    if alpha1 == 0.0:
-        keep |= np.isnan(z)
-    keep &= upper
-    r, c = np.nonzero(keep)
-    return r.astype(np.int64), c.astype(np.int64)

@@ -37,10 +37,9 @@ import numpy as np
 from gboost.engines.qt_cpu import (QTPlanes, QTScanCore, QTTotals, exact_stats, no_tables, pairs_per_snp, plink_best,
                                    qt_planes, tile_pairs_per_snp, with_checkpoint)
 from gboost.engines.qt_screen import TraitSumErrors, linear_screen, tile_moments
-from gboost.errors import interrupts_held
 from gboost.runtime.numba_cache import cached_njit
 from gboost.data.study import Study
-from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult
+from gboost.pipeline.tiles import Summary, SummaryPartial, Tile, TileResult, plan_rect_tiles
 
 DEFAULT_TILE = 2048
 
@@ -310,10 +309,11 @@ class QTGPUEngine:
         self.timings["prepare.decode"] = decode
         self.timings["prepare.upload"] = upload
 
-    def checkpoint_plan(self, rows: tuple[int, int] | None = None) -> dict:
+    def checkpoint_plan(self, rows: tuple[int, int] | None = None, rect: bool = False) -> dict:
         """What a checkpoint of this engine's tiles pins besides the study and thresholds: a tile is
-        an index into this plan."""
-        return {"engine": "qt-gpu-tiles", "tile": max(1, self.tile), "rows": list(rows) if rows else None}
+        an index into this plan (of the triangle, or of a candidate-set scan's rectangle: ``rect``)."""
+        return {"engine": "qt-gpu-rect" if rect else "qt-gpu-tiles", "tile": max(1, self.tile),
+                "rows": list(rows) if rows else None}
 
     def scan(self, study: Study, alpha1: float, alpha2: float, progress=None, cancel=None,
              rows: tuple[int, int] | None = None, checkpoint=None) -> tuple[QTScanCore, QTPlanes]:
@@ -324,7 +324,11 @@ class QTGPUEngine:
         nb.set_num_threads(nthreads)
         t0 = time.perf_counter()
         p = study.n_snps
-        tiles = [Tile(k, *t) for k, t in enumerate(plan_qt_tiles(p, max(1, self.tile), rows))]
+        rect = study.rect  # a candidate-set scan: the case-control scan's plan of its rectangle
+        if rect is not None:
+            tiles = plan_rect_tiles(rect.n_rows, p, rect.self_columns(), max(1, self.tile), rows)
+        else:
+            tiles = [Tile(k, *t) for k, t in enumerate(plan_qt_tiles(p, max(1, self.tile), rows))]
         acc = QTTotals(p)
         with_checkpoint(checkpoint, tiles, max(1, self.tile), acc)
         errs = TraitSumErrors.of(study.trait)
@@ -367,14 +371,20 @@ class QTGPUEngine:
         es, ef, ba, ba_id, bb, bb_id, keep = fold_exact(p, xi, xj, ok, stat, alpha1, alpha2)
         n_sig += es
         n_fail += ef
+        if rect is not None:  # a rectangle's summary is its rows': every partner is after the row
+            n_fail[rect.n_rows:] = 0
+            pairs, sides, first = rect.row_pairs(rows), ((ba, ba_id),), rect.n_rows
+        else:
+            pairs, sides, first = pairs_per_snp(p, rows), ((ba, ba_id), (bb, bb_id)), 0
         # the partners, merged as tiles merge (tiles.better; -inf / -1 where none beat 0)
-        partial = Summary(n_sig, pairs_per_snp(p, rows) - n_fail, np.full(p, -np.inf), np.full(p, -1, np.int64))
-        for best, bid in ((ba, ba_id), (bb, bb_id)):
+        partial = Summary(n_sig, pairs - n_fail, np.full(p, -np.inf), np.full(p, -1, np.int64))
+        for best, bid in sides:
             partial.merge(0, np.zeros(p, np.int64), np.zeros(p, np.int64), np.where(bid < 0, -np.inf, best), bid)
-        best, partner = plink_best(partial)
+        best, partner = plink_best(partial, first)
         si, sj = xi[keep], xj[keep]
         self.timings["exact"] = time.perf_counter() - t0
-        n_valid = total - int(n_fail.sum()) // 2
+        # (the triangle counts each failed pair at both SNPs, a rectangle at its row only)
+        n_valid = total - (int(n_fail.sum()) if rect is not None else int(n_fail.sum()) // 2)
         return QTScanCore(si, sj, n_sig.copy(), n_fail, best, partner, n_valid, partial), qp
 
     def _run_tiles(self, runners: list, tiles: list, acc: QTTotals, alpha1: float, alpha2: float,
@@ -443,10 +453,7 @@ class QTGPUEngine:
                     raise item
                 tile, ts = item
                 res = tile_result(tile, ts)
-                with interrupts_held():  # into the totals and onto the ledger's queue whole
-                    acc.add(res)
-                    if checkpoint is not None:
-                        checkpoint.record(res)
+                acc.add_recorded(res, checkpoint)
                 done += tile.n_pairs
                 if progress is not None:
                     progress(done, total)

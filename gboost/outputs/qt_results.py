@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from gboost.version import __version__
-from gboost.outputs.results import SnpTexts, _json_default, _rj, _sha256
+from gboost.outputs.results import SnpTexts, _json_default, _rj, _sha256, summary_span
 
 QT_OUTPUT_FILES = ("pairs.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv", "run.json")
 
@@ -121,15 +121,22 @@ def marginal_pieces(result, texts: SnpTexts, cols: _SnpColumns, pieces: int = 1)
         f = np.where(total > 0, a1_copies / np.maximum(total, 1), np.nan)
     maf = _finite(np.minimum(f, 1 - f))
     beta, stat, p = _finite(result.marginal_beta), _finite(result.marginal_stat), _finite(result.marginal_p)
+    fields = [cols.chrom, cols.snp, cols.bp, a1, a2]
+    if s.rect is not None:
+        # A rectangle study holds a SNP that is both row and column twice (row SNPs first):
+        # marginal.tsv lists each scanned SNP once, in file order (gboost/data/candidates.py).
+        keep = s.rect.distinct()
+        fields = [(c[0][keep], c[1][keep]) for c in fields]
+        maf, beta, stat, p = maf[keep], beta[keep], stat[keep], p[keep]
 
     def piece(a: int, b: int):
         def run() -> np.ndarray:
-            return tsv_rows_array([(c[0][a:b], c[1][a:b]) for c in (cols.chrom, cols.snp, cols.bp, a1, a2)]
+            return tsv_rows_array([(c[0][a:b], c[1][a:b]) for c in fields]
                                   + [format_g_bytes(maf[a:b], 6, na="NA"), format_g_bytes(beta[a:b], 6, na="NA"),
                                      format_g_bytes(stat[a:b], 8, na="NA"), format_g_bytes(p[a:b], 6, na="NA")])
         return run
 
-    return [piece(a, b) for a, b in _bounds(s.n_snps, pieces) if b > a]
+    return [piece(a, b) for a, b in _bounds(len(maf), pieces) if b > a]
 
 
 def qt_run_record(result, extra: dict | None = None) -> dict:
@@ -167,7 +174,7 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
         "counts": {
             "snps": s.n_snps,
             "samples": s.n_samples,
-            "pairs": s.n_snps * (s.n_snps - 1) // 2,
+            "pairs": s.n_snps * (s.n_snps - 1) // 2 if s.rect is None else s.rect.n_pairs(),
             "valid_tests": int(result.n_valid),
             "epi_qt_rows": int(len(result.screened)),
             "reported_pairs": int(len(result.reported)),
@@ -176,6 +183,9 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
         "trait": {"mean": float(np.mean(y)), "sd": float(np.std(y, ddof=1)) if len(y) > 1 else None},
         "bonferroni_0.05": result.bonferroni,
         "covariates": result.covariate_names,
+        # a candidate-set scan (gboost/data/candidates.py): its mode, sets, rows and columns
+        "sets": None if s.rect is None else {"mode": s.rect.mode, "names": list(s.rect.names),
+                                             "rows": int(s.rect.n_rows), "columns": int(s.rect.n_cols)},
         "qc": s.qc.as_dict(),
         "timings_s": {k: round(v, 6) for k, v in result.timings.items()},
         **({"command_s": clock.as_dict()} if clock is not None else {}),
@@ -206,9 +216,10 @@ def render_qt_lazily(result, extra: dict | None = None, threads: int | None = No
             rows = epi_qt_pieces(pr.i, pr.j, np.isfinite(pr.adj[2]), pr.adj[0], pr.adj[2], texts.plink_chrom,
                                  texts.plink_snp, pool.pieces(len(pr)), p=pr.adj[3])
         pool.add("pairs.epi.qt", _epi_qt_header(w), rows)
+        n, first = summary_span(s)  # (a candidate-set scan's summary lists its rows)
         pool.add("pairs.epi.qt.summary", _summary_header(w),
-                 summary_pieces(texts.plink_chrom, texts.plink_snp, w, sm.n_sig, sm.n_tot, sm.best, sm.best_partner,
-                                pool.pieces(s.n_snps)))
+                 summary_pieces(texts.plink_chrom, texts.plink_snp, w, sm.n_sig[:n], sm.n_tot[:n], sm.best[:n],
+                                sm.best_partner[:n], pool.pieces(n), first=first))
         pool.add("marginal.tsv", _MARGINAL_HEADER, marginal_pieces(result, texts, cols, pool.pieces(s.n_snps)))
         reported, rep_s, _ = rep.result()
         pool.add("pairs.tsv", _pairs_header(reported), pairs_tsv_pieces(reported, cols, pool.pieces(len(reported))),

@@ -251,17 +251,26 @@ def _study_from_part(d, meta) -> Study:
                   list(meta["source_files"]), int(d["snp_col_width"]))
     if "plink_reversed" in d:  # (parts written before it: every SNP as in its .bim)
         study.reversed_alleles = np.asarray(d["plink_reversed"], dtype=bool)
-    if meta.get("sets") is not None:  # a candidate-set scan's rectangle study (gboost/data/candidates.py)
+    rect = _rect_of(d, meta)
+    if rect is not None:
         from dataclasses import replace
 
-        from gboost.data.candidates import Rectangle
-
-        sets = meta["sets"]
-        rect = Rectangle(sets["mode"], tuple(sets["names"]), int(sets["rows"]), np.asarray(d["rect_origin"], np.int64))
-        if rect.key() != {k: sets[k] for k in ("mode", "rows", "origin_sha256")}:
-            raise ValueError("its rectangle's SNPs do not match its fingerprint")
         study = replace(study, rect=rect)
     return study
+
+
+def _rect_of(d, meta):
+    """A candidate-set scan's rectangle (gboost/data/candidates.py Rectangle) as its part carried it,
+    checked against its fingerprint; None for a plain scan's part."""
+    sets = meta.get("sets")
+    if sets is None:
+        return None
+    from gboost.data.candidates import Rectangle
+
+    rect = Rectangle(sets["mode"], tuple(sets["names"]), int(sets["rows"]), np.asarray(d["rect_origin"], np.int64))
+    if rect.key() != {k: sets[k] for k in ("mode", "rows", "origin_sha256")}:
+        raise ValueError("its rectangle's SNPs do not match its fingerprint")
+    return rect
 
 
 # --- a quantitative trait scan's parts ------------------------------------------------------------
@@ -301,8 +310,10 @@ def write_qt_part(out_dir, result, *, overwrite: bool = False, log: bytes | None
     meta = {"phenotype": QT_PHENOTYPE, "covariates": result.covariates_key, "part": list(result.params.part), "params": params, "test": result.test,
             "engine": result.engine, "device": result.device, "qc": s.qc.as_dict(),
             "source_files": list(s.source_files), "timings_s": result.timings,
-            "counts": {"pairs": int(sum(s.n_snps - 1 - i for i in range(*_part_rows(result)))),
-                       "epi_qt_rows": len(result.screened), **result.engine_counts}}
+            "counts": {"pairs": _part_pairs(result), "epi_qt_rows": len(result.screened), **result.engine_counts},
+            "sets": _sets_meta(s)}
+    if s.rect is not None:  # the rectangle, rebuilt by the merge (its rows, columns and summary)
+        arrays["rect_origin"] = np.ascontiguousarray(s.rect.origin, np.int64)
     arrays["meta"] = np.array(json.dumps(meta, default=str))
 
     def fill(staging):
@@ -320,10 +331,15 @@ def write_qt_part(out_dir, result, *, overwrite: bool = False, log: bytes | None
     return out
 
 
-def _part_rows(result) -> tuple[int, int]:
-    from gboost.pipeline.tiles import part_rows
+def _part_pairs(result) -> int:
+    """The pairs of a QT part's share: of its rows of the triangle or of a candidate-set scan's rectangle."""
+    from gboost.pipeline.qt_scan import qt_rows
 
-    return part_rows(result.study.n_snps, *result.params.part)
+    s = result.study
+    r0, r1 = qt_rows(s, result.params)
+    if s.rect is not None:
+        return int(s.rect.row_pairs((r0, r1)).sum())
+    return int(sum(s.n_snps - 1 - i for i in range(r0, r1)))
 
 
 def _merge_qt(loaded: list):
@@ -348,6 +364,7 @@ def _merge_qt(loaded: list):
             raise InputError(path / PART_FILE, f"a part file of another version of gboost (no {', '.join(missing)}); "
                                                "rescan this part with this version")
     _, d0, m0 = loaded[0]
+    _check_sets(loaded)
     check_part_set(loaded, lambda m: {**{k: m["params"].get(k) for k in _QT_SCIENCE}, "covariates": m.get("covariates")},
                    ("var_snp", "counts", "trait", "a1_flip"))
     loaded = sorted(loaded, key=lambda x: x[2]["part"][0])  # (the rows' order: the meta's engines, timings)
@@ -359,7 +376,12 @@ def _merge_qt(loaded: list):
         n_sig += d["n_sig"]
         n_fail += d["n_fail"]
         partners.merge(0, np.zeros(p, np.int64), np.zeros(p, np.int64), d["best"], d["best_partner"])
-    best, partner = plink_best(partners)
+    try:
+        rect = _rect_of(d0, m0)
+    except (KeyError, ValueError) as exc:
+        raise InputError(loaded[0][0] / PART_FILE, f"a candidate-set scan's part file that does not hold its "
+                                                   f"rectangle ({exc}); rescan this part with this version") from None
+    best, partner = plink_best(partners, 0 if rect is None else rect.n_rows)
     fields = {}
     for f in _QT_PAIR_FIELDS:
         if f"pair_{f}" in d0:
@@ -382,13 +404,17 @@ def _merge_qt(loaded: list):
     n_ctrl, n_case = (int(x) for x in d0["layout"])
     study = Study(variants, samples, ClassLayout(n_ctrl, n_case), np.zeros((p, 3, 0), np.uint64), d0["counts"],
                   QCReport(**m0["qc"]), list(m0["source_files"]), int(d0["snp_col_width"]), trait=d0["trait"],
-                  a1_flip=d0["a1_flip"])
+                  a1_flip=d0["a1_flip"], rect=rect)
     engines = sorted({(meta["engine"], meta["device"]) for _, _, meta in loaded})
     engine = "+".join(sorted({e for e, _ in engines}))
     device = "; ".join(dev for _, dev in engines)
     timings = {"screen": sum(meta["timings_s"].get("screen", 0.0) for _, _, meta in loaded)}
-    summary = QTSummary(n_sig, (p - 1) - n_fail, best, partner)
-    n_valid = p * (p - 1) // 2 - int(n_fail.sum()) // 2
+    if rect is None:
+        summary = QTSummary(n_sig, (p - 1) - n_fail, best, partner)
+        n_valid = p * (p - 1) // 2 - int(n_fail.sum()) // 2
+    else:  # a rectangle's rows (each pair counted at its row only)
+        summary = QTSummary(n_sig, rect.row_pairs() - n_fail, best, partner)
+        n_valid = rect.n_pairs() - int(n_fail[:rect.n_rows].sum())
     res = QTScanResult(study, params, engine, device, screened, summary, n_valid, alpha1, alpha2,
                        d0["marginal_beta"], d0["marginal_stat"], d0["marginal_p"], timings, m0["test"])
     if m0.get("covariates") is not None:

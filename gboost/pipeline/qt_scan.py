@@ -200,18 +200,16 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         engine = make_engine("cpu" if screen is not None else params.device, threads=params.threads,
                              tile=params.tile, gpus=params.gpus, test="linear")
     t = time.perf_counter()
-    rows = None
-    if params.part is not None:
-        from gboost.pipeline.tiles import part_rows
-
-        rows = part_rows(study.n_snps, *params.part)
+    rect = study.rect  # a candidate-set scan's rectangle (gboost/data/candidates.py), or None
+    rows = qt_rows(study, params)
     extra = {} if rows is None else {"rows": rows}
     ledger = checkpoint
     if checkpoint_dir is not None and ledger is None:
         from gboost.pipeline.checkpoint import Ledger
 
+        plan = engine.checkpoint_plan(rows, rect=True) if rect is not None else engine.checkpoint_plan(rows)
         ledger = Ledger(checkpoint_dir, study, checkpoint_params(params, covariates), resume=resume,
-                        plan=engine.checkpoint_plan(rows), **(checkpoint_options or {}))
+                        plan=plan, **(checkpoint_options or {}))
     if ledger is not None:
         extra["checkpoint"] = ledger
     try:
@@ -242,8 +240,7 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     timings["total"] = sum(timings.values())
     # the GPU engine's parts of "screen" (set-up, device tiles, CPU re-test of undecided pairs)
     timings.update({f"screen.{key}": value for key, value in getattr(engine, "timings", {}).items()})
-    p = study.n_snps
-    summary = QTSummary(core.n_sig, (p - 1) - core.n_fail, core.best, core.best_partner)
+    summary = QTSummary(core.n_sig, qt_pairs_per_snp(study) - core.n_fail, core.best, core.best_partner)
     test = "linear" + ("+covariates" if screen is not None else "") + ("+genotypic" if params.genotypic else "")
     res = QTScanResult(study, params, engine.name, engine.describe(), screened, summary, core.n_valid, alpha1, alpha2,
                        mbeta, mstat, mp, timings, test)
@@ -259,6 +256,24 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         res.engine_counts = {**res.engine_counts, "covariate_columns": int(cp.n_covariate_columns),
                              "samples_with_covariates": int(cp.n_g)}
     return res
+
+
+def qt_rows(study: Study, params: QTParams) -> tuple[int, int] | None:
+    """The SNP1 rows of this scan's --part (None: every row): a share of the triangle balanced by
+    pairs, or of a candidate-set scan's rectangle rows (each row as many pairs)."""
+    if params.part is None:
+        return None
+    from gboost.pipeline.tiles import part_rows, rect_rows
+
+    rect = study.rect
+    return rect_rows(rect.n_rows, *params.part) if rect is not None else part_rows(study.n_snps, *params.part)
+
+
+def qt_pairs_per_snp(study: Study) -> np.ndarray:
+    """Each SNP's pairs in the whole scan (N_TOT before the failed pairs): p - 1, or a rectangle
+    row's columns but its own (its columns' entries 0: the summary lists the rows)."""
+    rect = study.rect
+    return np.full(study.n_snps, study.n_snps - 1, np.int64) if rect is None else rect.row_pairs()
 
 
 COVAR_NEEDS_CPU = ("--covar on a quantitative trait: the covariate-adjusted test of every pair runs on the CPU "

@@ -61,30 +61,22 @@ def open_boost_matrix(path: str | os.PathLike) -> ArraySource:
 
 
 def _read_rows(path: str) -> tuple[list[np.ndarray], list[int]]:
-    from gboost.readers.pheno import UTF8_BOM, check_regular_file
+    from gboost.readers.pheno import input_lines
 
     rows, labels, width = [], [], None
-    check_regular_file(path, "BOOST matrix")
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(path, f"cannot read the BOOST matrix: {exc.strerror or exc}") from None
-    with fh:
-        for number, raw in enumerate(fh, start=1):
-            if number == 1 and raw.startswith(UTF8_BOM):
-                raw = raw[len(UTF8_BOM):]
-            tokens = raw.translate(_SEPARATORS).split()
-            if not tokens:
-                continue
-            if width is None:
-                width = len(tokens)
-                if width < 2:
-                    raise InputError(path, f"line {number}: expected a class label and at least one genotype")
-            elif len(tokens) != width:
-                raise InputError(path, f"line {number}: expected {width} values (label + {width - 1} genotypes, "
-                                       f"as on the first row), found {len(tokens)}")
-            labels.append(_label(tokens[0], number, path))
-            rows.append(_genotypes(tokens[1:], number, path))
+    for number, raw in input_lines(path, "BOOST matrix", "BOOST matrix"):
+        tokens = raw.translate(_SEPARATORS).split()
+        if not tokens:
+            continue
+        if width is None:
+            width = len(tokens)
+            if width < 2:
+                raise InputError(path, f"line {number}: expected a class label and at least one genotype")
+        elif len(tokens) != width:
+            raise InputError(path, f"line {number}: expected {width} values (label + {width - 1} genotypes, "
+                                   f"as on the first row), found {len(tokens)}")
+        labels.append(_label(tokens[0], number, path))
+        rows.append(_genotypes(tokens[1:], number, path))
     if not rows:
         raise InputError(path, "the BOOST matrix is empty: expected one row per sample (label 0/1, then genotypes 0/1/2)")
     return rows, labels

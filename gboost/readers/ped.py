@@ -151,25 +151,17 @@ def _number(token: str, convert, path: str, line: int, what: str):
 
 def _read_ped_lines(path: str, p: int):
     """Split every sample line into its 6 header fields and a ``(2p,)`` bytes array of alleles."""
-    from gboost.readers.pheno import UTF8_BOM, check_regular_file
+    from gboost.readers.pheno import input_lines
 
     fid, iid, pat, mat, sex, pheno, lines, alleles = [], [], [], [], [], [], [], []
-    check_regular_file(path, ".ped")
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(path, f"cannot read the .ped file: {exc.strerror or exc}") from None
-    with fh:
-        for number, raw in enumerate(fh, start=1):
-            if number == 1 and raw.startswith(UTF8_BOM):
-                raw = raw[len(UTF8_BOM):]
-            tokens = _ped_tokens(raw, number, path)
-            if not tokens or tokens[0].startswith(b"#"):
-                continue
-            alleles.append(_allele_tokens(tokens, p, number, path))
-            for column, value in zip((fid, iid, pat, mat, sex, pheno), tokens[:6]):
-                column.append(value.decode())
-            lines.append(number)
+    for number, raw in input_lines(path, ".ped"):
+        tokens = _ped_tokens(raw, number, path)
+        if not tokens or tokens[0].startswith(b"#"):
+            continue
+        alleles.append(_allele_tokens(tokens, p, number, path))
+        for column, value in zip((fid, iid, pat, mat, sex, pheno), tokens[:6]):
+            column.append(value.decode())
+        lines.append(number)
     if not lines:
         raise InputError(path, "the .ped file is empty: expected one line per sample")
     return (fid, iid, pat, mat, sex, pheno, lines), np.stack(alleles)

@@ -197,6 +197,22 @@ def read_input_bytes(path: str | os.PathLike, what: str) -> bytes:
     return data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data
 
 
+def input_lines(path: str, what: str, name: str | None = None):
+    """The lines of a text input (bytes, numbered from 1, a leading UTF-8 byte-order mark removed as
+    :func:`read_input_bytes` removes it), read one at a time; refused in one line as that function
+    refuses (``name``: what the open's refusal calls it, default "the WHAT file")."""
+    check_regular_file(path, what)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(path, f"cannot read the {name or what + ' file'}: {exc.strerror or exc}") from None
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
+            yield number, raw
+
+
 def read_text(path: str | os.PathLike, what: str) -> str:
     """Whole file as text (BOM removed), with an :class:`InputError` for unreadable or non-UTF-8 files."""
     data = read_input_bytes(path, what)

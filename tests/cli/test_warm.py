@@ -62,6 +62,21 @@ def other_study(tmp_path_factory):
     return prefix
 
 
+def _with_sets(prefix, folder, flags) -> list:
+    """``flags`` with SET (one set of the study's SNPs) and SETS (two) as set files written in ``folder``."""
+    snps = [line.split()[1] for line in open(prefix + ".bim")]
+    files = {"SET": f"H\n{' '.join(snps[7:60:9])}\nEND\n",
+             "SETS": f"A\n{' '.join(snps[3:50:4])}\nEND\nB\n{' '.join(snps[30:120:5])}\nEND\n"}
+    out = []
+    for f in flags:
+        if f in files:
+            path = folder / f"{f.lower()}.txt"
+            path.write_text(files[f])
+            f = str(path)
+        out.append(f)
+    return out
+
+
 @pytest.fixture(scope="module")
 def warmed(tmp_path_factory):
     """A fresh numba cache folder, filled by `gboost warm` (CPU engine)."""
@@ -83,9 +98,12 @@ def test_warm_on_a_fresh_install_compiles_and_says_so(warmed):
     ["--chr", "1-2", "--maf", "0.05", "--hwe", "1e-4"],
     ["--max-r2", "0.5", "--min-distance", "10", "--epi1", "1e-3"],
     ["--perm", "3"],
-], ids=["scan", "allelic", "qc", "filters", "perm"])
+    ["--set", "SET", "--set-by-all"],
+    ["--set", "SETS", "--set-by-set", "--epi1", "1e-3"],
+], ids=["scan", "allelic", "qc", "filters", "perm", "set-by-all", "set-by-set"])
 def test_after_warm_a_first_scan_compiles_nothing(warmed, other_study, tmp_path, flags):
     env, _ = warmed
+    flags = _with_sets(other_study, tmp_path, flags)
     got = probe(env, "scan", "--bfile", other_study, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"), *flags)
     assert got["numba"] == [], f"compiled on the first scan after warm: {sorted(set(got['numba']))}"
 
@@ -127,8 +145,9 @@ def qt_study(tmp_path_factory):
     return prefix, str(folder / "cov.txt")
 
 
-@pytest.mark.parametrize("flags", [[], ["--genotypic", "--epi1", "1"], ["--covar", "COV"], ["--part", "2/3"]],
-                         ids=["scan", "genotypic-every-pair", "covar", "part"])
+@pytest.mark.parametrize("flags", [[], ["--genotypic", "--epi1", "1"], ["--covar", "COV"], ["--part", "2/3"],
+                                   ["--set", "SET", "--set-by-all"], ["--set", "SETS", "--set-by-set", "--covar", "COV"]],
+                         ids=["scan", "genotypic-every-pair", "covar", "part", "set-by-all", "set-by-set-covar"])
 def test_after_warm_a_first_qt_scan_compiles_nothing(warmed, qt_study, tmp_path, flags):
     """A quantitative trait scan (PLINK's linear test: gboost/pipeline/qt_scan.py, engines/qt_cpu.py) runs
     other compiled code than a case-control one: warm scans a quantitative trait too."""
@@ -139,7 +158,7 @@ def test_after_warm_a_first_qt_scan_compiles_nothing(warmed, qt_study, tmp_path,
     shutil.copytree(env["NUMBA_CACHE_DIR"], cache)
     env = _env(cache)
     prefix, cov = qt_study
-    flags = [cov if f == "COV" else f for f in flags]
+    flags = _with_sets(prefix, tmp_path, [cov if f == "COV" else f for f in flags])
     got = probe(env, "scan", "--bfile", prefix, "--device", "cpu", "--quiet", "--out", str(tmp_path / "o"), *flags)
     assert got["numba"] == [], f"compiled on the first QT scan after warm: {sorted(set(got['numba']))}"
 

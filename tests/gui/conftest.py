@@ -59,6 +59,32 @@ def study_prefix(tmp_path_factory) -> str:
     return prefix
 
 
+@pytest.fixture
+def nosex_copy(study_prefix, tmp_path):
+    """``nosex_copy(name)``: a copy of the test study (prefix ``tmp_path / name``) with sex 0 for
+    every sample, as much shared data has."""
+    import shutil
+
+    def copy(name: str = "nosex") -> str:
+        prefix = str(tmp_path / name)
+        for ext in (".bed", ".bim"):
+            shutil.copy(study_prefix + ext, prefix + ext)
+        with open(study_prefix + ".fam") as src, open(prefix + ".fam", "w") as dst:
+            for line in src:
+                f = line.split()
+                f[4] = "0"
+                dst.write(" ".join(f) + "\n")
+        return prefix
+
+    return copy
+
+
+@pytest.fixture
+def no_sex_prefix(nosex_copy) -> str:
+    """The test study with sex 0 for every sample."""
+    return nosex_copy()
+
+
 @pytest.fixture(scope="session")
 def cli_dir(study_prefix, tmp_path_factory):
     """The CLI's outputs for the study (CPU engine, default settings but --epi1 EPI1)."""

@@ -9,20 +9,6 @@ from gui import remedies, settings
 from gui.loading import canonical
 
 
-@pytest.fixture
-def no_sex_prefix(study_prefix, tmp_path):
-    """The test study with sex 0 for every sample, as much shared data has."""
-    prefix = str(tmp_path / "nosex")
-    for ext in (".bed", ".bim"):
-        shutil.copy(study_prefix + ext, prefix + ext)
-    with open(study_prefix + ".fam") as src, open(prefix + ".fam", "w") as dst:
-        for line in src:
-            f = line.split()
-            f[4] = "0"
-            dst.write(" ".join(f) + "\n")
-    return prefix
-
-
 @pytest.mark.slow
 def test_unknown_sex_dialog_fixes_it_in_one_click_and_the_scan_runs(qtbot, window, no_sex_prefix):
     window.run_panel.epi1.setText(EPI1)

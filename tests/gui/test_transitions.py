@@ -2,7 +2,6 @@
 (a second study, a covariate scan, settings per study, the selection, export, shortcuts, the log)."""
 import os
 import shlex
-import shutil
 
 import numpy as np
 import pytest
@@ -35,17 +34,6 @@ def covar_file(study_prefix, tmp_path):
     path.write_text("FID IID age pc1\n" + "".join(f"{r[0]} {r[1]} {30 + k % 40} {rng.normal():.4f}\n"
                                                 for k, r in enumerate(rows)))
     return str(path)
-
-
-def nosex_copy(study_prefix, prefix):
-    for ext in (".bed", ".bim"):
-        shutil.copy(study_prefix + ext, prefix + ext)
-    with open(study_prefix + ".fam") as src, open(prefix + ".fam", "w") as dst:
-        for line in src:
-            f = line.split()
-            f[4] = "0"
-            dst.write(" ".join(f) + "\n")
-    return prefix
 
 
 def test_opening_a_second_study_leaves_nothing_of_the_first_on_screen(qtbot, scanned, second_prefix):
@@ -145,9 +133,9 @@ def test_a_typed_epi1_stays_when_another_study_opens_even_at_a_default_value(qtb
     assert window.run_panel.epi1.text() == "5e-6" and not window.run_panel.epi1_typed
 
 
-def test_a_refused_study_leaves_the_loaded_ones_settings(qtbot, window, study_prefix, tmp_path):
-    loaded = nosex_copy(study_prefix, str(tmp_path / "kept"))
-    refused = nosex_copy(study_prefix, str(tmp_path / "refused"))
+def test_a_refused_study_leaves_the_loaded_ones_settings(qtbot, window, nosex_copy):
+    loaded = nosex_copy("kept")
+    refused = nosex_copy("refused")
     settings.set_study_allow_no_sex(canonical(loaded), True)
     load(qtbot, window, loaded)
     assert window.run_panel.allow_no_sex.isChecked()

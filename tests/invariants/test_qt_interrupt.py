@@ -48,7 +48,7 @@ def small_blocks(monkeypatch):
     monkeypatch.setattr(qt_cpu, "_ZBUF_BYTES", 8 * 70 * 4)  # CPU row blocks of 4 SNPs: 18 blocks
 
 
-@pytest.mark.parametrize("where", ["_stat_block", "_fold_cols"])
+@pytest.mark.parametrize("where", ["_stat_block", "fold_cols"])
 def test_cpu_engine_interrupted_anywhere_in_a_tile_records_the_finished_tiles(prefix, tmp_path, monkeypatch,
                                                                               small_blocks, where):
     study = load_study(open_input(bfile=prefix))
@@ -58,7 +58,7 @@ def test_cpu_engine_interrupted_anywhere_in_a_tile_records_the_finished_tiles(pr
     calls: list = []
 
     def interrupted(*a):
-        if where == "_fold_cols":  # inside the fold: after _fold_rows changed the totals
+        if where == "fold_cols":  # inside the fold: after fold_rows changed the totals
             _ctrl_c_at(calls, 4)
         real(*a)
         if where == "_stat_block":  # during the statistics: the kernel then returns

@@ -18,7 +18,8 @@ import pytest
 from gboost.cli import main as gboost_main
 from gboost.data.simulate import PlantedPair, simulate_study, write_bfile
 from gboost.pipeline.tiles import plan_rect_tiles
-from tests.helpers import LD_ARGS, NO_PLINK, PLINK, assert_parity, read
+from tests.helpers import (LD_ARGS, NO_PLINK, PLINK, assert_foreign_set_parts_refused, assert_parity, read,
+                           write_set_files)
 
 plink_only = [pytest.mark.plink, pytest.mark.slow, pytest.mark.skipif(PLINK is None, reason=NO_PLINK)]
 
@@ -29,29 +30,7 @@ def study(tmp_path_factory):
     sim = simulate_study(150, 220, 220, seed=5, **{**LD_ARGS, "planted": [PlantedPair(9, 120, "xor", 4.0)]})
     prefix = str(folder / "cc")
     write_bfile(prefix, sim.genotypes, sim.variants, sim.samples)
-    snps = [line.split()[1] for line in open(prefix + ".bim", encoding="utf-8")]
-    bp = [line.split()[3] for line in open(prefix + ".bim", encoding="utf-8")]
-    chroms = [line.split()[0] for line in open(prefix + ".bim", encoding="utf-8")]
-    x = [s for s, c in zip(snps, chroms) if c == "X"]
-    files = {
-        "one": f"S1\n{snps[9]}\nEND\n",
-        "ten": "TEN\n" + " ".join(snps[k] for k in range(3, 120, 12)) + "\nEND\n",
-        # many SNPs, one absent from the .bim, two of the skipped X chromosome
-        "many": "MANY\n" + "\n".join(snps[k] for k in range(0, 100, 2)) + f"\nnot_a_snp\n{x[0]}\n{x[1]}\nEND\n",
-        "overlap": ("A\n" + " ".join(snps[k] for k in range(5, 40, 3)) + "\nEND\n"
-                    "B\n" + " ".join(snps[k] for k in range(20, 80, 4)) + f" {snps[5]} missing_id\nEND\n"),
-        "identical": ("A\n" + " ".join(snps[k] for k in range(10, 50, 5)) + "\nEND\n"
-                      "A2\n" + " ".join(snps[k] for k in range(10, 50, 5)) + "\nEND\n"),
-        "within": "W\n" + " ".join(snps[k] for k in range(0, 90, 3)) + "\nEND\n",
-        # ranges: names out of natural order (PLINK sorts them: g2 before g10), a point range
-        "ranges": (f"{chroms[0]} {bp[0]} {bp[14]} g10\n{chroms[60]} {bp[60]} {bp[75]} g2\n"
-                   f"{chroms[3]} {bp[3]} {bp[3]} g10\n"),
-    }
-    paths = {}
-    for name, text in files.items():
-        path = folder / f"{name}.txt"
-        path.write_text(text)
-        paths[name] = str(path)
+    paths = write_set_files(folder, prefix)
     return prefix, paths
 
 
@@ -227,12 +206,4 @@ def test_parts_of_a_set_scan_merge_to_one_run(study, tmp_path, n, mode, name, ex
 @pytest.mark.slow
 def test_parts_of_other_sets_or_of_a_plain_scan_are_refused(study, tmp_path, capsys):
     prefix, paths = study
-    a = _parts(prefix, tmp_path / "a", 2, "--set", paths["ten"], "--set-by-all")
-    b = _parts(prefix, tmp_path / "b", 2, "--set", paths["one"], "--set-by-all")
-    plain = _parts(prefix, tmp_path / "plain", 2)
-    for dirs, words in (([a[0], b[1]], "other sets"), ([a[0], plain[1]], "plain scan's part"),
-                        ([plain[0], a[1]], "candidate-set scan's part")):
-        capsys.readouterr()
-        assert gboost_main(["merge", *dirs, "--out", str(tmp_path / "m"), "--quiet"]) == 2
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and words in err, err
+    assert_foreign_set_parts_refused(lambda folder, *flags: _parts(prefix, folder, 2, *flags), paths, tmp_path, capsys)

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -17,16 +15,7 @@ from gboost.readers.plink_bed import open_bfile
 from gboost.data.load import load_study
 from gboost.data.simulate import pack_bed_block, simulate_study, write_bfile
 from gboost.data.study import QCOptions, SampleTable, VariantTable
-
-PLINK = shutil.which("plink1.9") or shutil.which("plink")
-needs_plink = pytest.mark.skipif(PLINK is None, reason="plink1.9 is not on PATH (apt-get install plink1.9)")
-
-
-def plink(*args: str, cwd) -> str:
-    """Run PLINK 1.9 and return its log; fail the test with the log on a non-zero exit."""
-    proc = subprocess.run([PLINK, *args], cwd=cwd, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+from tests.helpers import needs_plink, plink
 
 
 def small_fileset(tmp_path, n_snps=37, n_samples=53, seed=3, missing=0.05, name="s"):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from fractions import Fraction
 from math import factorial
 
@@ -18,16 +16,7 @@ from gboost.data.load import load_study, plink_chrom_code
 from gboost.stats.hwe import hwe_exact_p, hwe_exact_pvalues
 from gboost.data.simulate import simulate_study
 from gboost.data.study import QCOptions
-from tests.helpers import QC_CASES
-
-PLINK = shutil.which("plink1.9") or shutil.which("plink")
-needs_plink = pytest.mark.skipif(PLINK is None, reason="plink1.9 is not on PATH (apt-get install plink1.9)")
-
-
-def plink(*args: str, cwd) -> str:
-    proc = subprocess.run([PLINK, *args], cwd=cwd, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+from tests.helpers import QC_CASES, needs_plink, plink
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from gboost.engines.qt_covar import CovariateScreen, adjusted_pairs, covariate_p
 from gboost.engines.qt_cpu import QTCPUEngine, qt_planes
 from gboost.pipeline.qt_scan import QTParams, run_qt_scan
 from gboost.stats.qt_covar import t_p
+from tests.helpers import qt_study_of
 
 
 def study_with_covariates(rng, p=20, n=301, missing=0.04, cov_missing=0.03, flip=None, mean=50.0):
@@ -21,12 +22,7 @@ def study_with_covariates(rng, p=20, n=301, missing=0.04, cov_missing=0.03, flip
     cov[rng.random(cov.shape) < cov_missing] = np.nan
     dose0 = np.where(g[0] >= 0, g[0], 0).astype(float)
     y = mean + 0.03 * np.nan_to_num(cov[:, 0]) + rng.standard_normal(n) + 0.4 * dose0
-    st = study_from_genotypes(g, np.zeros(n, bool))
-    st.trait = y
-    st.a1_flip = np.zeros(p, bool) if flip is None else flip
-    dose = g.astype(np.int64)
-    if flip is not None:
-        dose[flip] = np.where(g[flip] >= 0, 2 - g[flip], -1)
+    st, dose = qt_study_of(g, y, flip)
     return st, dose, y, cov
 
 

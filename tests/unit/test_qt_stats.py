@@ -13,7 +13,7 @@ from gboost.engines.qt_cpu import QTCPUEngine, pair_linear_test, pair_sufficient
 from gboost.pipeline.qt_scan import QTParams, genotypic_tests, run_qt_scan
 from gboost.stats.qt import (acklam_quantile, genotypic_f_test, linear_from_moments, linear_pair_test,
                              moments_of_table, plink_normal_p, qt_thresholds)
-from gboost.data.study import study_from_genotypes
+from tests.helpers import qt_study_of
 
 
 def qt_study(rng, p=24, n=257, missing=0.03, flip=None):
@@ -22,12 +22,7 @@ def qt_study(rng, p=24, n=257, missing=0.03, flip=None):
     g = rng.binomial(2, maf[:, None], size=(p, n)).astype(np.int8)
     g[rng.random((p, n)) < missing] = -1
     y = 50 + rng.standard_normal(n) + 0.5 * np.where((g[0] > 0) & (g[1] > 0), 1.0, 0.0)
-    st = study_from_genotypes(g, np.zeros(n, bool))
-    st.trait = y
-    st.a1_flip = np.zeros(p, bool) if flip is None else flip
-    dose = g.astype(np.int64)
-    if flip is not None:
-        dose[flip] = np.where(g[flip] >= 0, 2 - g[flip], -1)
+    st, dose = qt_study_of(g, y, flip)
     return st, dose, y
 
 
