@@ -52,12 +52,8 @@ class RunOptions:
             return study
         from gboost.cli import _read_sets
         from gboost.data.candidates import rectangle_study
-        from gboost.errors import InputError
 
         sets = _read_sets(self.set_args())
-        if study.quantitative:  # the CLI's refusal, in its words
-            raise InputError(sets.path, f"{self.set_mode} is for case-control scans; a quantitative trait's "
-                                        "candidate-set scan is not written yet")
         return rectangle_study(study, sets, self.set_mode, log=log)
 
     def load_key(self) -> tuple:

@@ -201,3 +201,31 @@ def test_the_regional_view_of_a_qt_scan_has_the_summary_heights_of_the_cli(qtbot
     assert "additive linear test" not in window.regional.plot.getAxis("left").labelText  # (best interaction shown)
     window.regional.set_y("single")
     assert "additive linear test" in window.regional.plot.getAxis("left").labelText
+
+
+@pytest.mark.slow
+def test_a_qt_candidate_set_scan_gives_the_clis_pairs(qtbot, window, qt_prefix, tmp_path):
+    """A QT study with --set --set-by-all from the Run panel scans the rectangle the CLI scans and
+    shows the same pairs.tsv rows."""
+    from gboost.cli import main
+
+    with open(qt_prefix + ".bim") as f:
+        snps = [line.split()[1] for line in f]
+    sets = tmp_path / "sets.txt"
+    sets.write_text("A\n" + "\n".join(snps[2:8]) + "\nEND\n")
+    out = tmp_path / "cli"
+    assert main(["scan", "--bfile", qt_prefix, "--out", str(out), "--epi1", "0.05", "--quiet",
+                 "--set", str(sets), "--set-by-all"]) == 0
+    tsv = [line.split("\t") for line in (out / "pairs.tsv").read_text().splitlines()[1:]]
+    assert tsv and all(r[1] in snps[2:8] or r[4] in snps[2:8] for r in tsv)
+    study = load(qtbot, window, qt_prefix)
+    rp = window.run_panel
+    rp.epi1.setText("0.05")
+    rp.file_edits["set"].setText(str(sets))
+    rp.set_mode.setCurrentIndex(rp.set_mode.findData("set-by-all"))
+    result = scan(qtbot, window)
+    assert window.last_error is None
+    assert result.study.rect is not None and result.qt is not None
+    got = [(result.study.variants.snp[i], result.study.variants.snp[j]) for i, j in zip(result.reported.i, result.reported.j)]
+    assert got == [(r[1], r[4]) for r in tsv]
+    assert study.quantitative
