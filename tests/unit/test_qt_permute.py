@@ -5,6 +5,7 @@ of a study built anew with the permuted trait) on the CPU engine and on the GPU 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -200,3 +201,32 @@ def test_a_study_without_a_valid_pair_has_nan_maxima():
     st, _ = qt_study_of(g, np.random.default_rng(0).standard_normal(40))
     res = run_permutations(st, QTCPUEngine(threads=1), 2, 0)
     assert all(math.isnan(m.stat) and (m.i, m.j, m.df) == (-1, -1, 0) for m in res.maxima)
+
+
+@pytest.mark.parametrize("engine", ["cpu", "gpu-numpy"])
+def test_a_candidate_set_scans_maximum_is_over_the_rectangles_pairs(engine):
+    """set-by-all: each permutation's maximum over the rectangle's pairs only (a row beside its own
+    column is no pair), named as (row, column) of the rectangle study."""
+    from gboost.data.candidates import CandidateSets, rectangle_study
+
+    rng = np.random.default_rng(2)
+    g = _genotypes(rng, p=16, n=100)
+    y = rng.standard_normal(100)
+    st, _ = qt_study_of(g, y)
+    rect = rectangle_study(st, CandidateSets("sets.txt", "set", (("A", tuple(st.variants.snp[[2, 5, 9]])),)),
+                           "set-by-all")
+    own = rect.rect.self_columns()
+    eng = QTCPUEngine(threads=1) if engine == "cpu" else QTGPUEngine(xp=np, tile=4)
+    res = run_permutations(rect, eng, 5, 3)
+    for m in res.maxima:
+        qp = qt_planes(replace(rect, trait=permuted_trait(y, 3, m.k)))
+        best, at = -math.inf, None
+        for r in range(rect.rect.n_rows):
+            for c in range(rect.rect.n_rows, rect.n_snps):
+                if c == own[r]:
+                    continue
+                ok, _, stat, _ = pair_linear_test(qp.h1, qp.h2, qp.miss, qp.pg, qp.sa, qp.saa, qp.y, qp.n,
+                                                  qp.y_sum, qp.y2_sum, r, c)
+                if ok and stat > best:
+                    best, at = stat, (r, c)
+        assert (m.stat, m.i, m.j) == (best, *at)
