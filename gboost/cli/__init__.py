@@ -157,12 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exact tests of N random pairs for the interaction test's inflation lambda in run.json "
                         "(default 200000; 0: none, which saves their time on small or quick scans)")
     g.add_argument("--perm", type=V.flag_type("perm", int), default=None, metavar="N",
-                   help="N permutations of the case/control labels after the scan: pairs.tsv's EMP2 (family-wise, "
-                        "max(T)), perm.tsv and run.json's genome-wide threshold; each costs about one scan")
+                   help="N permutations of the phenotype after the scan (the case/control labels, or a quantitative "
+                        "trait's values): pairs.tsv's EMP2 (family-wise, max(T); max |T| of the linear test on a "
+                        "quantitative trait), perm.tsv and run.json's genome-wide threshold; each costs about one scan")
     g.add_argument("--perm-seed", type=V.flag_type("perm_seed", int), default=None, metavar="S",
                    help="seed of the --perm permutations (default 0: the same permutations every run)")
     g.add_argument("--within", metavar="FILE",
-                   help="PLINK cluster file (FID IID CLUSTER): --perm permutes labels only within each cluster")
+                   help="PLINK cluster file (FID IID CLUSTER): --perm permutes the phenotype only within each cluster")
     g.add_argument("--genotypic", action="store_true",
                    help="quantitative trait: also the 4-df genotypic interaction F-test of the reported pairs")
     g.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
@@ -378,10 +379,6 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     sets = _read_sets(args) if args.set_mode else None  # a bad set file: refused before the read
     if getattr(source.samples, "trait", None) is not None:  # a quantitative phenotype: the linear test
         from gboost.cli.qt import scan_qt
-
-        if args.perm is not None or args.within or args.perm_seed is not None:
-            raise InputError(source.path, "the phenotype is quantitative: --perm (max(T) label permutations) is "
-                                          "written for case-control scans only, not yet for a quantitative trait's")
 
         return scan_qt(args, out, source, qc, clock, lambda m: _log(args, m), sets=sets)
     try:

@@ -38,9 +38,17 @@ def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
         from gboost.pipeline.validate import given
 
         params = QTParams(**given(args, epi1="epi1", epi2="epi2", threads="threads", genotypic="genotypic",
-                                  device="device", tile="tile", gpus="gpus", part="part"))
+                                  device="device", tile="tile", gpus="gpus", part="part", perm="perm",
+                                  perm_seed="perm_seed", within="within"))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
+    if params.perm and args.covar:
+        from gboost.pipeline.qt_scan import PERM_WITH_COVARIATES
+
+        raise InputError(args.covar, PERM_WITH_COVARIATES)
+    if args.perm_seed is not None and not params.perm:
+        raise InputError(None, f"--perm-seed {args.perm_seed} seeds the --perm permutations, but no --perm was given; "
+                               "add --perm N")
     log("quantitative phenotype: the scan is PLINK 1.9's linear --epistasis test (y ~ a + b + a*b, "
         "Wald test of a*b)")
     load_timings: dict = {}
@@ -75,15 +83,23 @@ def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
         if params.device == "auto":
             log("covariates: the adjusted scan runs on the CPU engine (the GPU engine has no covariates yet)")
         clock.lap("covariates")
+    if params.within is not None:  # a bad --within file: refused before anything is written
+        from gboost.pipeline.permute import read_within
+
+        strata = read_within(params.within, study)
+        log(f"--perm permutes the trait within {len(set(strata.tolist()))} clusters of {params.within}")
     from gboost.pipeline.checkpoint import MANIFEST
 
     resume = bool(args.resume) and (out / MANIFEST).exists()
     if resume:
         log("--resume: taking up the interrupted scan's finished work from its checkpoint")
-    result = run_qt_scan(study, params, progress=bar, covariates=covariates, checkpoint_dir=out, resume=resume)
-    if bar is not None:
+    perm_bar = _PermBar(bar, study.n_samples) if params.perm and not args.quiet else None
+    result = run_qt_scan(study, params, progress=bar, covariates=covariates, checkpoint_dir=out, resume=resume,
+                         perm_progress=perm_bar)
+    if bar is not None and not (perm_bar is not None and perm_bar.started):
         print(file=sys.stderr)
     clock.lap("screen")
+    clock.split("screen", "permutations", result.timings.get("permutations", 0.0))  # (run.json's command_s)
     if args.part:
         from gboost.pipeline.parts import write_qt_part
 
@@ -99,10 +115,40 @@ def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
 
     lines = [f"{result.n_valid} valid tests (Bonferroni 0.05: p < {result.bonferroni:.3g}); {len(result.screened)} rows "
              f"in pairs.epi.qt; {len(result.reported)} pairs with P <= {params.epi1:g} in pairs.tsv",
+             *_perm_lines(result),
              f"outputs in {out}/ ({result.timings['total']:.2f} s)"]
     write_qt_outputs(result, out, overwrite=True, extra_files=log_files(args, lines))  # gboost.log: these lines too
     _print(args, lines)
     return 0
+
+
+class _PermBar:
+    """The permutations' bar (gboost.pipeline.progress.Progress events, counting permutations),
+    begun on a line of its own below the scan's (whose line it ends)."""
+
+    def __init__(self, scan_bar, n_samples: int):
+        from gboost.pipeline.progress import TextProgress
+
+        self.scan_bar, self.started = scan_bar, False
+        self.text = TextProgress(n_samples=n_samples)
+
+    def __call__(self, ev) -> None:
+        if not self.started and self.scan_bar is not None:
+            print(file=sys.stderr)
+        self.started = True
+        self.text(ev)
+
+
+def _perm_lines(result) -> list[str]:
+    """The closing line of --perm's permutations (none without them)."""
+    perm = result.perm
+    if perm is None:
+        return []
+    t05 = perm.threshold(0.05)
+    return [f"{perm.n} permutations of the trait ({perm.seconds:.2f} s): "
+            + (f"family-wise 0.05 threshold STAT > {t05:.6g} (P < {perm.p_value(t05, 1):.3g}; EMP2 in pairs.tsv, "
+               "maxima in perm.tsv)" if t05 is not None else
+               "too few for an EMP2 of 0.05 (need 19 or more); EMP2 in pairs.tsv")]
 
 
 def _print(args, lines) -> None:

@@ -11,7 +11,10 @@
   P the t test's) and the summary counts it: docs/qt_epistasis.md §7;
 * ``marginal.tsv``: per SNP the additive linear test, ``CHR SNP BP A1 A2 MAF BETA STAT P`` with
   PLINK's A1 (the founders' minor allele: the dosage counted);
-* ``run.json``: as for case-control scans, with ``"test"`` naming the test.
+* ``run.json``: as for case-control scans, with ``"test"`` naming the test;
+* with ``--perm``: pairs.tsv's last column ``EMP2``, ``perm.tsv`` (each permutation's maximum and
+  its pair) and run.json's ``"permutations"``, as a case-control scan writes them
+  (gboost/pipeline/permute.py).
 """
 from __future__ import annotations
 
@@ -46,6 +49,8 @@ def _pairs_header(pr) -> bytes:
         cols += ["F", "F_DF1", "F_DF2", "P_F"]
     if pr.adj is not None:
         cols += ["BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ", "N_ADJ", "DF_ADJ"]
+    if pr.emp2 is not None:
+        cols += ["EMP2"]
     return ("\t".join(cols) + "\n").encode()
 
 
@@ -87,6 +92,8 @@ def pairs_tsv_pieces(pr, cols: _SnpColumns, pieces: int = 1) -> list:
                 columns += [format_g_bytes(pr.adj[0][a:b], 6, na="NA"), format_g_bytes(pr.adj[1][a:b], 6, na="NA"),
                             format_g_bytes(pr.adj[2][a:b], 6, na="NA"), format_g_bytes(pr.adj[3][a:b], 4, na="NA"),
                             int_bytes(pr.adj[4][a:b]), int_bytes(pr.adj[5][a:b])]
+            if pr.emp2 is not None:
+                columns.append(format_g_bytes(pr.emp2[a:b], 6, na="NA"))
             return tsv_rows_array(columns)
         return run
 
@@ -182,6 +189,7 @@ def qt_run_record(result, extra: dict | None = None) -> dict:
         },
         "trait": {"mean": float(np.mean(y)), "sd": float(np.std(y, ddof=1)) if len(y) > 1 else None},
         "bonferroni_0.05": result.bonferroni,
+        **({"permutations": perm.as_dict()} if (perm := getattr(result, "perm", None)) is not None else {}),
         "covariates": result.covariate_names,
         # a candidate-set scan (gboost/data/candidates.py): its mode, sets, rows and columns
         "sets": None if s.rect is None else {"mode": s.rect.mode, "names": list(s.rect.names),
@@ -201,7 +209,7 @@ def render_qt_lazily(result, extra: dict | None = None, threads: int | None = No
     every core), pairs.tsv's rows picked and sorted (QTScanResult.reported) on the pool while the
     others format; run.json a function write_files calls once the others are on disk."""
     from gboost.readers.plink_text import epi_qt_pieces, summary_pieces
-    from gboost.outputs.results import FilePool, files_for_writer
+    from gboost.outputs.results import FilePool, files_for_writer, perm_tsv_bytes
 
     s, pr, sm = result.study, result.screened, result.summary
     texts = SnpTexts(s)
@@ -224,8 +232,13 @@ def render_qt_lazily(result, extra: dict | None = None, threads: int | None = No
         reported, rep_s, _ = rep.result()
         pool.add("pairs.tsv", _pairs_header(reported), pairs_tsv_pieces(reported, cols, pool.pieces(len(reported))),
                  rep_s)
+        names = list(QT_OUTPUT_FILES[:-1])
+        perm = getattr(result, "perm", None)
+        if perm is not None:  # --perm's maxima (gboost/pipeline/permute.py)
+            pool.add_done("perm.tsv", [perm_tsv_bytes(s, perm)], 0.0)
+            names.append("perm.tsv")
         done = pool.results()
-    return files_for_writer(result, done, QT_OUTPUT_FILES[:-1],
+    return files_for_writer(result, done, names,
                             lambda: json.dumps(qt_run_record(result, extra), indent=2, default=_json_default) + "\n",
                             write_times)
 
@@ -245,10 +258,12 @@ def write_qt_outputs(result, out_dir: str | os.PathLike, *, overwrite: bool = Fa
     ``extra_files`` and ``also_remove`` as :func:`gboost.outputs.results.write_outputs` takes them."""
     from gboost.outputs.outdir import write_files
 
-    from gboost.pipeline.checkpoint import LEDGER, MANIFEST
+    from gboost.pipeline.checkpoint import LEDGER, MANIFEST, PERM_LEDGER
 
-    # the finished scan's checkpoint (gboost/pipeline/checkpoint.py's ledger) goes once the outputs are in place
+    # the finished scan's checkpoint (gboost/pipeline/checkpoint.py's ledger, and --perm's) goes once the
+    # outputs are in place, and an earlier --perm run's perm.tsv with it
     write_times: dict = {}
     files = render_qt_lazily(result, extra, threads, write_times)
     return write_files(out_dir, {**files, **(extra_files or {})}, overwrite=overwrite,
-                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp", *also_remove), write_times=write_times)
+                       remove=(LEDGER, MANIFEST, MANIFEST + ".tmp", PERM_LEDGER, "perm.tsv", *also_remove),
+                       write_times=write_times)

@@ -577,11 +577,10 @@ PERM_COLUMNS = ("PERM", "STAT", "DF", "P", "CHR1", "SNP1", "BP1", "CHR2", "SNP2"
 
 def perm_tsv_bytes(study, perm) -> bytes:
     """perm.tsv: each permutation (1-based), its maximum STAT (10 digits, as pairs.tsv prints STAT),
-    DF and P, and that pair's SNPs (NA where the study had no valid pair); ``perm`` a
-    gboost.pipeline.permute.PermResult."""
+    DF and P (the exact P pairs.tsv gives a pair of that STAT: PermResult.p_value), and that pair's
+    SNPs (NA where the study had no valid pair); ``perm`` a gboost.pipeline.permute.PermResult, of
+    either trait."""
     import math
-
-    from gboost.stats.pvalues import chi2_sf
 
     v = study.variants
     lines = ["\t".join(PERM_COLUMNS)]
@@ -589,7 +588,7 @@ def perm_tsv_bytes(study, perm) -> bytes:
         if math.isnan(m.stat):
             lines.append("\t".join([str(m.k + 1)] + ["NA"] * (len(PERM_COLUMNS) - 1)))
             continue
-        lines.append("\t".join([str(m.k + 1), f"{m.stat:.10g}", str(m.df), f"{chi2_sf(m.stat, m.df):.10g}",
+        lines.append("\t".join([str(m.k + 1), f"{m.stat:.10g}", str(m.df), f"{perm.p_value(m.stat, m.df):.10g}",
                                 str(v.chrom[m.i]), str(v.snp[m.i]), str(int(v.bp[m.i])),
                                 str(v.chrom[m.j]), str(v.snp[m.j]), str(int(v.bp[m.j]))]))
     return ("\n".join(lines) + "\n").encode()

@@ -133,25 +133,7 @@ class ScanParams:
         self._check_permutations(owner)
 
     def _check_permutations(self, owner: str) -> None:
-        import os
-
-        from gboost.pipeline.validate import check_setting, check_type
-
-        check_type(owner, "perm", self.perm, "int", optional=False)
-        if self.perm:  # (0: no permutations, the library's default; the command line's --perm starts at 1)
-            check_setting(owner, "perm", self.perm, "int")
-        check_type(owner, "perm_seed", self.perm_seed, "int", optional=False)
-        check_setting(owner, "perm_seed", self.perm_seed, "int")
-        check_type(owner, "within", self.within, "path")
-        self.perm, self.perm_seed = int(self.perm), int(self.perm_seed)
-        if self.within is not None:
-            self.within = os.fspath(self.within)
-            if not self.perm:
-                raise ValueError(f"--within {self.within} gives the clusters to permute labels within, but no --perm "
-                                 "was given; add --perm N")
-        if self.perm and self.part:
-            raise ValueError("--perm takes the maximum over every pair of the study, which a --part does not see; "
-                             "run --perm without --part")
+        check_permutations(self, owner)
 
     @classmethod
     def of(cls, screen: ScreenParams = ScreenParams(), engine: EngineOptions = EngineOptions(),
@@ -172,7 +154,7 @@ class ScanParams:
         that a --resume continues the same permutations."""
         settings = self.screen.fingerprint()
         if self.perm:
-            settings["perm"] = {"n": self.perm, "seed": self.perm_seed, "within_sha256": within_sha256(self.within)}
+            settings["perm"] = perm_settings(self)
         return "boost", settings
 
     @property
@@ -192,6 +174,36 @@ class ScanParams:
     def thresholds(self) -> Thresholds:
         return self.screen.thresholds()
 
+
+
+def check_permutations(params, owner: str) -> None:
+    """``perm``, ``perm_seed`` and ``within`` of ``params`` (a case-control ScanParams or a
+    quantitative trait's QTParams: the same flags, the same words) checked and normalised in place."""
+    import os
+
+    from gboost.pipeline.validate import check_setting, check_type
+
+    check_type(owner, "perm", params.perm, "int", optional=False)
+    if params.perm:  # (0: no permutations, the library's default; the command line's --perm starts at 1)
+        check_setting(owner, "perm", params.perm, "int")
+    check_type(owner, "perm_seed", params.perm_seed, "int", optional=False)
+    check_setting(owner, "perm_seed", params.perm_seed, "int")
+    check_type(owner, "within", params.within, "path")
+    params.perm, params.perm_seed = int(params.perm), int(params.perm_seed)
+    if params.within is not None:
+        params.within = os.fspath(params.within)
+        if not params.perm:
+            raise ValueError(f"--within {params.within} gives the clusters to permute labels within, but no --perm "
+                             "was given; add --perm N")
+    if params.perm and params.part:
+        raise ValueError("--perm takes the maximum over every pair of the study, which a --part does not see; "
+                         "run --perm without --part")
+
+
+def perm_settings(params) -> dict:
+    """What a checkpoint pins of ``--perm`` (N, seed, and the --within file's bytes: the strata),
+    so that a --resume continues the same permutations."""
+    return {"n": params.perm, "seed": params.perm_seed, "within_sha256": within_sha256(params.within)}
 
 def within_sha256(path) -> str | None:
     """SHA-256 of a --within file's bytes (the checkpoint pins the strata by it), None without one."""

@@ -1,15 +1,20 @@
-"""``--perm N``: max(T) permutations of the case/control labels, for a family-wise P of every pair
-(PLINK's ``mperm`` EMP2) and an empirical genome-wide threshold.
+"""``--perm N``: max(T) permutations of the phenotype, for a family-wise P of every pair (PLINK's
+``mperm`` EMP2) and an empirical genome-wide threshold; for a case-control scan (the labels) and a
+quantitative trait's (the trait values), through one run (:func:`run_permutations`: seeds, strata,
+checkpoint, progress, EMP2 and threshold are the two traits' alike).
 
-Permutation k relabels the samples with a generator seeded from (seed, k) (:func:`permuted_labels`;
-within the strata of a ``--within`` file when given), re-encodes the planes of the class split
-(:func:`permuted_study`: the pooled genotypes of a pair never change, only which of its samples
-are cases) and finds the largest exact statistic of any pair. Every engine screens it through
-the interface it screens the real study with (``Engine.prepare`` / ``run_tiles``), so the CPU,
-GPU and Dask engines all serve it and give the same maxima: the exact statistics are computed
+Permutation k moves the phenotype of the samples by an order drawn from a generator seeded from
+(seed, k) (:func:`permutation_order`; within the strata of a ``--within`` file when given): the same
+order for either trait, on every engine, on --resume.
+
+Case-control: the labels so moved (:func:`permuted_labels`) re-encode the planes of the class
+split (:func:`permuted_study`: the pooled genotypes of a pair never change, only which of its
+samples are cases), and the largest exact statistic of any pair is found. Every engine screens it
+through the interface it screens the real study with (``Engine.prepare`` / ``run_tiles``), so the
+CPU, GPU and Dask engines all serve it and give the same maxima: the exact statistics are computed
 here, on the host, from the engines' integer tables.
 
-Finding the maximum without testing every pair exactly: KSA bounds the exact statistic from
+Finding that maximum without testing every pair exactly: KSA bounds the exact statistic from
 above (docs/DESIGN.md §3.3), so a pair whose KSA is below t cannot have an exact statistic of t or
 more. A permutation is screened at a threshold t; if some survivor's exact statistic reaches t,
 the largest is the permutation's maximum. If none does, the maximum lies below t, and it is at
@@ -19,8 +24,15 @@ chosen from the maxima seen so far (their least, less 4: the maxima of chi-squar
 spread by about 2 a Gumbel unit), so second screens ("rescans", counted in run.json) are rare,
 and the survivors at t few.
 
-The statistic is PLINK's max(T): the pair's STAT (its DF is that of the pooled table, the same
-under every permutation), the largest over the study's valid pairs. EMP2 of a pair is
+Quantitative trait: the trait values so moved (:func:`permuted_trait`; the genotypes, the A1s and
+so every pair's table of counts stay) are scanned by the QT engine's own scan, keeping no pair
+(:func:`trait_maximum`): its per-SNP summary holds each SNP's best STAT exactly, as the CPU engine
+computes every pair's and the GPU engine re-tests on the CPU every pair that could be a SNP's best,
+so the largest of them is the permutation's maximum on either engine.
+
+The statistic is PLINK's max(T): the pair's STAT (case-control: its DF is that of the pooled
+table, the same under every permutation; quantitative: the Wald chi-square T^2 of the interaction,
+so the largest |T|), the largest over the study's valid pairs. EMP2 of a pair is
 (1 + the permutations whose maximum is >= its STAT) / (N + 1).
 """
 from __future__ import annotations
@@ -60,22 +72,36 @@ def permutation_rng(seed: int, k: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), int(k)])))
 
 
+def permutation_order(n: int, seed: int, k: int, strata: np.ndarray | None = None) -> np.ndarray:
+    """Permutation ``k`` (0-based) of a run seeded ``seed`` of ``n`` samples, as the sample each
+    one takes its phenotype from (``phenotype[order]`` is the permuted phenotype); with ``strata``
+    (an integer code per sample) within each stratum only: every sample's source is of its stratum."""
+    rng = permutation_rng(seed, k)
+    codes = np.zeros(n, np.int64) if strata is None else np.asarray(strata, np.int64)
+    if len(codes) != n:
+        raise ValueError(f"permutation_order: {len(codes)} strata for {n} samples")
+    # Positions grouped by stratum in sample order, and grouped by stratum in a random order: the
+    # second group's phenotypes moved onto the first's is a uniform permutation within each stratum.
+    home = np.argsort(codes, kind="stable")
+    shuffled = np.lexsort((rng.random(n), codes))
+    order = np.empty(n, np.int64)
+    order[home] = shuffled
+    return order
+
+
 def permuted_labels(is_case: np.ndarray, seed: int, k: int, strata: np.ndarray | None = None) -> np.ndarray:
     """``is_case`` (per sample) shuffled by permutation ``k`` of ``seed``; with ``strata`` (an
     integer code per sample) only within each stratum, so every stratum keeps its cases' count."""
     is_case = np.asarray(is_case, dtype=bool)
-    n = len(is_case)
-    rng = permutation_rng(seed, k)
-    codes = np.zeros(n, np.int64) if strata is None else np.asarray(strata, np.int64)
-    if len(codes) != n:
-        raise ValueError(f"permuted_labels: {len(codes)} strata for {n} samples")
-    # Positions grouped by stratum in sample order, and grouped by stratum in a random order: the
-    # second group's labels moved onto the first's is a uniform permutation within each stratum.
-    home = np.argsort(codes, kind="stable")
-    shuffled = np.lexsort((rng.random(n), codes))
-    out = np.empty(n, bool)
-    out[home] = is_case[shuffled]
-    return out
+    return is_case[permutation_order(len(is_case), seed, k, strata)]
+
+
+def permuted_trait(trait: np.ndarray, seed: int, k: int, strata: np.ndarray | None = None) -> np.ndarray:
+    """A quantitative trait (per sample, plane order) moved by permutation ``k`` of ``seed`` (the
+    order :func:`permuted_labels` moves labels by); with ``strata`` only within each stratum, so
+    every stratum keeps its values."""
+    trait = np.asarray(trait, dtype=np.float64)
+    return np.ascontiguousarray(trait[permutation_order(len(trait), seed, k, strata)])
 
 
 def _bit_positions(n_ctrl: int, w_ctrl: int, n: int) -> np.ndarray:
@@ -283,6 +309,50 @@ def permutation_maximum(engine, study: Study, labels: np.ndarray, t: float, k: i
         t = lower if rescans <= 2 and math.isfinite(lower) else -math.inf
 
 
+def trait_maximum(engine, study: Study, trait: np.ndarray, k: int, cancel=None) -> Maximum:
+    """The largest STAT of any valid pair of the quantitative-trait ``study`` with the trait
+    ``trait`` (per sample, plane order), by ``engine``'s QT scan (gboost/engines/qt_cpu.py,
+    qt_gpu.py) of the study so relabelled, keeping no pair: the first pair in (i, j) order on ties."""
+    pstudy = replace(study, trait=np.ascontiguousarray(trait, np.float64))
+    # (thresholds of infinity: no pair is kept, none counts for N_SIG; the summary's bests remain)
+    core, qp = engine.scan(pstudy, math.inf, math.inf, cancel=cancel)
+    if core.n_valid == 0:
+        return Maximum(k, math.nan, -1, -1, 0, -math.inf)
+    s = core.partial  # each SNP's best STAT and partner (-inf / -1 where no partner beats 0)
+    has = s.best_partner >= 0
+    if not has.any():  # every valid pair's STAT is exactly 0: the first valid pair is the maximum
+        top, i, j = _first_valid_pair(pstudy, qp)
+        return Maximum(k, top, i, j, 1, -math.inf)
+    top = float(np.max(s.best[has]))
+    # The first SNP whose best is the maximum is the first pair's SNP1, and its partner (the earliest
+    # after it, none before it reaching its best) its SNP2; taken as the least (i, j) of every such SNP.
+    m = np.flatnonzero(has & (s.best == top))
+    a, b = np.minimum(m, s.best_partner[m]), np.maximum(m, s.best_partner[m])
+    pick = np.lexsort((b, a))[0]
+    return Maximum(k, top, int(a[pick]), int(b[pick]), 1, -math.inf)
+
+
+def _first_valid_pair(study: Study, qp) -> tuple[float, int, int]:
+    """(STAT, i, j) of the first valid pair of ``study`` in (i, j) order (its QT planes ``qp``), row
+    by row: a study whose every valid pair has STAT 0 (its summary names no best)."""
+    from gboost.engines.qt_cpu import exact_stats
+
+    p, rect = study.n_snps, study.rect
+    rows = range(p) if rect is None else range(rect.n_rows)
+    own = None if rect is None else rect.self_columns()
+    for i in rows:
+        j = np.arange(i + 1, p, dtype=np.int64) if rect is None else np.arange(rect.n_rows, p, dtype=np.int64)
+        if own is not None:
+            j = j[j != own[i]]
+        ok, stat = np.zeros(len(j), np.bool_), np.full(len(j), np.nan)
+        if len(j):
+            exact_stats(*qp.scan_args(), np.full(len(j), i, np.int64), j, ok, stat)
+        if ok.any():
+            first = int(np.flatnonzero(ok)[0])
+            return float(stat[first]), int(i), int(j[first])
+    raise AssertionError("a study with valid pairs has a first one")
+
+
 def next_threshold(maxima: list[float], first: float) -> float:
     """Where to screen the next permutation: below the least maximum so far (``first`` before any)."""
     seen = [m for m in maxima if math.isfinite(m)]
@@ -302,6 +372,16 @@ class PermResult:
     maxima: list = field(default_factory=list)  # Maximum per permutation
     seconds: float = 0.0
     resumed: int = 0  # permutations replayed from the checkpoint
+    trait: str = "case-control"  # or "quantitative": which test's STAT the maxima are
+
+    def p_value(self, stat: float, df: int) -> float:
+        """The exact P of a STAT of ``df`` as pairs.tsv gives it: the chi-square's (case-control),
+        the two-sided normal P of the Wald statistic (quantitative: STAT = T^2, 1 df)."""
+        if self.trait == "quantitative":
+            from gboost.stats.qt import exact_normal_p
+
+            return float(exact_normal_p(np.array([stat], np.float64), np.array([True]))[0])
+        return chi2_sf(stat, df)
 
     @property
     def stats(self) -> np.ndarray:
@@ -335,15 +415,23 @@ class PermResult:
         q95 = float(np.quantile(finite, 0.95)) if len(finite) else None
         t05 = self.threshold(0.05)
 
-        def p_of(x):
-            return None if x is None else {str(d): chi2_sf(x, d) for d in (4, 2, 1)}
+        qt = self.trait == "quantitative"
 
+        def p_of(x):
+            if x is None:
+                return None
+            return {"1": self.p_value(x, 1)} if qt else {str(d): chi2_sf(x, d) for d in (4, 2, 1)}
+
+        statistic = ("max(T): the largest STAT (T^2 of the interaction's Wald test, PLINK's --epistasis on a "
+                     "quantitative trait, so the largest |T|) over valid pairs, the trait permuted among the samples"
+                     if qt else "max(T): the largest exact STAT over valid pairs (PLINK's mperm)")
         return {
             "n": self.n, "seed": self.seed, "within": self.within, "strata": self.n_strata,
-            "statistic": "max(T): the largest exact STAT over valid pairs (PLINK's mperm)",
+            "statistic": statistic,
             "emp2": "(1 + permutations whose maximum >= STAT) / (N + 1)",
             "maxima_quantile_95": q95, "maxima_quantile_95_p_by_df": p_of(q95),
             "threshold_0.05": t05, "threshold_0.05_p_by_df": p_of(t05),
+            **({"threshold_0.05_p": None if t05 is None else self.p_value(t05, 1)} if qt else {}),
             "threshold_0.05_rule": "STAT above it has EMP2 <= 0.05 (the floor(0.05 (N + 1))-th largest maximum)",
             "rescans": self.rescans, "resumed": self.resumed, "seconds": round(self.seconds, 6),
             "seconds_per_permutation": round(self.seconds / max(1, self.n - self.resumed), 6),
@@ -355,31 +443,28 @@ def run_permutations(study: Study, engine, n: int, seed: int, *, strata: np.ndar
                      checkpoint_dir: str | os.PathLike | None = None,
                      progress: Callable[[Progress], None] | None = None,
                      cancel: Callable[[], bool] | None = None) -> PermResult:
-    """``n`` permutations of ``study``'s labels on ``engine``, each one's maximum recorded in
+    """``n`` permutations of ``study``'s phenotype on ``engine`` (a case-control engine, or a
+    quantitative trait's where ``study.quantitative``), each one's maximum recorded in
     ``checkpoint_dir`` (when given) as it finishes, so that a resumed run continues after the last.
-    The first permutation is screened below the expected maximum of as many independent
-    chi-square(4) statistics as the study has pairs, or below ``first_threshold`` (the real scan's
-    maximum) where that is less."""
+    Case-control: the first permutation is screened below the expected maximum of as many
+    independent chi-square(4) statistics as the study has pairs, or below ``first_threshold`` (the
+    real scan's maximum) where that is less."""
     t0 = time.perf_counter()
-    is_case = np.arange(study.n_samples) >= study.layout.n_ctrl
     res = PermResult(n, seed, None if within is None else os.fspath(within),
-                     None if strata is None else int(len(np.unique(strata))))
+                     None if strata is None else int(len(np.unique(strata))),
+                     trait="quantitative" if study.quantitative else "case-control")
+    one = (_trait_permutations(study, engine, seed, strata, cancel) if study.quantitative
+           else _label_permutations(study, engine, seed, strata, first_threshold, cancel))
     ledger = PermLedger(checkpoint_dir, study) if checkpoint_dir is not None else None
     if ledger is not None:
         res.maxima = ledger.replay(n)
         res.resumed = len(res.maxima)
-    pairs = max(2, study.n_snps * (study.n_snps - 1) // 2 if study.rect is None else study.rect.n_pairs())
-    first = chi2_isf(min(0.5, 1.0 / pairs), 4)  # the largest of that many independent chi-square(4)
-    if first_threshold is not None and math.isfinite(first_threshold):
-        first = min(first, first_threshold)
     base, start = (res.resumed, 0.0), time.perf_counter()
     try:
         for k in range(len(res.maxima), n):
             if cancel is not None and cancel():
                 raise ScanCancelled()
-            t = next_threshold([m.stat for m in res.maxima], first)
-            labels = permuted_labels(is_case, seed, k, strata)
-            mx = permutation_maximum(engine, study, labels, t, k, cancel)
+            mx = one(k, res.maxima)
             res.maxima.append(mx)
             if ledger is not None:
                 ledger.record(mx)
@@ -393,6 +478,30 @@ def run_permutations(study: Study, engine, n: int, seed: int, *, strata: np.ndar
             ledger.close()
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _label_permutations(study: Study, engine, seed: int, strata, first_threshold, cancel):
+    """``one(k, maxima so far)`` -> permutation k's :class:`Maximum` of a case-control study."""
+    is_case = np.arange(study.n_samples) >= study.layout.n_ctrl
+    pairs = max(2, study.n_snps * (study.n_snps - 1) // 2 if study.rect is None else study.rect.n_pairs())
+    first = chi2_isf(min(0.5, 1.0 / pairs), 4)  # the largest of that many independent chi-square(4)
+    if first_threshold is not None and math.isfinite(first_threshold):
+        first = min(first, first_threshold)
+
+    def one(k: int, maxima: list) -> Maximum:
+        t = next_threshold([m.stat for m in maxima], first)
+        return permutation_maximum(engine, study, permuted_labels(is_case, seed, k, strata), t, k, cancel)
+
+    return one
+
+
+def _trait_permutations(study: Study, engine, seed: int, strata, cancel):
+    """``one(k, maxima so far)`` -> permutation k's :class:`Maximum` of a quantitative trait."""
+
+    def one(k: int, maxima: list) -> Maximum:
+        return trait_maximum(engine, study, permuted_trait(study.trait, seed, k, strata), k, cancel)
+
+    return one
 
 
 # --- the checkpoint of the permutations -----------------------------------------------------------

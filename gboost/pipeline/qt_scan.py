@@ -33,6 +33,11 @@ class QTParams:
     tile: int | None = None  # GPU engine: SNPs per side of a tile (gboost/engines/qt_gpu.py)
     gpus: list[int] | None = None  # GPU engine: devices (default: every visible GPU)
     part: tuple[int, int] | None = None  # --part k/n: only the k-th of n shares of SNP1 rows (gboost merge joins)
+    # --perm N: N permutations of the trait among the samples after the scan (0: none), seeded by
+    # perm_seed, within the clusters of the --within file when given (gboost/pipeline/permute.py)
+    perm: int = 0
+    perm_seed: int = 0
+    within: str | None = None
 
     def __post_init__(self):
         # PLINK accepts any --epi1 > 0; above 1 its threshold is no longer a p value, so we stop at 1
@@ -45,12 +50,20 @@ class QTParams:
             self.part = (int(self.part[0]), int(self.part[1]))
             if not 1 <= self.part[0] <= self.part[1]:
                 raise ValueError(f"--part {self.part[0]}/{self.part[1]}: need 1 <= k <= n")
+        from gboost.pipeline.params import check_permutations
+
+        check_permutations(self, "QTParams")
 
     def checkpoint_settings(self) -> tuple[str, dict]:
         """The test and the settings a checkpoint pins (gboost/pipeline/checkpoint.py): what the tiles
-        depend on (--genotypic only adds a test of the re-tested pairs; engine options none)."""
-        return "linear", {"epi1": float(self.epi1), "epi2": float(self.epi2),
-                          "part": list(self.part) if self.part else None}
+        depend on (--genotypic only adds a test of the re-tested pairs; engine options none), and
+        with --perm the permutations' (a --resume continues the same ones)."""
+        settings = {"epi1": float(self.epi1), "epi2": float(self.epi2), "part": list(self.part) if self.part else None}
+        if self.perm:
+            from gboost.pipeline.params import perm_settings
+
+            settings["perm"] = perm_settings(self)
+        return "linear", settings
 
 
 @dataclass
@@ -73,6 +86,7 @@ class QTPairs:
     # with --covar: (BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ, N_ADJ, DF_ADJ), the adjusted test of each pair
     # (gboost/engines/qt_covar.py; NaN in the first four where it fails)
     adj: tuple | None = None
+    emp2: np.ndarray | None = None  # --perm's family-wise P of each pair (gboost/pipeline/permute.py)
 
     def __len__(self) -> int:
         return len(self.i)
@@ -98,7 +112,8 @@ class QTPairs:
         opt = {k: (None if getattr(self, k) is None else getattr(self, k)[idx]) for k in ("f", "f_df1", "f_df2", "f_p")}
         return QTPairs(self.i[idx], self.j[idx], self.tables[idx], self.sums[idx], self.sumsq[idx], self.ok[idx],
                        self.beta[idx], self.se[idx], self.stat[idx], **opt,
-                       adj=None if self.adj is None else tuple(x[idx] for x in self.adj))
+                       adj=None if self.adj is None else tuple(x[idx] for x in self.adj),
+                       emp2=None if self.emp2 is None else self.emp2[idx])
 
 
 @dataclass
@@ -129,6 +144,7 @@ class QTScanResult:
     covariates_key: dict | None = None  # what pins them (gboost.stats.covariates.covariates_key): parts, merge
     core: object = None  # the engine's QTScanCore (a --part writes its summary partial)
     engine_counts: dict = field(default_factory=dict)  # GPU engine: pairs re-tested on the CPU, tiles per device
+    perm: object | None = None  # --perm: gboost.pipeline.permute.PermResult (perm.tsv, EMP2, run.json)
 
     marginal_df = 1  # the marginal STAT is a 1-df Wald chi-square (t^2)
 
@@ -161,7 +177,7 @@ class QTScanResult:
 
 def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, cancel=None,
                 covariates: tuple | None = None, engine=None, checkpoint_dir=None, resume: bool = False,
-                checkpoint_options: dict | None = None, checkpoint=None) -> QTScanResult:
+                checkpoint_options: dict | None = None, checkpoint=None, perm_progress=None) -> QTScanResult:
     """Scan every pair of a quantitative-trait study (``study.trait`` set).
 
     ``covariates`` = (matrix aligned with study.samples, NaN where missing; names): every pair is
@@ -182,10 +198,18 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     for byte). ``checkpoint``: a Ledger made by the caller instead (the GUI's; its ``plan`` must be
     ``engine.checkpoint_plan()`` of this scan's rows and its params :func:`checkpoint_params`);
     closed here as run_pipeline closes one.
+
+    ``params.perm`` N: then N permutations of the trait on the same engine
+    (:func:`gboost.pipeline.permute.run_permutations`), each recorded beside the scan's checkpoint
+    (a resumed run continues them), ``perm_progress`` (a :class:`gboost.pipeline.progress.Progress`
+    per permutation) after each; their maxima give ``screened.emp2`` and ``result.perm``. Not with
+    covariates (ValueError: :data:`PERM_WITH_COVARIATES`).
     """
     params = params or QTParams()
     if not study.quantitative:
         raise ValueError("run_qt_scan needs a study with a quantitative trait (study.trait)")
+    if params.perm and covariates is not None:
+        raise ValueError(PERM_WITH_COVARIATES)
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     screen = None
@@ -255,7 +279,28 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         res.covariates_key = covariates_key(covariates)
         res.engine_counts = {**res.engine_counts, "covariate_columns": int(cp.n_covariate_columns),
                              "samples_with_covariates": int(cp.n_g)}
+    if params.perm:
+        where = checkpoint_dir if checkpoint_dir is not None else getattr(checkpoint, "dir", None)
+        permute_trait(res, engine, checkpoint_dir=where, progress=perm_progress, cancel=cancel)
     return res
+
+
+def permute_trait(res: QTScanResult, engine, *, checkpoint_dir=None, progress=None, cancel=None) -> None:
+    """``--perm``: the maxima of ``res.params.perm`` permutations of the trait on ``engine``
+    (gboost/pipeline/permute.py, the case-control scan's machinery), recorded in ``checkpoint_dir``
+    when given, and every screened pair's EMP2 (NaN where its test failed) into ``res``."""
+    from gboost.pipeline.permute import read_within, run_permutations
+
+    t = time.perf_counter()
+    params, study = res.params, res.study
+    strata = read_within(params.within, study) if params.within is not None else None
+    perm = run_permutations(study, engine, params.perm, params.perm_seed, strata=strata, within=params.within,
+                            checkpoint_dir=checkpoint_dir, progress=progress, cancel=cancel)
+    sc = res.screened
+    sc.emp2 = perm.emp2(np.where(sc.ok, sc.stat, np.nan))
+    res.perm = perm
+    res.timings["permutations"] = time.perf_counter() - t
+    res.timings["total"] = res.timings.get("total", 0.0) + res.timings["permutations"]
 
 
 def qt_rows(study: Study, params: QTParams) -> tuple[int, int] | None:
@@ -275,6 +320,12 @@ def qt_pairs_per_snp(study: Study) -> np.ndarray:
     rect = study.rect
     return np.full(study.n_snps, study.n_snps - 1, np.int64) if rect is None else rect.row_pairs()
 
+
+# Why --perm and --covar do not go together on a quantitative trait (docs/qt_epistasis.md, "--perm").
+PERM_WITH_COVARIATES = ("--perm permutes the trait among the samples, which keeps the trait's relation to no "
+                        "covariate; the covariate-adjusted test's null is not exchangeable that way, so --perm and "
+                        "--covar do not go together (scan without --covar, or regress the covariates out of the "
+                        "trait first)")
 
 COVAR_NEEDS_CPU = ("--covar on a quantitative trait: the covariate-adjusted test of every pair runs on the CPU "
                    "engine only (--device cpu, or auto, which takes it); the GPU engine has no covariates yet")
@@ -416,7 +467,8 @@ def as_scan_result(res: QTScanResult):
     else:
         ok, stat, p = sc.ok, sc.stat, sc.p
     pairs = Pairs(sc.i.copy(), sc.j.copy(), np.full(m, np.nan), np.where(ok, stat, np.nan),
-                  ok.astype(np.int64), p, np.ones(m, bool), tables)
+                  ok.astype(np.int64), p, np.ones(m, bool), tables,
+                  emp2=None if sc.emp2 is None else sc.emp2.copy())
     sm = res.summary
     summary = Summary(sm.n_sig.copy(), sm.n_tot.copy(), sm.best.copy(), sm.best_partner.copy())
     # ScanParams holds a case-control scan's bounds (epi1 < 1); "write every pair" shows as nearly 1
@@ -425,5 +477,6 @@ def as_scan_result(res: QTScanResult):
     thr = Thresholds(np.full(5, res.alpha1), np.full(5, res.alpha2))
     out = ScanResult(res.study, params, res.engine, res.device, pairs, summary, res.marginal_stat, res.marginal_p, 1,
                      res.n_valid, thr, dict(res.timings))
+    out.perm = res.perm  # --perm's maxima (their STAT is the QT test's, as the pairs')
     out.qt = res
     return out

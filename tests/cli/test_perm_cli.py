@@ -135,8 +135,9 @@ def test_perm_refusals(study, tmp_path, capsys):
     assert "--part" in _refused(study, tmp_path / "o4", capsys, "--perm", "3", "--part", "1/2")
     pheno = tmp_path / "qt.txt"
     pheno.write_text("".join(f"{f[0]} {f[1]} {0.25 * (k % 9) + 0.1:.2f}\n" for k, f in enumerate(_fam(study))))
-    line = _refused(study, tmp_path / "o5", capsys, "--perm", "3", "--pheno", str(pheno))
-    assert "quantitative" in line and "--perm" in line
+    # a quantitative trait permutes (tests/cli/test_qt_perm_cli.py), but not with covariates either
+    line = _refused(study, tmp_path / "o5", capsys, "--perm", "3", "--pheno", str(pheno), "--covar", str(covar))
+    assert str(covar) in line and "--perm and --covar do not go together" in line
 
 
 def test_library_refuses_perm_with_covariates(study):

@@ -1,4 +1,4 @@
-"""--perm on the GPU engine: the same permutations' maxima (and pairs) as the CPU engine, the oracle,
+"""--perm on the GPU engines: the same permutations' maxima (and pairs) as the CPU engine, the oracle,
 for the same seed; through run_pipeline too (EMP2 of every screened pair). Both counting paths.
 
 Skipped, with the reason, where CuPy is missing or sees no GPU (the ``gpu`` marker, tests/conftest.py);
@@ -76,3 +76,45 @@ def test_the_gpu_command_permutes_on_the_gpu_and_equals_the_cpu_command(tmp_path
         return [(r[1], r[4], r[-1]) for r in rows[1:]]
 
     assert emp2(outs["gpu"]) == emp2(outs["cpu"])
+
+
+@pytest.fixture(scope="module")
+def qt_study():
+    """A quantitative trait: LD blocks, missing calls, rare alleles, flipped A1s, a duplicate and an
+    all-het SNP (pairs that fail), p not a multiple of the tile, n not of 64 (built in memory)."""
+    from gboost.data.simulate import simulate_qt_study
+    from tests.helpers import qt_study_of
+
+    sim = simulate_qt_study(120, 517, seed=22, missing_rate=0.02, maf_range=(0.01, 0.5), ld_block=5, ld_rho=0.9,
+                            effects=[(1, 9, 0.4)])
+    g = sim.genotypes.copy()
+    g[11] = g[10]  # a duplicate: every pair of the two fails (r > 0.999)
+    g[20] = np.where(g[20] >= 0, 1, -1)  # all het: every pair with it fails
+    flip = np.random.default_rng(22).random(len(g)) < 0.5
+    return qt_study_of(g, np.asarray(sim.samples.trait, np.float64), flip)[0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tile", [50, None])
+def test_gpu_qt_permutation_maxima_equal_the_cpu_engine(qt_study, tile):
+    """The GPU QT engine's scan of each permuted trait: the same maxima, to the bit, and pairs as the
+    CPU engine's for the same seed, within strata too."""
+    from gboost.engines.qt_cpu import QTCPUEngine
+    from gboost.engines.qt_gpu import QTGPUEngine
+
+    strata = np.arange(qt_study.n_samples) % 3
+    want = run_permutations(qt_study, QTCPUEngine(), 10, 17, strata=strata)
+    got = run_permutations(qt_study, QTGPUEngine(tile=tile), 10, 17, strata=strata)
+    assert [(m.stat, m.i, m.j, m.df) for m in got.maxima] == [(m.stat, m.i, m.j, m.df) for m in want.maxima]
+
+
+@pytest.mark.gpu
+def test_gpu_qt_scan_perm_equals_the_cpu_engine(qt_study):
+    from gboost.engines.qt_gpu import QTGPUEngine
+    from gboost.pipeline.qt_scan import QTParams, run_qt_scan
+
+    want = run_qt_scan(qt_study, QTParams(epi1=0.01, device="cpu", perm=8, perm_seed=3))
+    got = run_qt_scan(qt_study, QTParams(epi1=0.01, device="gpu", perm=8, perm_seed=3), engine=QTGPUEngine(tile=40))
+    assert got.engine == "gpu"
+    assert np.array_equal(got.perm.stats, want.perm.stats)
+    assert len(want.reported) and np.array_equal(got.reported.emp2, want.reported.emp2)
