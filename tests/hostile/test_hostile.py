@@ -149,6 +149,7 @@ def _refused(prefix, out, guard, *words):
     return lines[0]
 
 
+@pytest.mark.slow  # gboost in a subprocess
 def test_an_edited_tile_size_in_checkpoint_json_is_refused(tmp_path, guard):
     import json
 
@@ -240,6 +241,7 @@ def _cli(*args, env=None, shell_prefix=None):
                           env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
 
 
+@pytest.mark.slow  # gboost in a subprocess
 def test_a_memory_limit_that_is_not_a_number_is_one_line(tmp_path, guard):
     prefix = _write_study(tmp_path / "data")
     out = tmp_path / "run" / "res"

@@ -136,6 +136,7 @@ def test_cli_ctrl_c_of_a_qt_scan_then_resume_writes_one_runs_files(prefix, tmp_p
     assert not (out / MANIFEST).exists() and not (out / LEDGER).exists()
 
 
+@pytest.mark.slow  # gboost in a subprocess
 def test_a_real_sigint_to_the_command_then_resume(tmp_path):
     """The command in a process of its own, SIGINT sent once its first row block is reported."""
     prefix = str(tmp_path / "big")
