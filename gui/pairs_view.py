@@ -262,7 +262,19 @@ class PairsView(QWidget):
         self.table.resizeColumnsToContents()
         # A quantitative-trait scan has no BOOST screen: its KSA column would be all NaN.
         self.table.setColumnHidden(COLUMNS.index("KSA"), getattr(result, "qt", None) is not None)
+        self._place_emp2()
         self._set_widths()
+
+    def _place_emp2(self) -> None:
+        """--perm's EMP2 shown beside P (pairs.tsv has it last, after Q, R2 and DIST, where a
+        1366-pixel window would need a scroll to see it); copies and exports keep the file's order."""
+        hh = self.table.horizontalHeader()
+        for logical in range(hh.count()):  # (a previous result's order undone first)
+            if hh.visualIndex(logical) != logical:
+                hh.moveSection(hh.visualIndex(logical), logical)
+        cols = self.model.columns
+        if "EMP2" in cols:
+            hh.moveSection(hh.visualIndex(cols.index("EMP2")), hh.visualIndex(cols.index("P")) + 1)
 
     def clear(self) -> None:
         self.model.clear()

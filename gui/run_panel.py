@@ -59,7 +59,7 @@ FILE_TIPS = {  # name: (flag, tooltip)
     "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
     "within": ("--within", "PLINK cluster file (FID IID CLUSTER per line, every scanned sample listed): the "
                            "permutations shuffle the case/control labels only within each cluster (ancestry "
-                           "groups, batches), so each keeps its cases' count. Needs --perm. Remembered for each study."),
+                           "groups, batches), so each keeps its cases' count. Used with --perm only. Remembered for each study."),
     "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
 }
 COVAR_NAME_TIP = "--covar-name: comma-separated covariate columns to use (empty: all of them)."
@@ -90,7 +90,7 @@ PERM_TIP = ("--perm N: after the scan, N permutations of the case/control labels
             "≥ the pair's) / (N + 1), and the plots an empirical genome-wide 0.05 line (19 permutations or more; "
             "1,000 is usual). Each permutation costs about one scan. Off: none. Not with --covar.")
 PERM_SEED_TIP = ("--perm-seed: seed of the permutations (0, the default: the same permutations every run). "
-                 "Needs --perm.")
+                 "Used with --perm only.")
 ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, else the CPU. Every engine "
               "gives the same pairs and statistics.")
 
@@ -186,6 +186,7 @@ class RunPanel(QWidget):
         no_sex_text.setBuddy(self.allow_no_sex)
         form.addRow(self.allow_no_sex, no_sex_text)
         self.file_edits: dict[str, QLineEdit] = {}
+        self.file_buttons: dict[str, QPushButton] = {}  # each file row's "…"
         form.addRow(*self._file_row("pheno"))
         # The --pheno file's column: by name or by number (PLINK takes one of the two), with a file only.
         self.pheno_name = QLineEdit()
@@ -308,6 +309,11 @@ class RunPanel(QWidget):
         self.perm_seed.setToolTip(PERM_SEED_TIP)
         form.addRow(_tip_label("--perm-seed", PERM_SEED_TIP), self.perm_seed)
         form.addRow(*self._file_row("within"))
+        # The seed and the clusters belong to the permutations: off with them, and kept for when
+        # they are on again (a study's clusters are remembered with it), never a reason to refuse
+        # a scan without permutations.
+        self.perm.valueChanged.connect(self._perm_enabled)
+        self._perm_enabled()
         lay.addWidget(perm_box)
 
         eng_box = QGroupBox("Engine")
@@ -400,12 +406,18 @@ class RunPanel(QWidget):
         row.addWidget(edit, 1)
         row.addWidget(browse)
         self.file_edits[name] = edit
+        self.file_buttons[name] = browse
         return _tip_label(flag, tip), row
 
     def _pheno_column_enabled(self, _text: str = "") -> None:
         on = bool(self.file_edits["pheno"].text().strip())
         self.pheno_name.setEnabled(on)
         self.mpheno.setEnabled(on)
+
+    def _perm_enabled(self, _value: int = 0) -> None:
+        on = self.perm.value() > 0
+        for w in (self.perm_seed, self.file_edits["within"], self.file_buttons["within"]):
+            w.setEnabled(on)
 
     def _set_mode_enabled(self, _text: str = "") -> None:
         self.set_mode.setEnabled(any(self.file_edits[n].text().strip() for n in ("set", "make_set")))
@@ -554,18 +566,19 @@ class RunPanel(QWidget):
         return opts
 
     def scan_params(self, inputs: dict | None = None) -> ScanParams:
-        """The scan settings; raises ValueError naming the flag when a value is not usable
-        (ScanParams' own refusals among them: --within without --perm). ``inputs``: study-bound
-        inputs (the --within file) instead of the panel's."""
-        within = self._checked_file("within", {**self.study_inputs(), **(inputs or {})}["within"])
+        """The scan settings; raises ValueError naming the flag when a value is not usable.
+        ``inputs``: study-bound inputs (the --within file) instead of the panel's. Without
+        permutations their seed and clusters are not the scan's (their controls are off)."""
+        perm = self.perm.value()
+        within = self._checked_file("within", {**self.study_inputs(), **(inputs or {})}["within"]) if perm else None
         return ScanParams(epi1=_parse_p(self.epi1.text(), "--epi1"), epi2=_parse_p(self.epi2.text(), "--epi2"),
                           device=self.engine.currentData(), threads=self.threads.value() or None,
                           tile=self.tile.value() or None, allelic=bool(self.marginal.currentData()),
                           gpus=_gpu_ids(self.gpus.text()), dask=self.dask.text().strip() or None,
                           min_distance_kb=self.min_distance.value() or None,
                           max_r2=_optional_float(self.max_r2.text(), "--max-r2"),
-                          calibration_pairs=self.calibration.value(), perm=self.perm.value(),
-                          perm_seed=self.perm_seed.value(), within=within)
+                          calibration_pairs=self.calibration.value(), perm=perm,
+                          perm_seed=self.perm_seed.value() if perm else 0, within=within)
 
     def restore_defaults(self) -> None:
         self._restore_defaults()

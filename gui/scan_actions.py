@@ -173,14 +173,19 @@ class ScanMixin:
         n = len(self.reported)
         msg = (f"Scan done in {result.timings.get('total', 0):.2f} s: {result.n_valid:,} valid tests, "
                f"{len(result.screened):,} passed the screen, {n:,} pair{'s' if n != 1 else ''} with P ≤ {result.params.epi1:g}")
+        status = msg
         perm = getattr(result, "perm", None)
         if perm is not None:
             from gui.resultdata import permutation_summary
 
             msg += f"; {permutation_summary(perm, self.reported)}"
+            # (the status bar's line: short enough for a 1366-pixel window beside the engine label)
+            emp2 = getattr(self.reported, "emp2", None)
+            k = 0 if emp2 is None else int((emp2 <= 0.05).sum())
+            status += f"; {k:,} with EMP2 ≤ 0.05 ({perm.n:,} permutations)"
         self.run_panel.show_done(msg)
         self.log(msg)
-        self.statusBar().showMessage(msg, 10000)
+        self.statusBar().showMessage(status, 10000)
         self.scanFinished.emit(result)
 
 

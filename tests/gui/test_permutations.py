@@ -131,19 +131,36 @@ def test_the_clis_refusals_are_one_line_dialogs(qtbot, window, study_prefix, cov
     want = cli_error(cli + ["--perm", str(N_PERM), "--covar", covar_file], capsys)
     assert "not exchangeable" in want
     assert_one_line_dialog(window, "Invalid setting", want)
-    # --perm-seed without --perm
-    rp.file_edits["covar"].clear()
-    rp.perm.setValue(0)
-    assert not window.start_scan()
-    assert_one_line_dialog(window, "Invalid setting", cli_error(cli + ["--perm-seed", str(SEED)], capsys))
-    # --within without --perm: the library's own refusal (ScanParams)
-    rp.perm_seed.setValue(0)
-    rp.file_edits["within"].setText(covar_file)
-    assert not window.start_scan()
-    want = cli_error(cli + ["--within", covar_file], capsys)
-    assert "no --perm" in want
-    assert_one_line_dialog(window, "Invalid setting", want)
     assert not window.busy and window.result is None
+    # the other two, a seed or clusters without --perm, in the CLI's words where settings say so
+    # (the panel cannot: its seed and clusters are off while --perm is)
+    from dataclasses import replace
+
+    from gboost.pipeline.scan import ScanParams
+
+    rp.file_edits["covar"].clear()
+    opts = rp.run_options()
+    opts.params = replace(opts.params, perm=0)
+    with pytest.raises(ValueError) as seed_alone:
+        opts.check_perm()
+    assert str(seed_alone.value) == cli_error(cli + ["--perm-seed", str(SEED)], capsys)
+    with pytest.raises(ValueError) as within_alone:
+        ScanParams(within=covar_file)  # the library's own refusal
+    assert str(within_alone.value) == cli_error(cli + ["--within", covar_file], capsys)
+
+
+def test_without_perm_the_seed_and_clusters_are_off_and_not_the_scans(window, clusters):
+    rp = window.run_panel
+    set_perm(window, within=clusters)
+    assert rp.perm_seed.isEnabled() and rp.file_edits["within"].isEnabled() and rp.file_buttons["within"].isEnabled()
+    rp.perm.setValue(0)
+    assert not (rp.perm_seed.isEnabled() or rp.file_edits["within"].isEnabled() or rp.file_buttons["within"].isEnabled())
+    opts = rp.run_options()  # no refusal: a scan without permutations
+    assert (opts.params.perm, opts.params.perm_seed, opts.params.within) == (0, 0, None)
+    assert not {"--perm", "--perm-seed", "--within"} & set(opts.cli_args())
+    assert rp.perm_seed.value() == SEED and rp.file_edits["within"].text() == clusters  # kept for later
+    rp.perm.setValue(5)
+    assert rp.run_options().params.within == clusters and rp.run_options().params.perm_seed == SEED
 
 
 def test_a_bad_within_file_is_refused_before_the_scan(qtbot, window, study_prefix, tmp_path):
@@ -288,6 +305,15 @@ def test_too_few_permutations_draw_no_line_and_say_why(qtbot, window, study_pref
     assert not window.manhattan.perm_line.isVisible()
     assert window.summary.fields["Permutations"].text() == \
         "3 permutations, too few for a family-wise 0.05 threshold (19 or more)"
+    # EMP2 is shown beside P (the file has it last, beyond the window's width)
+    hh, cols = window.pairs.table.horizontalHeader(), window.pairs.model.columns
+    assert hh.visualIndex(cols.index("EMP2")) == hh.visualIndex(cols.index("P")) + 1
+    # the next scan, without --perm: no EMP2, the file's order again
+    window.run_panel.perm.setValue(0)
+    scan(qtbot, window)
+    assert "EMP2" not in window.pairs.model.columns
+    hh = window.pairs.table.horizontalHeader()
+    assert [hh.visualIndex(k) for k in range(hh.count())] == list(range(hh.count()))
 
 
 @pytest.fixture
