@@ -260,6 +260,9 @@ def test_a_perm_scan_shows_emp2_the_family_wise_line_and_the_summary(qtbot, wind
     n_sig = sum(float(x) <= 0.05 for x in cli_emp2)
     assert 0 < n_sig < len(cli_emp2) and window.pairs.proxy.rowCount() == n_sig
     window.pairs.set_significance("all")
+    # the selected pair's read-out gives its EMP2
+    top = int(np.argmin(result.reported.emp2))
+    assert window.interactions.describe_point(top).endswith(f"   EMP2 = {result.reported.emp2[top]:.4g}")
     # the Manhattan's interaction track: the permutations' line at the threshold's 4-df P, captioned
     t05 = cli_run["threshold_0.05"]
     line = window.manhattan.perm_line
