@@ -235,7 +235,7 @@ class PairsView(QWidget):
         # 1366x768 the columns up to P fit the dock beside the Run column.
         widths = {"CHR1": 5, "CHR2": 5, "SNP1": 13, "SNP2": 13, "BP1": 10, "BP2": 10, "KSA": 9, "STAT": 9, "DF": 4,
                   "P": 10, "Q": 10, "R2": 7, "DIST": 11, "STAT_ADJ": 9, "DF_ADJ": 6, "P_ADJ": 10,
-                  "BETA_ADJ": 10, "SE_ADJ": 10, "N_ADJ": 6, "EMP2": 9}
+                  "BETA_ADJ": 10, "SE_ADJ": 10, "N_ADJ": 6, "EMP2": 8}
         for c, name in enumerate(self.model.columns):
             self.table.setColumnWidth(c, fm.horizontalAdvance("0") * widths.get(name, 10) + 18)
 
