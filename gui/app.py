@@ -2,7 +2,8 @@
 
 PREFIX: a PLINK fileset (prefix or any of its files), a .ped/.map or a BOOST matrix; without it
 the first start opens the bundled sample study and later starts the most recent study.
-``--run`` starts a scan with the Run panel's settings once the study is loaded; ``--size WxH``
+``--run`` starts a scan with the Run panel's settings once the study is loaded (``--perm N`` and
+``--perm-seed S`` set the panel's permutations first); ``--size WxH``
 sizes the window (a laptop's 1366x768, say: what the screenshots then show);
 ``--screenshot DIR`` writes main.png, main_regional.png (the window with the Regional tab),
 manhattan.png, qq.png, interactions.png, pathways.png and regional.png (the regions of the
@@ -28,6 +29,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--run", action="store_true", help="start the scan as soon as the study is loaded")
     p.add_argument("--screenshot", metavar="DIR", help="write PNGs of the window and each plot into DIR, then quit")
     p.add_argument("--device", choices=("auto", "cpu", "gpu"), help="engine to select in the Run panel")
+    p.add_argument("--perm", type=int, metavar="N", help="permutations to set in the Run panel (as gboost scan --perm)")
+    p.add_argument("--perm-seed", type=int, metavar="S", help="their seed in the Run panel (as gboost scan --perm-seed)")
     p.add_argument("--size", type=window_size, metavar="WxH", help="the window's size in pixels, e.g. 1366x768")
     p.add_argument("--version", action="version", version=f"gboost {gboost.__version__}")
     return p.parse_args(argv)
@@ -116,6 +119,10 @@ def main(argv=None) -> int:
     win = MainWindow(gpu_available())
     if args.device:
         win.run_panel.engine.setCurrentIndex(max(0, win.run_panel.engine.findData(args.device)))
+    if args.perm is not None:
+        win.run_panel.perm.setValue(args.perm)
+    if args.perm_seed is not None:
+        win.run_panel.perm_seed.setValue(args.perm_seed)
     if args.size:
         win.resize(*args.size)
         win._fit_docks_on_show = True  # the docks in proportion to this size, as on a first start

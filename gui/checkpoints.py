@@ -3,9 +3,10 @@
 The CLI checkpoints into its output directory; the GUI has none until the user exports, so each
 scan gets a folder under the application's data location (``checkpoints/<key>``; the settings
 key ``scan/checkpoint_dir`` moves the root), keyed by what decides the scan's result: the study's
-files (path, size, modification time), the QC options and ``--epi1``/``--epi2``. The folder holds
-the core's :class:`gboost.pipeline.checkpoint.Ledger` files and ``gui.json`` (what the scan was, for
-people looking at the folder). A finished scan deletes its folder; Cancel, a crash or a power
+files (path, size, modification time), the QC options, ``--epi1``/``--epi2`` and, with ``--perm``,
+the permutations (N, seed, --within file). The folder holds the core's
+:class:`gboost.pipeline.checkpoint.Ledger` files (with --perm its ``checkpoint.perm``, one line per
+finished permutation) and ``gui.json`` (what the scan was, for people looking at the folder). A finished scan deletes its folder; Cancel, a crash or a power
 cut leave it, and the next Run of the same study and thresholds offers to resume.
 """
 from __future__ import annotations
@@ -16,12 +17,13 @@ import json
 import os
 import shutil
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
-from gboost.pipeline.checkpoint import MANIFEST, tiles_recorded
+from gboost.pipeline.checkpoint import MANIFEST, PERM_LEDGER, tiles_recorded
 from gui import settings
 from gui.loading import canonical, input_files
 
@@ -48,8 +50,12 @@ def scan_key(path: str, qc, params) -> dict:
             files.append([os.path.abspath(f), st.st_size, st.st_mtime_ns])
         except OSError:
             files.append([os.path.abspath(f), None, None])
-    return {"study": canonical(path), "files": files, "qc": dataclasses.asdict(qc),
-            "epi1": params.epi1, "epi2": params.epi2}
+    key = {"study": canonical(path), "files": files, "qc": dataclasses.asdict(qc),
+           "epi1": params.epi1, "epi2": params.epi2}
+    if getattr(params, "perm", 0):  # (only then: the folders of scans without --perm keep their keys)
+        within = params.within and os.path.abspath(params.within)
+        key["perm"] = {"n": params.perm, "seed": params.perm_seed, "within": within}
+    return key
 
 
 def directory_for(path: str, qc, params) -> Path:
@@ -71,6 +77,8 @@ class Interrupted:
     directory: Path
     done: int  # tiles finished and recorded intact
     total: int
+    perms_done: int = 0  # --perm: permutations finished and recorded intact
+    perms_total: int = 0  # --perm's N (0: a scan without permutations)
 
 
 def interrupted(directory: Path) -> Interrupted | None:
@@ -79,9 +87,30 @@ def interrupted(directory: Path) -> Interrupted | None:
         manifest = json.loads((directory / MANIFEST).read_text())
         total = int(manifest["tiles"])
         done = tiles_recorded(directory)
-    except (OSError, ValueError, KeyError, TypeError):
+        perm = manifest.get("fingerprint", {}).get("perm") or {}
+        perms_total = int(perm.get("n", 0))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return Interrupted(directory, min(done, total), total)
+    perms_done = min(perms_recorded(directory), perms_total) if perms_total else 0
+    return Interrupted(directory, min(done, total), total, perms_done, perms_total)
+
+
+def perms_recorded(directory: Path) -> int:
+    """Permutations an interrupted --perm scan in ``directory`` has recorded intact: the leading
+    lines of ``checkpoint.perm`` whose CRC-32 holds (gboost.pipeline.permute.PermLedger's format:
+    fields, a tab, the CRC of the fields in hex), as its replay keeps them. Counted here without
+    the ledger itself, whose replay opens the file to append and cuts a torn tail."""
+    try:
+        data = (directory / PERM_LEDGER).read_bytes()
+    except OSError:
+        return 0
+    n = 0
+    for line in data.split(b"\n")[:-1]:  # (the part after the last newline is a torn write)
+        body, _, crc = line.rpartition(b"\t")
+        if format(zlib.crc32(body), "08x").encode() != crc:
+            break
+        n += 1
+    return n
 
 
 def discard(directory: Path | None) -> None:

@@ -8,7 +8,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
-from gui.models import ADJ_COLUMNS, COLUMNS, QT_ADJ_COLUMNS, QT_TOOLTIPS, TOOLTIPS
+from gui.models import ADJ_COLUMNS, COLUMNS, EMP2_COLUMN, QT_ADJ_COLUMNS, QT_TOOLTIPS, TOOLTIPS
 
 ROOT = Path(__file__).resolve().parent.parent  # the source checkout (README.md, docs/)
 # (menu text, file under ROOT)
@@ -37,6 +37,11 @@ MORE = {
                 "both SNPs' genotypes and the covariates. Quantitative trait: the Wald χ² of BETA_ADJ.",
     "DF_ADJ": "Degrees of freedom of the adjusted test: the interaction terms left once empty genotype classes "
               "are dropped (case-control), the residual degrees of freedom (quantitative trait).",
+    "EMP2": "After a scan with --perm (Run panel: Permutations): the case/control labels are shuffled N times "
+            "(within the --within clusters, if given) and each shuffle's largest STAT over all pairs is kept. "
+            "A pair's EMP2 is the share of shuffles beating it, so it is corrected for every pair tested: "
+            "EMP2 ≤ 0.05 is genome-wide significant at 5 %, the empirical counterpart of Bonferroni. Its "
+            "smallest value is 1 / (N + 1): 1,000 permutations resolve EMP2 down to 0.001.",
 }
 
 
@@ -55,7 +60,7 @@ def open_doc(rel: str) -> bool:
 def columns_html() -> str:
     """The table's columns and what each means (case-control, then a quantitative trait's)."""
     rows = []
-    names = list(COLUMNS) + [c for c in ADJ_COLUMNS + QT_ADJ_COLUMNS if c not in COLUMNS]
+    names = list(COLUMNS) + [c for c in ADJ_COLUMNS + QT_ADJ_COLUMNS if c not in COLUMNS] + [EMP2_COLUMN]
     for name in dict.fromkeys(names):
         text = TOOLTIPS.get(name, "")
         if name in QT_TOOLTIPS and name not in TOOLTIPS:
@@ -67,7 +72,8 @@ def columns_html() -> str:
         rows.append(f"<tr><td valign='top'><b>{name}</b></td><td>{text}</td></tr>")
     return ("<h3>What the columns mean</h3><p>Each row is a reported pair: its exact interaction test passed "
             "--epi1. The table shows 4 significant digits; copy and exports give the full numbers of pairs.tsv. "
-            "The adjusted columns appear when the scan had covariates (--covar).</p>"
+            "The adjusted columns appear when the scan had covariates (--covar), EMP2 when it had "
+            "permutations (--perm).</p>"
             "<table cellspacing='0' cellpadding='4'>" + "".join(rows) + "</table>")
 
 

@@ -21,9 +21,11 @@ from gboost.outputs import results
 from gboost.outputs.results import format_pairs_tsv
 from gui.plots.genome import genome_layout
 
-# The columns of pairs.tsv, as the core writes them; with --covar the adjusted test's follow.
+# The columns of pairs.tsv, as the core writes them; with --covar the adjusted test's follow, with
+# --perm the family-wise EMP2 last (gboost/outputs/results.py pairs_header).
 COLUMNS = tuple(getattr(results, "PAIRS_COLUMNS", ("CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2", "KSA", "STAT", "DF", "P")))
 ADJ_COLUMNS = ("STAT_ADJ", "DF_ADJ", "P_ADJ")
+EMP2_COLUMN = "EMP2"
 # A quantitative trait with --covar: the adjusted linear test's columns of its pairs.tsv
 # (gboost/outputs/qt_results.py), carried by the reported pairs as ``qt_adj``.
 QT_ADJ_COLUMNS = ("BETA_ADJ", "SE_ADJ", "STAT_ADJ", "P_ADJ", "N_ADJ", "DF_ADJ")
@@ -53,6 +55,8 @@ TOOLTIPS = {
                 "interaction term in a logistic model with both SNPs' genotypes and the covariates",
     "DF_ADJ": "Degrees of freedom of the covariate-adjusted test",
     "P_ADJ": "P value of the covariate-adjusted interaction test",
+    "EMP2": "Family-wise P from the --perm label permutations (PLINK's max(T) EMP2): (1 + permutations whose largest "
+            "STAT over all pairs is ≥ this pair's STAT) / (N + 1). EMP2 ≤ 0.05: significant genome-wide at 5 %",
 }
 QT_TOOLTIPS = {
     "BETA_ADJ": "Interaction coefficient of the covariate-adjusted linear model (y ~ a + b + a*b + covariates)",
@@ -67,9 +71,10 @@ QT_TOOLTIPS = {
 def columns_of(pairs) -> tuple:
     """The columns of ``pairs`` in the table: pairs.tsv's, then the adjusted test's where the scan
     had covariates (a quantitative trait's six, a case-control scan's three)."""
+    emp2 = (EMP2_COLUMN,) if getattr(pairs, "emp2", None) is not None else ()
     if pairs is not None and getattr(pairs, "qt_adj", None) is not None:
-        return COLUMNS + QT_ADJ_COLUMNS
-    return COLUMNS + (ADJ_COLUMNS if pairs is not None and getattr(pairs, "adj", None) is not None else ())
+        return COLUMNS + emp2 + QT_ADJ_COLUMNS  # (format_rows appends the QT columns after the core's)
+    return COLUMNS + (ADJ_COLUMNS if pairs is not None and getattr(pairs, "adj", None) is not None else ()) + emp2
 
 
 def qt_adjusted_fields(qt_adj, rows: np.ndarray) -> list[list[str]]:
@@ -107,6 +112,7 @@ SIGNIFICANCE = {
     "p": ("P ≤", "P value of the interaction test"),
     "q": ("Q ≤ (FDR)", "Benjamini-Hochberg q value (false discovery rate over all valid tests)"),
     "bonferroni": ("Bonferroni α =", "family-wise error rate: P ≤ α / number of valid tests"),
+    "emp2": ("EMP2 ≤ (--perm)", "family-wise P of the label permutations (a scan with --perm)"),
 }
 
 
@@ -124,6 +130,9 @@ def significance_mask(pairs, mode: str, value: float, n_valid: int) -> np.ndarra
         return q <= value
     if mode == "bonferroni":
         return pairs.p <= value / max(int(n_valid), 1)
+    if mode == "emp2":  # (a scan without --perm has no EMP2: no pair passes)
+        emp2 = getattr(pairs, "emp2", None)
+        return np.zeros(len(pairs), bool) if emp2 is None else np.asarray(emp2) <= value
     raise ValueError(f"unknown significance filter {mode!r}")
 
 
@@ -287,6 +296,8 @@ class PairsTableModel(QAbstractTableModel):
             return np.nan_to_num(col, nan=np.inf)  # NA last
         if name in ADJ_COLUMNS and pr.adj is not None:
             return np.nan_to_num(np.asarray(pr.adj[ADJ_COLUMNS.index(name)], np.float64), nan=np.inf)  # NA last
+        if name == EMP2_COLUMN and getattr(pr, "emp2", None) is not None:
+            return np.nan_to_num(np.asarray(pr.emp2, np.float64), nan=np.inf)  # NA last
         if name == "R2":
             return self.r2
         if name == "DIST":

@@ -1,5 +1,5 @@
 """The reported pairs: a table view with SNP search, the plot selection filter, significance
-filters (P, Q, Bonferroni), pairs in LD tinted or hidden, and copy."""
+filters (P, Q, Bonferroni, --perm's EMP2), pairs in LD tinted or hidden, and copy."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
@@ -16,7 +16,8 @@ LD_R2_DEFAULT = 0.2  # r² above which two SNPs are taken to tag one signal (a u
 LD_KB_DEFAULT = 100.0  # same-chromosome pairs closer than this are flagged whatever their r²
 SIG_TIP = ("Show only the pairs significant by the chosen measure: the interaction test's P, its Benjamini-"
            "Hochberg q value (column Q: false discovery rate over all valid tests), or Bonferroni "
-           "(P ≤ α / number of valid tests, the family-wise error rate).")
+           "(P ≤ α / number of valid tests, the family-wise error rate), or after a scan with --perm the "
+           "permutations' family-wise EMP2.")
 LD_TIP = ("Pairs whose two SNPs are in linkage disequilibrium (r² above the cutoff, column R2) or lie closer "
           "than the distance on one chromosome (column DIST) are tinted: such a pair often reflects one "
           "association signal rather than an interaction. Tick 'Hide' to leave them out of the table.")
@@ -188,7 +189,7 @@ class PairsView(QWidget):
 
     # -- filters --------------------------------------------------------------------------------
     def set_significance(self, mode: str, value: float | None = None) -> None:
-        """Filter by significance: ``mode`` 'all', 'p', 'q' or 'bonferroni' (value: P, q or α)."""
+        """Filter by significance: ``mode`` 'all', 'p', 'q', 'bonferroni' or 'emp2' (value: P, q, α or EMP2)."""
         self.sig_mode.setCurrentIndex(self.sig_mode.findData(mode))
         if value is not None:
             self.sig_value.setText(f"{value:g}")
@@ -234,7 +235,7 @@ class PairsView(QWidget):
         # 1366x768 the columns up to P fit the dock beside the Run column.
         widths = {"CHR1": 5, "CHR2": 5, "SNP1": 13, "SNP2": 13, "BP1": 10, "BP2": 10, "KSA": 9, "STAT": 9, "DF": 4,
                   "P": 10, "Q": 10, "R2": 7, "DIST": 11, "STAT_ADJ": 9, "DF_ADJ": 6, "P_ADJ": 10,
-                  "BETA_ADJ": 10, "SE_ADJ": 10, "N_ADJ": 6}
+                  "BETA_ADJ": 10, "SE_ADJ": 10, "N_ADJ": 6, "EMP2": 8}
         for c, name in enumerate(self.model.columns):
             self.table.setColumnWidth(c, fm.horizontalAdvance("0") * widths.get(name, 10) + 18)
 
@@ -245,7 +246,14 @@ class PairsView(QWidget):
         bonf = self.sig_mode.findData("bonferroni")
         self.sig_mode.setItemData(bonf, f"{SIG_TIP}\nThis scan: {result.n_valid:,} valid tests, "
                                         f"Bonferroni 0.05 is P ≤ {result.bonferroni:.3g}.", Qt.ItemDataRole.ToolTipRole)
-        self.model.set_pairs(result.study.variants, result.reported if reported is None else reported)
+        pairs = result.reported if reported is None else reported
+        has_emp2 = getattr(pairs, "emp2", None) is not None
+        emp2_item = self.sig_mode.model().item(self.sig_mode.findData("emp2"))
+        emp2_item.setEnabled(has_emp2)
+        emp2_item.setToolTip("" if has_emp2 else "Only after a scan with --perm (Run panel: Permutations)")
+        if not has_emp2 and self.sig_mode.currentData() == "emp2":
+            self.sig_mode.setCurrentIndex(self.sig_mode.findData("all"))  # (this scan has no EMP2 to filter by)
+        self.model.set_pairs(result.study.variants, pairs)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.proxy.set_partner_filter(None)
         self.proxy.set_search(self.search.text())
@@ -254,7 +262,19 @@ class PairsView(QWidget):
         self.table.resizeColumnsToContents()
         # A quantitative-trait scan has no BOOST screen: its KSA column would be all NaN.
         self.table.setColumnHidden(COLUMNS.index("KSA"), getattr(result, "qt", None) is not None)
+        self._place_emp2()
         self._set_widths()
+
+    def _place_emp2(self) -> None:
+        """--perm's EMP2 shown beside P (pairs.tsv has it last, after Q, R2 and DIST, where a
+        1366-pixel window would need a scroll to see it); copies and exports keep the file's order."""
+        hh = self.table.horizontalHeader()
+        for logical in range(hh.count()):  # (a previous result's order undone first)
+            if hh.visualIndex(logical) != logical:
+                hh.moveSection(hh.visualIndex(logical), logical)
+        cols = self.model.columns
+        if "EMP2" in cols:
+            hh.moveSection(hh.visualIndex(cols.index("EMP2")), hh.visualIndex(cols.index("P")) + 1)
 
     def clear(self) -> None:
         self.model.clear()

@@ -2,7 +2,8 @@
 
 The fields mirror ``gboost scan``'s arguments (gboost/cli/__init__.py), grouped by the stage that uses them:
 opening the input (``allow_no_sex``, ``pheno``, ``pheno_name``, ``mpheno``), QC (:class:`gboost.data.study.QCOptions`), the scan
-(:class:`gboost.pipeline.scan.ScanParams`) and the covariate refit (``covar``, ``covar_name``, ``covar_number``). Keeping them
+(:class:`gboost.pipeline.scan.ScanParams`, whose ``perm``, ``perm_seed`` and ``within`` are ``--perm``'s label
+permutations after it) and the covariate refit (``covar``, ``covar_name``, ``covar_number``). Keeping them
 together lets a shared pipeline take the whole object in one hand-over.
 """
 from __future__ import annotations
@@ -12,6 +13,11 @@ from dataclasses import dataclass, field
 from gboost.readers.sample_ids import IdMode
 from gboost.pipeline.scan import ScanParams
 from gboost.data.study import QCOptions
+
+
+# gboost scan's refusal of --perm with --covar (gboost/cli/__init__.py), in its words
+PERM_WITH_COVAR = ("--perm permutes the case/control labels of the unadjusted test; with covariates the labels are "
+                   "not exchangeable, so --perm and --covar do not go together")
 
 
 @dataclass
@@ -44,6 +50,18 @@ class RunOptions:
             from gboost.cli import _set_mode
 
             _set_mode(self.set_args())
+
+    def check_perm(self) -> None:
+        """The CLI's checks of --perm against the other flags (gboost/cli/__init__.py, before the
+        read), in its words (ValueError): covariates make the labels not exchangeable, and a seed
+        needs permutations to seed. (--within without --perm is ScanParams' own refusal.) The panel's
+        seed 0 is the CLI's default, a seed not given."""
+        p = self.params
+        if p.perm and self.covar:
+            raise ValueError(f"{self.covar}: {PERM_WITH_COVAR}")
+        if p.perm_seed and not p.perm:
+            raise ValueError(f"--perm-seed {p.perm_seed} seeds the --perm permutations, but no --perm was given; "
+                             "add --perm N")
 
     def candidate_study(self, study, log=None):
         """``study`` as the candidate-set scan screens it (--set with its mode), the CLI's library
@@ -132,6 +150,12 @@ class RunOptions:
             out.append("--allelic")
         if p.calibration_pairs != ScanParams.calibration_pairs:
             out += ["--calibration-pairs", str(p.calibration_pairs)]
+        if p.perm:
+            out += ["--perm", str(p.perm)]
+        if p.perm_seed:
+            out += ["--perm-seed", str(p.perm_seed)]
+        if p.within:
+            out += ["--within", p.within]
         return out
 
 

@@ -57,6 +57,9 @@ FILE_TIPS = {  # name: (flag, tooltip)
     "make_set": ("--make-set", "Candidate sets as ranges (PLINK range file: CHR START END NAME per line, bp inclusive; "
                                "one set per NAME), instead of a --set file. Remembered for each study."),
     "extract": ("--extract", "Keep only the SNP IDs listed in this file (PLINK --extract)."),
+    "within": ("--within", "PLINK cluster file (FID IID CLUSTER per line, every scanned sample listed): the "
+                           "permutations shuffle the case/control labels only within each cluster (ancestry "
+                           "groups, batches), so each keeps its cases' count. Used with --perm only. Remembered for each study."),
     "exclude": ("--exclude", "Drop the SNP IDs listed in this file (PLINK --exclude)."),
 }
 COVAR_NAME_TIP = "--covar-name: comma-separated covariate columns to use (empty: all of them)."
@@ -82,12 +85,18 @@ CALIB_TIP = ("--calibration-pairs: exact tests of this many random pairs for the
 GPUS_TIP = "--gpus: GPU ids to use, e.g. 0,1 (empty: every GPU CuPy sees)."
 DASK_TIP = ("--dask: run the tiles on a Dask cluster: a scheduler address (tcp://host:8786) or local:N for "
             "N local workers (empty: one process, no scheduler).")
+PERM_TIP = ("--perm N: after the scan, N permutations of the case/control labels, each screened like the study "
+            "(PLINK's max(T)): pairs.tsv gets EMP2, each pair's family-wise P, (1 + permutations whose largest STAT is "
+            "≥ the pair's) / (N + 1), and the plots an empirical genome-wide 0.05 line (19 permutations or more; "
+            "1,000 is usual). Each permutation costs about one scan. Off: none. Not with --covar.")
+PERM_SEED_TIP = ("--perm-seed: seed of the permutations (0, the default: the same permutations every run). "
+                 "Used with --perm only.")
 ENGINE_TIP = ("Where the pairs are counted. Auto: the GPU when CuPy sees one, else the CPU. Every engine "
               "gives the same pairs and statistics.")
 
 
 # The study-bound inputs (gui/state.py's STUDY_INPUTS) shown in a file row / a text field of their name.
-STUDY_FILES = ("pheno", "covar", "keep", "remove", "keep_fam", "remove_fam", "set", "make_set")
+STUDY_FILES = ("pheno", "covar", "keep", "remove", "keep_fam", "remove_fam", "set", "make_set", "within")
 SET_MODE_TIP = ("With --set: set-by-all tests every SNP of the (one) set against every SNP of the scan; set-by-set "
                 "every SNP of the first set against every SNP of the second (one set: the pairs within it).")
 STUDY_TEXTS = ("pheno_name", "covar_name", "covar_number")
@@ -177,6 +186,7 @@ class RunPanel(QWidget):
         no_sex_text.setBuddy(self.allow_no_sex)
         form.addRow(self.allow_no_sex, no_sex_text)
         self.file_edits: dict[str, QLineEdit] = {}
+        self.file_buttons: dict[str, QPushButton] = {}  # each file row's "…"
         form.addRow(*self._file_row("pheno"))
         # The --pheno file's column: by name or by number (PLINK takes one of the two), with a file only.
         self.pheno_name = QLineEdit()
@@ -286,6 +296,26 @@ class RunPanel(QWidget):
         form.addRow(_tip_label("Calibration", CALIB_TIP), self.calibration)
         lay.addWidget(thr_box)
 
+        perm_box = QGroupBox("Permutations (family-wise)")
+        form = QFormLayout(perm_box)
+        self.perm = QSpinBox()
+        self.perm.setRange(0, 10_000_000)
+        self.perm.setSingleStep(100)
+        self.perm.setSpecialValueText("off")
+        self.perm.setToolTip(PERM_TIP)
+        form.addRow(_tip_label("--perm", PERM_TIP), self.perm)
+        self.perm_seed = QSpinBox()
+        self.perm_seed.setRange(0, 2**31 - 1)
+        self.perm_seed.setToolTip(PERM_SEED_TIP)
+        form.addRow(_tip_label("--perm-seed", PERM_SEED_TIP), self.perm_seed)
+        form.addRow(*self._file_row("within"))
+        # The seed and the clusters belong to the permutations: off with them, and kept for when
+        # they are on again (a study's clusters are remembered with it), never a reason to refuse
+        # a scan without permutations.
+        self.perm.valueChanged.connect(self._perm_enabled)
+        self._perm_enabled()
+        lay.addWidget(perm_box)
+
         eng_box = QGroupBox("Engine")
         form = QFormLayout(eng_box)
         self.engine = QComboBox()
@@ -376,12 +406,18 @@ class RunPanel(QWidget):
         row.addWidget(edit, 1)
         row.addWidget(browse)
         self.file_edits[name] = edit
+        self.file_buttons[name] = browse
         return _tip_label(flag, tip), row
 
     def _pheno_column_enabled(self, _text: str = "") -> None:
         on = bool(self.file_edits["pheno"].text().strip())
         self.pheno_name.setEnabled(on)
         self.mpheno.setEnabled(on)
+
+    def _perm_enabled(self, _value: int = 0) -> None:
+        on = self.perm.value() > 0
+        for w in (self.perm_seed, self.file_edits["within"], self.file_buttons["within"]):
+            w.setEnabled(on)
 
     def _set_mode_enabled(self, _text: str = "") -> None:
         self.set_mode.setEnabled(any(self.file_edits[n].text().strip() for n in ("set", "make_set")))
@@ -519,24 +555,30 @@ class RunPanel(QWidget):
         # the CLI's checks of the flags that pick columns, in its words (ValueError)
         V.check_covar_numbers(numbers, names, covar)
         V.check_pheno_column(pheno, pheno_name, mpheno)
-        opts = RunOptions(qc=self.qc_options(v), params=self.scan_params(), allow_no_sex=bool(v["allow_no_sex"]),
+        opts = RunOptions(qc=self.qc_options(v), params=self.scan_params(v), allow_no_sex=bool(v["allow_no_sex"]),
                           pheno=pheno, pheno_name=pheno_name, mpheno=mpheno, covar=covar, covar_name=names,
                           covar_number=numbers, ids=self.id_mode.id_mode(),
                           set_file=self._checked_file("set", v["set"]),
                           make_set=self._checked_file("make_set", v["make_set"]), set_mode=v["set_mode"] or "set-by-all",
                           hard_call_threshold=parse_hard_call(self.hard_call.text()))
         opts.check_sets()
+        opts.check_perm()
         return opts
 
-    def scan_params(self) -> ScanParams:
-        """The scan settings; raises ValueError naming the flag when a value is not usable."""
+    def scan_params(self, inputs: dict | None = None) -> ScanParams:
+        """The scan settings; raises ValueError naming the flag when a value is not usable.
+        ``inputs``: study-bound inputs (the --within file) instead of the panel's. Without
+        permutations their seed and clusters are not the scan's (their controls are off)."""
+        perm = self.perm.value()
+        within = self._checked_file("within", {**self.study_inputs(), **(inputs or {})}["within"]) if perm else None
         return ScanParams(epi1=_parse_p(self.epi1.text(), "--epi1"), epi2=_parse_p(self.epi2.text(), "--epi2"),
                           device=self.engine.currentData(), threads=self.threads.value() or None,
                           tile=self.tile.value() or None, allelic=bool(self.marginal.currentData()),
                           gpus=_gpu_ids(self.gpus.text()), dask=self.dask.text().strip() or None,
                           min_distance_kb=self.min_distance.value() or None,
                           max_r2=_optional_float(self.max_r2.text(), "--max-r2"),
-                          calibration_pairs=self.calibration.value())
+                          calibration_pairs=self.calibration.value(), perm=perm,
+                          perm_seed=self.perm_seed.value() if perm else 0, within=within)
 
     def restore_defaults(self) -> None:
         self._restore_defaults()
@@ -560,6 +602,8 @@ class RunPanel(QWidget):
         self.set_mode.setCurrentIndex(0)
         self.min_distance.setValue(0.0)
         self.calibration.setValue(ScanParams.calibration_pairs)
+        self.perm.setValue(0)
+        self.perm_seed.setValue(0)
         self.allow_no_sex.setChecked(False)
         self.allow_extra_chr.setChecked(False)
         self.id_mode.reset()
@@ -577,6 +621,8 @@ class RunPanel(QWidget):
         settings.set_value("run/device", self.engine.currentData())
         settings.set_value("run/threads", self.threads.value())
         settings.set_value("run/calibration_pairs", self.calibration.value())
+        settings.set_value("run/perm", self.perm.value())
+        settings.set_value("run/perm_seed", self.perm_seed.value())
 
     def load_settings(self) -> None:
         def truthy(v):
@@ -602,6 +648,11 @@ class RunPanel(QWidget):
             self.calibration.setValue(int(settings.value("run/calibration_pairs", ScanParams.calibration_pairs)))
         except (TypeError, ValueError):
             self.calibration.setValue(ScanParams.calibration_pairs)
+        for box, key in ((self.perm, "run/perm"), (self.perm_seed, "run/perm_seed")):
+            try:
+                box.setValue(int(settings.value(key, 0)))
+            except (TypeError, ValueError):
+                box.setValue(0)
 
     # -- progress -------------------------------------------------------------------------------
     def set_running(self, running: bool, scan: bool = False) -> None:
@@ -611,6 +662,7 @@ class RunPanel(QWidget):
         self.cancel_button.setEnabled(running and scan)
         self.defaults_button.setEnabled(not running)
         if running and scan:
+            self._perms_planned = self.perm.value()  # (the read-out of this scan's stages)
             self.progress.setRange(0, 1000)
             self.progress.setValue(0)
             self.progress.setFormat("%p %")
@@ -622,21 +674,42 @@ class RunPanel(QWidget):
     def show_status(self, text: str) -> None:
         self.rate_label.setText(text)
 
+    _perms_planned = 0
+
     def show_progress(self, ev) -> None:
-        """Draw a :class:`gboost.pipeline.progress.Progress` event."""
+        """Draw a :class:`gboost.pipeline.progress.Progress` event: a screen's tiles, or --perm's
+        permutations (``ev.unit``), which follow the screen with a bar of their own."""
+        if getattr(ev, "unit", "pairs") == "permutations":
+            self._show_permutations(ev)
+            return
         if ev.fraction >= 1.0:
             # Every pair screened; the exact tests of the survivors, the covariate refit and the
             # results follow with no tile events: a busy bar that says so, not "100 %, ETA 00:00".
             self.progress.setRange(0, 0)
             self.progress.setFormat("finishing…")
+            then = (f", then {self._perms_planned:,} permutations" if self._perms_planned
+                    else ", covariates, results")
             self.rate_label.setText(f"All {ev.pairs_total:,} pairs screened in {format_duration(ev.elapsed)} · "
-                                    "finishing: exact tests of the pairs that passed, covariates, results…")
+                                    f"finishing: exact tests of the pairs that passed{then}…")
             return
         self.progress.setRange(0, 1000)
         self.progress.setFormat("%p %")
         self.progress.setValue(int(round(1000 * ev.fraction)))
         self.rate_label.setText(f"{ev.pairs_done:,} of {ev.pairs_total:,} pairs · {ev.pairs_per_s:,.3g} pairs/s · "
                                 f"elapsed {format_duration(ev.elapsed)} · ETA {format_duration(ev.eta)}")
+
+    def _show_permutations(self, ev) -> None:
+        done, total = ev.pairs_done, ev.pairs_total
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat("%v of %m permutations")
+        if done >= total:
+            self.rate_label.setText(f"All {total:,} permutations done · finishing: EMP2 and the results…")
+            return
+        rate = ev.pairs_per_s
+        pace = f"{1 / rate:.3g} s each" if rate > 0 else "timing the first"
+        self.rate_label.setText(f"Permutation {done:,} of {total:,} · {pace} · elapsed {format_duration(ev.elapsed)} · "
+                                f"ETA {format_duration(ev.eta)}")
 
     def show_done(self, text: str) -> None:
         """A finished scan: a full bar and what it found."""

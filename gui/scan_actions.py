@@ -52,13 +52,19 @@ class ScanMixin:
 
     def _offer_resume(self, found, opts) -> None:
         params = opts.params
-        box = QMessageBox(QMessageBox.Icon.Question, "Interrupted scan",
-                          f"Resume the interrupted scan ({found.done:,} of {found.total:,} tiles done)?",
+        done = f"{found.done:,} of {found.total:,} tiles"
+        if found.perms_total:  # --perm: the permutations after the screen have a ledger of their own
+            done += f" and {found.perms_done:,} of {found.perms_total:,} permutations"
+        box = QMessageBox(QMessageBox.Icon.Question, "Interrupted scan", f"Resume the interrupted scan ({done} done)?",
                           QMessageBox.StandardButton.NoButton, self)
         box.setObjectName("resumeBox")
+        settings_text = f"--epi1 {params.epi1:g}, --epi2 {params.epi2:g}"
+        if found.perms_total:
+            settings_text += f", --perm {params.perm}" + (f" --perm-seed {params.perm_seed}" if params.perm_seed else "")
+        rest = "tiles and permutations" if found.perms_total else "tiles"
         box.setInformativeText(f"A scan of {display_name(self.path)} with these QC settings and thresholds "
-                               f"(--epi1 {params.epi1:g}, --epi2 {params.epi2:g}) stopped before the end. Resuming "
-                               "computes only the remaining tiles and gives the same results as an uninterrupted scan.")
+                               f"({settings_text}) stopped before the end. Resuming "
+                               f"computes only the remaining {rest} and gives the same results as an uninterrupted scan.")
         box.resume_button = box.addButton("Resume", QMessageBox.ButtonRole.AcceptRole)
         box.start_over_button = box.addButton("Start over", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -113,6 +119,8 @@ class ScanMixin:
             else:  # the candidate sets' rectangle, in the CLI's words
                 log(f"Scanning {s.rect.describe()} × {s.n_samples:,} samples ({s.rect.n_pairs():,} pairs) "
                     f"on {engine.describe()}")
+            if params.perm:
+                _log_permutations(s, params, log)  # (a bad --within file is refused here, before the scan)
             ledger = _open_ledger(ckpt, path, qc, s, params, resume, log)
             # The CLI's sequence (gboost.pipeline.scan.run_pipeline), checkpoint and covariates included.
             result = run_pipeline(s, params, engine=engine, checkpoint=ledger, progress=progress, cancel=cancel,
@@ -146,8 +154,12 @@ class ScanMixin:
 
     def _scan_cancelled(self) -> None:
         kept = "the previous results are unchanged" if self.result is not None else "no results"
-        if self.checkpoint_dir is not None and checkpoints.interrupted(self.checkpoint_dir) is not None:
-            kept += "; finished tiles are kept: Run scan offers to resume"
+        found = checkpoints.interrupted(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        if found is not None:
+            what = "tiles"
+            if found.perms_done:
+                what = f"tiles and {found.perms_done:,} of {found.perms_total:,} permutations"
+            kept += f"; finished {what} are kept: Run scan offers to resume"
         self.run_panel.show_status(f"Cancelled: {kept}.")
         self.log(f"Scan cancelled; {kept}")
         self.statusBar().showMessage(f"Scan cancelled; {kept}.", 8000)
@@ -161,10 +173,32 @@ class ScanMixin:
         n = len(self.reported)
         msg = (f"Scan done in {result.timings.get('total', 0):.2f} s: {result.n_valid:,} valid tests, "
                f"{len(result.screened):,} passed the screen, {n:,} pair{'s' if n != 1 else ''} with P ≤ {result.params.epi1:g}")
+        status = msg
+        perm = getattr(result, "perm", None)
+        if perm is not None:
+            from gui.resultdata import permutation_summary
+
+            msg += f"; {permutation_summary(perm, self.reported)}"
+            # (the status bar's line: short enough for a 1366-pixel window beside the engine label)
+            emp2 = getattr(self.reported, "emp2", None)
+            k = 0 if emp2 is None else int((emp2 <= 0.05).sum())
+            status += f"; {k:,} with EMP2 ≤ 0.05 ({perm.n:,} permutations)"
         self.run_panel.show_done(msg)
         self.log(msg)
-        self.statusBar().showMessage(msg, 10000)
+        self.statusBar().showMessage(status, 10000)
         self.scanFinished.emit(result)
+
+
+def _log_permutations(study, params, log) -> None:
+    """What --perm will do, in the log; a --within file read now (as the CLI does before anything
+    is written), so a bad one is refused before the scan rather than after it."""
+    text = f"Then {params.perm:,} permutations of the case/control labels (seed {params.perm_seed})"
+    if params.within is not None:
+        from gboost.pipeline.permute import read_within
+
+        strata = read_within(params.within, study)
+        text += f", within {len(set(strata.tolist())):,} clusters of {params.within}"
+    log(text + ": each pair's family-wise EMP2 and the genome-wide 0.05 threshold")
 
 
 def _honour_cancel(cancel) -> None:
@@ -201,7 +235,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
     from gboost.engines import make_engine
 
     qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads,
-                          device=params.device)
+                          device=params.device, **_qt_perm_args(params, path))
     log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b)")
     t0 = time.perf_counter()
 
@@ -233,6 +267,30 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
         error = str(exc) if isinstance(exc, (InputError, OSError)) else f"{type(exc).__name__}: {exc}"
         log(f"Pathway graph not drawn: {error}")
     return result, graph, error
+
+
+# gboost scan's words for --perm on a quantitative trait while the library's QT scan has no
+# permutations (gboost/cli/__init__.py refuses it before the read)
+QT_PERM_REFUSED = ("the phenotype is quantitative: --perm (max(T) label permutations) is written for case-control "
+                   "scans only, not yet for a quantitative trait's")
+
+
+def _qt_perm_args(params, path) -> dict:
+    """--perm, --perm-seed and --within as the QT scan's settings take them: the fields of
+    ``QTParams`` of those names, where it has them. Where it has none (permutations of a
+    quantitative trait not in the library) a scan with --perm is refused as the CLI refuses it,
+    rather than run without its permutations."""
+    import dataclasses
+
+    from gboost.pipeline.qt_scan import QTParams
+
+    have = {f.name for f in dataclasses.fields(QTParams)}
+    given = {"perm": params.perm, "perm_seed": params.perm_seed, "within": params.within}
+    if not params.perm:
+        return {}
+    if "perm" not in have:
+        raise InputError(path, QT_PERM_REFUSED)
+    return {k: v for k, v in given.items() if k in have}
 
 
 def _open_ledger(ckpt, path, qc, study, params, resume: bool, log, plan=None):

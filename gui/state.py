@@ -11,8 +11,8 @@ outlive the study: opening another resets the result, the graph, the selection a
 view, and every view redraws from the empty state.
 
 The study-bound inputs (``STUDY_INPUTS``: --allow-no-sex, --pheno, --pheno-name, --mpheno, --covar,
---covar-name, --covar-number, --keep, --remove, --keep-fam, --remove-fam, --keep-allele-order, --set or --make-set and the set mode) describe one
-study's samples, alleles and SNP sets, so they are kept per study (:meth:`AppState.inputs_for`, remembered between sessions by
+--covar-name, --covar-number, --keep, --remove, --keep-fam, --remove-fam, --keep-allele-order, --set or --make-set and the set mode,
+--within's clusters) describe one study's samples, alleles and SNP sets, so they are kept per study (:meth:`AppState.inputs_for`, remembered between sessions by
 the ``store``), never carried over to the next study.
 
 Plain Python: no Qt here, so the state and its transitions are testable without a window.
@@ -28,7 +28,7 @@ import numpy as np
 STUDY_INPUTS = {"allow_no_sex": False, "pheno": "", "pheno_name": "", "mpheno": "", "covar": "", "covar_name": "",
                 "covar_number": "", "keep": "", "remove": "", "keep_fam": "",
                 "remove_fam": "", "keep_allele_order": False, "set": "",
-                "make_set": "", "set_mode": "set-by-all"}
+                "make_set": "", "set_mode": "set-by-all", "within": ""}
 
 
 class Event:

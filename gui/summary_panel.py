@@ -61,8 +61,8 @@ class SummaryPanel(QWidget):
 
     STUDY_ROWS = ("File", "SNPs", "Samples", "Cases / controls", "Missing calls", "Chromosomes", "Pairs to test",
                   "QC removed")
-    RESULT_ROWS = ("Engine", "Valid tests", "Bonferroni 0.05", "Passed screen", "Reported pairs", "λ (single-locus)",
-                   "λ (interaction)", "Scan time")
+    RESULT_ROWS = ("Engine", "Valid tests", "Bonferroni 0.05", "Passed screen", "Reported pairs", "Permutations",
+                   "λ (single-locus)", "λ (interaction)", "Scan time")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -115,6 +115,19 @@ class SummaryPanel(QWidget):
         f["Bonferroni 0.05"].setText(f"P ≤ {result.bonferroni:.3g}")
         f["Passed screen"].setText(f"{len(result.screened):,}  (KSA above the --epi1 threshold)")
         f["Reported pairs"].setText(f"{n_reported:,}  (P ≤ {result.params.epi1:g})")
+        perm = getattr(result, "perm", None)
+        if perm is None:
+            f["Permutations"].setText("none (--perm off)")
+            f["Permutations"].setToolTip("")
+        else:
+            from gui.resultdata import permutation_summary
+
+            f["Permutations"].setText(permutation_summary(perm, getattr(result, "reported", None)))
+            within = f", within the {perm.n_strata:,} clusters of {perm.within}" if perm.within else ""
+            f["Permutations"].setToolTip(
+                f"--perm {perm.n} --perm-seed {perm.seed}{within}: the case/control labels permuted {perm.n:,} times, "
+                f"each permutation's largest STAT over all pairs (PLINK's max(T)); {perm.rescans} rescans, "
+                f"{perm.seconds:.2f} s" + (f", {perm.resumed:,} resumed from the checkpoint" if perm.resumed else ""))
         f["λ (single-locus)"].setText("–" if lam is None or not np.isfinite(lam) else f"{lam:.3f}")
         calib = getattr(result, "calibration", None)
         if calib is not None and np.isfinite(calib.lam):

@@ -219,6 +219,9 @@ class InteractionMap(PlotPanel):
             st, df, p = (a[row] for a in pr.adj)
             text += (f"   adjusted: STAT_ADJ = {st:.4g}   DF_ADJ = {int(df)}   P_ADJ = {p:.3g}"
                      if np.isfinite(p) and np.isfinite(df) else "   adjusted: NA")
+        emp2 = getattr(pr, "emp2", None)
+        if emp2 is not None:  # --perm's family-wise P of the pair
+            text += f"   EMP2 = {emp2[row]:.4g}" if np.isfinite(emp2[row]) else "   EMP2 = NA"
         return text
 
     def point_clicked(self, row) -> None:

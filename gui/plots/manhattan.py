@@ -4,7 +4,9 @@ The top track is −log10 P of the single-locus test by genomic position, drawn 
 is open (before any scan: :meth:`ManhattanPlot.set_single_locus`); SNPs with a reported
 interaction partner are ringed. The bottom track, x-linked to it, is the epistasis result: each
 SNP's largest −log10 P over its reported pairs (:func:`gui.resultdata.best_interaction`), with the
-Bonferroni line of the scan's valid tests. A click in either track selects the SNP.
+Bonferroni line of the scan's valid tests and, after a scan with --perm, the permutations'
+empirical family-wise 0.05 line (:func:`gui.resultdata.permutation_threshold`). A click in either
+track selects the SNP.
 
 One ``ScatterPlotItem`` per chromosome colour (two: alternating), one shared pen and brush each,
 pixel-mode symbols: fast at 1e6 SNPs. Each item keeps the SNP index of its points in a NumPy
@@ -19,12 +21,14 @@ from PySide6.QtCore import Qt, Signal
 from gui.plots.base import (CHROM_COLOURS, GENOME_WIDE, HIGHLIGHT, SELECTED, SUGGESTIVE, NearestPoint, PlotPanel,
                             PositionAxis, UniformScatter, position_label)
 from gui.plots.genome import GenomeLayout, genome_layout
-from gui.resultdata import best_interaction, marginal_neglog10, single_neglog10, test_name
+from gui.resultdata import (best_interaction, marginal_neglog10, permutation_threshold, single_neglog10,
+                             test_name)
 
 GENOME_WIDE_P = 5e-8
 SUGGESTIVE_P = 1e-5
 INTERACTION = "#009e73"  # the epistasis track and the rings of interacting SNPs (Okabe-Ito bluish green)
 BONFERRONI = "#7b3294"
+PERMUTATION = "#b35806"  # --perm's family-wise line: dark orange, apart from Bonferroni's purple
 RINGS_OVER = 0.05  # the largest share of ringed SNPs drawn over the points
 
 
@@ -101,6 +105,14 @@ class ManhattanPlot(PlotPanel):
                                                                     "anchors": [(1, 1), (1, 1)]})
         self.bonferroni_line.setVisible(False)
         pp.addItem(self.bonferroni_line)
+        # The permutations' line: its caption at the other end from Bonferroni's, the two lines
+        # being often a few pixels apart (both are genome-wide 0.05 levels).
+        self.perm_line = pg.InfiniteLine(pos=0.0, angle=0, movable=False,
+                                         pen=pg.mkPen(PERMUTATION, width=1.4, style=Qt.PenStyle.DashDotLine),
+                                         label="", labelOpts={"position": 0.02, "color": PERMUTATION,
+                                                              "anchors": [(0, 1), (0, 1)]})
+        self.perm_line.setVisible(False)
+        pp.addItem(self.perm_line)
         self.pair_text = pg.TextItem("", anchor=(0.5, 0.5), color="#555555")
         pp.addItem(self.pair_text, ignoreBounds=True)
         self._label_empty()
@@ -114,6 +126,7 @@ class ManhattanPlot(PlotPanel):
             plot.getAxis("bottom").set_layout(None)
         self.plot.getAxis("bottom").showLabel(False)  # the lower track's axis names the positions
         self.bonferroni_line.setVisible(False)
+        self.perm_line.setVisible(False)
         self.pair_text.setText("")
 
     # -- data -----------------------------------------------------------------------------------
@@ -176,12 +189,25 @@ class ManhattanPlot(PlotPanel):
             self.bonferroni_line.label.setFormat(caption)
             self.bonferroni_line.label.setText(caption)  # (setFormat redraws only on a value change)
             self.bonferroni_line.setVisible(True)
+        self._draw_permutation_line(getattr(result, "perm", None))
         self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
         # (short enough for the plot's width in a 1366-pixel window: the longer title was cut off)
         self.plot.setTitle(f"Single-locus test of {study.n_snps:,} SNPs (ringed: {len(has):,} in a reported pair); "
                            f"below: each SNP's strongest interaction")
         self.clear_selection()
         self.reset_view()
+
+    def _draw_permutation_line(self, perm) -> None:
+        """--perm's empirical family-wise 0.05 threshold on the interaction track: at the −log10 P
+        of its STAT at 4 df (the df of nearly every pair), captioned with the STAT itself."""
+        thr = permutation_threshold(perm)
+        self.perm_line.setVisible(thr is not None)
+        if thr is None:
+            return
+        self.perm_line.setValue(thr.neglog10)
+        caption = f"family-wise 0.05, {perm.n:,} permutations (STAT > {thr.stat:.4g})"
+        self.perm_line.label.setFormat(caption)
+        self.perm_line.label.setText(caption)
 
     def _draw_study(self, study, p, y, test: str) -> None:
         self.study = study
@@ -223,8 +249,11 @@ class ManhattanPlot(PlotPanel):
         best = self.best[np.isfinite(self.best)]
         lo = float(best.min()) if best.size else 0.0
         hi = float(best.max()) if best.size else 10.0
-        if self.bonferroni_line.isVisible():
-            hi = max(hi, float(self.bonferroni_line.value()))
+        for line in (self.bonferroni_line, self.perm_line):
+            if line.isVisible():
+                hi = max(hi, float(line.value()))
+        if self.perm_line.isVisible() and best.size:  # (a strict --epi1 may report pairs above it only)
+            lo = min(lo, float(self.perm_line.value()))
         lo = max(0.0, lo - 0.1 * (hi - lo + 1.0))  # the reported pairs start at --epi1: no empty floor
         self.pair_plot.setYRange(lo, hi * 1.08 + 0.2, padding=0)
         self.pair_text.setPos(0.5 * (x0 + x1), 0.5 * (lo + hi * 1.08 + 0.2))

@@ -30,7 +30,8 @@ def test_what_the_columns_mean(window):
     text = dlg.text_view.toPlainText()
     for name, words in (("KSA", "Kirkwood"), ("STAT", "likelihood-ratio"), ("Q", "Benjamini-Hochberg"),
                         ("R2", "linkage disequilibrium"), ("P_ADJ", "covariates"), ("STAT_ADJ", "logistic"),
-                        ("DF_ADJ", "Degrees of freedom"), ("BETA_ADJ", "quantitative trait")):
+                        ("DF_ADJ", "Degrees of freedom"), ("BETA_ADJ", "quantitative trait"),
+                        ("EMP2", "--perm")):
         lines = text.splitlines()
         assert name in lines, name  # the column's own entry
         after = "\n".join(lines[lines.index(name) + 1:lines.index(name) + 3])

@@ -59,7 +59,7 @@ def test_every_cli_scan_option_has_a_control(window):
                "--extract", "--exclude", "--chr", "--epi1", "--epi2", "--device", "--threads", "--gpus", "--dask",
                "--tile", "--min-distance", "--max-r2", "--allelic", "--calibration-pairs", "--allow-extra-chr",
                "--keep", "--remove", "--keep-fam", "--remove-fam", "--pheno-name", "--mpheno", "--covar-number", "--keep-allele-order",
-               "--set", "--make-set", "--set-by-all", "--set-by-set"}
+               "--set", "--make-set", "--set-by-all", "--set-by-set", "--perm", "--perm-seed", "--within"}
     assert flags - cli_only == covered
     rp = window.run_panel
     controls = {"--pheno": rp.file_edits["pheno"], "--covar": rp.file_edits["covar"], "--covar-name": rp.covar_name,
@@ -74,6 +74,7 @@ def test_every_cli_scan_option_has_a_control(window):
                 "--keep-fam": rp.file_edits["keep_fam"], "--remove-fam": rp.file_edits["remove_fam"], "--pheno-name": rp.pheno_name,
                 "--mpheno": rp.mpheno, "--covar-number": rp.covar_number, "--keep-allele-order": rp.keep_allele_order,
                 "--set": rp.file_edits["set"], "--make-set": rp.file_edits["make_set"], "--set-by-all": rp.set_mode, "--set-by-set": rp.set_mode,
+                "--perm": rp.perm, "--perm-seed": rp.perm_seed, "--within": rp.file_edits["within"],
                 **{f"--{k}": rp.qc_checks[k] for k in ("maf", "geno", "mind", "hwe")}}
     assert set(controls) == covered
     for flag, widget in controls.items():
