@@ -210,6 +210,10 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         raise ValueError("run_qt_scan needs a study with a quantitative trait (study.trait)")
     if params.perm and covariates is not None:
         raise ValueError(PERM_WITH_COVARIATES)
+    if params.perm and params.within is not None:  # a bad --within file is refused before the scan
+        from gboost.pipeline.permute import read_within
+
+        read_within(params.within, study)
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     screen = None

@@ -224,3 +224,24 @@ def test_progress_counts_permutations(study):
     assert [(e.tiles_done, e.tiles_total, e.pairs_done, e.pairs_total, e.unit) for e in events] == \
         [(k, 4, k, 4, "permutations") for k in range(1, 5)]
     assert events[-1].eta == 0.0 and events[1].eta is not None
+
+
+def test_a_bad_within_file_is_refused_before_the_scan_runs_a_tile(tmp_path, study):
+    """run_pipeline reads the --within file first: a library caller whose file misses a sample learns
+    it in one line before the screen, not after a whole scan."""
+    from gboost.pipeline.params import ScanParams
+    from gboost.pipeline.scan import run_pipeline
+
+    s = study.samples
+    path = tmp_path / "clusters.txt"
+    path.write_text("".join(f"{s.fid[k]} {s.iid[k]} A\n" for k in range(1, study.n_samples)))  # sample 0 left out
+    tiles = []
+
+    class Counting(CpuEngine):
+        def run_tile(self, tile):
+            tiles.append(tile)
+            return super().run_tile(tile)
+
+    with pytest.raises(InputError, match="has no cluster"):
+        run_pipeline(study, ScanParams(device="cpu", perm=2, within=str(path)), engine=Counting(threads=1))
+    assert tiles == []

@@ -12,7 +12,7 @@ import pytest
 
 from gboost.engines.qt_cpu import QTCPUEngine, pair_linear_test, qt_planes
 from gboost.engines.qt_gpu import QTGPUEngine
-from gboost.errors import ScanCancelled
+from gboost.errors import InputError, ScanCancelled
 from gboost.pipeline.checkpoint import PERM_LEDGER
 from gboost.pipeline.permute import (permutation_order, permuted_labels, permuted_trait, run_permutations,
                                      trait_maximum)
@@ -230,3 +230,19 @@ def test_a_candidate_set_scans_maximum_is_over_the_rectangles_pairs(engine):
                 if ok and stat > best:
                     best, at = stat, (r, c)
         assert (m.stat, m.i, m.j) == (best, *at)
+
+
+def test_a_bad_within_file_is_refused_before_the_qt_scan_runs(tmp_path, qt):
+    st = qt[0]
+    path = tmp_path / "clusters.txt"
+    path.write_text("a b\n")
+    calls = []
+
+    class Counting(QTCPUEngine):
+        def scan(self, *a, **kw):
+            calls.append(1)
+            return super().scan(*a, **kw)
+
+    with pytest.raises(InputError, match="expected FID IID CLUSTER"):
+        run_qt_scan(st, QTParams(device="cpu", perm=2, within=str(path)), engine=Counting(threads=1))
+    assert calls == []
