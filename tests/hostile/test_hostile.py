@@ -164,6 +164,7 @@ def test_an_edited_tile_size_in_checkpoint_json_is_refused(tmp_path, guard):
     _refused(prefix, out, guard, "checkpoint")
 
 
+@pytest.mark.slow  # gboost in a subprocess
 @pytest.mark.parametrize("edit", ["survivor_out_of_range", "survivor_outside_its_tile", "tile_moved",
                                   "segment_out_of_range", "partner_out_of_range", "more_significant_than_tested"])
 def test_an_edited_ledger_record_is_refused(tmp_path, guard, edit):
@@ -254,6 +255,7 @@ def test_a_memory_limit_that_is_not_a_number_is_one_line(tmp_path, guard):
     assert r.returncode == 0, r.stderr  # a number, in the float form the docs allow, still works
 
 
+@pytest.mark.slow  # gboost in a subprocess
 def test_a_scan_with_stderr_closed_succeeds_and_writes_nothing_stray(tmp_path, guard):
     """``gboost scan ... 2>&-`` (a cron job, a daemon): exit 0, the log lines nowhere (not on
     stdout, not in a file that took descriptor 2), the outputs those of a normal run."""
