@@ -5,7 +5,9 @@
 # tests skip on one GPU. The exit status is pytest's (124: the gpu run reached its time limit).
 #   bash scripts/device/gpu_tests.sh                      # the whole GPU suite (about 6 minutes on an H100)
 #   bash scripts/device/gpu_tests.sh -k missing_lists -x  # pytest arguments go to the gpu-marked run
-#   bash scripts/device/gpu_tests.sh -n 6                 # (pytest-xdist) in 6 processes
+#   bash scripts/device/gpu_tests.sh -n 6 --dist worksteal  # 6 processes (pytest-xdist); worksteal: an idle
+#     one takes tests queued behind a slow one (xdist's default queues the first 8 tests, both cold
+#     `gboost warm` GPU tests of tests/cli/test_warm.py among them, on one process)
 #   TESTS=tests/gpu bash scripts/device/gpu_tests.sh      # where to collect from (default tests/)
 #   TIMEOUT=540 TAIL=15                                   # the gpu run's time limit (s), summary lines shown
 # A run cut off by its time limit keeps its failures: the gpu run goes verbose (-v) into the log,
