@@ -2,12 +2,16 @@
 same scan without --perm: seconds per permutation, the command's wall, and the screens repeated.
 
     python bench/bench_perm.py --snps 100000 --n 5000 --perms 100 --device gpu     # the row: 1,000 perms <= 10 min
+    python bench/bench_perm.py --snps 500000 --n 5000 --perms 10 --project 100 --device gpu  # 100 perms <= 15 min
+    python bench/bench_perm.py --snps 100000 --n 5000 --perms 10 --qt --device gpu            # the QT test's max |T|
     python bench/bench_perm.py --snps 3000 --n 1600 --perms 20 --device cpu --threads 2
 
 A fileset of bench/make_bed.py (random HWE genotypes, LD blocks of 20 SNPs at rho 0.9, 1 % missing
 calls) is written once into ``--dir``. Prints one line of JSON per run (``#``-prefixed), then the
 table: wall of the plain scan, wall with --perm, run.json's permutations seconds and seconds per
-permutation, rescans, and the projection of the command for 1,000 permutations.
+permutation, rescans, and the projection of the command for ``--project`` permutations (1,000).
+``--qt`` scans a quantitative trait instead (standard normal values in a ``--pheno`` file written
+beside the fileset): its permutations move the values among the samples.
 """
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -40,6 +46,8 @@ def main() -> None:
     ap.add_argument("--perms", type=int, default=100)
     ap.add_argument("--device", default="gpu", choices=("cpu", "gpu", "auto"))
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--project", type=int, default=1000, help="permutations the projected wall is for")
+    ap.add_argument("--qt", action="store_true", help="a quantitative trait (--pheno of normal values)")
     ap.add_argument("--dir", default="/tmp/gboost-bench-perm")
     args = ap.parse_args()
     folder = Path(args.dir)
@@ -50,17 +58,26 @@ def main() -> None:
                         "--samples", str(args.n), "--missing", "0.01", "--ld-block", "20", "--ld-rho", "0.9"],
                        check=True, cwd=ROOT, env=_env(ROOT), stdout=subprocess.DEVNULL)
     extra = ["--threads", str(args.threads)] if args.threads else []
+    if args.qt:
+        pheno = Path(prefix + ".qt.pheno")
+        if not pheno.exists():
+            fam = [line.split()[:2] for line in Path(prefix + ".fam").read_text().splitlines()]
+            values = np.random.default_rng(1).standard_normal(len(fam))
+            pheno.write_text("".join(f"{f} {i} {v:.6f}\n" for (f, i), v in zip(fam, values)))
+        extra += ["--pheno", str(pheno)]
     plain, _ = _scan(prefix, folder / "plain", args.device, extra)
     wall, run = _scan(prefix, folder / "perm", args.device, extra + ["--perm", str(args.perms)])
     pr = run["permutations"]
-    row = {"snps": args.snps, "n": args.n, "device": run["device"], "perms": args.perms, "plain_s": round(plain, 3),
+    row = {"snps": args.snps, "n": args.n, "trait": "quantitative" if args.qt else "case-control",
+           "device": run["device"], "perms": args.perms, "plain_s": round(plain, 3),
            "perm_s": round(wall, 3), "permutations_s": pr["seconds"], "per_perm_s": pr["seconds_per_permutation"],
-           "rescans": pr["rescans"], "projected_1000_s": round(plain + 1000 * pr["seconds_per_permutation"], 1)}
+           "rescans": pr["rescans"], "project": args.project,
+           "projected_s": round(plain + args.project * pr["seconds_per_permutation"], 1)}
     print("# " + json.dumps(row), flush=True)
     print(f"{'snps':>8} {'n':>6} {'perms':>6} {'plain s':>8} {'--perm s':>9} {'s/perm':>8} {'rescans':>7} "
-          f"{'1000 perms s':>12}  device")
+          f"{f'{args.project} perms s':>12}  device")
     print(f"{args.snps:>8} {args.n:>6} {args.perms:>6} {plain:>8.2f} {wall:>9.2f} {row['per_perm_s']:>8.3f} "
-          f"{row['rescans']:>7} {row['projected_1000_s']:>12.1f}  {row['device']}")
+          f"{row['rescans']:>7} {row['projected_s']:>12.1f}  {row['device']}")
 
 
 if __name__ == "__main__":
