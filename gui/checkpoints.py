@@ -17,13 +17,13 @@ import json
 import os
 import shutil
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
-from gboost.pipeline.checkpoint import MANIFEST, PERM_LEDGER, tiles_recorded
+from gboost.pipeline.checkpoint import MANIFEST, tiles_recorded
+from gboost.pipeline.permute import perms_recorded
 from gui import settings
 from gui.loading import canonical, input_files
 
@@ -93,24 +93,6 @@ def interrupted(directory: Path) -> Interrupted | None:
         return None
     perms_done = min(perms_recorded(directory), perms_total) if perms_total else 0
     return Interrupted(directory, min(done, total), total, perms_done, perms_total)
-
-
-def perms_recorded(directory: Path) -> int:
-    """Permutations an interrupted --perm scan in ``directory`` has recorded intact: the leading
-    lines of ``checkpoint.perm`` whose CRC-32 holds (gboost.pipeline.permute.PermLedger's format:
-    fields, a tab, the CRC of the fields in hex), as its replay keeps them. Counted here without
-    the ledger itself, whose replay opens the file to append and cuts a torn tail."""
-    try:
-        data = (directory / PERM_LEDGER).read_bytes()
-    except OSError:
-        return 0
-    n = 0
-    for line in data.split(b"\n")[:-1]:  # (the part after the last newline is a torn write)
-        body, _, crc = line.rpartition(b"\t")
-        if format(zlib.crc32(body), "08x").encode() != crc:
-            break
-        n += 1
-    return n
 
 
 def discard(directory: Path | None) -> None:

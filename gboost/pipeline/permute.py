@@ -506,6 +506,31 @@ def _trait_permutations(study: Study, engine, seed: int, strata, cancel):
 
 # --- the checkpoint of the permutations -----------------------------------------------------------
 
+def _intact_lines(data: bytes):
+    """(fields, offset after the line) of each leading line of a ``checkpoint.perm`` whose CRC-32
+    holds; stops at the first torn or altered line (the bytes after the last newline are a torn write)."""
+    pos = 0
+    while True:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return
+        body, _, crc = data[pos:end].rpartition(b"\t")
+        if format(zlib.crc32(body), "08x").encode() != crc:
+            return
+        yield body, end + 1
+        pos = end + 1
+
+
+def perms_recorded(directory: str | os.PathLike) -> int:
+    """Permutations an interrupted --perm scan in ``directory`` recorded intact (what --resume keeps
+    of them; read only, unlike :meth:`PermLedger.replay`, which cuts a torn tail to append)."""
+    try:
+        data = (Path(directory) / PERM_LEDGER).read_bytes()
+    except OSError:
+        return 0
+    return sum(1 for _ in _intact_lines(data))
+
+
 class PermLedger:
     """``checkpoint.perm``: one line per finished permutation (k, its maximum and pair as exact
     hex doubles and integers, the screen threshold, rescans) with the line's CRC-32. Lives beside
@@ -529,17 +554,8 @@ class PermLedger:
         out: list[Maximum] = []
         good = 0
         if self.path.exists():
-            data = self.path.read_bytes()
             p = self.study.n_snps
-            pos = 0
-            while True:
-                end = data.find(b"\n", pos)
-                if end < 0:
-                    break
-                line = data[pos:end]
-                body, _, crc = line.rpartition(b"\t")
-                if format(zlib.crc32(body), "08x").encode() != crc:
-                    break
+            for body, end in _intact_lines(self.path.read_bytes()):
                 try:
                     k, stat, i, j, df, thr, rescans = body.decode().split("\t")
                     m = Maximum(int(k), float.fromhex(stat), int(i), int(j), int(df), float.fromhex(thr), int(rescans))
@@ -550,7 +566,7 @@ class PermLedger:
                     raise InputError(self.path, f"line {len(out) + 1}: not a record of this scan's permutations "
                                                 "(edited?); use --overwrite to start a new scan")
                 out.append(m)
-                pos = good = end + 1
+                good = end
         self._fh = open(self.path, "ab")
         self._fh.truncate(good)
         self._fh.seek(good)

@@ -245,3 +245,15 @@ def test_a_bad_within_file_is_refused_before_the_scan_runs_a_tile(tmp_path, stud
     with pytest.raises(InputError, match="has no cluster"):
         run_pipeline(study, ScanParams(device="cpu", perm=2, within=str(path)), engine=Counting(threads=1))
     assert tiles == []
+
+
+def test_perms_recorded_stops_at_a_torn_line(tmp_path):
+    """What a resume keeps, counted without opening the ledger to append (the GUI's Resume offer)."""
+    from gboost.pipeline.permute import Maximum, perms_recorded
+
+    lines = [PermLedger._line(Maximum(k, 20.0 + k, 0, 1, 4, 15.0)) for k in range(3)]
+    (tmp_path / "checkpoint.perm").write_bytes(b"".join(lines) + lines[0][:9])
+    assert perms_recorded(tmp_path) == 3
+    (tmp_path / "checkpoint.perm").write_bytes(lines[0] + lines[1].replace(b"\t0\t", b"\t7\t", 1) + lines[2])
+    assert perms_recorded(tmp_path) == 1  # a line whose CRC fails ends the count
+    assert perms_recorded(tmp_path / "none") == 0
