@@ -60,6 +60,7 @@ def test_threads_are_fitted_to_a_limit_with_room_for_fewer_than_cores(monkeypatc
     assert process.fit_threads_to_limit(env) is None and env == {}
 
 
+@pytest.mark.slow  # a whole scan in a subprocess under an address limit (~40 s on 2 cores)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is enforced on Linux")
 def test_a_limit_with_room_for_one_thread_scans(study, tmp_path):
     """Just above the floor, on every core this machine has: the fitted pool starts and the scan ends."""
