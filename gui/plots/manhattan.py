@@ -208,7 +208,7 @@ class ManhattanPlot(PlotPanel):
         self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
         # (short enough for the plot's width in a 1366-pixel window: the longer title was cut off)
         rings = (f"ringed: {len(has):,} in a reported pair" if len(ringed) == len(has) else
-                 f"ringed: the {len(ringed):,} of the strongest pairs, of {len(has):,} in one")
+                 f"ringed: the {len(ringed):,} strongest of {len(has):,} interacting")
         self.plot.setTitle(f"Single-locus test of {study.n_snps:,} SNPs ({rings}); below: each SNP's strongest interaction")
         self.clear_selection()
         self.reset_view()

@@ -170,7 +170,7 @@ def test_manhattan_shows_each_snps_strongest_interaction_and_rings_interacting_s
     assert len(best) > cap  # (the loose test --epi1: more interacting SNPs than are ringed)
     strongest = sorted(best, key=lambda k: -best[k])[:cap]  # the SNPs of the strongest interactions
     assert sorted(m.ringed.tolist()) == sorted(strongest) and len(rx) == cap
-    assert f"the {cap:,} of the strongest pairs, of {len(best):,}" in m.plot.titleLabel.text
+    assert f"ringed: the {cap:,} strongest of {len(best):,} interacting" in m.plot.titleLabel.text
     assert m.bonferroni_line.isVisible()
     assert m.bonferroni_line.value() == pytest.approx(-math.log10(0.05 / scanned.result.n_valid))
     assert m.bonferroni_line.label.toPlainText() == f"Bonferroni 0.05 / {scanned.result.n_valid:,} tests"
