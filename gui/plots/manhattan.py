@@ -2,7 +2,7 @@
 
 The top track is −log10 P of the single-locus test by genomic position, drawn as soon as a study
 is open (before any scan: :meth:`ManhattanPlot.set_single_locus`); SNPs with a reported
-interaction partner are ringed (past 5 % of the SNPs, those of the strongest interactions only). The bottom track, x-linked to it, is the epistasis result: each
+interaction partner are ringed (past 5 % of the SNPs, or 200, those of the strongest interactions only). The bottom track, x-linked to it, is the epistasis result: each
 SNP's largest −log10 P over its reported pairs (:func:`gui.resultdata.best_interaction`), with the
 Bonferroni line of the scan's valid tests and, after a scan with --perm, the permutations'
 empirical family-wise 0.05 line (:func:`gui.resultdata.permutation_threshold`). A click in either
@@ -30,7 +30,8 @@ INTERACTION = "#009e73"  # the epistasis track and the rings of interacting SNPs
 BONFERRONI = "#7b3294"
 PERMUTATION = "#b35806"  # --perm's family-wise line: dark orange, apart from Bonferroni's purple
 RINGS_OVER = 0.05  # the largest share of SNPs ringed: past it, only the strongest interactions are
-RINGS_MIN = 20  # (but at least this many, in a small study)
+RINGS_MIN, RINGS_MAX = 20, 200  # (but at least 20, in a small study, and at most 200: 1,166 rings of
+# a 23,000-SNP study at 1e-3 were a carpet again)
 # The share of a track's height kept above its highest captioned line for the caption (drawn
 # above the line): in a 1366x768 window the tracks are ~195 and ~110 pixels tall, a caption 22.
 CAPTION_ROOM = {"top": 0.14, "pair": 0.25}
@@ -188,7 +189,7 @@ class ManhattanPlot(PlotPanel):
         # Rings mark the SNPs to look at: at a loose --epi1 nearly every SNP is in a reported pair
         # (23,297 of 23,335 at 1e-3), and rings round all of them marked nothing, so past 5 % of
         # the SNPs only those of the strongest interactions are ringed, drawn over the points.
-        cap = max(RINGS_MIN, int(RINGS_OVER * study.n_snps))
+        cap = min(RINGS_MAX, max(RINGS_MIN, int(RINGS_OVER * study.n_snps)))
         if len(ringed) > cap:
             ringed = ringed[np.argsort(-self.best[ringed], kind="stable")[:cap]]
         self.ringed = ringed
@@ -208,7 +209,7 @@ class ManhattanPlot(PlotPanel):
         self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
         # (short enough for the plot's width in a 1366-pixel window: the longer title was cut off)
         rings = (f"ringed: {len(has):,} in a reported pair" if len(ringed) == len(has) else
-                 f"ringed: the {len(ringed):,} strongest of {len(has):,} interacting")
+                 f"ringed: {len(ringed):,} strongest of {len(has):,} paired")
         self.plot.setTitle(f"Single-locus test of {study.n_snps:,} SNPs ({rings}); below: each SNP's strongest interaction")
         self.clear_selection()
         self.reset_view()

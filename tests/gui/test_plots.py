@@ -164,13 +164,13 @@ def test_manhattan_shows_each_snps_strongest_interaction_and_rings_interacting_s
     px, py = m.pair_item.getData()
     np.testing.assert_allclose(np.sort(px), np.sort(m.x[snps]))
     rx, _ = m.interacting_item.getData()
-    from gui.plots.manhattan import RINGS_MIN, RINGS_OVER
+    from gui.plots.manhattan import RINGS_MAX, RINGS_MIN, RINGS_OVER
 
-    cap = max(RINGS_MIN, int(RINGS_OVER * scanned.result.study.n_snps))
+    cap = min(RINGS_MAX, max(RINGS_MIN, int(RINGS_OVER * scanned.result.study.n_snps)))
     assert len(best) > cap  # (the loose test --epi1: more interacting SNPs than are ringed)
     strongest = sorted(best, key=lambda k: -best[k])[:cap]  # the SNPs of the strongest interactions
     assert sorted(m.ringed.tolist()) == sorted(strongest) and len(rx) == cap
-    assert f"ringed: the {cap:,} strongest of {len(best):,} interacting" in m.plot.titleLabel.text
+    assert f"ringed: {cap:,} strongest of {len(best):,} paired" in m.plot.titleLabel.text
     assert m.bonferroni_line.isVisible()
     assert m.bonferroni_line.value() == pytest.approx(-math.log10(0.05 / scanned.result.n_valid))
     assert m.bonferroni_line.label.toPlainText() == f"Bonferroni 0.05 / {scanned.result.n_valid:,} tests"
