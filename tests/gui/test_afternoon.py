@@ -144,4 +144,8 @@ def test_after_a_covariate_scan_p_adj_is_in_view_beside_p_at_1366x768(qtbot, stu
     right = hh.sectionViewportPosition(p_adj) + hh.sectionSize(p_adj)
     assert hh.sectionViewportPosition(p_adj) >= 0 and right <= win.pairs.table.viewport().width(), \
         (right, win.pairs.table.viewport().width())
+    win.show_pair(0)  # the selected pair's line under the plot: P_ADJ in it, and all of it in view
+    QApplication.processEvents()
+    line = win.manhattan.readout
+    assert "P_ADJ = " in line.text() and line.sizeHint().width() <= line.width(), (line.text(), line.width())
     assert win.wait_idle(30000)
