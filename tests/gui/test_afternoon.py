@@ -108,7 +108,7 @@ def test_the_scripted_start_types_epi1_opens_the_second_study_and_gives_it_the_c
     window.scanFinished.connect(lambda r: scanned.append(window.path))
     app.drive(window, args, lambda: done.append(window.path))
     assert window.open_path(args.prefix)
-    qtbot.waitUntil(lambda: done, timeout=120000)
+    qtbot.waitUntil(lambda: bool(done), timeout=120000)
     assert scanned == [study_prefix, second_prefix] and done == [second_prefix]
     assert window.windowTitle() == "gboost: second" and window.result.study.n_snps == 60
     assert window.run_panel.epi1.text() == EPI1
