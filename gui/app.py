@@ -3,9 +3,13 @@
 PREFIX: a PLINK fileset (prefix or any of its files), a .ped/.map or a BOOST matrix; without it
 the first start opens the bundled sample study and later starts the most recent study.
 ``--run`` starts a scan with the Run panel's settings once the study is loaded (``--perm N`` and
-``--perm-seed S`` set the panel's permutations first); ``--size WxH``
+``--perm-seed S`` set the panel's permutations first); ``--epi1 P`` types the
+panel's --epi1, ``--covar FILE`` sets the covariate file of the last study opened; ``--then PREFIX2``
+opens a second study once the first is loaded (and scanned, with ``--run``), and the screenshots are
+then of the second: what the window shows after a study replaces another. ``--size WxH``
 sizes the window (a laptop's 1366x768, say: what the screenshots then show);
-``--screenshot DIR`` writes main.png, main_regional.png (the window with the Regional tab),
+``--screenshot DIR`` writes main.png, main_qq.png, main_interactions.png, main_pathways.png and
+main_regional.png (the window with that tab in front),
 manhattan.png, qq.png, interactions.png, pathways.png and regional.png (the regions of the
 strongest pair) into DIR when the run ends (or when the study is loaded, without ``--run``) and quits: exit code
 0, or 1 if anything failed. ``--run`` resumes an interrupted scan of the same study and
@@ -31,6 +35,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--device", choices=("auto", "cpu", "gpu"), help="engine to select in the Run panel")
     p.add_argument("--perm", type=int, metavar="N", help="permutations to set in the Run panel (as gboost scan --perm)")
     p.add_argument("--perm-seed", type=int, metavar="S", help="their seed in the Run panel (as gboost scan --perm-seed)")
+    p.add_argument("--epi1", metavar="P", help="--epi1 to type in the Run panel (as gboost scan --epi1)")
+    p.add_argument("--covar", metavar="FILE", help="covariate file (as gboost scan --covar) for the last study opened")
+    p.add_argument("--then", metavar="PREFIX2", help="once PREFIX is loaded (and scanned, with --run), open PREFIX2 "
+                   "the same way: --covar and --screenshot are then PREFIX2's")
     p.add_argument("--size", type=window_size, metavar="WxH", help="the window's size in pixels, e.g. 1366x768")
     p.add_argument("--version", action="version", version=f"gboost {gboost.__version__}")
     return p.parse_args(argv)
@@ -70,8 +78,8 @@ def initial_study(prefix: str | None) -> str | None:
 
 
 def write_screenshots(win, out_dir: str) -> list[str]:
-    """main.png (the window as shown), main_regional.png (the window with its Regional tab, when
-    it shows a region) and one PNG per plot, at a fixed size."""
+    """main.png (the window as shown), main_KEY.png (the window with each other tab in front; the
+    Regional tab only when it shows a region) and one PNG per plot, at a fixed size."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -79,22 +87,62 @@ def write_screenshots(win, out_dir: str) -> list[str]:
     if not img.save(str(out / "main.png"), "PNG"):
         raise OSError(f"{out / 'main.png'}: could not write the PNG file")
     written.append(str(out / "main.png"))
-    if win.state.region is not None:  # the window again, its Regional tab in front
-        from PySide6.QtWidgets import QApplication
+    # the window again with each other tab in front, laid out and painted at the window's size:
+    # main_qq.png, main_interactions.png, main_pathways.png, and main_regional.png when it shows a region
+    from PySide6.QtWidgets import QApplication
 
-        shown = win.tabs.currentIndex()
-        win.tabs.setCurrentWidget(win.regional)
-        QApplication.processEvents()  # laid out and painted at the window's size
-        path = out / "main_regional.png"
+    shown = win.tabs.currentIndex()
+    for key, widget in win.plots.items():
+        if widget is win.tabs.currentWidget() or (key == "regional" and win.state.region is None):
+            continue
+        win.tabs.setCurrentWidget(widget)
+        QApplication.processEvents()
+        path = out / f"main_{key}.png"
         if not win.grab().save(str(path), "PNG"):
             raise OSError(f"{path}: could not write the PNG file")
         written.append(str(path))
-        win.tabs.setCurrentIndex(shown)
+    win.tabs.setCurrentIndex(shown)
+    QApplication.processEvents()
     for key, plot in win.plots.items():
         path = out / f"{key}.png"
         plot.export_png(str(path), size=SCREENSHOT_PLOT_SIZE, scale=1.0)
         written.append(str(path))
     return written
+
+
+def drive(win, args: argparse.Namespace, done=None) -> None:
+    """The studies given on the command line, in turn: each is loaded (and scanned, with
+    ``args.run``), then ``args.then`` opens; the last one gets ``args.covar``; after it, ``done()``
+    (the screenshots). A study the user opens later is theirs: nothing runs by itself then."""
+    from PySide6.QtCore import QTimer
+
+    queue = [args.then] if args.then else []
+    scripted = {"on": True}
+
+    def step_done() -> None:
+        if queue:
+            QTimer.singleShot(0, lambda: win.open_path(queue.pop(0)))
+            return
+        scripted["on"] = False
+        if done is not None:
+            done()
+
+    def loaded(*_):
+        if not scripted["on"]:
+            return
+        if args.covar and not queue:  # the last study's scan is the covariate scan
+            win.run_panel.file_edits["covar"].setText(args.covar)
+        if args.run:
+            QTimer.singleShot(0, lambda: win.start_scan(resume=True))
+        else:
+            step_done()
+
+    def scanned(*_):
+        if scripted["on"]:
+            step_done()
+
+    win.studyLoaded.connect(loaded)
+    win.scanFinished.connect(scanned)
 
 
 def main(argv=None) -> int:
@@ -123,6 +171,8 @@ def main(argv=None) -> int:
         win.run_panel.perm.setValue(args.perm)
     if args.perm_seed is not None:
         win.run_panel.perm_seed.setValue(args.perm_seed)
+    if args.epi1 is not None:
+        win.run_panel.epi1.setText(args.epi1)  # typed: it stays when a study opens
     if args.size:
         win.resize(*args.size)
         win._fit_docks_on_show = True  # the docks in proportion to this size, as on a first start
@@ -147,24 +197,17 @@ def main(argv=None) -> int:
             return
         finish(0)
 
+    drive(win, args, (lambda: QTimer.singleShot(500, shoot)) if args.screenshot else None)
     if args.screenshot:
-        ready = win.scanFinished if args.run else win.studyLoaded
-        ready.connect(lambda *_: QTimer.singleShot(500, shoot))  # let the window lay out and paint first
         win.taskFailed.connect(lambda title, msg: (print(f"gboost-gui: {title}: {msg}", file=sys.stderr), finish(1)))
         win.scanCancelled.connect(lambda: finish(1))
-    if args.run:
-        def run_once(*_):
-            win.studyLoaded.disconnect(run_once)  # only the study given at start runs by itself
-            QTimer.singleShot(0, lambda: win.start_scan(resume=True))
-
-        win.studyLoaded.connect(run_once)
 
     path = initial_study(args.prefix)
     if path:
         win.open_path(path)
     else:
         win.statusBar().showMessage("Open a study (File ▸ Open…) or drop a PLINK fileset on this window.")
-        if args.screenshot or args.run:
+        if args.screenshot or args.run or args.then:
             print("gboost-gui: error: no study to open (the sample study is missing; give a PREFIX)", file=sys.stderr)
             return 2
     code = app.exec()

@@ -233,7 +233,8 @@ class PairsView(QWidget):
         fm = self.fontMetrics()
         # In characters: KSA and STAT print 4 significant digits (and P 4 in e-notation), so at
         # 1366x768 the columns up to P fit the dock beside the Run column.
-        widths = {"CHR1": 5, "CHR2": 5, "SNP1": 13, "SNP2": 13, "BP1": 10, "BP2": 10, "KSA": 9, "STAT": 9, "DF": 4,
+        # (SNP IDs: rs and 9 digits; positions: 9 digits, chromosome 1's 249 Mb)
+        widths = {"CHR1": 5, "CHR2": 5, "SNP1": 11, "SNP2": 11, "BP1": 9, "BP2": 9, "KSA": 9, "STAT": 9, "DF": 4,
                   "P": 10, "Q": 10, "R2": 7, "DIST": 11, "STAT_ADJ": 9, "DF_ADJ": 6, "P_ADJ": 10,
                   "BETA_ADJ": 10, "SE_ADJ": 10, "N_ADJ": 6, "EMP2": 8}
         for c, name in enumerate(self.model.columns):
@@ -266,15 +267,20 @@ class PairsView(QWidget):
         self._set_widths()
 
     def _place_emp2(self) -> None:
-        """--perm's EMP2 shown beside P (pairs.tsv has it last, after Q, R2 and DIST, where a
-        1366-pixel window would need a scroll to see it); copies and exports keep the file's order."""
+        """--perm's EMP2 and the covariate-adjusted test (P_ADJ first: the P that ranks the pairs
+        once covariates are in) shown right after P: pairs.tsv has them after Q, R2 and DIST, where
+        a 1366-pixel window needed a scroll to see that the scan was adjusted at all; copies and
+        exports keep the file's order."""
         hh = self.table.horizontalHeader()
         for logical in range(hh.count()):  # (a previous result's order undone first)
             if hh.visualIndex(logical) != logical:
                 hh.moveSection(hh.visualIndex(logical), logical)
         cols = self.model.columns
-        if "EMP2" in cols:
-            hh.moveSection(hh.visualIndex(cols.index("EMP2")), hh.visualIndex(cols.index("P")) + 1)
+        after = [c for c in ("EMP2", "P_ADJ", "STAT_ADJ", "DF_ADJ", "BETA_ADJ", "SE_ADJ", "N_ADJ") if c in cols]
+        to = hh.visualIndex(cols.index("P"))
+        for name in after:
+            to += 1
+            hh.moveSection(hh.visualIndex(cols.index(name)), to)
 
     def clear(self) -> None:
         self.model.clear()

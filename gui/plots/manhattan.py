@@ -2,7 +2,7 @@
 
 The top track is −log10 P of the single-locus test by genomic position, drawn as soon as a study
 is open (before any scan: :meth:`ManhattanPlot.set_single_locus`); SNPs with a reported
-interaction partner are ringed. The bottom track, x-linked to it, is the epistasis result: each
+interaction partner are ringed (past 5 % of the SNPs, or 200, those of the strongest interactions only). The bottom track, x-linked to it, is the epistasis result: each
 SNP's largest −log10 P over its reported pairs (:func:`gui.resultdata.best_interaction`), with the
 Bonferroni line of the scan's valid tests and, after a scan with --perm, the permutations'
 empirical family-wise 0.05 line (:func:`gui.resultdata.permutation_threshold`). A click in either
@@ -29,7 +29,17 @@ SUGGESTIVE_P = 1e-5
 INTERACTION = "#009e73"  # the epistasis track and the rings of interacting SNPs (Okabe-Ito bluish green)
 BONFERRONI = "#7b3294"
 PERMUTATION = "#b35806"  # --perm's family-wise line: dark orange, apart from Bonferroni's purple
-RINGS_OVER = 0.05  # the largest share of ringed SNPs drawn over the points
+RINGS_OVER = 0.05  # the largest share of SNPs ringed: past it, only the strongest interactions are
+RINGS_MIN, RINGS_MAX = 20, 200  # (but at least 20, in a small study, and at most 200: 1,166 rings of
+# a 23,000-SNP study at 1e-3 were a carpet again)
+# The share of a track's height kept above its highest captioned line for the caption (drawn
+# above the line): in a 1366x768 window the tracks are ~195 and ~110 pixels tall, a caption 22.
+CAPTION_ROOM = {"top": 0.14, "pair": 0.25}
+
+
+def caption_top(top: float, lo: float, line: float, room: float) -> float:
+    """An axis top at least ``top`` that leaves ``room`` of the axis (from ``lo``) above ``line``."""
+    return max(top, (line - room * lo) / (1.0 - room))
 
 
 class ManhattanPlot(PlotPanel):
@@ -38,6 +48,7 @@ class ManhattanPlot(PlotPanel):
 
     snpClicked = Signal(int)
     snpDoubleClicked = Signal(int)  # after a scan: the regional view of the SNP
+    ringed = np.zeros(0, np.int64)  # the SNPs ringed in the top track
     name = "Manhattan plot"
 
     def __init__(self, parent=None):
@@ -140,6 +151,7 @@ class ManhattanPlot(PlotPanel):
             item.clear()
         for item in (self.interacting_item, self.pair_item):
             item.clear()
+        self.ringed = np.zeros(0, np.int64)
         self.group_snps = []
         self.hover_index = self.pair_hover = None
         self.x = self.y = self.best = np.zeros(0)
@@ -174,11 +186,15 @@ class ManhattanPlot(PlotPanel):
         self.best, self.best_partner = best_interaction(rep, study.n_snps)
         has = np.flatnonzero(np.isfinite(self.best))
         ringed = has[np.isfinite(self.y[has])]
+        # Rings mark the SNPs to look at: at a loose --epi1 nearly every SNP is in a reported pair
+        # (23,297 of 23,335 at 1e-3), and rings round all of them marked nothing, so past 5 % of
+        # the SNPs only those of the strongest interactions are ringed, drawn over the points.
+        cap = min(RINGS_MAX, max(RINGS_MIN, int(RINGS_OVER * study.n_snps)))
+        if len(ringed) > cap:
+            ringed = ringed[np.argsort(-self.best[ringed], kind="stable")[:cap]]
+        self.ringed = ringed
         self.interacting_item.setData(x=self.x[ringed], y=self.y[ringed])
-        # A few rings over the points stand out; thousands (3,500 of a 28,000-SNP study) drawn over
-        # them hid the chromosome colours, so past 5 % of the SNPs they go under the points, where
-        # each still shows around its own.
-        self.interacting_item.setZValue(5 if len(ringed) <= RINGS_OVER * study.n_snps else -1)
+        self.interacting_item.setZValue(5)
         self.pair_item.setData(x=self.x[has], y=self.best[has])
         self.pair_hover = NearestPoint(self.x[has], self.best[has], has)
         n_valid = int(getattr(result, "n_valid", 0) or 0)
@@ -192,8 +208,9 @@ class ManhattanPlot(PlotPanel):
         self._draw_permutation_line(getattr(result, "perm", None))
         self.pair_text.setText("" if len(has) else f"No pair reached P ≤ {result.params.epi1:g}")
         # (short enough for the plot's width in a 1366-pixel window: the longer title was cut off)
-        self.plot.setTitle(f"Single-locus test of {study.n_snps:,} SNPs (ringed: {len(has):,} in a reported pair); "
-                           f"below: each SNP's strongest interaction")
+        rings = (f"ringed: {len(has):,} in a reported pair" if len(ringed) == len(has) else
+                 f"ringed: {len(ringed):,} strongest of {len(has):,} paired")
+        self.plot.setTitle(f"Single-locus test of {study.n_snps:,} SNPs ({rings}); below: each SNP's strongest interaction")
         self.clear_selection()
         self.reset_view()
 
@@ -242,6 +259,7 @@ class ManhattanPlot(PlotPanel):
             return
         top = np.nanmax(self.y[np.isfinite(self.y)]) if np.isfinite(self.y).any() else 0.0
         ymax = max(top, -np.log10(GENOME_WIDE_P)) * 1.08 + 0.2
+        ymax = caption_top(ymax, -0.015 * ymax, -np.log10(GENOME_WIDE_P), CAPTION_ROOM["top"])
         span = self.x.max() - self.x.min() if len(self.x) > 1 else 1.0
         x0, x1 = self.x.min() - 0.01 * span, self.x.max() + 0.01 * span
         self.plot.setXRange(x0, x1, padding=0)
@@ -255,8 +273,12 @@ class ManhattanPlot(PlotPanel):
         if self.perm_line.isVisible() and best.size:  # (a strict --epi1 may report pairs above it only)
             lo = min(lo, float(self.perm_line.value()))
         lo = max(0.0, lo - 0.1 * (hi - lo + 1.0))  # the reported pairs start at --epi1: no empty floor
-        self.pair_plot.setYRange(lo, hi * 1.08 + 0.2, padding=0)
-        self.pair_text.setPos(0.5 * (x0 + x1), 0.5 * (lo + hi * 1.08 + 0.2))
+        ptop = hi * 1.08 + 0.2
+        for line in (self.bonferroni_line, self.perm_line):
+            if line.isVisible():  # its caption inside the track, not cut off at the top
+                ptop = caption_top(ptop, lo, float(line.value()), CAPTION_ROOM["pair"])
+        self.pair_plot.setYRange(lo, ptop, padding=0)
+        self.pair_text.setPos(0.5 * (x0 + x1), 0.5 * (lo + ptop))
 
     def plotted_snps(self) -> np.ndarray:
         """SNP indices of every point drawn (all colour groups), sorted."""

@@ -406,7 +406,15 @@ class PathwayView(PlotPanel):
             return []
         mode = self.label_mode.currentData()
         if mode == "gene":
-            return [g or s for g, s in zip(a.gene, a.snp)]
+            # A gene is named once per group, at its strongest SNP: the SNPs of one gene (an LD
+            # block in it) otherwise ringed their circle with the same name eight times over.
+            score = np.nan_to_num(np.asarray(a.score, np.float64), nan=-np.inf)
+            best: dict[tuple[int, str], int] = {}
+            for k, (grp, g) in enumerate(zip(a.group_of.tolist(), a.gene)):
+                if g and ((grp, g) not in best or score[k] > score[best[(grp, g)]]):
+                    best[(grp, g)] = k
+            named = set(best.values())
+            return [(g if k in named else "") if g else s for k, (g, s) in enumerate(zip(a.gene, a.snp))]
         if mode == "snp":
             return list(a.snp)
         if mode == "pathway":

@@ -136,7 +136,8 @@ class QQPlot(PlotPanel):
         self.ilam = float(calib.lam)
         n = len(calib.p)
         self.ilambda_text.setText(f"λ = {self.ilam:.3f}   (exact test of {n:,} random pairs)")
-        self.iplot.setTitle(f"QQ plot of the interaction test (random sample of {n:,} pairs): λ = {self.ilam:.3f}")
+        # (the sample size is in the text inside the plot: with it the title was cut off at 1366x768)
+        self.iplot.setTitle(f"QQ plot of the interaction test: λ = {self.ilam:.3f}")
         self.ihover = NearestPoint(self.iexp, self.iobs, self.iids)
 
     def reset_view(self) -> None:

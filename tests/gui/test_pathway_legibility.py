@@ -189,3 +189,22 @@ def test_labels_keep_a_gap_between_them(view, n_pairs):
             apart_x = max(b.left() - a.right(), a.left() - b.right())
             apart_y = max(b.top() - a.bottom(), a.top() - b.bottom())
             assert apart_x >= gx - 1e-6 or apart_y >= gy - 1e-6, (view.labels.drawn[n], a, b)
+
+
+def test_a_gene_is_named_once_per_group_at_its_strongest_snp(view):
+    """Several SNPs of one gene (an LD block in it) ringed their circle with the same name."""
+    g = big_graph(600, 400, seed=5)
+    groups: dict = {}
+    for node, d in g.nodes(data=True):
+        groups.setdefault(d["group"], []).append(node)
+    group, members = max(groups.items(), key=lambda kv: len(kv[1]))
+    shared = members[:6]
+    for node in shared:
+        g.nodes[node]["genes"] = "SHAREDGENE"
+    view.set_graph(g)
+    a, texts = view.arrays, view.label_texts()
+    rows = [k for k, node in enumerate(a.nodes) if node in set(shared)]
+    named = [k for k in rows if texts[k] == "SHAREDGENE"]
+    assert len(rows) == 6 and len(named) == 1
+    assert a.score[named[0]] == max(a.score[k] for k in rows)
+    assert all(texts[k] == "" for k in rows if k != named[0])

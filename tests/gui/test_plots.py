@@ -164,7 +164,13 @@ def test_manhattan_shows_each_snps_strongest_interaction_and_rings_interacting_s
     px, py = m.pair_item.getData()
     np.testing.assert_allclose(np.sort(px), np.sort(m.x[snps]))
     rx, _ = m.interacting_item.getData()
-    assert len(rx) == len(best)
+    from gui.plots.manhattan import RINGS_MAX, RINGS_MIN, RINGS_OVER
+
+    cap = min(RINGS_MAX, max(RINGS_MIN, int(RINGS_OVER * scanned.result.study.n_snps)))
+    assert len(best) > cap  # (the loose test --epi1: more interacting SNPs than are ringed)
+    strongest = sorted(best, key=lambda k: -best[k])[:cap]  # the SNPs of the strongest interactions
+    assert sorted(m.ringed.tolist()) == sorted(strongest) and len(rx) == cap
+    assert f"ringed: {cap:,} strongest of {len(best):,} paired" in m.plot.titleLabel.text
     assert m.bonferroni_line.isVisible()
     assert m.bonferroni_line.value() == pytest.approx(-math.log10(0.05 / scanned.result.n_valid))
     assert m.bonferroni_line.label.toPlainText() == f"Bonferroni 0.05 / {scanned.result.n_valid:,} tests"
@@ -224,3 +230,22 @@ def test_interaction_map_draws_the_strongest_pairs_over_the_density_of_all(scann
     im.mode.setCurrentIndex(im.mode.findData("all"))
     assert sum(len(item.data) for item in im.bins) == len(rep) and not im.density.isVisible()
     assert f"all {len(rep):,} pairs" in im.mode_note.text()
+
+
+def test_the_line_captions_stay_inside_their_tracks(qtbot, scanned):
+    """At a loose --epi1 no pair may reach Bonferroni: the line is then the track's top and its
+    caption, drawn above it, was cut off by the track's edge in a 1366x768 window."""
+    from PySide6.QtWidgets import QApplication
+
+    win, m = scanned, scanned.manhattan
+    win.resize(1366, 768)
+    rep = win.reported
+    weak = np.flatnonzero(rep.p > win.result.bonferroni * 100)
+    m.set_result(win.result, rep.take(weak))
+    win.tabs.setCurrentWidget(m)
+    QApplication.processEvents()
+    for plot, line in ((m.pair_plot, m.bonferroni_line), (m.plot, m.lines[0]), (m.plot, m.lines[1])):
+        line.label.updatePosition()
+        vb = plot.getViewBox().sceneBoundingRect()
+        box = line.label.mapRectToScene(line.label.boundingRect())
+        assert vb.top() <= box.top() and box.bottom() <= vb.bottom(), (line.label.toPlainText(), vb, box)
