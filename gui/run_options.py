@@ -11,13 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gboost.readers.sample_ids import IdMode
-from gboost.pipeline.scan import ScanParams
+from gboost.pipeline.params import seed_without_perm
+from gboost.pipeline.scan import PERM_WITH_COVARIATES, ScanParams
 from gboost.data.study import QCOptions
-
-
-# gboost scan's refusal of --perm with --covar (gboost/cli/__init__.py), in its words
-PERM_WITH_COVAR = ("--perm permutes the case/control labels of the unadjusted test; with covariates the labels are "
-                   "not exchangeable, so --perm and --covar do not go together")
 
 
 @dataclass
@@ -58,10 +54,9 @@ class RunOptions:
         seed 0 is the CLI's default, a seed not given."""
         p = self.params
         if p.perm and self.covar:
-            raise ValueError(f"{self.covar}: {PERM_WITH_COVAR}")
+            raise ValueError(f"{self.covar}: {PERM_WITH_COVARIATES}")
         if p.perm_seed and not p.perm:
-            raise ValueError(f"--perm-seed {p.perm_seed} seeds the --perm permutations, but no --perm was given; "
-                             "add --perm N")
+            raise ValueError(seed_without_perm(p.perm_seed))
 
     def candidate_study(self, study, log=None):
         """``study`` as the candidate-set scan screens it (--set with its mode), the CLI's library

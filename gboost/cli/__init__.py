@@ -390,11 +390,13 @@ def _scan_read(args, out, clock, gpu_go) -> int:
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
     if params.perm and args.covar:
-        raise InputError(args.covar, "--perm permutes the case/control labels of the unadjusted test; with covariates "
-                                     "the labels are not exchangeable, so --perm and --covar do not go together")
+        from gboost.pipeline.scan import PERM_WITH_COVARIATES
+
+        raise InputError(args.covar, PERM_WITH_COVARIATES)
     if args.perm_seed is not None and not params.perm:
-        raise InputError(None, f"--perm-seed {args.perm_seed} seeds the --perm permutations, but no --perm was given; "
-                               "add --perm N")
+        from gboost.pipeline.params import seed_without_perm
+
+        raise InputError(None, seed_without_perm(args.perm_seed))
     load_timings: dict = {}
     # A .bed's planes are encoded on a thread beside the screen (gboost/data/load.py), so that neither the
     # GPU's first tile nor the command waits for the whole encode:

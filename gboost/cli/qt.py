@@ -47,8 +47,9 @@ def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
 
         raise InputError(args.covar, PERM_WITH_COVARIATES)
     if args.perm_seed is not None and not params.perm:
-        raise InputError(None, f"--perm-seed {args.perm_seed} seeds the --perm permutations, but no --perm was given; "
-                               "add --perm N")
+        from gboost.pipeline.params import seed_without_perm
+
+        raise InputError(None, seed_without_perm(args.perm_seed))
     log("quantitative phenotype: the scan is PLINK 1.9's linear --epistasis test (y ~ a + b + a*b, "
         "Wald test of a*b)")
     load_timings: dict = {}

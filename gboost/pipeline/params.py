@@ -176,6 +176,11 @@ class ScanParams:
 
 
 
+def seed_without_perm(seed) -> str:
+    """The refusal of --perm-seed given without --perm (the CLI's and the GUI's, both tests)."""
+    return f"--perm-seed {seed} seeds the --perm permutations, but no --perm was given; add --perm N"
+
+
 def check_permutations(params, owner: str) -> None:
     """``perm``, ``perm_seed`` and ``within`` of ``params`` (a case-control ScanParams or a
     quantitative trait's QTParams: the same flags, the same words) checked and normalised in place."""

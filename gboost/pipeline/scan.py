@@ -249,6 +249,11 @@ def permute(study: Study, params: ScanParams, res: ScanResult, *, engine: Engine
     res.timings["permutations"] = time.perf_counter() - t
 
 
+# --perm with --covar, refused by run_pipeline and in these words by the CLI and the GUI
+PERM_WITH_COVARIATES = ("--perm permutes the case/control labels of the unadjusted test; with covariates the labels "
+                        "are not exchangeable, so --perm and --covar do not go together")
+
+
 def _check_pipeline_args(study, params, covariates) -> None:
     """run_pipeline's arguments, before anything runs: TypeError naming the one of a wrong type,
     ValueError for covariates that do not fit the study."""
@@ -260,8 +265,7 @@ def _check_pipeline_args(study, params, covariates) -> None:
         raise ValueError("run_pipeline: the study's phenotype is quantitative; its scan is "
                          "gboost.pipeline.qt_scan.run_qt_scan (PLINK's linear --epistasis test)")
     if covariates is not None and params.perm:
-        raise ValueError("run_pipeline: --perm permutes the case/control labels of the unadjusted test; with "
-                         "covariates the labels are no longer exchangeable, so --perm and --covar do not go together")
+        raise ValueError(f"run_pipeline: {PERM_WITH_COVARIATES}")
     if covariates is not None:
         if not isinstance(covariates, tuple) or len(covariates) != 2:
             raise TypeError("run_pipeline: covariates must be (matrix, names), as gboost.stats.covariates.read_covariates "
