@@ -265,6 +265,13 @@ def run_both(prefix: str, tmp_path, epi1: float | None = None, extra: list[str] 
     return out, tmp_path / f"plink_{epi1}"
 
 
+def read_tsv(path) -> tuple[list[dict], list[str]]:
+    """A tab-separated output (pairs.tsv, perm.tsv) as its rows (dicts of text by column) and header."""
+    lines = open(path).read().splitlines()
+    head = lines[0].split("\t")
+    return [dict(zip(head, line.split("\t"))) for line in lines[1:]], head
+
+
 def read(path) -> str:
     with open(path, encoding="utf-8") as f:
         return f.read()

@@ -11,6 +11,7 @@ import pytest
 from gboost.cli import main
 from gboost.data.simulate import PlantedPair, simulate_study
 from gboost.pipeline import permute
+from tests.helpers import read_tsv
 
 
 @pytest.fixture(scope="module")
@@ -24,12 +25,6 @@ def study(tmp_path_factory):
 def _scan(study, out, *flags):
     return main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "1e-3",
                  "--calibration-pairs", "0", *flags])
-
-
-def _table(path):
-    lines = open(path).read().splitlines()
-    head = lines[0].split("\t")
-    return [dict(zip(head, line.split("\t"))) for line in lines[1:]], head
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +45,11 @@ def test_perm_adds_emp2_perm_tsv_and_the_threshold_and_leaves_plinks_files_as_th
     for name in ("pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv"):
         assert (plain / name).read_bytes() == (permuted / name).read_bytes()
     assert "perm.tsv" in os.listdir(permuted) and "perm.tsv" not in os.listdir(plain)
-    rows, head = _table(permuted / "pairs.tsv")
-    plain_rows, plain_head = _table(plain / "pairs.tsv")
+    rows, head = read_tsv(permuted / "pairs.tsv")
+    plain_rows, plain_head = read_tsv(plain / "pairs.tsv")
     assert head == plain_head + ["EMP2"] and len(rows) == len(plain_rows) >= 1
     assert all({k: r[k] for k in plain_head} == p for r, p in zip(rows, plain_rows))
-    perms, perm_head = _table(permuted / "perm.tsv")
+    perms, perm_head = read_tsv(permuted / "perm.tsv")
     assert perm_head == ["PERM", "STAT", "DF", "P", "CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2"]
     assert [int(r["PERM"]) for r in perms] == list(range(1, 26))
     maxima = np.array([float(r["STAT"]) for r in perms])
@@ -93,8 +88,8 @@ def test_within_clusters_of_one_class_each_move_no_label(study, tmp_path):
     within.write_text("".join(f"{f[0]} {f[1]} c{f[5]}\n" for f in _fam(study)))
     out = tmp_path / "o"
     assert _scan(study, out, "--perm", "6", "--within", str(within)) == 0
-    perms, _ = _table(out / "perm.tsv")
-    rows, _ = _table(out / "pairs.tsv")
+    perms, _ = read_tsv(out / "perm.tsv")
+    rows, _ = read_tsv(out / "pairs.tsv")
     assert {r["STAT"] for r in perms} == {rows[0]["STAT"]}
     assert float(rows[0]["EMP2"]) == 1.0
     run = json.loads((out / "run.json").read_text())

@@ -13,6 +13,7 @@ from gboost.cli import build_parser, main
 from gboost.data.simulate import simulate_qt_study
 from gboost.pipeline import permute
 from gboost.stats.qt import exact_normal_p
+from tests.helpers import read_tsv
 
 FILES = ("pairs.tsv", "pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv", "perm.tsv")
 
@@ -28,12 +29,6 @@ def study(tmp_path_factory):
 
 def _scan(study, out, *flags):
     return main(["scan", "--bfile", study, "--out", str(out), "--device", "cpu", "--quiet", "--epi1", "1e-2", *flags])
-
-
-def _table(path):
-    lines = open(path).read().splitlines()
-    head = lines[0].split("\t")
-    return [dict(zip(head, line.split("\t"))) for line in lines[1:]], head
 
 
 def _fam(study):
@@ -58,11 +53,11 @@ def test_perm_adds_emp2_perm_tsv_and_the_threshold_and_leaves_plinks_files_as_th
     for name in ("pairs.epi.qt", "pairs.epi.qt.summary", "marginal.tsv"):
         assert (plain / name).read_bytes() == (permuted / name).read_bytes()
     assert "perm.tsv" in os.listdir(permuted) and "perm.tsv" not in os.listdir(plain)
-    rows, head = _table(permuted / "pairs.tsv")
-    plain_rows, plain_head = _table(plain / "pairs.tsv")
+    rows, head = read_tsv(permuted / "pairs.tsv")
+    plain_rows, plain_head = read_tsv(plain / "pairs.tsv")
     assert head == plain_head + ["EMP2"] and len(rows) == len(plain_rows) >= 2
     assert all({k: r[k] for k in plain_head} == p for r, p in zip(rows, plain_rows))
-    perms, perm_head = _table(permuted / "perm.tsv")
+    perms, perm_head = read_tsv(permuted / "perm.tsv")
     assert perm_head == ["PERM", "STAT", "DF", "P", "CHR1", "SNP1", "BP1", "CHR2", "SNP2", "BP2"]
     assert [int(r["PERM"]) for r in perms] == list(range(1, 21)) and {r["DF"] for r in perms} == {"1"}
     maxima = np.array([float(r["STAT"]) for r in perms])
@@ -109,8 +104,8 @@ def test_within_clusters_of_one_trait_value_each_move_no_value(study, tmp_path):
     within.write_text("".join(f"{f[0]} {f[1]} c{c}\n" for f, c in zip(fam, cluster)))
     out = tmp_path / "o"
     assert _scan(study, out, "--pheno", str(pheno), "--perm", "5", "--within", str(within), "--epi1", "1") == 0
-    perms, _ = _table(out / "perm.tsv")
-    rows, _ = _table(out / "pairs.tsv")
+    perms, _ = read_tsv(out / "perm.tsv")
+    rows, _ = read_tsv(out / "pairs.tsv")
     assert {(r["SNP1"], r["SNP2"]) for r in perms} == {(rows[0]["SNP1"], rows[0]["SNP2"])}
     assert len({r["STAT"] for r in perms}) == 1  # (perm.tsv: 10 digits; pairs.tsv: 6)
     assert float(perms[0]["STAT"]) == pytest.approx(float(rows[0]["STAT"]), rel=1e-5)
@@ -118,7 +113,7 @@ def test_within_clusters_of_one_trait_value_each_move_no_value(study, tmp_path):
     run = json.loads((out / "run.json").read_text())
     assert run["permutations"]["strata"] == 3 and run["permutations"]["within"] == str(within)
     assert _scan(study, tmp_path / "free", "--pheno", str(pheno), "--perm", "5", "--epi1", "1") == 0
-    free, _ = _table(tmp_path / "free" / "perm.tsv")
+    free, _ = read_tsv(tmp_path / "free" / "perm.tsv")
     assert {r["STAT"] for r in free} != {r["STAT"] for r in perms}
 
 

@@ -61,3 +61,29 @@ class HeldTiles:
 
     def release(self) -> None:
         self.released.set()
+
+
+def cancel_at_first_progress(qtbot, win, held: HeldTiles, during=None) -> list:
+    """Start a scan in ``win`` and click Cancel on its first progress event, then let ``held``'s
+    tiles go: the scan is mid-run when the cancel lands. ``during()`` runs while the scan does.
+    Returns the progress events seen before the click (one)."""
+    from PySide6.QtCore import Qt
+
+    seen = []
+
+    def cancel_on_first(ev):
+        if not seen:
+            seen.append(ev)
+            qtbot.mouseClick(win.run_panel.cancel_button, Qt.MouseButton.LeftButton)
+            held.release()
+
+    win.scanProgress.connect(cancel_on_first)
+    try:
+        with qtbot.waitSignal(win.scanCancelled, timeout=60000):
+            assert win.start_scan()
+            if during is not None:
+                during()
+        qtbot.waitUntil(lambda: not win.busy)
+    finally:
+        win.scanProgress.disconnect(cancel_on_first)
+    return seen

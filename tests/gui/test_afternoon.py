@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 from gboost.data.simulate import PlantedPair, simulate_study
 from gui import app
 from gui.models import ADJ_COLUMNS, COLUMNS
-from guihelpers import EPI1, HeldTiles, load
+from guihelpers import EPI1, HeldTiles, cancel_at_first_progress, load
 
 
 @pytest.fixture(scope="module")
@@ -36,20 +36,7 @@ def test_a_resumed_scan_leaves_no_selection_of_the_result_it_replaces(qtbot, sca
     win.select_snp(k)
     assert win.manhattan.selected == k and win.pathways.selected_snp == k and win.pairs.chip.isVisible()
     win.run_panel.tile.setValue(16)  # another plan: a scan of its own, cancelled after a tile
-    held = HeldTiles(monkeypatch, free=1)
-    once = []
-
-    def cancel_on_first(ev):
-        if not once:
-            once.append(ev)
-            win.task.cancel()
-            held.release()
-
-    win.scanProgress.connect(cancel_on_first)
-    with qtbot.waitSignal(win.scanCancelled, timeout=60000):
-        assert win.start_scan()
-    qtbot.waitUntil(lambda: not win.busy)
-    win.scanProgress.disconnect(cancel_on_first)
+    cancel_at_first_progress(qtbot, win, HeldTiles(monkeypatch, free=1))
     assert win.selected_snp == k  # the cancelled scan left the previous result, its selection with it
     with qtbot.waitSignal(win.scanFinished, timeout=60000):
         assert win.start_scan(resume=True)

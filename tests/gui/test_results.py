@@ -5,7 +5,7 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication
 
-from guihelpers import HeldTiles, load
+from guihelpers import HeldTiles, cancel_at_first_progress, load
 from gboost.engines.cpu import CpuEngine
 from gui.models import COLUMNS, FULL_TEXT_ROLE
 
@@ -88,20 +88,12 @@ def test_cancel_mid_run_leaves_the_previous_results(qtbot, scanned, monkeypatch)
     held = HeldTiles(monkeypatch, free=1)
     scanned.run_panel.tile.setValue(16)
     scanned.run_panel.epi1.setText("1e-2")
-    seen = []
 
-    def cancel_on_first(ev):
-        if not seen:
-            seen.append(ev.fraction)
-            qtbot.mouseClick(scanned.run_panel.cancel_button, Qt.MouseButton.LeftButton)
-            held.release()
-
-    scanned.scanProgress.connect(cancel_on_first)
-    with qtbot.waitSignal(scanned.scanCancelled, timeout=60000):
-        assert scanned.start_scan()
+    def buttons_while_running():
         assert scanned.run_panel.cancel_button.isEnabled() and not scanned.run_panel.run_button.isEnabled()
-    qtbot.waitUntil(lambda: not scanned.busy)
-    assert 0 < seen[0] < 1
+
+    seen = cancel_at_first_progress(qtbot, scanned, held, during=buttons_while_running)
+    assert 0 < seen[0].fraction < 1
     assert scanned.result is before
     assert table_lines(scanned.pairs) == shown_before
     np.testing.assert_array_equal(scanned.manhattan.y, y_before)
@@ -109,7 +101,6 @@ def test_cancel_mid_run_leaves_the_previous_results(qtbot, scanned, monkeypatch)
     assert scanned.run_panel.run_button.isEnabled() and not scanned.run_panel.cancel_button.isEnabled()
 
     # The same settings run to the end give more pairs: the cancelled run really was different.
-    scanned.scanProgress.disconnect(cancel_on_first)
     monkeypatch.setattr(CpuEngine, "run_tile", real)
     with qtbot.waitSignal(scanned.scanFinished, timeout=60000) as blocker:
         assert scanned.start_scan(resume=False)  # start over: no question about the checkpoint

@@ -2,11 +2,10 @@
 the same study and thresholds offers to resume, and the resumed scan gives the results of an
 uninterrupted one while computing only the tiles that were missing."""
 import pytest
-from PySide6.QtCore import Qt
 
 from gboost.outputs.results import render_outputs
 from gui import checkpoints
-from guihelpers import EPI1, HeldTiles, load
+from guihelpers import EPI1, HeldTiles, cancel_at_first_progress, load
 
 TILE = 16
 RESULT_FILES = ("pairs.tsv", "pairs.epi.cc", "pairs.epi.cc.summary", "marginal.tsv")
@@ -19,19 +18,7 @@ def interrupted(qtbot, window, study_prefix, monkeypatch):
     window.run_panel.epi1.setText(EPI1)
     window.run_panel.tile.setValue(TILE)
     counter = HeldTiles(monkeypatch, free=1)  # the second tile waits for the cancel
-    cancel_once = []
-
-    def cancel_on_first(ev):
-        if not cancel_once:
-            cancel_once.append(ev)
-            qtbot.mouseClick(window.run_panel.cancel_button, Qt.MouseButton.LeftButton)
-            counter.release()
-
-    window.scanProgress.connect(cancel_on_first)
-    with qtbot.waitSignal(window.scanCancelled, timeout=60000):
-        assert window.start_scan()
-    qtbot.waitUntil(lambda: not window.busy)
-    window.scanProgress.disconnect(cancel_on_first)
+    cancel_at_first_progress(qtbot, window, counter)
     window.tiles_before_cancel = counter.calls
     window.counter = counter
     return window
