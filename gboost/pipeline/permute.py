@@ -206,6 +206,15 @@ def read_within(path: str | os.PathLike, study: Study) -> np.ndarray:
     return codes
 
 
+def strata_of(study: Study, params) -> np.ndarray | None:
+    """The stratum code of each sample from ``params.within`` (--within) for ``params.perm``'s
+    permutations (either test's params); None without --perm or without the file. The pipelines
+    read it before their scan, so that a file that does not fit the study is refused first."""
+    if not params.perm or params.within is None:
+        return None
+    return read_within(params.within, study)
+
+
 # --- one permutation's maximum --------------------------------------------------------------------
 
 @dataclass

@@ -210,10 +210,11 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         raise ValueError("run_qt_scan needs a study with a quantitative trait (study.trait)")
     if params.perm and covariates is not None:
         raise ValueError(PERM_WITH_COVARIATES)
-    if params.perm and params.within is not None:  # a bad --within file is refused before the scan
-        from gboost.pipeline.permute import read_within
+    strata = None
+    if params.perm:  # a bad --within file is refused before the scan, not after it
+        from gboost.pipeline.permute import strata_of
 
-        read_within(params.within, study)
+        strata = strata_of(study, params)
     timings: dict[str, float] = {}
     alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     screen = None
@@ -285,19 +286,20 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
                              "samples_with_covariates": int(cp.n_g)}
     if params.perm:
         where = checkpoint_dir if checkpoint_dir is not None else getattr(checkpoint, "dir", None)
-        permute_trait(res, engine, checkpoint_dir=where, progress=perm_progress, cancel=cancel)
+        permute_trait(res, engine, checkpoint_dir=where, progress=perm_progress, cancel=cancel, strata=strata)
     return res
 
 
-def permute_trait(res: QTScanResult, engine, *, checkpoint_dir=None, progress=None, cancel=None) -> None:
+def permute_trait(res: QTScanResult, engine, *, checkpoint_dir=None, progress=None, cancel=None,
+                  strata: np.ndarray | None = None) -> None:
     """``--perm``: the maxima of ``res.params.perm`` permutations of the trait on ``engine``
     (gboost/pipeline/permute.py, the case-control scan's machinery), recorded in ``checkpoint_dir``
-    when given, and every screened pair's EMP2 (NaN where its test failed) into ``res``."""
-    from gboost.pipeline.permute import read_within, run_permutations
+    when given, and every screened pair's EMP2 (NaN where its test failed) into ``res``.
+    ``strata``: the --within file's codes (:func:`gboost.pipeline.permute.strata_of`)."""
+    from gboost.pipeline.permute import run_permutations
 
     t = time.perf_counter()
     params, study = res.params, res.study
-    strata = read_within(params.within, study) if params.within is not None else None
     perm = run_permutations(study, engine, params.perm, params.perm_seed, strata=strata, within=params.within,
                             checkpoint_dir=checkpoint_dir, progress=progress, cancel=cancel)
     sc = res.screened

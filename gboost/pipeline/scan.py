@@ -193,7 +193,11 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     """
     params = params or ScanParams()
     _check_pipeline_args(study, params, covariates)
-    strata = _strata(study, params)  # a bad --within file is refused before the scan, not after it
+    strata = None
+    if params.perm:  # a bad --within file is refused before the scan, not after it
+        from gboost.pipeline.permute import strata_of
+
+        strata = strata_of(study, params)
     t0 = time.perf_counter()
     with ScanWorkers(study, planes) as workers:
         try:
@@ -216,27 +220,15 @@ def run_pipeline(study: Study, params: ScanParams | None = None, *, engine: Engi
     return res
 
 
-def _strata(study: Study, params) -> np.ndarray | None:
-    """The stratum code of each sample from ``params.within`` (--within), None without --perm or
-    without the file; InputError naming the file where it does not fit the study."""
-    if not params.perm or params.within is None:
-        return None
-    from gboost.pipeline.permute import read_within
-
-    return read_within(params.within, study)
-
-
 def permute(study: Study, params: ScanParams, res: ScanResult, *, engine: Engine | None = None, checkpoint=None,
             progress=None, cancel=None, strata: np.ndarray | None = None) -> None:
     """``--perm``: the permutations' maxima on the scan's engine (gboost/pipeline/permute.py), each
     recorded beside the scan's checkpoint, and every screened pair's EMP2 into ``res``. ``strata``:
-    the --within file's codes when the caller read them (else read here)."""
+    the --within file's codes (:func:`gboost.pipeline.permute.strata_of`), None without the file."""
     from gboost.engines import make_engine
     from gboost.pipeline.permute import run_permutations
 
     t = time.perf_counter()
-    if strata is None:
-        strata = _strata(study, params)
     sc = res.screened
     ok = ~np.isnan(sc.stat)
     first = float(sc.stat[ok].max()) if ok.any() else None  # the real scan's maximum: a null permutation's peer

@@ -42,6 +42,13 @@ def caption_top(top: float, lo: float, line: float, room: float) -> float:
     return max(top, (line - room * lo) / (1.0 - room))
 
 
+
+def _level_line(colour, where: float, anchor: tuple, label: str = "", *, pos: float = 0.0, width: float = 1.2,
+                style=Qt.PenStyle.DashLine) -> pg.InfiniteLine:
+    """A horizontal significance level, its caption at ``where`` along it (0: left, 1: right)."""
+    return pg.InfiniteLine(pos=pos, angle=0, movable=False, pen=pg.mkPen(colour, width=width, style=style),
+                           label=label, labelOpts={"position": where, "color": colour, "anchors": [anchor, anchor]})
+
 class ManhattanPlot(PlotPanel):
     """−log10 P of the marginal test by genomic position, each SNP's best interaction below it;
     click a SNP to see its partners."""
@@ -105,23 +112,15 @@ class ManhattanPlot(PlotPanel):
         # at opposite ends: on a tall axis the two lines are a few pixels apart.
         for p, colour, label, where, anchor in ((GENOME_WIDE_P, GENOME_WIDE, "genome-wide 5e-8", 0.98, (1, 1)),
                                                 (SUGGESTIVE_P, SUGGESTIVE, "suggestive 1e-5", 0.02, (0, 1))):
-            line = pg.InfiniteLine(pos=-np.log10(p), angle=0, movable=False,
-                                   pen=pg.mkPen(colour, width=1.2, style=Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": where, "color": colour, "anchors": [anchor, anchor]})
+            line = _level_line(colour, where, anchor, label, pos=-np.log10(p))
             self.plot.addItem(line)
             self.lines.append(line)
-        self.bonferroni_line = pg.InfiniteLine(pos=0.0, angle=0, movable=False,
-                                               pen=pg.mkPen(BONFERRONI, width=1.2, style=Qt.PenStyle.DashLine),
-                                               label="", labelOpts={"position": 0.98, "color": BONFERRONI,
-                                                                    "anchors": [(1, 1), (1, 1)]})
+        self.bonferroni_line = _level_line(BONFERRONI, 0.98, (1, 1))
         self.bonferroni_line.setVisible(False)
         pp.addItem(self.bonferroni_line)
         # The permutations' line: its caption at the other end from Bonferroni's, the two lines
         # being often a few pixels apart (both are genome-wide 0.05 levels).
-        self.perm_line = pg.InfiniteLine(pos=0.0, angle=0, movable=False,
-                                         pen=pg.mkPen(PERMUTATION, width=1.4, style=Qt.PenStyle.DashDotLine),
-                                         label="", labelOpts={"position": 0.02, "color": PERMUTATION,
-                                                              "anchors": [(0, 1), (0, 1)]})
+        self.perm_line = _level_line(PERMUTATION, 0.02, (0, 1), width=1.4, style=Qt.PenStyle.DashDotLine)
         self.perm_line.setVisible(False)
         pp.addItem(self.perm_line)
         self.pair_text = pg.TextItem("", anchor=(0.5, 0.5), color="#555555")
