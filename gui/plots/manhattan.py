@@ -218,12 +218,19 @@ class ManhattanPlot(PlotPanel):
         of its STAT at 4 df (the df of nearly every pair), captioned with the STAT itself."""
         thr = permutation_threshold(perm)
         self.perm_line.setVisible(thr is not None)
-        if thr is None:
-            return
-        self.perm_line.setValue(thr.neglog10)
-        caption = f"family-wise 0.05, {perm.n:,} permutations (STAT > {thr.stat:.4g})"
-        self.perm_line.label.setFormat(caption)
-        self.perm_line.label.setText(caption)
+        perm_higher = False
+        if thr is not None:
+            self.perm_line.setValue(thr.neglog10)
+            caption = f"family-wise 0.05, {perm.n:,} permutations (STAT > {thr.stat:.4g})"
+            self.perm_line.label.setFormat(caption)
+            self.perm_line.label.setText(caption)
+            perm_higher = not self.bonferroni_line.isVisible() or thr.neglog10 >= self.bonferroni_line.value()
+        # The upper line's caption above it, the lower's below (Bonferroni's above it when alone):
+        # the lines a few pixels apart, a caption above the lower one was struck through by the upper.
+        for line, above in ((self.perm_line, perm_higher), (self.bonferroni_line, not perm_higher)):
+            x = line.label.anchors[0][0]
+            line.label.anchors = [(x, 1 if above else 0)] * 2
+            line.label.updatePosition()
 
     def _draw_study(self, study, p, y, test: str) -> None:
         self.study = study

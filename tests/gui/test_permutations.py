@@ -272,6 +272,10 @@ def test_a_perm_scan_shows_emp2_the_family_wise_line_and_the_summary(qtbot, wind
     caption = line.label.toPlainText()
     assert caption == f"family-wise 0.05, {N_PERM} permutations (STAT > {t05:.4g})"
     assert window.manhattan.bonferroni_line.isVisible()  # beside Bonferroni's, not instead
+    # the upper line's caption above it, the lower's below: neither caption crosses the other line
+    bonf = window.manhattan.bonferroni_line
+    upper, lower = (line, bonf) if line.value() >= bonf.value() else (bonf, line)
+    assert upper.label.anchors[0][1] == 1 and lower.label.anchors[0][1] == 0
     lo, hi = window.manhattan.pair_plot.getViewBox().viewRange()[1]
     assert lo < line.value() < hi  # in view
     # the summary and the status line say what the permutations found
@@ -294,6 +298,7 @@ def test_a_scan_without_perm_has_no_emp2_nor_line(qtbot, scanned):
     win = scanned
     assert "EMP2" not in win.pairs.model.columns
     assert not win.manhattan.perm_line.isVisible()
+    assert win.manhattan.bonferroni_line.label.anchors[0][1] == 1  # alone: its caption above it
     assert win.summary.fields["Permutations"].text() == "none (--perm off)"
     emp2 = win.pairs.sig_mode.model().item(win.pairs.sig_mode.findData("emp2"))
     assert not emp2.isEnabled()
