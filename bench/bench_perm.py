@@ -9,7 +9,8 @@ same scan without --perm: seconds per permutation, the command's wall, and the s
 A fileset of bench/make_bed.py (random HWE genotypes, LD blocks of 20 SNPs at rho 0.9, 1 % missing
 calls) is written once into ``--dir``. Prints one line of JSON per run (``#``-prefixed), then the
 table: wall of the plain scan, wall with --perm, run.json's permutations seconds and seconds per
-permutation, rescans, and the projection of the command for ``--project`` permutations (1,000).
+permutation, rescans, the projection of the command for ``--project`` permutations (1,000), and a
+permutation's seconds by step (run.json's seconds_by_step over --perms).
 ``--qt`` scans a quantitative trait instead (standard normal values in a ``--pheno`` file written
 beside the fileset): its permutations move the values among the samples.
 """
@@ -72,12 +73,16 @@ def main() -> None:
            "device": run["device"], "perms": args.perms, "plain_s": round(plain, 3),
            "perm_s": round(wall, 3), "permutations_s": pr["seconds"], "per_perm_s": pr["seconds_per_permutation"],
            "rescans": pr["rescans"], "project": args.project,
-           "projected_s": round(plain + args.project * pr["seconds_per_permutation"], 1)}
+           "projected_s": round(plain + args.project * pr["seconds_per_permutation"], 1),
+           "steps_per_perm_s": {k: round(v / args.perms, 4) for k, v in pr.get("seconds_by_step", {}).items()}}
     print("# " + json.dumps(row), flush=True)
     print(f"{'snps':>8} {'n':>6} {'perms':>6} {'plain s':>8} {'--perm s':>9} {'s/perm':>8} {'rescans':>7} "
           f"{f'{args.project} perms s':>12}  device")
     print(f"{args.snps:>8} {args.n:>6} {args.perms:>6} {plain:>8.2f} {wall:>9.2f} {row['per_perm_s']:>8.3f} "
           f"{row['rescans']:>7} {row['projected_s']:>12.1f}  {row['device']}")
+    steps = ", ".join(f"{k} {v:.4f}" for k, v in row["steps_per_perm_s"].items())
+    print(f"a permutation's steps (s): {steps} (relabel: what the run waited for the permuted planes; made "
+          "ahead beside a GPU's screen)")
 
 
 if __name__ == "__main__":

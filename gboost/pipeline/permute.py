@@ -41,6 +41,7 @@ import math
 import os
 import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -110,17 +111,21 @@ def _bit_positions(n_ctrl: int, w_ctrl: int, n: int) -> np.ndarray:
     return np.where(k < n_ctrl, k, w_ctrl * 64 + (k - n_ctrl))
 
 
-@cached_njit(parallel=True, nogil=True)
-def _gather_bits(planes, src, dst, out):
-    """Bit dst[k] of each plane of ``out`` = bit src[k] of the same plane of ``planes`` (dst
-    increasing). Per SNP its calls are first read out of its three planes by their set bits (each
-    called sample sets one), into a byte per old bit position (3: no call), then the new words
-    are filled in order from those bytes: two sequential passes, where a bit-by-bit gather of each
-    plane read the planes at random three times over (several times slower)."""
+@cached_njit(nogil=True)
+def _gather_rows(planes, src, dst, w_ctrl, out, counts, s0, s1):
+    """SNPs [s0, s1) of ``out``: bit dst[k] of each plane = bit src[k] of the same plane of
+    ``planes`` (dst increasing), and ``counts`` (per SNP, type, class) recounted from the new words
+    (class 0: words below ``w_ctrl``). Per SNP its calls are first read out of its three planes by
+    their set bits (each called sample sets one), into a byte per old bit position (3: no call),
+    then the new words are filled in order from those bytes: two sequential passes, where a
+    bit-by-bit gather of each plane read the planes at random three times over (several times
+    slower). Serial and free of the GIL: host threads run ranges of SNPs side by side, beside
+    whatever parallel kernel another thread runs (numba's workqueue layer allows only one)."""
     one = np.uint64(1)
     n_bits = planes.shape[2] * 64
-    for s in nb.prange(planes.shape[0]):
-        geno = np.full(n_bits, 3, np.uint8)
+    geno = np.empty(n_bits, np.uint8)
+    for s in range(s0, s1):
+        geno[:] = 3
         for t in range(3):
             for w in range(planes.shape[2]):
                 x = planes[s, t, w]
@@ -149,16 +154,25 @@ def _gather_bits(planes, src, dst, out):
             out[s, 0, word] = a0
             out[s, 1, word] = a1
             out[s, 2, word] = a2
+        for t in range(3):
+            c0 = 0
+            c1 = 0
+            for w in range(planes.shape[2]):
+                if w < w_ctrl:
+                    c0 += popcount64(out[s, t, w])
+                else:
+                    c1 += popcount64(out[s, t, w])
+            counts[s, t, 0] = c0
+            counts[s, t, 1] = c1
 
 
-def permuted_study(study: Study, labels: np.ndarray) -> Study:
+def permuted_study(study: Study, labels: np.ndarray, pool: ThreadPoolExecutor | None = None) -> Study:
     """``study`` with the case/control labels ``labels`` (per sample, plane order; as many cases as
     the study has): its planes re-encoded for the new split (new controls first, each class in the
     study's sample order), its counts recounted. Alleles and PLINK's orientation of each SNP are
     the study's (they come from the pooled genotypes). The study's planes must be written in full
-    (the permutations run after the real scan, whose finalize waited for them)."""
-    from gboost.data.encode import plane_counts
-
+    (the permutations run after the real scan, whose finalize waited for them). ``pool``: host
+    threads that share the SNPs (else the calling thread alone)."""
     lay = study.layout
     n = study.n_samples
     labels = np.asarray(labels, dtype=bool)
@@ -167,12 +181,78 @@ def permuted_study(study: Study, labels: np.ndarray) -> Study:
                          f"{lay.n_case} cases of {n}")
     order = np.concatenate([np.flatnonzero(~labels), np.flatnonzero(labels)])  # new slot -> old sample
     pos = _bit_positions(lay.n_ctrl, lay.w_ctrl, n)
+    src = np.ascontiguousarray(pos[order])
     planes = np.zeros_like(study.planes)
-    _gather_bits(study.planes, np.ascontiguousarray(pos[order]), pos, planes)
+    counts = np.empty((study.n_snps, 3, 2), np.int64)
+    p = study.n_snps
+    step = max(256, -(-p // 64))  # several ranges a thread of a pool of up to 16: none waits long on the last
+    ranges = [(a, min(p, a + step)) for a in range(0, p, step)]
+    # The first range on this thread: it compiles the kernel (or loads it) where compiling is safe.
+    if ranges:
+        _gather_rows(study.planes, src, pos, lay.w_ctrl, planes, counts, *ranges[0])
+    rest = [(pool.submit if pool is not None else _now)(_gather_rows, study.planes, src, pos, lay.w_ctrl, planes,
+                                                         counts, a, b) for a, b in ranges[1:]]
+    for f in rest:
+        f.result()
     samples = study.samples.take(order)
     samples.status = np.where(np.arange(n) < lay.n_ctrl, 1, 2).astype(np.int8)
-    return replace(study, samples=samples, planes=planes, counts=plane_counts(planes, lay),
+    return replace(study, samples=samples, planes=planes, counts=counts.astype(study.counts.dtype, copy=False),
                    founder_counts=None, reversed_alleles=study.plink_reversed())
+
+
+class _Done:
+    """A finished call, read as a future is."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def _now(fn, *args) -> _Done:
+    return _Done(fn(*args))
+
+
+class Relabeller:
+    """The permuted studies of a case-control run, made on a pool of host threads; with
+    ``ahead``, permutation k + 1's is made on a thread of its own while the engine screens k's
+    (an engine whose screen leaves the host's cores idle: the GPU's, Dask's). ``waited`` sums the
+    seconds the run waited for them (all of the relabelling without ``ahead``)."""
+
+    def __init__(self, study: Study, labels_of: Callable[[int], np.ndarray], n: int, *, threads: int, ahead: bool):
+        self.study, self.labels_of, self.n, self.ahead = study, labels_of, n, ahead
+        self.pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="gboost-relabel")
+        self.back = ThreadPoolExecutor(1, thread_name_prefix="gboost-relabel-next") if ahead else None
+        self.next: tuple[int, object] | None = None
+        self.waited = 0.0
+
+    def study_for(self, k: int) -> Study:
+        t = time.perf_counter()
+        if self.next is not None and self.next[0] == k:
+            got = self.next[1].result()
+        else:
+            self._drop_next()
+            got = permuted_study(self.study, self.labels_of(k), self.pool)
+        self.next = None
+        self.waited += time.perf_counter() - t
+        if self.back is not None and k + 1 < self.n:
+            self.next = (k + 1, self.back.submit(lambda: permuted_study(self.study, self.labels_of(k + 1), self.pool)))
+        return got
+
+    def _drop_next(self) -> None:
+        if self.next is not None:
+            try:
+                self.next[1].result()  # (its threads finish before the pool goes)
+            except Exception:  # noqa: BLE001 - a permutation not asked for: its error is not the run's
+                pass
+            self.next = None
+
+    def close(self) -> None:
+        self._drop_next()
+        if self.back is not None:
+            self.back.shutdown(wait=True)
+        self.pool.shutdown(wait=True)
 
 
 # --- --within -------------------------------------------------------------------------------------
@@ -265,12 +345,21 @@ def _best(i, j, stat, df, ok):
     return float(top), int(i[pick]), int(j[pick]), int(df[pick])
 
 
-def screen_maximum(engine, study: Study, t: float, cancel=None):
+def _add(clock: dict | None, step: str, since: float) -> float:
+    now = time.perf_counter()
+    if clock is not None:
+        clock[step] = clock.get(step, 0.0) + (now - since)
+    return now
+
+
+def screen_maximum(engine, study: Study, t: float, cancel=None, clock: dict | None = None):
     """Screen ``study`` at ``t`` on ``engine``: (best survivor (stat, i, j, df) or None, the lower
     bound L of the study's maximum that the screen shows, valid pairs). Where the best survivor
-    reaches t it is the maximum, and L is its statistic."""
+    reaches t it is the maximum, and L is its statistic. ``clock`` (when given) sums the seconds
+    of the screen and of the exact tests after it under "screen" and "exact"."""
     from gboost.engines.cpu import tables_of
 
+    since = time.perf_counter()
     thr = _screen_thresholds(t)
     engine.prepare(study, thr)
     try:
@@ -282,11 +371,13 @@ def screen_maximum(engine, study: Study, t: float, cancel=None):
         engine.close()
     if len(acc.tiles_done) < len(tiles):
         raise ScanCancelled()
+    since = _add(clock, "screen", since)
     i, j, _, tables = acc.survivors()
     stat, df, ok = _exact(study, i, j, tables)
     best = _best(i, j, stat, df, ok)
     lower = best[0] if best is not None else -np.inf
     if best is not None and best[0] >= t:  # found: no bound needed
+        _add(clock, "exact", since)
         return best, lower, acc.n_valid
     # Each SNP's best partner among the pairs that did not survive: real pairs, whose exact
     # statistics are further lower bounds of the maximum.
@@ -299,15 +390,21 @@ def screen_maximum(engine, study: Study, t: float, cancel=None):
         s2, d2, ok2 = _exact(study, a, b, tables_of(study, a, b))
         if ok2.any():
             lower = max(lower, float(np.max(s2[ok2])))
+    _add(clock, "exact", since)
     return best, lower, acc.n_valid
 
 
 def permutation_maximum(engine, study: Study, labels: np.ndarray, t: float, k: int, cancel=None) -> Maximum:
     """The largest exact statistic of ``study`` relabelled by ``labels``, screening first at ``t``."""
-    pstudy = permuted_study(study, labels)
+    return relabelled_maximum(engine, permuted_study(study, labels), t, k, cancel)
+
+
+def relabelled_maximum(engine, pstudy: Study, t: float, k: int, cancel=None, clock: dict | None = None) -> Maximum:
+    """The largest exact statistic of ``pstudy`` (a study relabelled by :func:`permuted_study`),
+    screening first at ``t``."""
     rescans = 0
     while True:
-        best, lower, n_valid = screen_maximum(engine, pstudy, t, cancel)
+        best, lower, n_valid = screen_maximum(engine, pstudy, t, cancel, clock)
         if best is not None and best[0] >= t:
             return Maximum(k, best[0], best[1], best[2], best[3], t, rescans)
         if n_valid == 0:
@@ -382,6 +479,9 @@ class PermResult:
     seconds: float = 0.0
     resumed: int = 0  # permutations replayed from the checkpoint
     trait: str = "case-control"  # or "quantitative": which test's STAT the maxima are
+    # Seconds of this run's permutations by step (case-control: "relabel", what the run waited for the
+    # permuted planes, "screen", "exact"; quantitative: "scan")
+    steps: dict = field(default_factory=dict)
 
     def p_value(self, stat: float, df: int) -> float:
         """The exact P of a STAT of ``df`` as pairs.tsv gives it: the chi-square's (case-control),
@@ -443,6 +543,7 @@ class PermResult:
             **({"threshold_0.05_p": None if t05 is None else self.p_value(t05, 1)} if qt else {}),
             "threshold_0.05_rule": "STAT above it has EMP2 <= 0.05 (the floor(0.05 (N + 1))-th largest maximum)",
             "rescans": self.rescans, "resumed": self.resumed, "seconds": round(self.seconds, 6),
+            "seconds_by_step": {k: round(v, 6) for k, v in self.steps.items()},
             "seconds_per_permutation": round(self.seconds / max(1, self.n - self.resumed), 6),
         }
 
@@ -462,12 +563,12 @@ def run_permutations(study: Study, engine, n: int, seed: int, *, strata: np.ndar
     res = PermResult(n, seed, None if within is None else os.fspath(within),
                      None if strata is None else int(len(np.unique(strata))),
                      trait="quantitative" if study.quantitative else "case-control")
-    one = (_trait_permutations(study, engine, seed, strata, cancel) if study.quantitative
-           else _label_permutations(study, engine, seed, strata, first_threshold, cancel))
     ledger = PermLedger(checkpoint_dir, study) if checkpoint_dir is not None else None
     if ledger is not None:
         res.maxima = ledger.replay(n)
         res.resumed = len(res.maxima)
+    one, done = (_trait_permutations(study, engine, seed, strata, cancel, res.steps) if study.quantitative
+                 else _label_permutations(study, engine, n, seed, strata, first_threshold, cancel, res.steps))
     base, start = (res.resumed, 0.0), time.perf_counter()
     try:
         for k in range(len(res.maxima), n):
@@ -483,34 +584,50 @@ def run_permutations(study: Study, engine, n: int, seed: int, *, strata: np.ndar
                 if k == res.resumed:  # the pace from the first permutation this run finished
                     base = (k + 1, now)
     finally:
-        if ledger is not None:
-            ledger.close()
+        try:
+            done()
+        finally:
+            if ledger is not None:
+                ledger.close()
     res.seconds = time.perf_counter() - t0
     return res
 
 
-def _label_permutations(study: Study, engine, seed: int, strata, first_threshold, cancel):
-    """``one(k, maxima so far)`` -> permutation k's :class:`Maximum` of a case-control study."""
+def _label_permutations(study: Study, engine, n: int, seed: int, strata, first_threshold, cancel, clock: dict):
+    """(``one(k, maxima so far)`` -> permutation k's :class:`Maximum` of a case-control study, the
+    call that ends them)."""
+    from gboost.pipeline.scan import overlaps_host_work
+
     is_case = np.arange(study.n_samples) >= study.layout.n_ctrl
     pairs = max(2, study.n_snps * (study.n_snps - 1) // 2 if study.rect is None else study.rect.n_pairs())
     first = chi2_isf(min(0.5, 1.0 / pairs), 4)  # the largest of that many independent chi-square(4)
     if first_threshold is not None and math.isfinite(first_threshold):
         first = min(first, first_threshold)
 
+    relabel = Relabeller(study, lambda k: permuted_labels(is_case, seed, k, strata), n,
+                         threads=nb.get_num_threads(), ahead=overlaps_host_work(engine))
+
     def one(k: int, maxima: list) -> Maximum:
         t = next_threshold([m.stat for m in maxima], first)
-        return permutation_maximum(engine, study, permuted_labels(is_case, seed, k, strata), t, k, cancel)
+        waited = relabel.waited
+        pstudy = relabel.study_for(k)
+        clock["relabel"] = clock.get("relabel", 0.0) + relabel.waited - waited
+        return relabelled_maximum(engine, pstudy, t, k, cancel, clock)
 
-    return one
+    return one, relabel.close
 
 
-def _trait_permutations(study: Study, engine, seed: int, strata, cancel):
-    """``one(k, maxima so far)`` -> permutation k's :class:`Maximum` of a quantitative trait."""
+def _trait_permutations(study: Study, engine, seed: int, strata, cancel, clock: dict):
+    """(``one(k, maxima so far)`` -> permutation k's :class:`Maximum` of a quantitative trait, the
+    call that ends them)."""
 
     def one(k: int, maxima: list) -> Maximum:
-        return trait_maximum(engine, study, permuted_trait(study.trait, seed, k, strata), k, cancel)
+        since = time.perf_counter()
+        got = trait_maximum(engine, study, permuted_trait(study.trait, seed, k, strata), k, cancel)
+        _add(clock, "scan", since)
+        return got
 
-    return one
+    return one, lambda: None
 
 
 # --- the checkpoint of the permutations -----------------------------------------------------------

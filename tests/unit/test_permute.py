@@ -92,6 +92,58 @@ def test_permuted_study_is_the_study_encoded_with_the_new_labels(study):
     assert np.array_equal(ps.plink_reversed(), study.plink_reversed())
 
 
+def test_permuted_study_on_host_threads_is_the_same(study):
+    """SNPs shared among a pool's threads (ranges of 256 SNPs: a study of 700), and the next
+    permutation's study made ahead on a thread of its own, give the planes and counts of one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gboost.pipeline.permute import Relabeller
+
+    big = study_from_genotypes(simulate_study(700, 60, 70, seed=3, missing_rate=0.05).genotypes,
+                               np.arange(130) >= 70)
+    y = _is_case(big)
+    with ThreadPoolExecutor(3) as pool:
+        for k in range(3):
+            one, many = permuted_study(big, permuted_labels(y, 4, k)), permuted_study(big, permuted_labels(y, 4, k), pool)
+            assert np.array_equal(one.planes, many.planes) and np.array_equal(one.counts, many.counts)
+    ahead = Relabeller(big, lambda k: permuted_labels(y, 4, k), 5, threads=3, ahead=True)
+    try:
+        for k in (0, 1, 2, 4, 3):  # out of order too: a study not made ahead is made on the spot
+            got = ahead.study_for(k)
+            want = permuted_study(big, permuted_labels(y, 4, k))
+            assert np.array_equal(got.planes, want.planes) and np.array_equal(got.counts, want.counts)
+    finally:
+        ahead.close()
+
+
+class _OverlappingCpu(CpuEngine):
+    """The CPU engine declared to leave the host's cores idle: the permutations then make the next
+    permuted study ahead, on threads of their own, beside its parallel kernels."""
+
+    overlaps_host_work = True
+
+
+def test_making_the_next_study_ahead_changes_no_maximum(study, tmp_path):
+    import threading
+
+    plain = run_permutations(study, CpuEngine(threads=2), 10, 17)
+    ahead = run_permutations(study, _OverlappingCpu(threads=2), 10, 17)
+    assert [(m.stat, m.i, m.j, m.df) for m in ahead.maxima] == [(m.stat, m.i, m.j, m.df) for m in plain.maxima]
+    assert set(ahead.steps) == {"relabel", "screen", "exact"}
+    calls = {"n": 0}
+
+    def cancel():
+        calls["n"] += 1
+        return calls["n"] > 4
+
+    with pytest.raises(ScanCancelled):
+        run_permutations(study, _OverlappingCpu(threads=2, tile=1000), 10, 17, checkpoint_dir=tmp_path, cancel=cancel)
+    assert not [t for t in threading.enumerate() if t.name.startswith("gboost-relabel")]  # none left running
+    again = run_permutations(study, _OverlappingCpu(threads=2), 10, 17, checkpoint_dir=tmp_path)
+    assert 0 < again.resumed < 10
+    assert [(m.stat, m.i, m.j) for m in again.maxima] == [(m.stat, m.i, m.j) for m in plain.maxima]
+
+
 @pytest.mark.parametrize("tile", [None, 7, 16])
 def test_each_permutation_maximum_is_the_brute_force_maximum(study, tile):
     res = run_permutations(study, CpuEngine(threads=1, tile=tile), 12, 99)
