@@ -66,3 +66,9 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Free device memory / threads."""
+
+
+def overlaps_host_work(engine) -> bool:
+    """Whether host work (finalize's, the next permutation's planes) may run on other threads while
+    ``engine`` screens: the engine says so (:attr:`Engine.overlaps_host_work`)."""
+    return bool(getattr(engine, "overlaps_host_work", None))

@@ -50,6 +50,7 @@ import numba as nb
 import numpy as np
 
 from gboost.data.study import Study
+from gboost.engines.base import overlaps_host_work
 from gboost.errors import InputError, ScanCancelled
 from gboost.pipeline.accumulate import Accumulator
 from gboost.pipeline.checkpoint import PERM_LEDGER
@@ -596,8 +597,6 @@ def run_permutations(study: Study, engine, n: int, seed: int, *, strata: np.ndar
 def _label_permutations(study: Study, engine, n: int, seed: int, strata, first_threshold, cancel, clock: dict):
     """(``one(k, maxima so far)`` -> permutation k's :class:`Maximum` of a case-control study, the
     call that ends them)."""
-    from gboost.pipeline.scan import overlaps_host_work
-
     is_case = np.arange(study.n_samples) >= study.layout.n_ctrl
     pairs = max(2, study.n_snps * (study.n_snps - 1) // 2 if study.rect is None else study.rect.n_pairs())
     first = chi2_isf(min(0.5, 1.0 / pairs), 4)  # the largest of that many independent chi-square(4)

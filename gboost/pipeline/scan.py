@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from gboost.pipeline.accumulate import Accumulator
-from gboost.engines.base import Engine
+from gboost.engines.base import Engine, overlaps_host_work
 from gboost.errors import ScanCancelled
 from gboost.pipeline.hostwork import HostWork
 from gboost.pipeline.workers import ScanWorkers
@@ -500,7 +500,3 @@ def stream_order(tiles: list, ready) -> Iterator:
             heads[a] = k + 1
 
 
-def overlaps_host_work(engine: Engine) -> bool:
-    """Whether finalize's host work may run in the background while ``engine`` screens: the engine
-    says so (:attr:`gboost.engines.base.Engine.overlaps_host_work`)."""
-    return bool(getattr(engine, "overlaps_host_work", None))

@@ -195,10 +195,10 @@ class HeldPermutations:
         self.holding = threading.Event()
         if free is None:
             self.released.set()
-        real = permute.permutation_maximum
+        real = permute.relabelled_maximum
         held = self
 
-        def permutation_maximum(*args, **kwargs):
+        def relabelled_maximum(*args, **kwargs):
             held.calls += 1  # (one worker thread runs them, in order)
             if held.calls > (held.free or 0):
                 held.holding.set()
@@ -207,7 +207,7 @@ class HeldPermutations:
                 time.sleep(pace)
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(permute, "permutation_maximum", permutation_maximum)
+        monkeypatch.setattr(permute, "relabelled_maximum", relabelled_maximum)
 
     def release(self) -> None:
         self.released.set()
