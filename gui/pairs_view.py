@@ -45,8 +45,9 @@ class PairsView(QWidget):
         self.proxy.setSourceModel(self.model)
 
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search SNP IDs (e.g. rs123 or several words: rs12, rs99)…")
+        self.search.setPlaceholderText("Search SNP IDs (rs123, or several: rs12 rs99)…")
         self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(self.fontMetrics().horizontalAdvance("Search SNP IDs (rs123…") + 40)
         self.search.setToolTip("Show only pairs where either SNP's ID contains the text (case-insensitive)")
         self._search_timer = QTimer(self, singleShot=True, interval=200)
         self._search_timer.timeout.connect(lambda: self.apply_search(self.search.text()))
@@ -64,13 +65,16 @@ class PairsView(QWidget):
         self.chip_clear.clicked.connect(self.partnerFilterCleared)
         self.count = QLabel("No results yet")
 
+        # The search, the filters and the count on one row: at 1366 x 768 each row of controls is a
+        # row of pairs fewer.
         top = QHBoxLayout()
-        top.addWidget(self.search, 2)
+        top.addWidget(self.search, 3)
         top.addWidget(self.chip)
         top.addWidget(self.chip_clear)
+        top.addSpacing(12)
+        top.addLayout(self._build_filters())
         top.addStretch(1)
         top.addWidget(self.count)
-        filters = self._build_filters()
 
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -107,7 +111,6 @@ class PairsView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(top)
-        lay.addLayout(filters)
         lay.addWidget(self.table, 1)
         self._apply_ld_rule()
         self._apply_significance()
@@ -142,7 +145,7 @@ class PairsView(QWidget):
         v = QDoubleValidator(0.0, 1.0, 12)
         v.setNotation(QDoubleValidator.Notation.ScientificNotation)
         self.sig_value.setValidator(v)
-        self.sig_value.setMaximumWidth(80)
+        self.sig_value.setMaximumWidth(self.fontMetrics().horizontalAdvance("0.0005") + 24)
         self.sig_value.setToolTip(SIG_TIP)
         mode = str(settings.value("pairs/significance", "all"))
         self.sig_mode.setCurrentIndex(max(0, self.sig_mode.findData(mode)))
@@ -158,6 +161,7 @@ class PairsView(QWidget):
         self.ld_r2.setSingleStep(0.05)
         self.ld_r2.setValue(_float_setting("pairs/ld_r2", LD_R2_DEFAULT))
         self.ld_r2.setToolTip(LD_TIP)
+        self.ld_r2.setMaximumWidth(self.fontMetrics().horizontalAdvance("0.000") + 40)
         self.ld_kb = QDoubleSpinBox()
         self.ld_kb.setRange(0.0, 1e6)
         self.ld_kb.setDecimals(0)
@@ -166,6 +170,7 @@ class PairsView(QWidget):
         self.ld_kb.setSpecialValueText("off")
         self.ld_kb.setValue(_float_setting("pairs/ld_kb", LD_KB_DEFAULT))
         self.ld_kb.setToolTip(LD_TIP + " 0 turns the distance rule off.")
+        self.ld_kb.setMaximumWidth(self.fontMetrics().horizontalAdvance("1000000 kb") + 40)
         self.hide_ld = QCheckBox("Hide")
         self.hide_ld.setToolTip("Leave the pairs in LD out of the table")
         self.hide_ld.setChecked(str(settings.value("pairs/hide_ld", False)).lower() == "true")
@@ -177,14 +182,13 @@ class PairsView(QWidget):
         row.addWidget(QLabel("Show:"))
         row.addWidget(self.sig_mode)
         row.addWidget(self.sig_value)
-        row.addSpacing(16)
+        row.addSpacing(12)
         row.addWidget(ld_label)
         row.addWidget(self.ld_r2)
         row.addWidget(QLabel("or closer than"))
         row.addWidget(self.ld_kb)
         row.addWidget(self.hide_ld)
         row.addWidget(self.ld_count)
-        row.addStretch(1)
         return row
 
     # -- filters --------------------------------------------------------------------------------

@@ -86,6 +86,26 @@ def test_the_qq_and_pathway_tabs_keep_readable_plots_in_a_small_window(qtbot, st
     assert win.wait_idle(30000)
 
 
+def test_a_laptop_window_shows_six_pairs_and_its_controls_on_one_row(qtbot, study_prefix):
+    """At 1366 x 768 the pairs table shows at least six whole rows (the search, the filters and the
+    count on one row above it: on two rows it showed four and a half), every control whole."""
+    win = sized_window(qtbot, (1366, 768))
+    load(qtbot, win, study_prefix)
+    win.run_panel.epi1.setText(EPI1)
+    with qtbot.waitSignal(win.scanFinished, timeout=60000):
+        assert win.start_scan()
+    QApplication.processEvents()
+    table = win.pairs.table
+    rows = table.viewport().height() // table.verticalHeader().defaultSectionSize()
+    assert rows >= 6, rows
+    p = win.pairs
+    ys = {w.mapTo(p, w.rect().center()).y() for w in (p.search, p.sig_mode, p.ld_r2, p.ld_kb, p.hide_ld, p.count)}
+    assert max(ys) - min(ys) <= 4, ys  # one row
+    for w in (p.search, p.sig_mode, p.sig_value, p.ld_r2, p.ld_kb, p.count):
+        assert w.width() >= w.minimumSizeHint().width() or w.width() >= w.minimumWidth(), w
+    assert win.wait_idle(30000)
+
+
 def test_the_scripted_start_types_epi1_opens_the_second_study_and_gives_it_the_covariates(
         qtbot, window, study_prefix, second_prefix, tmp_path):
     covar = covar_file_for(second_prefix, tmp_path / "covar.txt")
