@@ -65,16 +65,22 @@ class PairsView(QWidget):
         self.chip_clear.clicked.connect(self.partnerFilterCleared)
         self.count = QLabel("No results yet")
 
-        # The search, the filters and the count on one row: at 1366 x 768 each row of controls is a
-        # row of pairs fewer.
+        # The search, the filters and the count on one row where the panel is wide enough (at
+        # 1366 x 768 each row of controls is a row of pairs fewer); the filters on a second row of
+        # their own where it is not, so that they never set the window's least width.
         top = QHBoxLayout()
         top.addWidget(self.search, 3)
         top.addWidget(self.chip)
         top.addWidget(self.chip_clear)
-        top.addSpacing(12)
-        top.addLayout(self._build_filters())
+        self.filters = QWidget()
+        self.filters.setLayout(self._build_filters())
+        self.filters.layout().setContentsMargins(12, 0, 0, 0)
         top.addStretch(1)
         top.addWidget(self.count)
+        self._top = top
+        self._second = QHBoxLayout()  # (first below, so that they never widen the window as it opens)
+        self._second.addWidget(self.filters)
+        self._second.addStretch(1)
 
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -111,9 +117,32 @@ class PairsView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(top)
+        lay.addLayout(self._second)
         lay.addWidget(self.table, 1)
         self._apply_ld_rule()
         self._apply_significance()
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(ev)
+        self._place_filters()
+
+    def _place_filters(self) -> None:
+        """The filters on the search's row when the row's least width fits the panel, else below it."""
+        on_top = self._top.indexOf(self.filters) >= 0
+        chip = self.chip.sizeHint().width() + self.chip_clear.sizeHint().width() if self.chip.isVisible() else 0
+        need = (max(self.search.minimumWidth(), self.search.minimumSizeHint().width()) + chip
+                + self.filters.minimumSizeHint().width() + self.count.sizeHint().width() + 24)
+        fits = self.width() >= need
+        if fits == on_top:
+            return
+        (self._top if on_top else self._second).removeWidget(self.filters)
+        while self._second.count():  # the stretch beside the filters on their own row
+            self._second.takeAt(0)
+        if fits:
+            self._top.insertWidget(self._top.indexOf(self.chip_clear) + 1, self.filters)
+        else:
+            self._second.addWidget(self.filters)
+            self._second.addStretch(1)
 
     def _double_clicked(self, idx) -> None:
         row = self.proxy.pair_row(idx.row())
@@ -322,6 +351,7 @@ class PairsView(QWidget):
                                                                     if label and search else ""))
         self.chip.setVisible(bool(label))
         self.chip_clear.setVisible(bool(label))
+        self._place_filters()
 
     def _update_count(self) -> None:
         if not hasattr(self, "ld_count"):

@@ -106,6 +106,23 @@ def test_a_laptop_window_shows_six_pairs_and_its_controls_on_one_row(qtbot, stud
     assert win.wait_idle(30000)
 
 
+def test_a_narrow_pairs_panel_puts_its_filters_on_a_row_of_their_own(qtbot):
+    """The filters never set the window's least width: below the width of one row they move under
+    the search, and back when the panel widens."""
+    from gui.pairs_view import PairsView
+
+    view = PairsView()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    assert view._top.indexOf(view.filters) < 0 and view.minimumSizeHint().width() < 700
+    view.resize(1200, 300)
+    qtbot.waitUntil(lambda: view._top.indexOf(view.filters) >= 0, timeout=2000)
+    view.resize(600, 300)
+    qtbot.waitUntil(lambda: view._top.indexOf(view.filters) < 0, timeout=2000)
+
+
 def test_the_scripted_start_types_epi1_opens_the_second_study_and_gives_it_the_covariates(
         qtbot, window, study_prefix, second_prefix, tmp_path):
     covar = covar_file_for(second_prefix, tmp_path / "covar.txt")
