@@ -9,7 +9,9 @@ order for either trait, on every engine, on --resume.
 
 Case-control: the labels so moved (:func:`permuted_labels`) re-encode the planes of the class
 split (:func:`permuted_study`: the pooled genotypes of a pair never change, only which of its
-samples are cases), and the largest exact statistic of any pair is found. Every engine screens it
+samples are cases), and the largest exact statistic of any pair is found. The relabelled planes
+are made on a pool of host threads (:class:`Relabeller`); beside an engine whose screen leaves the
+host's cores idle (a GPU's), permutation k + 1's are made while k's is screened. Every engine screens it
 through the interface it screens the real study with (``Engine.prepare`` / ``run_tiles``), so the
 CPU, GPU and Dask engines all serve it and give the same maxima: the exact statistics are computed
 here, on the host, from the engines' integer tables.

@@ -145,19 +145,19 @@ def test_library_refuses_perm_with_covariates(study):
 
 @pytest.mark.slow
 def test_an_interrupted_perm_run_resumes_the_same_permutations(study, permuted, tmp_path, monkeypatch, capsys):
-    real = permute.permutation_maximum
+    real = permute.relabelled_maximum
 
-    def stop_at_ninth(engine, st, labels, t, k, cancel=None):
+    def stop_at_ninth(engine, pstudy, t, k, *args):
         if k == 9:
             raise KeyboardInterrupt
-        return real(engine, st, labels, t, k, cancel)
+        return real(engine, pstudy, t, k, *args)
 
     out = tmp_path / "o"
-    monkeypatch.setattr(permute, "permutation_maximum", stop_at_ninth)
+    monkeypatch.setattr(permute, "relabelled_maximum", stop_at_ninth)
     assert _scan(study, out, "--perm", "25", "--perm-seed", "4") == 130
     assert len((out / "checkpoint.perm").read_bytes().splitlines()) == 9
     assert not (out / "pairs.tsv").exists()
-    monkeypatch.setattr(permute, "permutation_maximum", real)
+    monkeypatch.setattr(permute, "relabelled_maximum", real)
     capsys.readouterr()
     # Another seed, another N or another --within is another study of permutations: refused.
     line = _refused_resume(study, out, capsys, "--perm", "25", "--perm-seed", "5")
