@@ -71,6 +71,29 @@ def command(prefix: str, out: Path, device: str, epi1: float, repo: Path) -> tup
     return wall, json.loads((out / "run.json").read_text())
 
 
+def ld_fileset(folder: Path, p: int, n: int) -> str:
+    """The prefix of bench/make_bed.py's fileset of ``p`` SNPs x ``n`` samples in ``folder`` (random HWE
+    genotypes, LD blocks of 20 SNPs at rho 0.9, 1 % missing calls), written on first use: the
+    permutation and candidate-set benchmarks' study."""
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = str(folder / f"ld_{p}_{n}")
+    if not Path(prefix + ".bed").exists():
+        subprocess.run([sys.executable, str(ROOT / "bench" / "make_bed.py"), "--out", prefix, "--snps", str(p),
+                        "--samples", str(n), "--missing", "0.01", "--ld-block", "20", "--ld-rho", "0.9"],
+                       check=True, cwd=ROOT, env=_env(ROOT), stdout=subprocess.DEVNULL)
+    return prefix
+
+
+def scan(prefix: str, out: Path, device: str, extra: list[str]) -> tuple[float, dict]:
+    """`gboost scan --bfile prefix --out out --device device --quiet *extra` as a subprocess: (wall
+    seconds, its run.json)."""
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out), "--device",
+                    device, "--quiet", *extra], check=True, cwd=ROOT, env=_env(ROOT))
+    return time.perf_counter() - t, json.loads((out / "run.json").read_text())
+
+
 def engine_only(prefix: str, device: str, epi1: float, repeat: int = 1) -> float:
     from gboost.engines import make_engine
     from gboost.readers.plink_bed import open_bfile

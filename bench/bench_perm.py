@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,15 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_cli import _env  # noqa: E402 - bench/ is this script's folder
-
-
-def _scan(prefix: str, out: Path, device: str, extra: list[str]) -> tuple[float, dict]:
-    shutil.rmtree(out, ignore_errors=True)
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out), "--device",
-                    device, "--quiet", "--calibration-pairs", "0", *extra], check=True, cwd=ROOT, env=_env(ROOT))
-    return time.perf_counter() - t, json.loads((out / "run.json").read_text())
+from bench_cli import ld_fileset, scan  # noqa: E402 - bench/ is this script's folder
 
 
 def main() -> None:
@@ -52,13 +41,8 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/gboost-bench-perm")
     args = ap.parse_args()
     folder = Path(args.dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    prefix = str(folder / f"ld_{args.snps}_{args.n}")
-    if not Path(prefix + ".bed").exists():
-        subprocess.run([sys.executable, str(ROOT / "bench" / "make_bed.py"), "--out", prefix, "--snps", str(args.snps),
-                        "--samples", str(args.n), "--missing", "0.01", "--ld-block", "20", "--ld-rho", "0.9"],
-                       check=True, cwd=ROOT, env=_env(ROOT), stdout=subprocess.DEVNULL)
-    extra = ["--threads", str(args.threads)] if args.threads else []
+    prefix = ld_fileset(folder, args.snps, args.n)
+    extra = ["--calibration-pairs", "0"] + (["--threads", str(args.threads)] if args.threads else [])
     if args.qt:
         pheno = Path(prefix + ".qt.pheno")
         if not pheno.exists():
@@ -66,8 +50,8 @@ def main() -> None:
             values = np.random.default_rng(1).standard_normal(len(fam))
             pheno.write_text("".join(f"{f} {i} {v:.6f}\n" for (f, i), v in zip(fam, values)))
         extra += ["--pheno", str(pheno)]
-    plain, _ = _scan(prefix, folder / "plain", args.device, extra)
-    wall, run = _scan(prefix, folder / "perm", args.device, extra + ["--perm", str(args.perms)])
+    plain, _ = scan(prefix, folder / "plain", args.device, extra)
+    wall, run = scan(prefix, folder / "perm", args.device, extra + ["--perm", str(args.perms)])
     pr = run["permutations"]
     row = {"snps": args.snps, "n": args.n, "trait": "quantitative" if args.qt else "case-control",
            "device": run["device"], "perms": args.perms, "plain_s": round(plain, 3),

@@ -16,24 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_cli import _env  # noqa: E402 - bench/ is this script's folder
-
-
-def _scan(prefix: str, out: Path, device: str, extra: list[str]) -> tuple[float, dict]:
-    shutil.rmtree(out, ignore_errors=True)
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out), "--device",
-                    device, "--quiet", *extra], check=True, cwd=ROOT, env=_env(ROOT))
-    return time.perf_counter() - t, json.loads((out / "run.json").read_text())
+from bench_cli import ld_fileset, scan  # noqa: E402 - bench/ is this script's folder
 
 
 def _set_file(prefix: str, candidates: int) -> Path:
@@ -58,12 +47,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/gboost-bench-sets")
     args = ap.parse_args()
     folder = Path(args.dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    prefix = str(folder / f"ld_{args.snps}_{args.n}")
-    if not Path(prefix + ".bed").exists():
-        subprocess.run([sys.executable, str(ROOT / "bench" / "make_bed.py"), "--out", prefix, "--snps", str(args.snps),
-                        "--samples", str(args.n), "--missing", "0.01", "--ld-block", "20", "--ld-rho", "0.9"],
-                       check=True, cwd=ROOT, env=_env(ROOT), stdout=subprocess.DEVNULL)
+    prefix = ld_fileset(folder, args.snps, args.n)
     extra = ["--threads", str(args.threads)] if args.threads else []
     scans = [("set-by-all", ["--set", str(_set_file(prefix, args.candidates)), "--set-by-all"])]
     if not args.no_triangle:
@@ -71,7 +55,7 @@ def main() -> None:
     rows = []
     for name, flags in scans:
         for _ in range(2):
-            wall, run = _scan(prefix, folder / "out", args.device, extra + flags)
+            wall, run = scan(prefix, folder / "out", args.device, extra + flags)
         pairs = int(run["counts"]["pairs"])
         screen = float(run["timings_s"]["screen"])
         work = pairs * args.n

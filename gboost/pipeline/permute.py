@@ -193,42 +193,32 @@ def permuted_study(study: Study, labels: np.ndarray, pool: ThreadPoolExecutor | 
     # The first range on this thread: it compiles the kernel (or loads it) where compiling is safe.
     if ranges:
         _gather_rows(study.planes, src, pos, lay.w_ctrl, planes, counts, *ranges[0])
-    rest = [(pool.submit if pool is not None else _now)(_gather_rows, study.planes, src, pos, lay.w_ctrl, planes,
-                                                         counts, a, b) for a, b in ranges[1:]]
-    for f in rest:
-        f.result()
+    args = (study.planes, src, pos, lay.w_ctrl, planes, counts)
+    if pool is None:
+        for a, b in ranges[1:]:
+            _gather_rows(*args, a, b)
+    else:
+        for f in [pool.submit(_gather_rows, *args, a, b) for a, b in ranges[1:]]:
+            f.result()
     samples = study.samples.take(order)
     samples.status = np.where(np.arange(n) < lay.n_ctrl, 1, 2).astype(np.int8)
     return replace(study, samples=samples, planes=planes, counts=counts.astype(study.counts.dtype, copy=False),
                    founder_counts=None, reversed_alleles=study.plink_reversed())
 
 
-class _Done:
-    """A finished call, read as a future is."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def result(self):
-        return self.value
-
-
-def _now(fn, *args) -> _Done:
-    return _Done(fn(*args))
-
-
 class Relabeller:
     """The permuted studies of a case-control run, made on a pool of host threads; with
     ``ahead``, permutation k + 1's is made on a thread of its own while the engine screens k's
-    (an engine whose screen leaves the host's cores idle: the GPU's, Dask's). ``waited`` sums the
-    seconds the run waited for them (all of the relabelling without ``ahead``)."""
+    (an engine whose screen leaves the host's cores idle: the GPU's, Dask's). ``clock`` (when
+    given) sums under "relabel" the seconds the run waited for them (all of the relabelling
+    without ``ahead``)."""
 
-    def __init__(self, study: Study, labels_of: Callable[[int], np.ndarray], n: int, *, threads: int, ahead: bool):
-        self.study, self.labels_of, self.n, self.ahead = study, labels_of, n, ahead
+    def __init__(self, study: Study, labels_of: Callable[[int], np.ndarray], n: int, *, threads: int, ahead: bool,
+                 clock: dict | None = None):
+        self.study, self.labels_of, self.n, self.clock = study, labels_of, n, clock
         self.pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="gboost-relabel")
         self.back = ThreadPoolExecutor(1, thread_name_prefix="gboost-relabel-next") if ahead else None
         self.next: tuple[int, object] | None = None
-        self.waited = 0.0
 
     def study_for(self, k: int) -> Study:
         t = time.perf_counter()
@@ -238,7 +228,7 @@ class Relabeller:
             self._drop_next()
             got = permuted_study(self.study, self.labels_of(k), self.pool)
         self.next = None
-        self.waited += time.perf_counter() - t
+        _add(self.clock, "relabel", t)
         if self.back is not None and k + 1 < self.n:
             self.next = (k + 1, self.back.submit(lambda: permuted_study(self.study, self.labels_of(k + 1), self.pool)))
         return got
@@ -606,14 +596,11 @@ def _label_permutations(study: Study, engine, n: int, seed: int, strata, first_t
         first = min(first, first_threshold)
 
     relabel = Relabeller(study, lambda k: permuted_labels(is_case, seed, k, strata), n,
-                         threads=nb.get_num_threads(), ahead=overlaps_host_work(engine))
+                         threads=nb.get_num_threads(), ahead=overlaps_host_work(engine), clock=clock)
 
     def one(k: int, maxima: list) -> Maximum:
         t = next_threshold([m.stat for m in maxima], first)
-        waited = relabel.waited
-        pstudy = relabel.study_for(k)
-        clock["relabel"] = clock.get("relabel", 0.0) + relabel.waited - waited
-        return relabelled_maximum(engine, pstudy, t, k, cancel, clock)
+        return relabelled_maximum(engine, relabel.study_for(k), t, k, cancel, clock)
 
     return one, relabel.close
 
