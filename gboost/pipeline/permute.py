@@ -349,22 +349,25 @@ def screen_maximum(engine, study: Study, t: float, cancel=None, clock: dict | No
     """Screen ``study`` at ``t`` on ``engine``: (best survivor (stat, i, j, df) or None, the lower
     bound L of the study's maximum that the screen shows, valid pairs). Where the best survivor
     reaches t it is the maximum, and L is its statistic. ``clock`` (when given) sums the seconds
-    of the screen and of the exact tests after it under "screen" and "exact"."""
+    of the engine's set-up for the study ("prepare": on a GPU the planes' upload), of its tiles
+    ("screen"), of its release ("close") and of the exact tests after them ("exact")."""
     from gboost.engines.cpu import tables_of
 
     since = time.perf_counter()
     thr = _screen_thresholds(t)
     engine.prepare(study, thr)
     try:
+        since = _add(clock, "prepare", since)
         tiles = _tiles(study, engine.tile_snps())
         acc = Accumulator(study.n_snps)
         for res in engine.run_tiles(tiles, cancel):
             acc.add(res)
+        since = _add(clock, "screen", since)
     finally:
         engine.close()
     if len(acc.tiles_done) < len(tiles):
         raise ScanCancelled()
-    since = _add(clock, "screen", since)
+    since = _add(clock, "close", since)
     i, j, _, tables = acc.survivors()
     stat, df, ok = _exact(study, i, j, tables)
     best = _best(i, j, stat, df, ok)

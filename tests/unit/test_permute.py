@@ -129,7 +129,7 @@ def test_making_the_next_study_ahead_changes_no_maximum(study, tmp_path):
     plain = run_permutations(study, CpuEngine(threads=2), 10, 17)
     ahead = run_permutations(study, _OverlappingCpu(threads=2), 10, 17)
     assert [(m.stat, m.i, m.j, m.df) for m in ahead.maxima] == [(m.stat, m.i, m.j, m.df) for m in plain.maxima]
-    assert set(ahead.steps) == {"relabel", "screen", "exact"}
+    assert set(ahead.steps) == {"relabel", "prepare", "screen", "close", "exact"}
     calls = {"n": 0}
 
     def cancel():
