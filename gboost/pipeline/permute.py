@@ -348,26 +348,22 @@ def _add(clock: dict | None, step: str, since: float) -> float:
 def screen_maximum(engine, study: Study, t: float, cancel=None, clock: dict | None = None):
     """Screen ``study`` at ``t`` on ``engine``: (best survivor (stat, i, j, df) or None, the lower
     bound L of the study's maximum that the screen shows, valid pairs). Where the best survivor
-    reaches t it is the maximum, and L is its statistic. ``clock`` (when given) sums the seconds
-    of the engine's set-up for the study ("prepare": on a GPU the planes' upload), of its tiles
-    ("screen"), of its release ("close") and of the exact tests after them ("exact")."""
+    reaches t it is the maximum, and L is its statistic. The engine stays prepared (the next
+    permutation's prepare takes its place: a GPU keeps its buffers, Dask its cluster); the caller
+    closes it. ``clock`` (when given) sums the seconds of the engine's set-up for the study
+    ("prepare"), of its tiles ("screen") and of the exact tests after them ("exact")."""
     from gboost.engines.cpu import tables_of
 
     since = time.perf_counter()
-    thr = _screen_thresholds(t)
-    engine.prepare(study, thr)
-    try:
-        since = _add(clock, "prepare", since)
-        tiles = _tiles(study, engine.tile_snps())
-        acc = Accumulator(study.n_snps)
-        for res in engine.run_tiles(tiles, cancel):
-            acc.add(res)
-        since = _add(clock, "screen", since)
-    finally:
-        engine.close()
+    engine.prepare(study, _screen_thresholds(t))
+    since = _add(clock, "prepare", since)
+    tiles = _tiles(study, engine.tile_snps())
+    acc = Accumulator(study.n_snps)
+    for res in engine.run_tiles(tiles, cancel):
+        acc.add(res)
     if len(acc.tiles_done) < len(tiles):
         raise ScanCancelled()
-    since = _add(clock, "close", since)
+    since = _add(clock, "screen", since)
     i, j, _, tables = acc.survivors()
     stat, df, ok = _exact(study, i, j, tables)
     best = _best(i, j, stat, df, ok)
@@ -391,8 +387,12 @@ def screen_maximum(engine, study: Study, t: float, cancel=None, clock: dict | No
 
 
 def permutation_maximum(engine, study: Study, labels: np.ndarray, t: float, k: int, cancel=None) -> Maximum:
-    """The largest exact statistic of ``study`` relabelled by ``labels``, screening first at ``t``."""
-    return relabelled_maximum(engine, permuted_study(study, labels), t, k, cancel)
+    """The largest exact statistic of ``study`` relabelled by ``labels``, screening first at ``t``
+    (``engine`` closed after)."""
+    try:
+        return relabelled_maximum(engine, permuted_study(study, labels), t, k, cancel)
+    finally:
+        engine.close()
 
 
 def relabelled_maximum(engine, pstudy: Study, t: float, k: int, cancel=None, clock: dict | None = None) -> Maximum:
@@ -605,7 +605,13 @@ def _label_permutations(study: Study, engine, n: int, seed: int, strata, first_t
         t = next_threshold([m.stat for m in maxima], first)
         return relabelled_maximum(engine, relabel.study_for(k), t, k, cancel, clock)
 
-    return one, relabel.close
+    def done() -> None:
+        try:
+            engine.close()  # (prepared by each permutation in turn, closed once)
+        finally:
+            relabel.close()
+
+    return one, done
 
 
 def _trait_permutations(study: Study, engine, seed: int, strata, cancel, clock: dict):

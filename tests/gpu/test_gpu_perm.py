@@ -118,3 +118,44 @@ def test_gpu_qt_scan_perm_equals_the_cpu_engine(qt_study):
     assert got.engine == "gpu"
     assert np.array_equal(got.perm.stats, want.perm.stats)
     assert len(want.reported) and np.array_equal(got.reported.emp2, want.reported.emp2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make", ["gpu_study", "two_rate_study"])
+def test_a_gpu_engine_prepared_again_screens_each_relabelled_study_as_the_cpu_engine(counting, make):
+    """A prepare without a close between, for a study of the same shape (the permutations' path),
+    keeps the runner and re-uploads only planes, counts, thresholds and the missing-call lists: each
+    relabelled study's tiles (survivors, tables, summaries) equal the CPU engine's, and a study of
+    another shape still gets a runner of its own."""
+    from gboost.engines.base import Thresholds
+    from gboost.pipeline.tiles import plan_tiles
+    from gboost.pipeline.permute import permuted_labels, permuted_study
+    from tests import helpers
+
+    base = helpers.gpu_study(150, 260, 120, missing=0.02, seed=9) if make == "gpu_study" else helpers.two_rate_study()
+    y = np.arange(base.n_samples) >= base.layout.n_ctrl
+    eng = gpu_engine(tile=48, counting=counting)
+    try:
+        for k in range(3):
+            s = permuted_study(base, permuted_labels(y, 5, k))
+            thr = helpers.LOOSE if k != 1 else Thresholds(helpers.thresholds_by_df(0.01), helpers.thresholds_by_df(0.1))
+            tiles = plan_tiles(s.n_snps, 48, None)
+            want = helpers.tiles_of(CpuEngine(tile=48), s, thr, tiles)
+            eng.prepare(s, thr)
+            runner = eng._runners[0]
+            got = list(eng.run_tiles(tiles))
+            got.sort(key=lambda r: r.tile.index)
+            for g, w in zip(got, want):
+                helpers.assert_tile_equal(g, w)
+            if k:
+                assert runner is first, "the runner was set up again for a study of the same shape"
+            first = runner
+        other = helpers.gpu_study(97, 130, 61, missing=0.02, seed=2)
+        eng.prepare(other, helpers.LOOSE)
+        assert eng._runners[0] is not first
+        tiles = plan_tiles(other.n_snps, 48, None)
+        got = sorted(eng.run_tiles(tiles), key=lambda r: r.tile.index)
+        for g, w in zip(got, helpers.tiles_of(CpuEngine(tile=48), other, helpers.LOOSE, tiles)):
+            helpers.assert_tile_equal(g, w)
+    finally:
+        eng.close()

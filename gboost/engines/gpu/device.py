@@ -259,12 +259,54 @@ class DeviceRunner:
             # wait for the one in hand (the engine's prepare took several times longer).
             self._start_pinning()
 
+    def can_restudy(self, study: Study) -> bool:
+        """Whether :meth:`restudy` can take ``study``: one of this runner's shape (the SNPs, the classes'
+        sizes, which SNPs have missing calls at all) whose planes this runner holds resident, so that its
+        kernels, buffers and plane array serve it as they are (a permutation's relabelled study)."""
+        old = self.study
+        return (self.planes is not None and self._decoder is None and study.n_snps == self.p
+                and study.layout == old.layout and study.n_samples == old.n_samples
+                and np.array_equal(np.asarray(study.has_missing, dtype=bool), self.has_missing))
+
+    def restudy(self, study: Study, thresholds: Thresholds, planes: PlaneSource) -> None:
+        """Take ``study`` (:meth:`can_restudy`) in place of the one set up: its planes go up into the
+        resident array as at set-up (the missing-call lists rebuilt as they land), its counts and
+        ``thresholds`` replace the old; the kernels, streams, slots and device arrays stay. The stats
+        start again. Work of the old study still queued is waited for first."""
+        cp = self.cp
+        with cp.cuda.Device(self.device_id):
+            self.stream.synchronize()
+            self.upload_stream.synchronize()
+            if self._uploading is not None:
+                self._uploading.close()
+                self._uploading = None
+            self.study, self.plane_source = study, planes
+            self.host_planes = np.ascontiguousarray(study.planes, dtype=np.uint64)
+            self.stats = DeviceStats(table_in_shared_memory=self.stats.table_in_shared_memory)
+            self.where = None
+            with self.stream:
+                self.counts = cp.asarray(np.ascontiguousarray(study.counts.reshape(self.p, 6), dtype=np.int32))
+                self.thr = cp.asarray(np.concatenate([thresholds.screen, thresholds.summary]).astype(np.float64))
+            lay = study.layout
+            plan = missing_lists.plan_lists(study.counts, lay.n_ctrl, lay.n_case, self.has_missing,
+                                            enabled=self.way.lists and self.config.corrects)
+            if self.lists is None:  # none at set-up (they did not fit): none now
+                plan = missing_lists.unlisted(plan)
+            elif not plan.listed or plan.width != self.lists.width:
+                self.lists = None  # (a list of another width is allocated anew)
+            self._setup_lists(plan)
+            self.stream.synchronize()
+            self._uploading = PlaneUpload(cp, self.device_id, self.host_planes, self.planes,
+                                          wait_rows=self.plane_source.wait, lay_out=self.lay_out)
+            self._last_end = cp.cuda.Event()
+            self._last_end.record(self.stream)
+
     def _setup_lists(self, plan: missing_lists.ListPlan) -> None:
         """The SNPs' flags on the device (every kernel's ``miss``) and, where some are listed, the lists
         and the sample-major copy (missing_lists.DeviceLists), filled as the planes' chunks land. Where
         they do not fit, no SNP is listed (the direct modes count every block with missing calls)."""
         cp, lay = self.cp, self.study.layout
-        if plan.listed:
+        if plan.listed and self.lists is None:  # (a restudy keeps lists of the same width: rewritten as chunks land)
             try:
                 with self.stream:
                     self.lists = missing_lists.DeviceLists(cp, self.k, plan, self.p, self.n_words, lay.w_ctrl,

@@ -164,6 +164,20 @@ class GpuEngine(Engine):
 
     # -- Engine interface ----------------------------------------------------------------------
     def prepare(self, study: Study, thresholds: Thresholds, planes: PlaneSource | None = None) -> None:
+        if planes is None and self._runners and not self._active and all(r.can_restudy(study) for r in self._runners):
+            # Another study of the same shape (a permutation's relabelled planes, prepared without a
+            # close between): the runners keep their kernels, buffers and plane arrays, and only the
+            # planes, counts and thresholds go up again.
+            self.study = study
+            self.plane_source = PlaneSource.complete(study.planes)
+            try:
+                for r in self._runners:
+                    r.restudy(study, thresholds, self.plane_source)
+            except BaseException:
+                self.close()
+                raise
+            self._stats = [r.stats for r in self._runners]
+            return
         self.close()
         self.study = study
         # The host planes as a background encode writes them (gboost/data/planes.py): the tiles and
