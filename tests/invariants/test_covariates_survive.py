@@ -78,6 +78,7 @@ def test_case_control_parts_with_other_covariates_do_not_merge(cc, tmp_path, cap
         assert len(err) == 1 and "different scan" in err[0]
 
 
+@pytest.mark.slow  # a local Dask cluster's start: about 20 s, the fast lane's longest test by far
 def test_case_control_on_dask_keeps_the_adjusted_tests(cc, tmp_path):
     pytest.importorskip("distributed")
     prefix, cov, one = cc
