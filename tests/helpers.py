@@ -476,8 +476,14 @@ def tiles_of(engine, study, thresholds, tiles):
 
 
 def pool_baseline() -> int:
+    """The bytes CuPy's pool holds for live arrays, after a collection: arrays of earlier tests kept
+    only by reference cycles would otherwise be freed later, by whichever collection comes, and a
+    memory limit set from this baseline would then leave the engine that much more room than meant."""
+    import gc
+
     import cupy
 
+    gc.collect()
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     return pool.used_bytes()

@@ -551,6 +551,11 @@ def test_the_drivers_registration_is_page_locked_memory_to_the_runtime_and_undon
 
     from gboost.engines.gpu.cuda import DriverError, host_register, host_unregister
 
+    # A registration lives in the device's primary context, which host_register retains for the
+    # call only; the engine registers after its runner's set-up has made that context, as here (in a
+    # process without one, the context made for the call would end with it, and the registration too).
+    cupy.cuda.Device(0).use()
+    cupy.zeros(1)
     buf = np.zeros(3 << 20, np.uint8)
     ptr, n = buf.ctypes.data, buf.nbytes
     host_register(0, ptr, n)
