@@ -280,3 +280,24 @@ def test_local_gpus_on_two_gpus_equals_one_gpu_in_one_process():
     assert outputs(distributed) == outputs(single)
     assert distributed.n_valid == single.n_valid
     assert engine.last_tasks >= 16 and engine.last_units >= 1
+
+
+@pytest.mark.slow
+def test_permutations_on_a_dask_cluster_equal_the_cpu_engine_on_one_cluster(study):
+    """The permutations keep the engine prepared from one to the next: on Dask one cluster serves them
+    all (it is started once and closed at the end), with the CPU engine's maxima for the same seed."""
+    from gboost.pipeline.permute import run_permutations
+
+    want = run_permutations(study, CpuEngine(tile=64), 4, 9)
+    engine = DaskEngine("local:2", device="cpu", tile=64)
+    started = []
+    connect = engine._connect
+
+    def counted_connect():
+        started.append(1)
+        connect()
+
+    engine._connect = counted_connect
+    got = run_permutations(study, engine, 4, 9)
+    assert [(m.stat, m.i, m.j, m.df) for m in got.maxima] == [(m.stat, m.i, m.j, m.df) for m in want.maxima]
+    assert len(started) == 1 and engine.client is None  # one cluster for every permutation, closed after
