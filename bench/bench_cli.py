@@ -63,12 +63,7 @@ def _env(repo: Path) -> dict:
 
 
 def command(prefix: str, out: Path, device: str, epi1: float, repo: Path) -> tuple[float, dict]:
-    shutil.rmtree(out, ignore_errors=True)
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out), "--device",
-                    device, "--quiet", "--epi1", str(epi1)], check=True, cwd=repo, env=_env(repo))
-    wall = time.perf_counter() - t
-    return wall, json.loads((out / "run.json").read_text())
+    return scan(prefix, out, device, ["--epi1", str(epi1)], repo)
 
 
 def ld_fileset(folder: Path, p: int, n: int) -> str:
@@ -84,13 +79,13 @@ def ld_fileset(folder: Path, p: int, n: int) -> str:
     return prefix
 
 
-def scan(prefix: str, out: Path, device: str, extra: list[str]) -> tuple[float, dict]:
-    """`gboost scan --bfile prefix --out out --device device --quiet *extra` as a subprocess: (wall
-    seconds, its run.json)."""
+def scan(prefix: str, out: Path, device: str, extra: list[str], repo: Path = ROOT) -> tuple[float, dict]:
+    """`gboost scan --bfile prefix --out out --device device --quiet *extra` of the tree ``repo`` as a
+    subprocess: (wall seconds, its run.json)."""
     shutil.rmtree(out, ignore_errors=True)
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "gboost.cli", "scan", "--bfile", prefix, "--out", str(out), "--device",
-                    device, "--quiet", *extra], check=True, cwd=ROOT, env=_env(ROOT))
+                    device, "--quiet", *extra], check=True, cwd=repo, env=_env(repo))
     return time.perf_counter() - t, json.loads((out / "run.json").read_text())
 
 
