@@ -212,9 +212,8 @@ class DeviceRunner:
         # while it copied (run.json's gpu_idle_s counts such gaps).
         self.upload_stream = cp.cuda.Stream(non_blocking=True)
         with self.stream:
-            self.counts = cp.asarray(np.ascontiguousarray(study.counts.reshape(self.p, 6), dtype=np.int32))
+            self._upload_counts(thresholds)
             self.xlx = cp.asarray(xlogx_table(study.n_samples))
-            self.thr = cp.asarray(np.concatenate([thresholds.screen, thresholds.summary]).astype(np.float64))
             self._setup_bars()
         assert self.thr.shape == (10,)
         free, _total = cp.cuda.runtime.memGetInfo()
@@ -223,9 +222,7 @@ class DeviceRunner:
         # Two survivor buffers (88 bytes a survivor) take at most a twentieth of the budget.
         self.capacity = max(MIN_CAPACITY, min(self.capacity, int(0.05 * self.budget) // (2 * 88)))
         chunk = min(self.p, self._chunk_snps())
-        lay = study.layout
-        plan = missing_lists.plan_lists(study.counts, lay.n_ctrl, lay.n_case, self.has_missing,
-                                        enabled=self.way.lists and self.config.corrects)
+        plan = self._plan_lists()
 
         def resident_bytes() -> int:
             return (self.p * self.way.bytes_per_snp + chunk * 3 * 8 * self.n_words
@@ -249,11 +246,7 @@ class DeviceRunner:
         self.slots = (Slot(cp), Slot(cp))
         # Uploads from pageable memory may still be in flight, on this stream or the legacy one.
         cp.cuda.Device(self.device_id).synchronize()
-        if self.planes is not None:
-            self._uploading = PlaneUpload(cp, self.device_id, self.host_planes, self.planes,
-                                          wait_rows=self.plane_source.wait, lay_out=self.lay_out)
-        self._last_end = cp.cuda.Event()
-        self._last_end.record(self.stream)
+        self._begin_planes()
         if self.streaming:
             # Last: a registration holds the driver, so each CUDA call of the set-up above would
             # wait for the one in hand (the engine's prepare took several times longer).
@@ -285,21 +278,38 @@ class DeviceRunner:
             self.stats = DeviceStats(table_in_shared_memory=self.stats.table_in_shared_memory)
             self.where = None
             with self.stream:
-                self.counts = cp.asarray(np.ascontiguousarray(study.counts.reshape(self.p, 6), dtype=np.int32))
-                self.thr = cp.asarray(np.concatenate([thresholds.screen, thresholds.summary]).astype(np.float64))
-            lay = study.layout
-            plan = missing_lists.plan_lists(study.counts, lay.n_ctrl, lay.n_case, self.has_missing,
-                                            enabled=self.way.lists and self.config.corrects)
+                self._upload_counts(thresholds)
+            plan = self._plan_lists()
             if self.lists is None:  # none at set-up (they did not fit): none now
                 plan = missing_lists.unlisted(plan)
             elif not plan.listed or plan.width != self.lists.width:
                 self.lists = None  # (a list of another width is allocated anew)
             self._setup_lists(plan)
             self.stream.synchronize()
+            self._begin_planes()
+
+    def _upload_counts(self, thresholds: Thresholds) -> None:
+        """The study's per-SNP counts and the run's thresholds on the device (on the current stream)."""
+        cp = self.cp
+        self.counts = cp.asarray(np.ascontiguousarray(self.study.counts.reshape(self.p, 6), dtype=np.int32))
+        self.thr = cp.asarray(np.concatenate([thresholds.screen, thresholds.summary]).astype(np.float64))
+
+    def _plan_lists(self) -> missing_lists.ListPlan:
+        """Which SNPs the study's missing-call lists would hold, where this counting way and the
+        configuration's correction use lists at all."""
+        lay = self.study.layout
+        return missing_lists.plan_lists(self.study.counts, lay.n_ctrl, lay.n_case, self.has_missing,
+                                        enabled=self.way.lists and self.config.corrects)
+
+    def _begin_planes(self) -> None:
+        """Start the resident planes' upload (a streamed study uploads its blocks per tile) and mark
+        the end of set-up, from which the first tile's idle gap counts."""
+        cp = self.cp
+        if self.planes is not None:
             self._uploading = PlaneUpload(cp, self.device_id, self.host_planes, self.planes,
                                           wait_rows=self.plane_source.wait, lay_out=self.lay_out)
-            self._last_end = cp.cuda.Event()
-            self._last_end.record(self.stream)
+        self._last_end = cp.cuda.Event()
+        self._last_end.record(self.stream)
 
     def _setup_lists(self, plan: missing_lists.ListPlan) -> None:
         """The SNPs' flags on the device (every kernel's ``miss``) and, where some are listed, the lists
