@@ -249,13 +249,34 @@ def _gpu_unavailable() -> str | None:
 _WHY = _gpu_unavailable()
 
 
+@pytest.fixture(scope="module")
+def gpu_warmed(tmp_path_factory):
+    """Fresh numba and CuPy kernel cache folders, filled by one `gboost warm --device gpu` (a cold warm
+    takes minutes on an H100: the GPU tests below share it, each scanning with copies of both)."""
+    root = tmp_path_factory.mktemp("gpu-warm")
+    env = _env(str(root / "numba"), str(root / "kernels"))
+    r = gboost(env, "warm", "--device", "gpu")
+    assert r.returncode == 0, r.stderr
+    return env, r.stdout
+
+
+def _gpu_caches(gpu_warmed, tmp_path) -> dict:
+    """An environment with copies of warm's two caches: what one test compiles, the next may not load."""
+    import shutil
+
+    env, _ = gpu_warmed
+    numba, kernels = str(tmp_path / "numba"), str(tmp_path / "kernels")
+    shutil.copytree(env["NUMBA_CACHE_DIR"], numba)
+    shutil.copytree(env["CUPY_CACHE_DIR"], kernels)
+    return _env(numba, kernels)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(_WHY is not None, reason=f"needs an NVIDIA GPU with CuPy: {_WHY}")
-def test_after_warm_a_first_gpu_scan_builds_no_kernel(tmp_path, other_study):
-    env = _env(str(tmp_path / "numba"), str(tmp_path / "kernels"))
-    r = gboost(env, "warm")
-    assert r.returncode == 0, r.stderr
-    assert "NVRTC module" in r.stdout and " built for " in r.stdout, r.stdout  # it did build, for this GPU
+def test_after_warm_a_first_gpu_scan_builds_no_kernel(gpu_warmed, tmp_path, other_study):
+    out = gpu_warmed[1]
+    assert "NVRTC module" in out and " built for " in out, out  # it did build, for this GPU
+    env = _gpu_caches(gpu_warmed, tmp_path)
     got = probe(env, "scan", "--bfile", other_study, "--device", "gpu", "--quiet", "--out", str(tmp_path / "o"))
     assert got["nvrtc"] == 0, "NVRTC compiled on the first GPU scan after warm"
     assert got["numba"] == [], f"compiled on the first GPU scan after warm: {sorted(set(got['numba']))}"
@@ -273,13 +294,11 @@ def test_after_warm_a_first_gpu_scan_builds_no_kernel(tmp_path, other_study):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(_WHY is not None, reason=f"needs an NVIDIA GPU with CuPy: {_WHY}")
-def test_after_warm_a_first_qt_gpu_scan_builds_no_kernel(tmp_path, qt_study):
+def test_after_warm_a_first_qt_gpu_scan_builds_no_kernel(gpu_warmed, tmp_path, qt_study):
     """The QT scan's GPU engine (engines/qt_gpu.py: cuBLAS products, CuPy's elementwise kernels,
     the fused screen of engines/qt_fused.py) is warmed too: the first QT scan of a 7,589-SNP study
     on the H100 took 22.7 s after warm, the second 1.7 s."""
-    env = _env(str(tmp_path / "numba"), str(tmp_path / "kernels"))
-    r = gboost(env, "warm", "--device", "gpu")
-    assert r.returncode == 0, r.stderr
+    env = _gpu_caches(gpu_warmed, tmp_path)
     prefix, _ = qt_study
     # (--covar on a QT scan adjusts every pair on the CPU engine, which the test above covers.)
     for k, flags in enumerate(([], ["--genotypic", "--epi1", "1"], ["--tile", "48"],
