@@ -192,7 +192,8 @@ class ScanMixin:
 def _log_permutations(study, params, log) -> None:
     """What --perm will do, in the log; a --within file read now (as the CLI does before anything
     is written), so a bad one is refused before the scan rather than after it."""
-    text = f"Then {params.perm:,} permutations of the case/control labels (seed {params.perm_seed})"
+    moved = "trait values among the samples" if study.quantitative else "case/control labels"
+    text = f"Then {params.perm:,} permutations of the {moved} (seed {params.perm_seed})"
     if params.within is not None:
         from gboost.pipeline.permute import read_within
 
@@ -234,9 +235,11 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
 
     from gboost.engines import make_engine
 
-    qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads,
-                          device=params.device, **_qt_perm_args(params, path))
+    qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads, device=params.device,
+                         perm=params.perm, perm_seed=params.perm_seed, within=params.within)
     log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b)")
+    if params.perm:
+        _log_permutations(study, params, log)  # (a bad --within file is refused here, before the scan)
     t0 = time.perf_counter()
 
     def report(done, total):
@@ -255,8 +258,11 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
 
         ledger = _open_ledger(ckpt, path, qc, study, checkpoint_params(qt_params, covariates), resume, log,
                               plan=engine.checkpoint_plan())
-    result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates,
-                                        engine=engine, checkpoint=ledger))
+    try:
+        result = as_scan_result(run_qt_scan(study, qt_params, progress=report, cancel=cancel, covariates=covariates,
+                                            engine=engine, checkpoint=ledger, perm_progress=progress))
+    finally:
+        engine.close()  # (the GPU engine holds the dosages on the device until closed)
     attach_qt_adjusted(result)  # the table's adjusted columns
     _honour_cancel(cancel)
     checkpoints.discard(ckpt)  # the scan is complete: nothing to resume
@@ -267,30 +273,6 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
         error = str(exc) if isinstance(exc, (InputError, OSError)) else f"{type(exc).__name__}: {exc}"
         log(f"Pathway graph not drawn: {error}")
     return result, graph, error
-
-
-# gboost scan's words for --perm on a quantitative trait while the library's QT scan has no
-# permutations (gboost/cli/__init__.py refuses it before the read)
-QT_PERM_REFUSED = ("the phenotype is quantitative: --perm (max(T) label permutations) is written for case-control "
-                   "scans only, not yet for a quantitative trait's")
-
-
-def _qt_perm_args(params, path) -> dict:
-    """--perm, --perm-seed and --within as the QT scan's settings take them: the fields of
-    ``QTParams`` of those names, where it has them. Where it has none (permutations of a
-    quantitative trait not in the library) a scan with --perm is refused as the CLI refuses it,
-    rather than run without its permutations."""
-    import dataclasses
-
-    from gboost.pipeline.qt_scan import QTParams
-
-    have = {f.name for f in dataclasses.fields(QTParams)}
-    given = {"perm": params.perm, "perm_seed": params.perm_seed, "within": params.within}
-    if not params.perm:
-        return {}
-    if "perm" not in have:
-        raise InputError(path, QT_PERM_REFUSED)
-    return {k: v for k, v in given.items() if k in have}
 
 
 def _open_ledger(ckpt, path, qc, study, params, resume: bool, log, plan=None):

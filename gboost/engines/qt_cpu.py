@@ -673,6 +673,9 @@ class QTCPUEngine:
     def describe(self) -> str:
         return f"CPU (numba, {min(self.threads, nb.config.NUMBA_NUM_THREADS)} threads)"
 
+    def close(self) -> None:
+        """Nothing held between scans (the GPU engine's dosages are; one way to end either engine)."""
+
     @staticmethod
     def _block(p: int) -> int:
         return max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))

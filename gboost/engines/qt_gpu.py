@@ -186,12 +186,20 @@ class QTDeviceRunner:
     device. With numpy (the CPU tests) each runner is a separate "device" of its own arrays."""
 
     def __init__(self, xp, device_id: int, p: int, n: int, trait: np.ndarray, errs: TraitSumErrors, screen):
-        self.xp, self.device_id, self.errs, self.screen_fn = xp, device_id, errs, screen
-        self.tiles = 0
+        self.xp, self.device_id, self.screen_fn = xp, device_id, screen
         with self.use():
             self.dose = xp.empty((p, n), xp.int8)
+        self.retrait(trait, errs)
+
+    def retrait(self, trait: np.ndarray, errs: TraitSumErrors) -> None:
+        """A scan of the same dosages with another trait (a permutation's): the trait and its error
+        bounds replace the old, the running bounds and the tile count start again."""
+        xp = self.xp
+        self.errs = errs
+        self.tiles = 0
+        with self.use():
             self.y = xp.asarray(np.asarray(trait, np.float64))
-            self.state = DeviceState(xp, p)
+            self.state = DeviceState(xp, self.dose.shape[0])
 
     def use(self):
         """The context in which this runner's arrays live (CuPy's current device is per thread)."""
@@ -260,6 +268,10 @@ class QTGPUEngine:
         self.timings: dict[str, float] = {}
         self.n_exact = 0
         self.tiles_per_device: dict[int, int] = {}
+        # The runners of the last scan and the genotypes their dosages came from, kept until close():
+        # a scan of the same genotypes with another trait (each of --perm's permutations) uploads only
+        # the trait, not the p x n dosages.
+        self._held: tuple | None = None
 
     def device_ids(self) -> list[int]:
         """The devices a scan uses: ``gpus`` checked against those visible, or all of them."""
@@ -309,6 +321,38 @@ class QTGPUEngine:
         self.timings["prepare.decode"] = decode
         self.timings["prepare.upload"] = upload
 
+    def _runners(self, study: Study, errs: TraitSumErrors) -> list:
+        """One runner a device with ``study``'s dosages and trait: the last scan's runners where
+        they hold the same genotypes (the same planes and A1 flips, the same devices), given the new
+        trait; else new ones, the dosages uploaded (the old runners let go first: their device
+        memory is the new ones' room)."""
+        ids = self.device_ids()
+        held = self._held
+        if (held is not None and held[0] is study.planes and held[1] is study.a1_flip
+                and [r.device_id for r in held[2]] == ids):
+            for r in held[2]:
+                r.retrait(study.trait, errs)
+            self.timings["prepare.decode"] = self.timings["prepare.upload"] = 0.0
+            return held[2]
+        if held is not None:
+            self.close()
+        runners = [self._runner_class(self.xp, d, study.n_snps, study.n_samples, study.trait, errs, self.screen)
+                   for d in ids]
+        self._prepare(study, runners)
+        self._held = (study.planes, study.a1_flip, runners)
+        return runners
+
+    def close(self) -> None:
+        """Let go of the devices' dosages (a later scan uploads them again). Idempotent."""
+        held, self._held = self._held, None
+        if held is None or self.xp.__name__ == "numpy":
+            return
+        ids = [r.device_id for r in held[2]]
+        held[2].clear()  # (the runners' arrays go with the last reference to them)
+        for d in ids:
+            with self.xp.cuda.Device(d):
+                self.xp.get_default_memory_pool().free_all_blocks()
+
     def checkpoint_plan(self, rows: tuple[int, int] | None = None, rect: bool = False) -> dict:
         """What a checkpoint of this engine's tiles pins besides the study and thresholds: a tile is
         an index into this plan (of the triangle, or of a candidate-set scan's rectangle: ``rect``)."""
@@ -332,9 +376,7 @@ class QTGPUEngine:
         acc = QTTotals(p)
         with_checkpoint(checkpoint, tiles, max(1, self.tile), acc)
         errs = TraitSumErrors.of(study.trait)
-        runners = [self._runner_class(self.xp, d, p, study.n_samples, study.trait, errs, self.screen)
-                   for d in self.device_ids()]
-        self._prepare(study, runners)
+        runners = self._runners(study, errs)
         self.timings["prepare"] = time.perf_counter() - t0
 
         # The CPU's view of the study (the exact re-test's planes and totals, and the marginal tests

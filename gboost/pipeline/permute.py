@@ -624,7 +624,7 @@ def _trait_permutations(study: Study, engine, seed: int, strata, cancel, clock: 
         _add(clock, "scan", since)
         return got
 
-    return one, lambda: None
+    return one, engine.close  # (the GPU engine keeps the dosages from one permutation to the next)
 
 
 # --- the checkpoint of the permutations -----------------------------------------------------------

@@ -215,19 +215,31 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
         from gboost.pipeline.permute import strata_of
 
         strata = strata_of(study, params)
-    timings: dict[str, float] = {}
-    alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     screen = None
     if covariates is not None:
         screen = _covariate_screen(study, params, covariates)
         if (params.device == "gpu" and engine is None) or (engine is not None and not isinstance(engine, QTCPUEngine)):
             raise ValueError(COVAR_NEEDS_CPU)
-    if engine is None:
-        from gboost.engines import make_engine
+    if engine is not None:  # the caller's: it closes it
+        return _scan(study, params, engine, screen, strata, covariates, progress, cancel, checkpoint_dir, resume,
+                     checkpoint_options, checkpoint, perm_progress)
+    from gboost.engines import make_engine
 
-        # (with covariates 'auto' is the CPU: the adjusted test has no GPU engine)
-        engine = make_engine("cpu" if screen is not None else params.device, threads=params.threads,
-                             tile=params.tile, gpus=params.gpus, test="linear")
+    # (with covariates 'auto' is the CPU: the adjusted test has no GPU engine)
+    engine = make_engine("cpu" if screen is not None else params.device, threads=params.threads,
+                         tile=params.tile, gpus=params.gpus, test="linear")
+    try:
+        return _scan(study, params, engine, screen, strata, covariates, progress, cancel, checkpoint_dir, resume,
+                     checkpoint_options, checkpoint, perm_progress)
+    finally:
+        engine.close()
+
+
+def _scan(study, params, engine, screen, strata, covariates, progress, cancel, checkpoint_dir, resume,
+          checkpoint_options, checkpoint, perm_progress) -> QTScanResult:
+    """:func:`run_qt_scan` on ``engine`` (its arguments checked, the covariates' screen made)."""
+    timings: dict[str, float] = {}
+    alpha1, alpha2 = qt_thresholds(params.epi1, params.epi2)
     t = time.perf_counter()
     rect = study.rect  # a candidate-set scan's rectangle (gboost/data/candidates.py), or None
     rows = qt_rows(study, params)

@@ -246,3 +246,49 @@ def test_a_bad_within_file_is_refused_before_the_qt_scan_runs(tmp_path, qt):
     with pytest.raises(InputError, match="expected FID IID CLUSTER"):
         run_qt_scan(st, QTParams(device="cpu", perm=2, within=str(path)), engine=Counting(threads=1))
     assert calls == []
+
+
+def test_the_gpu_engine_uploads_the_dosages_once_for_every_permutation_and_closes_once(qt):
+    """The GPU QT engine (its tile math on numpy) keeps its runners, and so the dosages on the
+    devices, from one scan to the next of the same genotypes: each permutation sends only the trait.
+    A study of other genotypes gets new runners (its own dosages), and the run closes the engine."""
+    from gboost.engines.qt_gpu import QTDeviceRunner
+
+    made = []
+
+    class Counting(QTDeviceRunner):
+        def __init__(self, *a, **k):
+            self.loads = 0
+            super().__init__(*a, **k)
+            made.append(self)
+
+        def load(self, r0, block):
+            self.loads += 1
+            super().load(r0, block)
+
+    st, dose, y = qt
+    eng = QTGPUEngine(xp=np, tile=5, gpus=[0, 1], runner=Counting)
+    closed = []
+    real_close = eng.close
+    eng.close = lambda: (closed.append(1), real_close())[1]
+    res = run_permutations(st, eng, 5, 41)
+    assert len(made) == 2 and all(r.loads == 1 for r in made)  # one upload a device for five scans
+    assert closed == [1] and eng._held is None
+    fresh = run_permutations(st, QTGPUEngine(xp=np, tile=5), 5, 41)
+    assert [(m.stat, m.i, m.j) for m in res.maxima] == [(m.stat, m.i, m.j) for m in fresh.maxima]
+    # other genotypes (a copy of the planes with one SNP's calls moved): new runners, their own answer
+    other_planes = st.planes.copy()
+    other_planes[2] = st.planes[5]
+    other = replace(st, planes=other_planes)
+    eng.close = real_close
+    first = trait_maximum(eng, st, y, 0)
+    assert len(made) == 4  # (closed above: this scan uploads again)
+    second = trait_maximum(eng, other, y, 0)
+    assert len(made) == 6
+    assert (second.stat, second.i, second.j) == _tuple(trait_maximum(QTCPUEngine(threads=1), other, y, 0))
+    assert (first.stat, first.i, first.j) == _tuple(trait_maximum(QTCPUEngine(threads=1), st, y, 0))
+    eng.close()
+
+
+def _tuple(m):
+    return m.stat, m.i, m.j
