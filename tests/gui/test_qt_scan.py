@@ -229,3 +229,33 @@ def test_a_qt_candidate_set_scan_gives_the_clis_pairs(qtbot, window, qt_prefix, 
     got = [(result.study.variants.snp[i], result.study.variants.snp[j]) for i, j in zip(result.reported.i, result.reported.j)]
     assert got == [(r[1], r[4]) for r in tsv]
     assert study.quantitative
+
+
+@pytest.mark.slow
+def test_a_qt_perm_scan_counts_its_permutations_and_exports_the_clis_files(qtbot, window, qt_prefix, tmp_path):
+    """--perm on a quantitative trait from the Run panel: the permutations of the trait are logged,
+    their progress is shown on the permutations' bar, and Export all writes the CLI's files (EMP2 in
+    pairs.tsv, each permutation's maximum in perm.tsv)."""
+    from gboost.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["scan", "--bfile", qt_prefix, "--out", str(out), "--epi1", "0.001", "--quiet",
+                 "--perm", "19", "--perm-seed", "4"]) == 0
+    load(qtbot, window, qt_prefix)
+    rp = window.run_panel
+    rp.epi1.setText("0.001")
+    rp.perm.setValue(19)
+    rp.perm_seed.setValue(4)
+    events = []
+    window.scanProgress.connect(lambda ev: events.append((getattr(ev, "unit", "pairs"), ev.pairs_done)))
+    result = scan(qtbot, window, timeout=120000)
+    assert window.last_error is None and result.qt is not None
+    perms = [done for unit, done in events if unit == "permutations"]
+    assert perms and perms[-1] == 19 and perms == sorted(perms)
+    assert "Then 19 permutations of the trait values among the samples (seed 4)" in window.log_view.toPlainText()
+    assert "EMP2" in window.pairs.model.columns
+    export = tmp_path / "gui"
+    with qtbot.waitSignal(window.exportFinished, timeout=30000):
+        assert window.export_all(str(export))
+    for name in ("pairs.tsv", "perm.tsv", "pairs.epi.qt", "pairs.epi.qt.summary"):
+        assert (export / name).read_bytes() == (out / name).read_bytes(), name
