@@ -125,28 +125,27 @@ FAMILY_WISE = 0.05  # the level of --perm's threshold in run.json ("threshold_0.
 def permutation_threshold(perm) -> SimpleNamespace | None:
     """--perm's empirical family-wise 0.05 threshold (``perm``: the result's
     gboost.pipeline.permute.PermResult), as run.json's ``permutations`` gives it: ``stat`` (a pair
-    whose STAT is above it has EMP2 ≤ 0.05), ``p4`` (the P of that STAT at 4 df, the df of almost
-    every pair: where the Manhattan's −log10 P track draws it) and ``neglog10``. ``None`` without
-    permutations or with too few for an EMP2 of 0.05 (fewer than 19)."""
+    whose STAT is above it has EMP2 ≤ 0.05), ``df`` and ``p`` (the P of that STAT at the df of almost
+    every pair: BOOST's 4, the linear QT test's 1; where the Manhattan's −log10 P track draws it) and
+    ``neglog10``. ``None`` without permutations or with too few for an EMP2 of 0.05 (fewer than 19)."""
     if perm is None:
         return None
     stat = perm.threshold(FAMILY_WISE)
     if stat is None:
         return None
-    from gboost.stats.pvalues import chi2_sf
-
-    nlp = float(neglog10_p(np.array([stat]), np.array([4]))[0])
-    return SimpleNamespace(stat=float(stat), p4=chi2_sf(stat, 4), neglog10=nlp)
+    df = 1 if perm.trait == "quantitative" else 4
+    nlp = float(neglog10_p(np.array([stat]), np.array([df]))[0])
+    return SimpleNamespace(stat=float(stat), df=df, p=perm.p_value(stat, df), neglog10=nlp)
 
 
 def permutation_summary(perm, reported=None) -> str:
     """One line on --perm's outcome: 'N permutations, family-wise 0.05 threshold STAT > t (P < p at
-    4 df); k reported pairs with EMP2 ≤ 0.05', or why there is no threshold."""
+    d df); k reported pairs with EMP2 ≤ 0.05', or why there is no threshold."""
     n = f"{perm.n:,} permutation{'s' if perm.n != 1 else ''}"
     thr = permutation_threshold(perm)
     if thr is None:
         return f"{n}, too few for a family-wise 0.05 threshold (19 or more)"
-    text = f"{n}, family-wise 0.05 threshold STAT > {thr.stat:.4g} (P < {thr.p4:.3g} at 4 df)"
+    text = f"{n}, family-wise 0.05 threshold STAT > {thr.stat:.4g} (P < {thr.p:.3g} at {thr.df} df)"
     emp2 = getattr(reported, "emp2", None)
     if emp2 is not None:
         k = int(np.count_nonzero(np.asarray(emp2) <= FAMILY_WISE))

@@ -113,7 +113,8 @@ class SummaryPanel(QWidget):
         f["Engine"].setText(result.device)
         f["Valid tests"].setText(f"{result.n_valid:,}")
         f["Bonferroni 0.05"].setText(f"P ≤ {result.bonferroni:.3g}")
-        f["Passed screen"].setText(f"{len(result.screened):,}  (KSA above the --epi1 threshold)")
+        screen = "linear test" if getattr(result, "qt", None) is not None else "KSA"
+        f["Passed screen"].setText(f"{len(result.screened):,}  ({screen} above the --epi1 threshold)")
         f["Reported pairs"].setText(f"{n_reported:,}  (P ≤ {result.params.epi1:g})")
         perm = getattr(result, "perm", None)
         if perm is None:

@@ -259,3 +259,12 @@ def test_a_qt_perm_scan_counts_its_permutations_and_exports_the_clis_files(qtbot
         assert window.export_all(str(export))
     for name in ("pairs.tsv", "perm.tsv", "pairs.epi.qt", "pairs.epi.qt.summary"):
         assert (export / name).read_bytes() == (out / name).read_bytes(), name
+    # the threshold's P is the linear test's (1 df, run.json's), in the summary and on the Manhattan
+    import json
+
+    run = json.loads((out / "run.json").read_text())["permutations"]
+    t05, p05 = run["threshold_0.05"], run["threshold_0.05_p"]
+    text = window.summary.fields["Permutations"].text()
+    assert f"STAT > {t05:.4g} (P < {p05:.3g} at 1 df)" in text, text
+    assert window.manhattan.perm_line.value() == pytest.approx(-np.log10(p05), rel=1e-9)
+    assert window.summary.fields["Passed screen"].text().endswith("(linear test above the --epi1 threshold)")
