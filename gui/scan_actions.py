@@ -229,14 +229,12 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
     a crash can be resumed."""
     import time
 
-    from gboost.pipeline.qt_scan import QTParams, as_scan_result, run_qt_scan
+    from gboost.pipeline.qt_scan import QTParams, as_scan_result, qt_engine, run_qt_scan
     from gui.resultdata import attach_qt_adjusted
     from gboost.pipeline.scan import Progress
 
-    from gboost.engines import make_engine
-
     qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads, device=params.device,
-                         perm=params.perm, perm_seed=params.perm_seed, within=params.within)
+                         dask=params.dask, perm=params.perm, perm_seed=params.perm_seed, within=params.within)
     log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b)")
     if params.perm:
         _log_permutations(study, params, log)  # (a bad --within file is refused here, before the scan)
@@ -249,9 +247,7 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
     if opts is not None and opts.covar:
         covariates = opts.covariates(study)
         log(f"Covariates: every pair is adjusted for {', '.join(covariates[1])} (on the CPU engine)")
-    # (the covariate-adjusted test runs on the CPU engine only)
-    engine = make_engine("cpu" if covariates is not None else qt_params.device, threads=qt_params.threads,
-                         test="linear")
+    engine = qt_engine(qt_params, covariates is not None)  # (run_qt_scan's choice: covariates on the CPU)
     ledger = None
     if ckpt is not None and path is not None:
         from gboost.pipeline.qt_scan import checkpoint_params

@@ -12,8 +12,7 @@ from gboost.errors import InputError
 
 
 def _refuse_unsupported(args) -> None:
-    unsupported = [("--dask", args.dask),
-                   ("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
+    unsupported = [("--min-distance", args.min_distance), ("--max-r2", args.max_r2),
                    ("--allelic", args.allelic)]
     named = [flag for flag, value in unsupported if value]
     if named:
@@ -38,7 +37,7 @@ def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
         from gboost.pipeline.validate import given
 
         params = QTParams(**given(args, epi1="epi1", epi2="epi2", threads="threads", genotypic="genotypic",
-                                  device="device", tile="tile", gpus="gpus", part="part", perm="perm",
+                                  device="device", tile="tile", gpus="gpus", dask="dask", part="part", perm="perm",
                                   perm_seed="perm_seed", within="within"))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None
@@ -89,6 +88,8 @@ def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
 
         strata = read_within(params.within, study)
         log(f"--perm permutes the trait within {len(set(strata.tolist()))} clusters of {params.within}")
+    if params.dask is not None:
+        log(f"--dask {params.dask}: the tiles run as Dask tasks, the CPU engine on each worker")
     from gboost.pipeline.checkpoint import MANIFEST
 
     resume = bool(args.resume) and (out / MANIFEST).exists()

@@ -15,7 +15,8 @@ def make_engine(device="auto", *, threads: int | None = None, tile: int | None =
     else CPU), or a :class:`gboost.pipeline.params.EngineOptions` holding every option; with ``dask`` (an
     address or 'local:N') tiles run on a Dask cluster, each worker using that device. ``test``:
     "boost" (case-control, an :class:`Engine`) or "linear" (a quantitative trait's engine,
-    gboost/engines/qt_cpu.py or qt_gpu.py, one host only; a start failure under 'gpu' is then an
+    gboost/engines/qt_cpu.py or qt_gpu.py; with ``dask`` gboost/engines/qt_distributed.py, the CPU
+    engine's tiles on the workers; a start failure under 'gpu' is then an
     :class:`gboost.errors.InputError`).
 
     With 'auto', a GPU engine that fails to start (CuPy installed but no usable device, an NVRTC
@@ -26,8 +27,10 @@ def make_engine(device="auto", *, threads: int | None = None, tile: int | None =
         opts = device
         device, threads, tile, dask = opts.device, opts.threads, opts.tile, opts.dask
         gpus = list(opts.gpus) if opts.gpus is not None else None
-    if dask and test != "boost":
-        raise ValueError("--dask: not available for a quantitative trait's scan")
+    if dask and test == "linear":
+        from gboost.engines.qt_distributed import QTDaskEngine
+
+        return QTDaskEngine(dask, threads=threads)
     if dask:
         from gboost.engines.distributed import DaskEngine
 

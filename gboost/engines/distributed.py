@@ -354,6 +354,23 @@ def local_gpu_cluster():
                        silence_logs=40)
 
 
+def connect(address: str, threads: int | None):
+    """(client, the cluster started here or None, numba threads a task) of ``--dask ADDRESS``:
+    ``local:N`` starts N worker processes on this machine (one numba thread each unless ``threads``
+    says otherwise: N workers = N cores), ``local:gpus`` one a GPU, else the scheduler's address."""
+    from distributed import Client, LocalCluster
+
+    if address == "local:gpus":
+        cluster = local_gpu_cluster()
+        return Client(cluster), cluster, threads
+    if address.startswith("local:"):
+        n = int(address.split(":", 1)[1])
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=40)
+        return Client(cluster), cluster, threads or 1
+    return Client(address), None, threads
+
+
 class DaskEngine(Engine):
     """Screens tiles on a dask.distributed cluster; see the module docstring.
 
@@ -388,21 +405,9 @@ class DaskEngine(Engine):
         self.scatter_seconds = 0.0
 
     def _connect(self):
-        from distributed import Client, LocalCluster
-
         if self.address == "local:gpus":
             self.device = "gpu" if self.device == "auto" else self.device
-            self.cluster = local_gpu_cluster()
-            self.client = Client(self.cluster)
-        elif self.address.startswith("local:"):
-            n = int(self.address.split(":", 1)[1])
-            # Worker processes, one numba thread each unless told otherwise: N workers = N cores.
-            self.threads = self.threads or 1
-            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                        silence_logs=40)
-            self.client = Client(self.cluster)
-        else:
-            self.client = Client(self.address)
+        self.client, self.cluster, self.threads = connect(self.address, self.threads)
 
     def _workers(self) -> list[str]:
         """Addresses of the workers the scheduler knows now."""

@@ -42,8 +42,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gboost.engines.qt_cpu import (QTCPUEngine, QTPlanes, carrier_word, cttz64, fold_cols, fold_rows, qt_planes,
-                                   rect_buffer, rect_tile_result, survivors)
+from gboost.engines.qt_cpu import QTCPUEngine, QTPlanes, TileJob, carrier_word, cttz64, qt_planes
 from gboost.runtime.numba_cache import cached_njit
 from gboost.stats.qt_covar import COLLINEAR_TOL, SCREEN_SLACK, t_p, t_thresholds
 from gboost.stats.table import popcount64
@@ -368,6 +367,10 @@ def _pairs_kernel(h1, h2, miss, zt, yt, saa, pay, paz, mg_at, mg, ag, wg, yyg, n
                                                                     ag, wg, yyg, n_g, pi[k], pj[k], M, r)
 
 
+# (the kernels of this test's tiles, named for gboost.engines.qt_cpu.TileJob)
+ADJUSTED_KERNELS = ("gboost.engines.qt_covar", "stat_block", "stat_rect")
+
+
 def adjusted_pairs(cp: CovariatePlanes, i: np.ndarray, j: np.ndarray) -> tuple:
     """The adjusted tests of pairs (i[k], j[k]) (pass 2): ``(BETA_ADJ, SE_ADJ, STAT_ADJ, P_ADJ,
     N_ADJ, DF_ADJ)``, NaN in the first four where the pair fails."""
@@ -397,23 +400,7 @@ def scan_adjusted(engine: QTCPUEngine, study, screen: CovariateScreen, progress=
     cp = covariate_planes(qp, screen.matrix)
     thr1, thr2 = thresholds(cp, screen)
     every = screen.epi1 >= 1.0
-    p = study.n_snps
+    job = TileJob(ADJUSTED_KERNELS, cp.pair_args(), study.n_snps, thr1, thr2, cp.df_lo, SCREEN_SLACK, every)
     if study.rect is not None:  # a candidate-set scan (gboost/data/candidates.py): its rectangle's tiles
-        zbuf = rect_buffer(study.rect)
-        dfbuf = np.empty(zbuf.shape, np.int64)
-
-        def tile_block(t):
-            stat_rect(*cp.pair_args(), t.i0, t.i1, t.j0, t.j1, zbuf, dfbuf)
-            return rect_tile_result(t, zbuf, dfbuf, thr1, thr2, cp.df_lo, SCREEN_SLACK, every)
-
-        return engine.scan_rect(study, tile_block, progress, cancel, rows, checkpoint), qp, cp
-    zbuf = np.empty((engine.block_rows(p), p))
-    dfbuf = np.empty((engine.block_rows(p), p), np.int64)
-
-    def block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before, before_id):
-        stat_block(*cp.pair_args(), i0, i1, zbuf, dfbuf)
-        fold_rows(zbuf, dfbuf, i0, i1, thr2, cp.df_lo, n_sig_r, n_fail_r, best_after, after_id)
-        fold_cols(zbuf, dfbuf, i0, i1, thr2, cp.df_lo, n_sig_c, n_fail_c, best_before, before_id)
-        return survivors(zbuf, dfbuf, i0, i1, thr1, cp.df_lo, SCREEN_SLACK, every)
-
-    return engine.scan_tiles(p, block, progress, cancel, rows, checkpoint), qp, cp
+        return engine.scan_rect(study, job, progress, cancel, rows, checkpoint), qp, cp
+    return engine.scan_tiles(study.n_snps, job, progress, cancel, rows, checkpoint), qp, cp

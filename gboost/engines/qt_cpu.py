@@ -25,6 +25,7 @@ re-tested one by one (pass 2: beta, SE and the table), and the block folds into 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import numba as nb
@@ -708,90 +709,145 @@ class QTCPUEngine:
         from it, and each finished tile is recorded in it."""
         nb.set_num_threads(min(self.threads, nb.config.NUMBA_NUM_THREADS))
         qp = qt_planes(study)
-        p = study.n_snps
+        # (one df, one threshold; every failed pair is a row of --epi1 1, whose threshold is 0)
+        job = TileJob(LINEAR_KERNELS, qp.scan_args(), study.n_snps, np.array([alpha1]), np.array([alpha2]), 0, 0.0,
+                      alpha1 == 0.0, with_df=False)
         if study.rect is not None:  # a candidate-set scan (gboost/data/candidates.py)
-            zbuf = rect_buffer(study.rect)
-            dfs, thr1, thr2 = no_dfs(zbuf.shape), np.array([alpha1]), np.array([alpha2])
+            return self.scan_rect(study, job, progress, cancel, rows, checkpoint), qp
+        return self.scan_tiles(study.n_snps, job, progress, cancel, rows, checkpoint), qp
 
-            def tile_block(t: Tile) -> TileResult:
-                _stat_rect(*qp.scan_args(), t.i0, t.i1, t.j0, t.j1, zbuf)
-                return rect_tile_result(t, zbuf, dfs, thr1, thr2, 0, 0.0, alpha1 == 0.0)
-
-            return self.scan_rect(study, tile_block, progress, cancel, rows, checkpoint), qp
-        zbuf = np.empty((self._block(p), p))
-        dfs, thr1, thr2 = no_dfs(zbuf.shape), np.array([alpha1]), np.array([alpha2])  # (one df, one threshold)
-
-        def block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before, before_id):
-            _stat_block(*qp.scan_args(), i0, i1, zbuf)
-            fold_rows(zbuf, dfs, i0, i1, thr2, 0, n_sig_r, n_fail_r, best_after, after_id)
-            fold_cols(zbuf, dfs, i0, i1, thr2, 0, n_sig_c, n_fail_c, best_before, before_id)
-            # (every failed pair is a row of --epi1 1, whose threshold is 0)
-            return survivors(zbuf, dfs, i0, i1, thr1, 0, 0.0, alpha1 == 0.0)
-
-        return self.scan_tiles(p, block, progress, cancel, rows, checkpoint), qp
-
-    def scan_tiles(self, p: int, block, progress, cancel, rows, checkpoint) -> QTScanCore:
-        """The row tiles of a scan (:meth:`plan`), each row block's statistics, folds and survivors
-        by ``block(i0, i1, <the tile's row and column counts and partners>)`` -> (rows in block,
-        columns), into the totals and the checkpoint whole tile by whole tile (the covariate-
-        adjusted scan, gboost/engines/qt_covar.py, brings its own ``block``)."""
+    def scan_tiles(self, p: int, job: "TileJob", progress, cancel, rows, checkpoint) -> QTScanCore:
+        """The row tiles of a scan (:meth:`plan`), each by ``job`` (:func:`tile_work`: the row
+        blocks' statistics, folds and survivors of the job's test), into the totals and the
+        checkpoint whole tile by whole tile (the covariate-adjusted scan, gboost/engines/qt_covar.py,
+        brings its own job)."""
         edge, tiles = self.plan(p, rows)
         totals = QTTotals(p)
         with_checkpoint(checkpoint, tiles, edge, totals)
-        step = self._block(p)
-
-        def work(tile: Tile, done: int, total: int) -> TileResult:
-            # A tile's counts and partners in arrays of its own, merged into the totals when
-            # it is whole: what the checkpoint records is whole tiles.
-            n_sig_r, n_fail_r = np.zeros(p, np.int64), np.zeros(p, np.int64)
-            n_sig_c, n_fail_c = np.zeros(p, np.int64), np.zeros(p, np.int64)
-            best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
-            best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
-            si, sj = [], []
-            for i0 in range(tile.i0, tile.i1, step):
-                stop_if_cancelled(cancel)
-                i1 = min(tile.i1, i0 + step)
-                # The block's statistics (most of its time) change none of the totals: a Ctrl-C
-                # then, raised as the kernel returns, leaves the finished tiles recorded. The
-                # folds are the tile's own; the tile goes into the totals and the checkpoint
-                # whole or not at all.
-                r, c = block(i0, i1, n_sig_r, n_fail_r, best_after, after_id, n_sig_c, n_fail_c, best_before,
-                             before_id)
-                si.append(r + i0)
-                sj.append(c)
-                if progress is not None and i1 < tile.i1:
-                    progress(done + sum(p - 1 - i for i in range(tile.i0, i1)), total)
-            rows_pairs, cols_pairs = tile_pairs_per_snp(tile)
-            a, b = tile.i0, tile.i1
-            ki, kj = np.concatenate(si), np.concatenate(sj)
-            # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
-            return TileResult(tile, ki, kj, np.zeros(len(ki)), no_tables(len(ki)),
-                              int(tile.n_pairs - n_fail_r[a:b].sum()),
-                              SummaryPartial(a, n_sig_r[a:b], rows_pairs - n_fail_r[a:b],
-                                             _no_best(best_after[a:b], after_id[a:b]), after_id[a:b]),
-                              SummaryPartial(a, n_sig_c[a:], cols_pairs - n_fail_c[a:],
-                                             _no_best(best_before[a:], before_id[a:]), before_id[a:]))
-
-        total = run_tiles(tiles, totals, work, progress, checkpoint)
+        job.block_rows = self._block(p)
+        total = self.run_tiles(tiles, totals, job, progress, cancel, checkpoint)
         return core_of(totals, pairs_per_snp(p, rows), total)
 
-    def scan_rect(self, study: Study, tile_block, progress, cancel, rows, checkpoint) -> QTScanCore:
+    def scan_rect(self, study: Study, job: "TileJob", progress, cancel, rows, checkpoint) -> QTScanCore:
         """The tiles of a candidate-set scan's rectangle (:func:`gboost.pipeline.tiles.plan_rect_tiles`,
         the case-control scan's plan: each row's own column left out), rows of ``rows`` (default
-        all), each by ``tile_block(tile)`` -> its :class:`TileResult` (rows' partial only: a
+        all), each by ``job`` (:func:`tile_work`; its TileResult has the rows' partial only: a
         rectangle's summary is its rows'), into the totals and the checkpoint whole tile by whole
-        tile (the covariate-adjusted scan, gboost/engines/qt_covar.py, brings its own ``tile_block``)."""
+        tile (the covariate-adjusted scan, gboost/engines/qt_covar.py, brings its own job)."""
         rect, p = study.rect, study.n_snps
         tiles = plan_rect_tiles(rect.n_rows, p, rect.self_columns(), RECT_TILE, rows)
         totals = QTTotals(p)
         with_checkpoint(checkpoint, tiles, RECT_TILE, totals)
-
-        def work(tile: Tile, done: int, total: int) -> TileResult:
-            stop_if_cancelled(cancel)
-            return tile_block(tile)  # (a Ctrl-C in its kernels changes none of the totals)
-
-        total = run_tiles(tiles, totals, work, progress, checkpoint)
+        job.rect_shape = rect_buffer(rect, allocate=False)
+        total = self.run_tiles(tiles, totals, job, progress, cancel, checkpoint)
         return rect_core(totals, rect, rows, total)
+
+    def run_tiles(self, tiles: list, totals: "QTTotals", job: "TileJob", progress, cancel, checkpoint) -> int:
+        """Every tile of ``tiles`` not yet in ``totals``, here, in order (:func:`run_tiles`); the
+        Dask engine (gboost/engines/qt_distributed.py) runs them as tasks instead."""
+        def work(tile: Tile, done: int, total: int) -> TileResult:
+            return tile_work(job, tile, cancel, progress, done, total)
+
+        return run_tiles(tiles, totals, work, progress, checkpoint)
+
+
+# The statistic kernels of a test's tiles, by (module, row-block kernel, rectangle kernel): a job
+# names them, so that it pickles (a Dask task's) and the adjusted test's module is imported only
+# where its tiles run.
+LINEAR_KERNELS = ("gboost.engines.qt_cpu", "_stat_block", "_stat_rect")
+
+
+@dataclass
+class TileJob:
+    """What each tile of a QT scan needs besides the tile (:func:`tile_work`): the test's kernels
+    (their module and names) and arguments, the thresholds of rows (``thr1``) and N_SIG (``thr2``)
+    by df from ``df_lo``, the survivors' slack and whether every pair is kept (``every``); with
+    ``with_df`` the kernels write each pair's df (the adjusted test), else it has one df. The STAT
+    buffers are made where the tile runs, once per process, and never pickled."""
+
+    kernels: tuple
+    args: tuple
+    p: int
+    thr1: np.ndarray
+    thr2: np.ndarray
+    df_lo: int
+    slack: float
+    every: bool
+    with_df: bool = True
+    block_rows: int = 1  # rows of a triangle tile's STAT buffer (QTCPUEngine._block)
+    rect_shape: tuple | None = None  # a rectangle tile's STAT buffer
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_bufs", None)
+        return state
+
+    def buffers(self, rect: bool):
+        """(STAT buffer, df buffer) of a triangle row block or a rectangle tile, made on first use
+        by each thread (a Dask worker may run several of the job's tiles at once)."""
+        bufs = self.__dict__.setdefault("_bufs", {})
+        key = (rect, threading.get_ident())
+        if key not in bufs:
+            shape = self.rect_shape if rect else (self.block_rows, self.p)
+            z = np.empty(shape)
+            bufs[key] = (z, np.empty(shape, np.int64) if self.with_df else no_dfs(shape))
+        return bufs[key]
+
+    def kernel(self, rect: bool):
+        import importlib
+
+        module, block, rectangle = self.kernels
+        return getattr(importlib.import_module(module), rectangle if rect else block)
+
+
+def tile_work(job: TileJob, tile: Tile, cancel=None, progress=None, done: int = 0, total: int = 0) -> TileResult:
+    """One tile of a QT scan by ``job``: a rectangle's tile (a job with ``rect_shape``) in one kernel call, a
+    triangle row tile row block by row block (``cancel()`` asked between blocks; ``progress(done +
+    pairs so far, total)`` after each but the last). The tile's counts and partners are its own,
+    merged by the caller when it is whole: what the checkpoint records is whole tiles."""
+    p = job.p
+    rect = job.rect_shape is not None
+    stat = job.kernel(rect)
+    zbuf, dfbuf = job.buffers(rect)
+    if rect:
+        stop_if_cancelled(cancel)
+        if job.with_df:
+            stat(*job.args, tile.i0, tile.i1, tile.j0, tile.j1, zbuf, dfbuf)
+        else:
+            stat(*job.args, tile.i0, tile.i1, tile.j0, tile.j1, zbuf)
+        return rect_tile_result(tile, zbuf, dfbuf, job.thr1, job.thr2, job.df_lo, job.slack, job.every)
+    n_sig_r, n_fail_r = np.zeros(p, np.int64), np.zeros(p, np.int64)
+    n_sig_c, n_fail_c = np.zeros(p, np.int64), np.zeros(p, np.int64)
+    best_after, after_id = np.zeros(p), np.full(p, -1, np.int64)
+    best_before, before_id = np.zeros(p), np.full(p, -1, np.int64)
+    si, sj = [], []
+    step = job.block_rows
+    for i0 in range(tile.i0, tile.i1, step):
+        stop_if_cancelled(cancel)
+        i1 = min(tile.i1, i0 + step)
+        # The block's statistics (most of its time) change none of the totals: a Ctrl-C then,
+        # raised as the kernel returns, leaves the finished tiles recorded.
+        if job.with_df:
+            stat(*job.args, i0, i1, zbuf, dfbuf)
+        else:
+            stat(*job.args, i0, i1, zbuf)
+        fold_rows(zbuf, dfbuf, i0, i1, job.thr2, job.df_lo, n_sig_r, n_fail_r, best_after, after_id)
+        fold_cols(zbuf, dfbuf, i0, i1, job.thr2, job.df_lo, n_sig_c, n_fail_c, best_before, before_id)
+        r, c = survivors(zbuf, dfbuf, i0, i1, job.thr1, job.df_lo, job.slack, job.every)
+        si.append(r + i0)
+        sj.append(c)
+        if progress is not None and i1 < tile.i1:
+            progress(done + sum(p - 1 - i for i in range(tile.i0, i1)), total)
+    rows_pairs, cols_pairs = tile_pairs_per_snp(tile)
+    a, b = tile.i0, tile.i1
+    ki, kj = np.concatenate(si), np.concatenate(sj)
+    # (a QT tile's kept pairs carry no screen value or table: they are re-tested)
+    return TileResult(tile, ki, kj, np.zeros(len(ki)), no_tables(len(ki)),
+                      int(tile.n_pairs - n_fail_r[a:b].sum()),
+                      SummaryPartial(a, n_sig_r[a:b], rows_pairs - n_fail_r[a:b],
+                                     _no_best(best_after[a:b], after_id[a:b]), after_id[a:b]),
+                      SummaryPartial(a, n_sig_c[a:], cols_pairs - n_fail_c[a:],
+                                     _no_best(best_before[a:], before_id[a:]), before_id[a:]))
 
 
 def run_tiles(tiles: list, totals: QTTotals, work, progress, checkpoint) -> int:
@@ -825,9 +881,10 @@ def stop_if_cancelled(cancel) -> None:
         raise ScanCancelled()
 
 
-def rect_buffer(rect) -> np.ndarray:
-    """The STAT buffer of a rectangle's tiles (at most RECT_TILE SNPs a side)."""
-    return np.empty((max(1, min(RECT_TILE, rect.n_rows)), max(1, min(RECT_TILE, rect.n_cols))))
+def rect_buffer(rect, allocate: bool = True):
+    """The STAT buffer of a rectangle's tiles (at most RECT_TILE SNPs a side), or its shape."""
+    shape = (max(1, min(RECT_TILE, rect.n_rows)), max(1, min(RECT_TILE, rect.n_cols)))
+    return np.empty(shape) if allocate else shape
 
 
 def rect_tile_result(tile: Tile, zbuf, dfbuf, thr1, thr2, df_lo: int, slack: float, every: bool) -> TileResult:

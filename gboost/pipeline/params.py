@@ -89,9 +89,7 @@ class ScanParams:
     within: str | None = None
 
     def __post_init__(self):
-        import argparse
-
-        from gboost.pipeline.validate import check_setting, check_type, dask_address, gpu_ids
+        from gboost.pipeline.validate import check_setting, check_type, dask_setting, gpu_ids
 
         owner = "ScanParams"
         for name in ("epi1", "epi2"):
@@ -109,12 +107,7 @@ class ScanParams:
                 raise TypeError(f"{owner}: gpus must be a list of device numbers or None, got "
                                 f"{type(self.gpus).__name__} {self.gpus!r}")
             self.gpus = gpu_ids(list(self.gpus))
-        check_type(owner, "dask", self.dask, "str")
-        if self.dask is not None:
-            try:
-                self.dask = dask_address(self.dask)
-            except argparse.ArgumentTypeError as exc:
-                raise ValueError(str(exc)) from None
+        self.dask = dask_setting(owner, self.dask)
         check_type(owner, "allelic", self.allelic, "bool", optional=False)
         if self.part is not None:
             if isinstance(self.part, (str, bytes)) or len(tuple(self.part)) != 2:

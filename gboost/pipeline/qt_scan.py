@@ -32,6 +32,7 @@ class QTParams:
     genotypic: bool = False  # also the 4-df genotypic interaction F-test of the reported pairs
     tile: int | None = None  # GPU engine: SNPs per side of a tile (gboost/engines/qt_gpu.py)
     gpus: list[int] | None = None  # GPU engine: devices (default: every visible GPU)
+    dask: str | None = None  # scheduler address or 'local:N': the CPU engine's tiles as Dask tasks
     part: tuple[int, int] | None = None  # --part k/n: only the k-th of n shares of SNP1 rows (gboost merge joins)
     # --perm N: N permutations of the trait among the samples after the scan (0: none), seeded by
     # perm_seed, within the clusters of the --within file when given (gboost/pipeline/permute.py)
@@ -51,8 +52,12 @@ class QTParams:
             if not 1 <= self.part[0] <= self.part[1]:
                 raise ValueError(f"--part {self.part[0]}/{self.part[1]}: need 1 <= k <= n")
         from gboost.pipeline.params import check_permutations
+        from gboost.pipeline.validate import dask_setting
 
         check_permutations(self, "QTParams")
+        self.dask = dask_setting("QTParams", self.dask)
+        if self.dask is not None and (self.device == "gpu" or self.dask == "local:gpus"):
+            raise ValueError(DASK_WITH_GPU)
 
     def checkpoint_settings(self) -> tuple[str, dict]:
         """The test and the settings a checkpoint pins (gboost/pipeline/checkpoint.py): what the tiles
@@ -223,16 +228,21 @@ def run_qt_scan(study: Study, params: QTParams | None = None, *, progress=None, 
     if engine is not None:  # the caller's: it closes it
         return _scan(study, params, engine, screen, strata, covariates, progress, cancel, checkpoint_dir, resume,
                      checkpoint_options, checkpoint, perm_progress)
-    from gboost.engines import make_engine
-
-    # (with covariates 'auto' is the CPU: the adjusted test has no GPU engine)
-    engine = make_engine("cpu" if screen is not None else params.device, threads=params.threads,
-                         tile=params.tile, gpus=params.gpus, test="linear")
+    engine = qt_engine(params, covariates is not None)
     try:
         return _scan(study, params, engine, screen, strata, covariates, progress, cancel, checkpoint_dir, resume,
                      checkpoint_options, checkpoint, perm_progress)
     finally:
         engine.close()
+
+
+def qt_engine(params: QTParams, covariates: bool = False):
+    """The engine :func:`run_qt_scan` makes for ``params`` (``covariates``: an adjusted scan's, whose
+    test runs on the CPU engine's kernels, here or on the Dask workers); the GUI makes its own by it."""
+    from gboost.engines import make_engine
+
+    return make_engine("cpu" if covariates or params.dask else params.device, threads=params.threads,
+                       tile=params.tile, gpus=params.gpus, dask=params.dask, test="linear")
 
 
 def _scan(study, params, engine, screen, strata, covariates, progress, cancel, checkpoint_dir, resume,
@@ -337,6 +347,11 @@ def qt_pairs_per_snp(study: Study) -> np.ndarray:
     row's columns but its own (its columns' entries 0: the summary lists the rows)."""
     rect = study.rect
     return np.full(study.n_snps, study.n_snps - 1, np.int64) if rect is None else rect.row_pairs()
+
+
+# Why a quantitative trait's --dask takes no --device gpu (gboost/engines/qt_distributed.py)
+DASK_WITH_GPU = ("--dask with GPU workers (--device gpu, or local:gpus): a quantitative trait's tiles run on the Dask "
+                 "workers' CPUs (the QT GPU engine runs on this machine's GPUs: --device gpu without --dask)")
 
 
 # Why --perm and --covar do not go together on a quantitative trait (docs/qt_epistasis.md, "--perm").

@@ -187,6 +187,20 @@ def flag_type(name: str, kind=float):
     return at_least(flag, lo, kind) if hi is None else in_range(flag, lo, hi, lo_open=lo_open, hi_open=hi_open)
 
 
+def dask_setting(owner: str, value):
+    """A settings object's ``dask`` field checked (a str or None, :func:`dask_address`'s forms) and
+    normalised; a bad one is a ValueError in the CLI's words."""
+    import argparse
+
+    check_type(owner, "dask", value, "str")
+    if value is None:
+        return None
+    try:
+        return dask_address(value)
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def given(args, **fields) -> dict:
     """The settings a command line gave (field -> the argparse destination of its flag), leaving
     those it did not give (None) to the library's defaults (gboost/pipeline/params.py, gboost/pipeline/qt_scan.py)."""

@@ -54,8 +54,8 @@ def test_genotypic_flag_adds_the_f_test_columns(qt_prefix, tmp_path):
     assert json.loads((out / "run.json").read_text())["test"] == "linear+genotypic"
 
 
-@pytest.mark.parametrize("flag", [["--dask", "local:1"], ["--allelic"],
-                                  ["--max-r2", "0.5"]])
+@pytest.mark.parametrize("flag", [["--allelic"], ["--max-r2", "0.5"], ["--dask", "local:gpus"],
+                                  ["--dask", "local:1", "--device", "gpu"]])
 def test_options_the_qt_scan_lacks_are_refused_in_one_line(qt_prefix, tmp_path, capsys, flag):
     out = tmp_path / "o"
     assert gboost_main(["scan", "--bfile", qt_prefix, "--out", str(out), "--quiet", *flag]) == 2

@@ -546,12 +546,18 @@ def test_gpus_naming_a_device_that_is_not_there_is_refused_in_one_line(tmp_path,
 
 
 def test_one_chooser_makes_either_tests_engine():
-    """make_engine is the one place an engine is made, for both tests (the QT one on one host only)."""
+    """make_engine is the one place an engine is made, for both tests (a QT scan on Dask: the CPU
+    engine's tiles on the workers, no GPU workers)."""
     from gboost.engines import make_engine
     from gboost.engines.cpu import CpuEngine
     from gboost.engines.qt_cpu import QTCPUEngine
 
     assert isinstance(make_engine("cpu", threads=1), CpuEngine)
     assert isinstance(make_engine("cpu", threads=1, test="linear"), QTCPUEngine)
-    with pytest.raises(ValueError, match="--dask: not available for a quantitative trait"):
-        make_engine("cpu", dask="local:1", test="linear")
+    pytest.importorskip("distributed", reason="Dask is not installed (pip install 'gboost[cluster]')")
+    from gboost.engines.qt_distributed import QTDaskEngine
+
+    eng = make_engine("cpu", dask="local:1", test="linear")
+    assert isinstance(eng, QTDaskEngine) and eng.client is None  # (it connects on its first scan)
+    with pytest.raises(ValueError, match="workers' CPUs"):
+        make_engine("cpu", dask="local:gpus", test="linear")
