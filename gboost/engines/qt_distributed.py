@@ -21,6 +21,10 @@ import numba as nb
 from gboost.engines.qt_cpu import QTCPUEngine, QTTotals, TileJob, stop_if_cancelled, tile_work
 from gboost.pipeline.tiles import Tile, TileResult
 
+# Why a quantitative trait's --dask takes no GPU workers (QTParams and this engine refuse them)
+DASK_WITH_GPU = ("--dask with GPU workers (--device gpu, or local:gpus): a quantitative trait's tiles run on the Dask "
+                 "workers' CPUs (the QT GPU engine runs on this machine's GPUs: --device gpu without --dask)")
+
 
 def _task(job: TileJob, tile: Tile, threads: int) -> TileResult:
     """One tile on a worker (:func:`tile_work`), on ``threads`` numba threads."""
@@ -40,8 +44,6 @@ class QTDaskEngine(QTCPUEngine):
         except ImportError as exc:
             raise RuntimeError("--dask needs Dask: pip install 'gboost[cluster]'") from exc
         if address == "local:gpus":
-            from gboost.pipeline.qt_scan import DASK_WITH_GPU
-
             raise ValueError(DASK_WITH_GPU)
         super().__init__(threads)
         self.address = address
@@ -55,7 +57,7 @@ class QTDaskEngine(QTCPUEngine):
         return f"Dask cluster {self.address} ({workers} worker{'s' if workers != 1 else ''}, the CPU engine on each)"
 
     def _connect(self) -> None:
-        from gboost.engines.distributed import connect
+        from gboost.engines.dask_cluster import connect
 
         self.client, self.cluster, threads = connect(self.address, self._task_threads)
         self._task_threads = threads or 1

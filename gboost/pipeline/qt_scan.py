@@ -51,6 +51,7 @@ class QTParams:
             self.part = (int(self.part[0]), int(self.part[1]))
             if not 1 <= self.part[0] <= self.part[1]:
                 raise ValueError(f"--part {self.part[0]}/{self.part[1]}: need 1 <= k <= n")
+        from gboost.engines.qt_distributed import DASK_WITH_GPU
         from gboost.pipeline.params import check_permutations
         from gboost.pipeline.validate import dask_setting
 
@@ -347,11 +348,6 @@ def qt_pairs_per_snp(study: Study) -> np.ndarray:
     row's columns but its own (its columns' entries 0: the summary lists the rows)."""
     rect = study.rect
     return np.full(study.n_snps, study.n_snps - 1, np.int64) if rect is None else rect.row_pairs()
-
-
-# Why a quantitative trait's --dask takes no --device gpu (gboost/engines/qt_distributed.py)
-DASK_WITH_GPU = ("--dask with GPU workers (--device gpu, or local:gpus): a quantitative trait's tiles run on the Dask "
-                 "workers' CPUs (the QT GPU engine runs on this machine's GPUs: --device gpu without --dask)")
 
 
 # Why --perm and --covar do not go together on a quantitative trait (docs/qt_epistasis.md, "--perm").

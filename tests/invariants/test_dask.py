@@ -229,7 +229,7 @@ def test_worker_dying_during_prepare_is_dropped_and_scan_completes(study, monkey
 
 def test_local_gpus_without_a_gpu_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
     from gboost.cli import main
-    from gboost.engines import distributed as d
+    from gboost.engines import dask_cluster as d
 
     monkeypatch.setattr(d, "_gpu_count", lambda: 0)
     out = tmp_path / "res"
@@ -244,7 +244,7 @@ def test_local_gpus_cluster_pins_one_gpu_per_worker(monkeypatch):
     names them), two threads each (one task's upload beside the other's kernels)."""
     import sys
 
-    from gboost.engines import distributed as d
+    from gboost.engines import dask_cluster as d
 
     monkeypatch.setitem(sys.modules, "dask_cuda", None)  # as where it is not installed
     monkeypatch.setattr(d, "_gpu_count", lambda: 2)

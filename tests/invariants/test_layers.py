@@ -23,7 +23,7 @@ LAYERS = [
      "pipeline.progress", "pipeline.stages", "pipeline.validate", "readers", "readers.plink_format",
      "runtime", "runtime.compile_guard", "runtime.numba_cache", "stats", "stats.f32screen", "stats.qt_covar",
      "version"),  # 0: leaves
-    ("cli.console", "data.planes", "engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
+    ("cli.console", "data.planes", "engines.dask_cluster", "engines.gpu.cuda", "engines.gpu.upload", "outputs.outdir", "pipeline.tiles", "readers.fastnum",
      "readers.optional", "readers.pheno", "readers.sample_ids", "runtime.compile_watch",
      "runtime.process", "stats.boost", "stats.fastksa", "stats.hwe", "stats.multiple", "stats.pvalues",
      "stats.qt", "stats.table"),  # 1
@@ -32,7 +32,7 @@ LAYERS = [
     ("data.study", "engines.gpu.counting", "engines.qt_fused", "pipeline.best_ties", "stats.exact"),  # 3
     ("data.candidates", "engines.base", "engines.qt_cpu", "readers.ped", "readers.plink_bed", "readers.streamed",
      "stats.covariates", "stats.qt_products"),  # 4
-    ("data.load", "data.simulate", "engines.cpu", "engines.gpu.decode", "engines.qt_covar",
+    ("data.load", "data.simulate", "engines.cpu", "engines.gpu.decode", "engines.qt_covar", "engines.qt_distributed",
      "readers.boost_matrix", "readers.pgen", "readers.vcf"),  # 5
     ("cli.simulate", "engines.devices", "engines.gpu.device", "pipeline.checkpoint", "readers.bgen",
      "stats.calibration"),  # 6

@@ -142,3 +142,28 @@ def test_the_command_with_dask_writes_the_cpu_commands_files(study, tmp_path):
 
     run = json.loads((tmp_path / "dask" / "run.json").read_text())
     assert "Dask cluster local:2" in json.dumps(run)
+
+
+def test_a_worker_killed_mid_scan_loses_nothing_and_counts_nothing_twice(study, small_tiles):
+    import os
+    import signal
+
+    st, _ = study
+    params = QTParams(device="cpu", epi1=0.05)
+    want = run_qt_scan(st, params, engine=QTCPUEngine(threads=1))
+    eng = QTDaskEngine("local:2")
+    killed = []
+
+    def progress(done, total):
+        if done > total // 4 and not killed:
+            pids = eng.client.run(os.getpid)
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    try:
+        got = run_qt_scan(st, params, engine=eng, progress=progress)
+    finally:
+        eng.close()
+    assert killed
+    assert files(got) == files(want) and got.n_valid == want.n_valid
