@@ -268,3 +268,24 @@ def test_a_qt_perm_scan_counts_its_permutations_and_exports_the_clis_files(qtbot
     assert f"STAT > {t05:.4g} (P < {p05:.3g} at 1 df)" in text, text
     assert window.manhattan.perm_line.value() == pytest.approx(-np.log10(p05), rel=1e-9)
     assert window.summary.fields["Passed screen"].text().endswith("(linear test above the --epi1 threshold)")
+
+
+@pytest.mark.slow
+def test_a_qt_scan_runs_on_dask_from_the_run_panel(qtbot, window, qt_prefix, qt_cli_dir, tmp_path):
+    """The Run panel's Dask address reaches a QT scan too (gboost.pipeline.qt_scan.qt_engine, as
+    --dask does): its tiles run on a local cluster and Export gives the CPU command's files."""
+    pytest.importorskip("distributed", reason="Dask is not installed (pip install 'gboost[cluster]')")
+    rp = window.run_panel
+    rp.engine.setCurrentIndex(rp.engine.findData("cpu"))
+    rp.threads.setValue(1)
+    rp.dask.setText("local:1")
+    load(qtbot, window, qt_prefix)
+    rp.epi1.setText("0.001")
+    result = scan(qtbot, window, timeout=180000)
+    assert window.last_error is None and result.qt is not None and result.engine == "dask"
+    assert "Dask cluster local:1" in window.summary.fields["Engine"].text()
+    for kind, name in (("epi_cc", "pairs.epi.qt"), ("epi_summary", "pairs.epi.qt.summary"), ("pairs_tsv", "pairs.tsv")):
+        out = tmp_path / name
+        with qtbot.waitSignal(window.exportFinished, timeout=30000):
+            assert window.export_file(kind, str(out))
+        assert out.read_bytes() == (qt_cli_dir / name).read_bytes(), name
