@@ -234,7 +234,8 @@ def _qt_job(study, params, progress, cancel, log, sources, ckpt, opts=None, *, p
     from gboost.pipeline.scan import Progress
 
     qt_params = QTParams(epi1=params.epi1, epi2=params.epi2, threads=params.threads, device=params.device,
-                         dask=params.dask, perm=params.perm, perm_seed=params.perm_seed, within=params.within)
+                         dask=params.dask, min_distance_kb=params.min_distance_kb, max_r2=params.max_r2,
+                         perm=params.perm, perm_seed=params.perm_seed, within=params.within)
     log("Quantitative phenotype: PLINK's linear --epistasis test (y ~ a + b + a*b, Wald test of a*b)")
     if params.perm:
         _log_permutations(study, params, log)  # (a bad --within file is refused here, before the scan)

@@ -33,6 +33,8 @@ class QTParams:
     tile: int | None = None  # GPU engine: SNPs per side of a tile (gboost/engines/qt_gpu.py)
     gpus: list[int] | None = None  # GPU engine: devices (default: every visible GPU)
     dask: str | None = None  # scheduler address or 'local:N': the CPU engine's tiles as Dask tasks
+    min_distance_kb: float | None = None  # pairs.tsv: leave out pairs closer than this on one chromosome
+    max_r2: float | None = None  # pairs.tsv: leave out pairs in LD above this r^2
     part: tuple[int, int] | None = None  # --part k/n: only the k-th of n shares of SNP1 rows (gboost merge joins)
     # --perm N: N permutations of the trait among the samples after the scan (0: none), seeded by
     # perm_seed, within the clusters of the --within file when given (gboost/pipeline/permute.py)
@@ -56,6 +58,10 @@ class QTParams:
         from gboost.pipeline.validate import dask_setting
 
         check_permutations(self, "QTParams")
+        from gboost.pipeline.validate import check_setting
+
+        check_setting("QTParams", "min_distance_kb", self.min_distance_kb)
+        check_setting("QTParams", "max_r2", self.max_r2)
         self.dask = dask_setting("QTParams", self.dask)
         if self.dask is not None and (self.device == "gpu" or self.dask == "local:gpus"):
             raise ValueError(DASK_WITH_GPU)
@@ -163,11 +169,32 @@ class QTScanResult:
         if sc.adj is not None:
             stat, p = sc.adj[2], sc.adj[3]
             keep = np.flatnonzero(np.isfinite(stat) & (p <= self.params.epi1))
-            return sc.take(keep[np.lexsort((sc.j[keep], sc.i[keep], -stat[keep], p[keep]))])
+            return sc.take(self._filtered(keep[np.lexsort((sc.j[keep], sc.i[keep], -stat[keep], p[keep]))]))
         p = sc.p
         keep = np.flatnonzero(sc.ok & (p <= self.params.epi1))
         order = np.lexsort((sc.j[keep], sc.i[keep], -sc.stat[keep]))
-        return sc.take(keep[order])
+        return sc.take(self._filtered(keep[order]))
+
+    def _filtered(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` of ``screened`` less the pairs --min-distance and --max-r2 leave out of pairs.tsv
+        (as the case-control scan's, gboost.pipeline.scan.ScanResult.reported_rows: .epi.qt keeps them)."""
+        params, sc = self.params, self.screened
+        ok = np.ones(len(rows), bool)
+        if params.min_distance_kb is not None:
+            v = self.study.variants
+            i, j = sc.i[rows], sc.j[rows]
+            d = np.where(v.chrom[i] == v.chrom[j], np.abs(v.bp[j].astype(np.float64) - v.bp[i].astype(np.float64)),
+                         np.nan)
+            ok &= np.isnan(d) | (d >= params.min_distance_kb * 1000.0)
+        if params.max_r2 is not None:
+            from gboost.stats.multiple import r2_at
+
+            # (a QT pair's table is one class of 3 x 3 dosage counts: the r^2 of case-control tables
+            # with every sample in one class)
+            t = np.asarray(sc.tables[rows], np.int64)
+            pooled = np.stack([t, np.zeros_like(t)], axis=-1)
+            ok &= ~(r2_at(pooled, np.arange(len(rows))) > params.max_r2)
+        return rows if ok.all() else rows[ok]
 
     @property
     def model(self) -> str:

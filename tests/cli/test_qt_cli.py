@@ -54,7 +54,7 @@ def test_genotypic_flag_adds_the_f_test_columns(qt_prefix, tmp_path):
     assert json.loads((out / "run.json").read_text())["test"] == "linear+genotypic"
 
 
-@pytest.mark.parametrize("flag", [["--allelic"], ["--max-r2", "0.5"], ["--dask", "local:gpus"],
+@pytest.mark.parametrize("flag", [["--allelic"], ["--dask", "local:gpus"],
                                   ["--dask", "local:1", "--device", "gpu"]])
 def test_options_the_qt_scan_lacks_are_refused_in_one_line(qt_prefix, tmp_path, capsys, flag):
     out = tmp_path / "o"
@@ -188,3 +188,42 @@ def test_covar_on_the_gpu_engine_is_refused_in_one_line(qt_prefix, tmp_path, cap
                         "--covar", str(tmp_path / "c.txt")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "CPU engine" in err[0]
+
+
+def test_min_distance_and_max_r2_leave_pairs_out_of_pairs_tsv_only(tmp_path):
+    """--min-distance and --max-r2 on a quantitative trait, as on a case-control scan: pairs.tsv
+    loses the pairs closer than the distance on one chromosome and those whose genotypic r^2 (from
+    the dosages of the samples called at both, computed here with NumPy) exceeds the bound;
+    pairs.epi.qt (PLINK's file) keeps every row."""
+    import numpy as np
+
+    st = simulate_qt_study(60, 400, seed=9, chromosomes=2, missing_rate=0.02, ld_block=6, ld_rho=0.9,
+                           effects=[(1, 2, 0.8), (10, 40, 0.6)])
+    prefix = str(tmp_path / "ld")
+    st.write(prefix)
+    base = ["scan", "--bfile", prefix, "--quiet", "--epi1", "0.5"]
+    assert gboost_main([*base, "--out", str(tmp_path / "all")]) == 0
+    assert gboost_main([*base, "--out", str(tmp_path / "cut"), "--max-r2", "0.05", "--min-distance", "200"]) == 0
+    rows = lambda d: [line.split("\t") for line in (tmp_path / d / "pairs.tsv").read_text().splitlines()[1:]]
+    every, cut = rows("all"), rows("cut")
+    from gboost.data.inputs import open_input
+    from gboost.data.load import load_study
+    from gboost.engines.qt_gpu import dosages
+
+    study = load_study(open_input(bfile=prefix))
+    g = dosages(study)
+    at = {s: k for k, s in enumerate(study.variants.snp)}
+
+    def r2(a, b):
+        x, y = g[at[a]], g[at[b]]
+        called = (x >= 0) & (y >= 0)
+        c = np.corrcoef(x[called].astype(float), y[called].astype(float))[0, 1]
+        return c * c
+
+    def kept(r):
+        near = r[0] == r[3] and abs(int(r[5]) - int(r[2])) < 200_000
+        return not near and not r2(r[1], r[4]) > 0.05 + 1e-9
+
+    assert [r for r in every if kept(r)] == cut
+    assert 0 < len(cut) < len(every)
+    assert (tmp_path / "cut" / "pairs.epi.qt").read_bytes() == (tmp_path / "all" / "pairs.epi.qt").read_bytes()
