@@ -167,3 +167,26 @@ def test_a_worker_killed_mid_scan_loses_nothing_and_counts_nothing_twice(study, 
         eng.close()
     assert killed
     assert files(got) == files(want) and got.n_valid == want.n_valid
+
+
+def test_a_cancelled_cluster_scan_keeps_its_tiles_for_a_resume_here(study, cluster, small_tiles, tmp_path):
+    """Cancel on the cluster: the scan stops with ScanCancelled, the checkpoint holds the tiles that
+    came back, and a resume on this machine's CPU engine scans only the rest, to the files of one
+    uninterrupted run."""
+    st, _ = study
+    params = QTParams(device="cpu", epi1=0.05)
+    want = run_qt_scan(st, params, engine=QTCPUEngine(threads=1))
+    got_tiles = []
+
+    def progress(done, total):
+        got_tiles.append(done)
+
+    with pytest.raises(ScanCancelled):
+        run_qt_scan(st, params, engine=cluster, checkpoint_dir=tmp_path, progress=progress,
+                    cancel=lambda: len(got_tiles) >= 3)
+    assert len(got_tiles) >= 3
+    seen = []
+    got = run_qt_scan(st, params, engine=QTCPUEngine(threads=1), checkpoint_dir=tmp_path, resume=True,
+                      progress=lambda done, total: seen.append((done, total)))
+    assert files(got) == files(want)
+    assert seen and seen[0][0] >= got_tiles[2] > 0  # it went on from the cluster's tiles
