@@ -15,7 +15,9 @@
 #                BIOBANK=1   bench/bench_biobank.py (BIOBANK_ARGS, default --quick);
 #                CPU=1       bench/bench_cpu_vs_plink.py (CPU_ARGS; PLINK=path of plink1.9, its libraries on LD_LIBRARY_PATH);
 #                MULTIGPU=P  bench/bench_multigpu.py --snps P (several GPUs; MULTIGPU_ARGS);
-#                SWEEP=A-B   bench/gpu_cpu_sweep.py --seeds A-B (GPU = CPU byte for byte).
+#                SWEEP=A-B   bench/gpu_cpu_sweep.py --seeds A-B (GPU = CPU byte for byte);
+#                PERM=1      bench/bench_perm.py (PERM_ARGS, default 1,000 permutations of 100k x 5k: ~6 min);
+#                SETS=1      bench/bench_sets.py (SETS_ARGS, default 1,000 candidates x 500k x 5k, no triangle).
 cd "$(dirname "$0")/../.."
 . scripts/device/env.sh
 set -o pipefail
@@ -51,6 +53,14 @@ if [ -n "${MULTIGPU:-}" ]; then
   extra bench_multigpu python3 bench/bench_multigpu.py --snps "$MULTIGPU" --n "$N" --missing 0.01 ${MULTIGPU_ARGS:-}
 fi
 if [ -n "${SWEEP:-}" ]; then extra gpu_cpu_sweep python3 bench/gpu_cpu_sweep.py --seeds "$SWEEP"; fi
+if [ "${PERM:-0}" = 1 ]; then
+  extra bench_perm python3 bench/bench_perm.py ${PERM_ARGS:---snps 100000 --n $N --perms 1000 --device ${DEVICE:-gpu}} \
+    --dir "$W/perm"
+fi
+if [ "${SETS:-0}" = 1 ]; then
+  extra bench_sets python3 bench/bench_sets.py ${SETS_ARGS:---snps 500000 --n $N --candidates 1000 --device ${DEVICE:-gpu} --no-triangle} \
+    --dir "$W/sets"
+fi
 
 python3 - "$OUT" <<'PY'
 import json, os, sys
@@ -71,7 +81,7 @@ for (path, p, m), r in rows.items():
     if m > 0 and (path, p, 0.0) in rows:
         print(f"{path} p={p}: missing {m} / none = {r['second_s'] / rows[(path, p, 0.0)]['second_s']:.2f}x the command's time")
 for name, lines in (("bench_gpu", 12), ("bench_qt", 12), ("bench_biobank", 16), ("bench_cpu_vs_plink", 6),
-                    ("bench_multigpu", 12), ("gpu_cpu_sweep", 3)):
+                    ("bench_multigpu", 12), ("gpu_cpu_sweep", 3), ("bench_perm", 14), ("bench_sets", 12)):
     f = out / f"{name}.txt"
     if f.exists():
         print(f"\n# {name} (last lines of {f})")
