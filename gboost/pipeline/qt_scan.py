@@ -55,11 +55,9 @@ class QTParams:
                 raise ValueError(f"--part {self.part[0]}/{self.part[1]}: need 1 <= k <= n")
         from gboost.engines.qt_distributed import DASK_WITH_GPU
         from gboost.pipeline.params import check_permutations
-        from gboost.pipeline.validate import dask_setting
+        from gboost.pipeline.validate import check_setting, dask_setting
 
         check_permutations(self, "QTParams")
-        from gboost.pipeline.validate import check_setting
-
         check_setting("QTParams", "min_distance_kb", self.min_distance_kb)
         check_setting("QTParams", "max_r2", self.max_r2)
         self.dask = dask_setting("QTParams", self.dask)

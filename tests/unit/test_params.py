@@ -77,3 +77,20 @@ def test_a_checkpoint_pins_the_permutations_n_seed_and_the_within_files_content(
     within.write_text("a b 2\n")  # the same path, other clusters
     with pytest.raises(InputError, match=r"--perm, --perm-seed or the --within file"):
         Ledger(d, study, first, resume=True)
+
+
+def test_qt_params_check_dask_and_the_pair_filters_as_scan_params_do():
+    """QTParams refuses what ScanParams refuses for the settings both have, in the same words."""
+    from gboost.pipeline.qt_scan import QTParams
+
+    for kw in (dict(max_r2=1.5), dict(min_distance_kb=-1), dict(dask="local:0")):
+        with pytest.raises(ValueError) as qt:
+            QTParams(**kw)
+        with pytest.raises(ValueError) as cc:
+            ScanParams(**kw)
+        assert str(qt.value) == str(cc.value)
+    with pytest.raises(TypeError, match="QTParams: dask"):
+        QTParams(dask=3)
+    with pytest.raises(ValueError, match="workers' CPUs"):
+        QTParams(dask="local:1", device="gpu")
+    assert QTParams(dask="local:1", max_r2=0.5, min_distance_kb=10).dask == "local:1"
