@@ -190,3 +190,22 @@ def test_a_cancelled_cluster_scan_keeps_its_tiles_for_a_resume_here(study, clust
                       progress=lambda done, total: seen.append((done, total)))
     assert files(got) == files(want)
     assert seen and seen[0][0] >= got_tiles[2] > 0  # it went on from the cluster's tiles
+
+
+def test_covariate_parts_on_the_cluster_merge_to_the_whole_cpu_scan(study, tmp_path):
+    """The seams together: a QT scan with --covar in two --part shares, each on a Dask cluster,
+    joined by `gboost merge`, gives the files of one whole scan on this machine's CPU engine."""
+    st, prefix = study
+    rng = np.random.default_rng(2)
+    with open(prefix + ".fam") as f:
+        ids = [line.split()[:2] for line in f]
+    cov = tmp_path / "cov.txt"
+    cov.write_text("FID IID age\n" + "".join(f"{a} {b} {rng.normal():.4f}\n" for a, b in ids))
+    base = ["scan", "--bfile", prefix, "--covar", str(cov), "--quiet", "--epi1", "0.01"]
+    for k in (1, 2):
+        assert gboost_main([*base, "--dask", "local:2", "--part", f"{k}/2", "--out", str(tmp_path / f"p{k}")]) == 0
+    assert gboost_main(["merge", str(tmp_path / "p1"), str(tmp_path / "p2"), "--out", str(tmp_path / "m")]) == 0
+    assert gboost_main([*base, "--device", "cpu", "--out", str(tmp_path / "whole")]) == 0
+    for f in ("pairs.epi.qt", "pairs.epi.qt.summary", "pairs.tsv"):
+        assert (tmp_path / "m" / f).read_bytes() == (tmp_path / "whole" / f).read_bytes(), f
+    assert "STAT_ADJ" in (tmp_path / "m" / "pairs.tsv").read_text().splitlines()[0]
