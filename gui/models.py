@@ -138,9 +138,7 @@ def significance_mask(pairs, mode: str, value: float, n_valid: int) -> np.ndarra
 
 def pair_distance(variants, pairs) -> np.ndarray:
     """bp between the two SNPs of each pair; NaN across chromosomes (``DIST`` = NA)."""
-    chrom = np.asarray(variants.chrom).astype(str)
-    bp = np.asarray(variants.bp, dtype=np.float64)
-    return np.where(chrom[pairs.i] == chrom[pairs.j], np.abs(bp[pairs.j] - bp[pairs.i]), np.nan)
+    return variants.distance(pairs.i, pairs.j)
 
 
 def ld_flags(r2: np.ndarray, dist: np.ndarray, r2_above: float | None, closer_than_bp: float | None) -> np.ndarray:

@@ -36,7 +36,8 @@ def scan_qt(args, out, source, qc, clock, log, sets=None) -> int:
         from gboost.pipeline.validate import given
 
         params = QTParams(**given(args, epi1="epi1", epi2="epi2", threads="threads", genotypic="genotypic",
-                                  device="device", tile="tile", gpus="gpus", dask="dask", min_distance_kb="min_distance", max_r2="max_r2", part="part", perm="perm",
+                                  device="device", tile="tile", gpus="gpus", dask="dask",
+                                  min_distance_kb="min_distance", max_r2="max_r2", part="part", perm="perm",
                                   perm_seed="perm_seed", within="within"))
     except ValueError as exc:
         raise InputError(None, str(exc)) from None

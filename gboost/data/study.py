@@ -34,6 +34,12 @@ class VariantTable:
     def take(self, index: np.ndarray) -> "VariantTable":
         return VariantTable(*(getattr(self, f)[index] for f in ("chrom", "snp", "cm", "bp", "a1", "a2")))
 
+    def distance(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Base pairs between SNPs ``i[k]`` and ``j[k]``; NaN across chromosomes (pairs.tsv's DIST NA,
+        --min-distance's rule)."""
+        same = self.chrom[i] == self.chrom[j]
+        return np.where(same, np.abs(self.bp[j].astype(np.float64) - self.bp[i].astype(np.float64)), np.nan)
+
 
 @dataclass
 class SampleTable:

@@ -681,7 +681,6 @@ class QTCPUEngine:
     def _block(p: int) -> int:
         return max(1, min(p, _ZBUF_BYTES // (8 * max(p, 1))))
 
-    block_rows = _block  # (rows of a STAT buffer: the adjusted scan's, gboost/engines/qt_covar.py)
 
     def checkpoint_plan(self, rows: tuple[int, int] | None = None, rect: bool = False) -> dict:
         """What a checkpoint of this engine pins besides the study and thresholds: its row blocks,
@@ -738,7 +737,7 @@ class QTCPUEngine:
         tiles = plan_rect_tiles(rect.n_rows, p, rect.self_columns(), RECT_TILE, rows)
         totals = QTTotals(p)
         with_checkpoint(checkpoint, tiles, RECT_TILE, totals)
-        job.rect_shape = rect_buffer(rect, allocate=False)
+        job.rect_shape = rect_shape(rect)
         total = self.run_tiles(tiles, totals, job, progress, cancel, checkpoint)
         return rect_core(totals, rect, rows, total)
 
@@ -881,10 +880,9 @@ def stop_if_cancelled(cancel) -> None:
         raise ScanCancelled()
 
 
-def rect_buffer(rect, allocate: bool = True):
-    """The STAT buffer of a rectangle's tiles (at most RECT_TILE SNPs a side), or its shape."""
-    shape = (max(1, min(RECT_TILE, rect.n_rows)), max(1, min(RECT_TILE, rect.n_cols)))
-    return np.empty(shape) if allocate else shape
+def rect_shape(rect) -> tuple[int, int]:
+    """The shape of a rectangle's tiles' STAT buffer (at most RECT_TILE SNPs a side)."""
+    return max(1, min(RECT_TILE, rect.n_rows)), max(1, min(RECT_TILE, rect.n_cols))
 
 
 def rect_tile_result(tile: Tile, zbuf, dfbuf, thr1, thr2, df_lo: int, slack: float, every: bool) -> TileResult:

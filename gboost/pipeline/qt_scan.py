@@ -179,10 +179,7 @@ class QTScanResult:
         params, sc = self.params, self.screened
         ok = np.ones(len(rows), bool)
         if params.min_distance_kb is not None:
-            v = self.study.variants
-            i, j = sc.i[rows], sc.j[rows]
-            d = np.where(v.chrom[i] == v.chrom[j], np.abs(v.bp[j].astype(np.float64) - v.bp[i].astype(np.float64)),
-                         np.nan)
+            d = self.study.variants.distance(sc.i[rows], sc.j[rows])
             ok &= np.isnan(d) | (d >= params.min_distance_kb * 1000.0)
         if params.max_r2 is not None:
             from gboost.stats.multiple import r2_at

@@ -131,11 +131,8 @@ class ScanResult:
 
     def pair_distance(self, pairs: Pairs, rows: np.ndarray | None = None) -> np.ndarray:
         """Base-pair distance of each pair (of ``pairs[rows]`` when given); NaN across chromosomes."""
-        v = self.study.variants
         i, j = (pairs.i, pairs.j) if rows is None else (pairs.i[rows], pairs.j[rows])
-        same = v.chrom[i] == v.chrom[j]
-        d = np.abs(v.bp[j].astype(np.float64) - v.bp[i].astype(np.float64))
-        return np.where(same, d, np.nan)
+        return self.study.variants.distance(i, j)
 
     @property
     def bonferroni(self) -> float:
